@@ -1,0 +1,111 @@
+# spx: a plain Makefile. Targets:
+#   make                 build every tool into $(O)/bin (O=build)
+#   make DEVELOPER=1     the same with -Werror and stricter warnings
+#   make test            unit tests, bats tests and real-client tests
+#   make asan            the test suite built with ASan+UBSan (O=build-asan)
+#   make memcheck        the unit tests under valgrind (leaks are errors)
+#   make fuzz            libFuzzer targets with clang (O=build-fuzz)
+#   make fuzz-smoke      each fuzz target for FUZZ_SECONDS (60) seconds
+#   make run             install deps, build, init ./run/node1, start it
+#   make bench           the benchmark suites available on this machine
+#   make completions     regenerate completions/ from the verb tables
+
+O ?= build
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+PKGS = openssl jansson expat libmicrohttpd libcurl
+
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+CFLAGS ?= -O2 -g
+SPX_CFLAGS = -std=c17 -D_GNU_SOURCE -pthread -Wall -Wextra -Wformat=2 \
+	-Wvla -Wno-unused-parameter -fno-common -fstack-protector-strong \
+	-Ilib/core -Ilib $(PKG_CFLAGS)
+ifdef DEVELOPER
+SPX_CFLAGS += -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
+	-Wold-style-definition
+endif
+LDLIBS_ALL = $(PKG_LIBS) -pthread
+
+LIB_SRC := $(sort $(wildcard lib/*/*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
+TOOLS := $(sort $(notdir $(wildcard bin/spx*)))
+BINS := $(TOOLS:%=$(O)/bin/%)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNITS := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+.PHONY: all test asan memcheck fuzz fuzz-smoke run bench completions \
+	clean units check-deps
+all: $(BINS)
+
+$(O)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(SPX_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(O)/libspx.a: $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+.SECONDEXPANSION:
+$(O)/bin/%: $$(patsubst %.c,$(O)/%.o,$$(wildcard bin/$$*/*.c)) $(O)/libspx.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(O)/libspx.a $(LDLIBS_ALL)
+
+$(O)/tests/%: $(O)/tests/unit/%.o $(O)/libspx.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(O)/libspx.a $(LDLIBS_ALL)
+
+units: $(UNITS)
+
+test: all units
+	@tests/run.sh $(O)
+
+ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+asan:
+	$(MAKE) O=build-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
+		all units
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		tests/run.sh build-asan
+
+memcheck: units
+	@tests/run.sh --memcheck $(O)
+
+# Fuzz targets: the library rebuilt by clang with coverage, one binary per
+# tests/fuzz/fuzz_*.c.
+FUZZ_O = build-fuzz
+FUZZ_FLAGS = -O1 -g -fsanitize=fuzzer-no-link,address,undefined
+fuzz:
+	$(MAKE) O=$(FUZZ_O) CC=clang CFLAGS="$(FUZZ_FLAGS)" $(FUZZ_O)/libspx.a
+	@mkdir -p $(FUZZ_O)/fuzz
+	@set -e; for f in $(FUZZ_SRC); do \
+		n=$$(basename $$f .c); \
+		echo "clang $$f -> $(FUZZ_O)/fuzz/$$n"; \
+		clang $(SPX_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined \
+			-o $(FUZZ_O)/fuzz/$$n $$f $(FUZZ_O)/libspx.a $(LDLIBS_ALL); \
+	done
+
+FUZZ_SECONDS ?= 60
+fuzz-smoke: fuzz
+	@tests/fuzz/smoke.sh $(FUZZ_O)/fuzz $(FUZZ_SECONDS)
+
+RUN_ROOT ?= $(CURDIR)/run/node1
+run:
+	@scripts/deps.sh
+	@$(MAKE) --no-print-directory all
+	@scripts/run.sh $(O) $(RUN_ROOT)
+
+bench: all
+	@scripts/bench.sh $(O)
+
+completions: all
+	@scripts/gen-completions.sh $(O)/bin
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(LIB_OBJ:.o=.d) $(UNIT_SRC:tests/unit/%.c=$(O)/tests/unit/%.d)
+-include $(patsubst %.c,$(O)/%.d,$(wildcard bin/*/*.c))

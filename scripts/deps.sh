@@ -1,0 +1,48 @@
+#!/bin/sh
+# Install every Debian package spx needs to build, run and test.
+# Idempotent: packages already present are not touched, and apt is not even
+# consulted when nothing is missing. Run as root (or with sudo on PATH).
+set -eu
+
+# Build: compiler, pkg-config and the libraries linked by lib/.
+BUILD="build-essential pkg-config libssl-dev libjansson-dev libexpat1-dev
+libmicrohttpd-dev libcurl4-openssl-dev openssl ca-certificates"
+# Fuzzing and sanitizers (make fuzz, make asan).
+FUZZ="clang libclang-rt-14-dev"
+# Tests: bats, the real clients (aws v2, boto3, node for the npm SDK v3),
+# valgrind for the leak check of the unit tests.
+TEST="bats awscli python3-boto3 nodejs valgrind curl procps"
+
+want=""
+for p in $BUILD $FUZZ $TEST; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+		want="$want $p"
+	fi
+done
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+
+if [ -n "$want" ]; then
+	echo "deps.sh: installing:$want" >&2
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+		--no-install-recommends $want >&2
+fi
+
+# Some nodejs builds ship npm themselves and conflict with Debian's npm.
+if ! command -v npm >/dev/null 2>&1; then
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+		--no-install-recommends npm >&2
+fi
+
+# The npm AWS SDK v3 clients used by the real-client tests, pinned by
+# tests/clients/package-lock.json and installed into the tree, not globally.
+top=$(cd "$(dirname "$0")/.." && pwd)
+if [ -f "$top/tests/clients/package.json" ] &&
+   [ ! -d "$top/tests/clients/node_modules/@aws-sdk/client-sts" ]; then
+	echo "deps.sh: installing the npm AWS SDK v3 clients" >&2
+	(cd "$top/tests/clients" && npm ci --no-audit --no-fund --silent >&2 ||
+	 npm install --no-audit --no-fund --silent >&2)
+fi
+exit 0
