@@ -1,0 +1,36 @@
+/* cred.h: the access keys the gateway accepts.
+ *
+ * The keys live in one JSON file (mode 0600, written crash-safely):
+ *   {"keys": [{"AccessKeyId": "AKIA...", "SecretAccessKey": "...",
+ *              "AccountId": "123456789012", "UserName": "admin",
+ *              "Arn": "arn:aws:iam::123456789012:root",
+ *              "Status": "Active"}]}
+ * spx_cred_open reads it; spx_cred_lookup re-reads it when its mtime or
+ * size changes, so a key added by `spx admin` is seen without a restart.
+ * Safe to share between threads. */
+#ifndef SPX_CRED_H
+#define SPX_CRED_H
+
+#include "spx.h"
+
+struct spx_cred {
+	char access_key[32];
+	char secret[64];
+	char account[16];
+	char user[64];
+	char arn[160];
+};
+
+struct spx_creds;
+
+int spx_cred_open(const char *path, struct spx_creds **out);
+void spx_cred_close(struct spx_creds *c);
+/* 0 and *out filled; -1 with SPX_NO if the key is unknown or inactive. */
+int spx_cred_lookup(struct spx_creds *c, const char *access_key,
+		    struct spx_cred *out);
+/* Append a key to the file at path (created if absent). */
+int spx_cred_add(const char *path, const struct spx_cred *k);
+/* The keys' JSON as written to disk, for tests and `spx admin`. */
+char *spx_cred_render(const struct spx_cred *keys, size_t n);
+
+#endif

@@ -1,0 +1,151 @@
+#include "spx.h"
+
+#include <libgen.h>
+
+#include "file.h"
+
+bool spx_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+char *spx_path_join(const char *a, const char *b)
+{
+	size_t la;
+
+	if (b[0] == '/' || !a || !*a)
+		return spx_strdup(b);
+	la = strlen(a);
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	return spx_xprintf("%.*s/%s", (int)la, a, b);
+}
+
+char *spx_path_abs(const char *path)
+{
+	struct spx_buf out = SPX_BUF_INIT;
+	char cwd[PATH_MAX];
+	char *tmp, *p, *save = NULL;
+
+	if (path[0] != '/') {
+		if (!getcwd(cwd, sizeof(cwd)))
+			spx_die_errno(SPX_FAIL, "cannot read the current directory");
+		tmp = spx_xprintf("%s/%s", cwd, path);
+	} else {
+		tmp = spx_strdup(path);
+	}
+	/* Resolve "." and ".." textually. */
+	for (p = strtok_r(tmp, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(p, ".") || !*p)
+			continue;
+		if (!strcmp(p, "..")) {
+			char *s = strrchr(out.p, '/');
+
+			spx_buf_setlen(&out, s ? (size_t)(s - out.p) : 0);
+			continue;
+		}
+		spx_buf_addc(&out, '/');
+		spx_buf_adds(&out, p);
+	}
+	free(tmp);
+	if (!out.len)
+		spx_buf_addc(&out, '/');
+	return spx_buf_detach(&out, NULL);
+}
+
+int spx_mkdirs(const char *path, mode_t mode)
+{
+	char *p = spx_strdup(path);
+	int rc = 0;
+
+	for (char *s = p + 1;; s++) {
+		char c = *s;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST) {
+			rc = spx_error_errno(SPX_FAIL, "cannot create '%s'", p);
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+int spx_fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = 0;
+
+	if (fd < 0)
+		return spx_error_errno(SPX_FAIL, "cannot open '%s'", dir);
+	if (fsync(fd) < 0)
+		rc = spx_error_errno(SPX_FAIL, "cannot sync '%s'", dir);
+	close(fd);
+	return rc;
+}
+
+int spx_write_file(const char *path, const void *data, size_t len,
+		   mode_t mode, bool excl)
+{
+	char *dcopy = spx_strdup(path), *dir = dirname(dcopy);
+	char *tmp = spx_xprintf("%s/.tmp.XXXXXX", dir);
+	const char *p = data;
+	int fd, rc = -1;
+
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		spx_error_errno(SPX_FAIL, "cannot create a file in '%s'", dir);
+		goto out;
+	}
+	if (fchmod(fd, mode) < 0) {
+		spx_error_errno(SPX_FAIL, "cannot chmod '%s'", tmp);
+		goto fail;
+	}
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			spx_error_errno(SPX_FAIL, "cannot write '%s'", path);
+			goto fail;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (fsync(fd) < 0) {
+		spx_error_errno(SPX_FAIL, "cannot sync '%s'", path);
+		goto fail;
+	}
+	close(fd);
+	fd = -1;
+	if (excl) {
+		/* link(2) fails if the name exists: create-if-absent. */
+		if (link(tmp, path) < 0) {
+			spx_error_errno(errno == EEXIST ? SPX_NO : SPX_FAIL,
+					"cannot create '%s'", path);
+			goto fail;
+		}
+		unlink(tmp);
+	} else if (rename(tmp, path) < 0) {
+		spx_error_errno(SPX_FAIL, "cannot rename onto '%s'", path);
+		goto fail;
+	}
+	rc = spx_fsync_dir(dir);
+	goto out;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+out:
+	free(tmp);
+	free(dcopy);
+	return rc;
+}

@@ -1,0 +1,23 @@
+/* file.h: small file-system helpers with the durability rules of spx. */
+#ifndef SPX_FILE_H
+#define SPX_FILE_H
+
+#include "spx.h"
+
+/* Write data to path crash-safely: a temp file in the same directory,
+ * fsync, rename over path, fsync the directory. After it returns 0 the
+ * file holds either the old or the new contents, never a mix, across
+ * kill -9 and power loss. excl: fail with SPX_NO if path exists. */
+int spx_write_file(const char *path, const void *data, size_t len,
+		   mode_t mode, bool excl);
+/* mkdir -p with mode for the directories it makes. */
+int spx_mkdirs(const char *path, mode_t mode);
+/* fsync a directory by path. */
+int spx_fsync_dir(const char *dir);
+bool spx_exists(const char *path);
+/* Join a and b with one '/', or return b if it is absolute. Caller frees. */
+char *spx_path_join(const char *a, const char *b);
+/* An absolute, normalised form of path (need not exist). Caller frees. */
+char *spx_path_abs(const char *path);
+
+#endif
