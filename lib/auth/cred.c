@@ -167,6 +167,23 @@ int spx_cred_lookup(struct spx_creds *c, const char *access_key,
 	return rc;
 }
 
+int spx_cred_first(struct spx_creds *c, struct spx_cred *out)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&c->mu);
+	if (reload(c) == 0 || c->keys) {
+		if (c->n) {
+			*out = c->keys[0];
+			rc = 0;
+		} else {
+			spx_error(SPX_NO, "'%s' holds no active key", c->path);
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
 char *spx_cred_render(const struct spx_cred *keys, size_t n)
 {
 	json_t *root = json_object(), *arr = json_array();
