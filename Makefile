@@ -29,7 +29,7 @@ endif
 LDLIBS_ALL = $(PKG_LIBS) -pthread
 
 LIB_SRC := $(sort $(wildcard lib/*/*.c))
-LIB_OBJ := $(LIB_SRC:%.c=$(O)/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(O)/obj/%.o)
 TOOLS := $(sort $(notdir $(wildcard bin/spx*)))
 BINS := $(TOOLS:%=$(O)/bin/%)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -40,7 +40,7 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 	clean units check-deps
 all: $(BINS)
 
-$(O)/%.o: %.c
+$(O)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(SPX_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -48,12 +48,13 @@ $(O)/libspx.a: $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+tool_objs = $(patsubst %.c,$(O)/obj/%.o,$(wildcard bin/$(1)/*.c))
 .SECONDEXPANSION:
-$(O)/bin/%: $$(patsubst %.c,$(O)/%.o,$$(wildcard bin/$$*/*.c)) $(O)/libspx.a
+$(O)/bin/%: $$(call tool_objs,$$*) $(O)/libspx.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(O)/libspx.a $(LDLIBS_ALL)
 
-$(O)/tests/%: $(O)/tests/unit/%.o $(O)/libspx.a
+$(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/libspx.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(O)/libspx.a $(LDLIBS_ALL)
 
@@ -107,5 +108,5 @@ completions: all
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(UNIT_SRC:tests/unit/%.c=$(O)/tests/unit/%.d)
--include $(patsubst %.c,$(O)/%.d,$(wildcard bin/*/*.c))
+-include $(LIB_OBJ:.o=.d) $(UNIT_SRC:tests/unit/%.c=$(O)/obj/tests/unit/%.d)
+-include $(patsubst %.c,$(O)/obj/%.d,$(wildcard bin/*/*.c))
