@@ -106,3 +106,9 @@ out:
 	spx_node_loc_release(&loc);
 	return rc;
 }
+
+int cmd_admin_schema(const struct spx_args *a)
+{
+	spx_conf_schema_print(stdout);
+	return SPX_OK;
+}

@@ -79,6 +79,8 @@ static const struct spx_verb verbs[] = {
 	  "make a new node: configuration, admin key, CA, aws profile", 0, 0 },
 	{ "admin profile", cmd_admin_profile, root_opts, "",
 	  "print the node's endpoints and a ready aws profile", 0, 0 },
+	{ "admin schema", cmd_admin_schema, NULL, "",
+	  "print every spinifex.toml key: type, default, meaning", 0, 0 },
 	{ "up", cmd_up, up_opts, "", "start the node's services", 0, 0 },
 	{ "down", cmd_down, root_opts, "", "stop the node's services", 0, 0 },
 	{ "status", cmd_status, json_opts, "",
