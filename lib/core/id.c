@@ -1,0 +1,226 @@
+/* id.c: identifiers and secrets (contract in id.h). */
+#include "spx.h"
+
+#include <sys/random.h>
+
+#include "id.h"
+
+static const char hexl[] = "0123456789abcdef";
+static const char hexu[] = "0123456789ABCDEF";
+static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+static const char b64[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int spx_random(void *buf, size_t n)
+{
+	unsigned char *p = buf;
+
+	while (n) {
+		ssize_t r = getrandom(p, n, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return spx_error_errno(SPX_FAIL, "getrandom");
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int room(size_t outsz, size_t need, const char *what)
+{
+	if (outsz < need)
+		return spx_error(SPX_USAGE,
+				 "buffer of %zu bytes too small for %s (%zu)",
+				 outsz, what, need);
+	return 0;
+}
+
+/* n characters, each a random index into alphabet abc of 2^bits letters. */
+static int random_chars(char *out, size_t n, const char *abc, unsigned bits)
+{
+	unsigned char r[64];
+	size_t nbits = n * bits, need = (nbits + 7) / 8, bit = 0;
+
+	if (need > sizeof(r))
+		return spx_error(SPX_USAGE, "%zu random characters are too many",
+				 n);
+	if (spx_random(r, need) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned v = 0;
+
+		for (unsigned b = 0; b < bits; b++, bit++)
+			v = v << 1 | ((r[bit / 8] >> (7 - bit % 8)) & 1u);
+		out[i] = abc[v];
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+bool spx_id_prefix_valid(const char *prefix)
+{
+	size_t i;
+
+	if (!prefix || !(*prefix >= 'a' && *prefix <= 'z'))
+		return false;
+	for (i = 1; prefix[i]; i++) {
+		char c = prefix[i];
+
+		if (i >= SPX_ID_PREFIXMAX)
+			return false;
+		if (c == '-' && prefix[i - 1] != '-' && prefix[i + 1])
+			continue;
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+			return false;
+	}
+	return true;
+}
+
+int spx_id_new(char *out, size_t outsz, const char *prefix)
+{
+	size_t pl;
+
+	if (!spx_id_prefix_valid(prefix))
+		return spx_error(SPX_USAGE, "invalid id prefix '%.*s'",
+				 SPX_ID_PREFIXMAX, prefix ? prefix : "(null)");
+	pl = strlen(prefix);
+	if (room(outsz, pl + 1 + SPX_ID_HEX + 1, "an id") < 0)
+		return -1;
+	memcpy(out, prefix, pl);
+	out[pl] = '-';
+	return random_chars(out + pl + 1, SPX_ID_HEX, hexl, 4);
+}
+
+static bool lowerhex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+bool spx_id_valid(const char *id, const char *prefix)
+{
+	const char *dash;
+	size_t pl, hl;
+
+	if (!id)
+		return false;
+	if (prefix) {
+		pl = strlen(prefix);
+		if (strncmp(id, prefix, pl) || id[pl] != '-' ||
+		    !spx_id_prefix_valid(prefix))
+			return false;
+	} else {
+		/* The hex part holds no '-': the prefix ends at the last. */
+		char p[SPX_ID_PREFIXMAX + 1];
+
+		dash = strrchr(id, '-');
+		if (!dash || (size_t)(dash - id) > SPX_ID_PREFIXMAX)
+			return false;
+		pl = (size_t)(dash - id);
+		memcpy(p, id, pl);
+		p[pl] = '\0';
+		if (!spx_id_prefix_valid(p))
+			return false;
+	}
+	hl = strlen(id + pl + 1);
+	return (hl == SPX_ID_HEX || hl == SPX_ID_HEX_LEGACY) &&
+	       lowerhex(id + pl + 1, hl);
+}
+
+int spx_request_id(char *out, size_t outsz)
+{
+	unsigned char r[16];
+	size_t o = 0;
+
+	if (room(outsz, SPX_UUID_SIZE, "a request id") < 0 ||
+	    spx_random(r, sizeof(r)) < 0)
+		return -1;
+	r[6] = (unsigned char)((r[6] & 0x0F) | 0x40); /* version 4 */
+	r[8] = (unsigned char)((r[8] & 0x3F) | 0x80); /* RFC 4122 variant */
+	for (size_t i = 0; i < sizeof(r); i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hexl[r[i] >> 4];
+		out[o++] = hexl[r[i] & 15];
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+int spx_s3_request_id(char *out, size_t outsz)
+{
+	if (room(outsz, SPX_S3_REQID_SIZE, "a request id") < 0)
+		return -1;
+	return random_chars(out, SPX_S3_REQID_SIZE - 1, hexu, 4);
+}
+
+int spx_s3_host_id(char *out, size_t outsz)
+{
+	if (room(outsz, SPX_S3_HOSTID_SIZE, "a host id") < 0)
+		return -1;
+	/* 64 characters of 6 bits: the base64 of 48 random bytes. */
+	return random_chars(out, SPX_S3_HOSTID_SIZE - 1, b64, 6);
+}
+
+int spx_access_key_new(char *out, size_t outsz, bool temporary)
+{
+	if (room(outsz, SPX_ACCESS_KEY_SIZE, "an access key id") < 0)
+		return -1;
+	memcpy(out, temporary ? "ASIA" : "AKIA", 4);
+	return random_chars(out + 4, SPX_ACCESS_KEY_SIZE - 5, b32, 5);
+}
+
+int spx_secret_key_new(char *out, size_t outsz)
+{
+	if (room(outsz, SPX_SECRET_KEY_SIZE, "a secret key") < 0)
+		return -1;
+	return random_chars(out, SPX_SECRET_KEY_SIZE - 1, b64, 6);
+}
+
+int spx_account_id_new(char *out, size_t outsz)
+{
+	const uint64_t range = 1000000000000ULL; /* 10^12 */
+	const uint64_t limit = UINT64_MAX - UINT64_MAX % range;
+	uint64_t v;
+
+	if (room(outsz, SPX_ACCOUNT_ID_SIZE, "an account id") < 0)
+		return -1;
+	do {
+		if (spx_random(&v, sizeof(v)) < 0)
+			return -1;
+	} while (v >= limit);
+	v %= range;
+	for (int i = 11; i >= 0; i--) {
+		out[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	out[12] = '\0';
+	return 0;
+}
+
+bool spx_access_key_valid(const char *s)
+{
+	if (!s || (strncmp(s, "AKIA", 4) && strncmp(s, "ASIA", 4)) ||
+	    strlen(s) != SPX_ACCESS_KEY_SIZE - 1)
+		return false;
+	for (size_t i = 4; s[i]; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '2' && s[i] <= '7')))
+			return false;
+	return true;
+}
+
+bool spx_account_id_valid(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s && s[i]; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return i == SPX_ACCOUNT_ID_SIZE - 1;
+}
