@@ -84,6 +84,8 @@ int cmd_admin_profile(const struct spx_args *a)
 	printf("export AWS_SHARED_CREDENTIALS_FILE=%s/credentials\n", awsdir);
 	printf("export AWS_CONFIG_FILE=%s/config\n", awsdir);
 	printf("export AWS_PROFILE=spx\n");
+	printf("unset AWS_CA_BUNDLE  # it would override the profile's "
+	       "ca_bundle\n");
 	printf("# then:\n");
 	printf("#   aws --endpoint-url %s://%s:%d ec2 describe-regions\n",
 	       scheme, self->gw.bind, (int)self->gw.ec2_port);

@@ -88,6 +88,7 @@ struct spx_http_listener {
 	int port;
 	const char *cert_pem; /* NULL: plain HTTP */
 	const char *key_pem;
+	uint64_t max_body_bytes; /* 0: the server's limit */
 };
 
 struct spx_http_server;

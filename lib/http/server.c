@@ -27,14 +27,22 @@ struct spx_http_server {
 		struct spx_http_server *srv;
 		enum spx_http_service service;
 		bool tls;
+		uint64_t max_body;
 	} l[SPX_HTTP_NSERVICES * 2];
 };
+
+/* What is left of a body after the answer is known is read and thrown
+ * away, up to this much; past it the connection is cut. libmicrohttpd
+ * 0.9.75 cannot send a response while a body is still arriving. */
+#define DRAIN_MAX ((uint64_t)64 << 20)
 
 struct conn {
 	struct spx_http_req req;
 	struct spx_http_resp resp;
+	struct spx_http_limits lim;
 	bool began;
 	bool queued;
+	uint64_t drained;
 };
 
 static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
@@ -177,27 +185,34 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				cn->req.content_length = (int64_t)v;
 		}
 		cn->began = true;
-		if (spx_http_drive_begin(srv->h, &srv->lim, &cn->req,
-					 col.bytes, &cn->resp))
+		cn->lim = srv->lim;
+		if (l->max_body)
+			cn->lim.max_body_bytes = l->max_body;
+		spx_http_drive_begin(srv->h, &cn->lim, &cn->req, col.bytes,
+				     &cn->resp);
+		/* An answer before the body: with a body to come, send it now
+		 * (no "100 Continue"; the connection closes). Without one,
+		 * wait for the final call so that keep-alive survives. */
+		if (cn->resp.ready && cn->req.content_length != 0 &&
+		    (cn->req.content_length > 0 ||
+		     spx_kv_geti(&cn->req.headers, "Transfer-Encoding")))
 			return queue(c, cn);
-		return MHD_YES;
-	}
-	if (cn->queued) {
-		/* Answered early: swallow what is still in flight; the
-		 * connection closes after the response. */
-		*upload_size = 0;
 		return MHD_YES;
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;
 
 		*upload_size = 0;
-		if (spx_http_drive_body(srv->h, &srv->lim, &cn->req, upload, n,
-					&cn->resp))
-			return queue(c, cn);
+		if (cn->resp.ready) {
+			cn->drained += n;
+			return cn->drained > DRAIN_MAX ? MHD_NO : MHD_YES;
+		}
+		spx_http_drive_body(srv->h, &cn->lim, &cn->req, upload, n,
+				    &cn->resp);
 		return MHD_YES;
 	}
-	spx_http_drive_end(srv->h, &cn->req, &cn->resp);
+	if (!cn->resp.ready)
+		spx_http_drive_end(srv->h, &cn->req, &cn->resp);
 	return queue(c, cn);
 }
 
@@ -267,6 +282,7 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 		srv->l[i].srv = srv;
 		srv->l[i].service = ls[i].service;
 		srv->l[i].tls = ls[i].cert_pem != NULL;
+		srv->l[i].max_body = ls[i].max_body_bytes;
 		flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			MHD_USE_ERROR_LOG;
 		if (ss.ss_family == AF_INET6)
