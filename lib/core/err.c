@@ -22,7 +22,8 @@ const char *spx_progname(void)
 	return progname;
 }
 
-static void vmsg(const char *fmt, va_list ap, int errnum)
+__attribute__((format(printf, 1, 0))) static void
+vmsg(const char *fmt, va_list ap, int errnum)
 {
 	char line[2048];
 	int n;
@@ -82,7 +83,8 @@ static _Thread_local struct {
 	char msg[1024];
 } last;
 
-static int verror(int status, int errnum, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static int
+verror(int status, int errnum, const char *fmt, va_list ap)
 {
 	size_t n;
 
