@@ -5,9 +5,10 @@ _spx_gw() {
 	case " $words " in
 	*" serve "*) COMPREPLY=($(compgen -W "--help --root --notify-fd --pidfile " -- "$cur")); return ;;
 	*" cgi "*) COMPREPLY=($(compgen -W "--help --root --service " -- "$cur")); return ;;
+	*" call "*) COMPREPLY=($(compgen -W "--help --root --service " -- "$cur")); return ;;
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "cgi serve  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "call cgi serve  --help -v" -- "$cur"))
 }
 complete -F _spx_gw spx-gw

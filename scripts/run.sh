@@ -9,4 +9,4 @@ if [ ! -f "$ROOT/spinifex.toml" ]; then
 	spx admin init --root "$ROOT"
 fi
 spx admin profile --root "$ROOT"
-exec spx up --root "$ROOT" --foreground
+exec spx -v up --root "$ROOT" --foreground

@@ -294,30 +294,28 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 		 * larger than our own header limit so that the driver, not
 		 * MHD, answers an oversized head, with an AWS error body. */
 		size_t pool = lim->max_header_bytes * 2 + 32768;
-		if (ls[i].cert_pem)
-			srv->d[i] = MHD_start_daemon(
-				flags, 0, NULL, NULL, on_request, &srv->l[i],
-				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				MHD_OPTION_THREAD_POOL_SIZE, threads,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
-				MHD_OPTION_CONNECTION_TIMEOUT, 120u,
-				MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-				&srv->l[i], MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-				NULL, MHD_OPTION_HTTPS_MEM_KEY, ls[i].key_pem,
-				MHD_OPTION_HTTPS_MEM_CERT, ls[i].cert_pem,
-				MHD_OPTION_END);
-		else
-			srv->d[i] = MHD_start_daemon(
-				flags, 0, NULL, NULL, on_request, &srv->l[i],
-				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				MHD_OPTION_THREAD_POOL_SIZE, threads,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool,
-				MHD_OPTION_CONNECTION_TIMEOUT, 120u,
-				MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-				&srv->l[i], MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-				NULL, MHD_OPTION_END);
+		struct MHD_OptionItem opts[] = {
+			{ MHD_OPTION_SOCK_ADDR, 0, &ss },
+			{ MHD_OPTION_THREAD_POOL_SIZE, threads, NULL },
+			{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)pool,
+			  NULL },
+			{ MHD_OPTION_CONNECTION_TIMEOUT, 120, NULL },
+			{ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)no_unescape,
+			  NULL },
+			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed,
+			  &srv->l[i] },
+			{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
+			{ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)ls[i].key_pem },
+			{ MHD_OPTION_HTTPS_MEM_CERT, 0,
+			  (void *)ls[i].cert_pem },
+			{ MHD_OPTION_END, 0, NULL },
+		};
+
+		if (!ls[i].cert_pem)
+			opts[7].option = MHD_OPTION_END;
+		srv->d[i] = MHD_start_daemon(flags, 0, NULL, NULL, on_request,
+					     &srv->l[i], MHD_OPTION_ARRAY,
+					     opts, MHD_OPTION_END);
 		if (!srv->d[i]) {
 			spx_error_errno(SPX_FAIL, "cannot listen on %s port %d",
 					ls[i].bind, ls[i].port);

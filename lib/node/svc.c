@@ -176,6 +176,13 @@ static pid_t start_one(const char *root, const struct spx_svc *s,
 				dup2(fd, 2);
 			}
 		}
+		/* The services log at the level spx itself runs at. */
+		{
+			static const char *const lv[] = { "error", "warn",
+							  "info", "debug" };
+
+			setenv("SPX_LOG_LEVEL", lv[spx_log_get()], 1);
+		}
 		execl(prog, s->prog, s->verb, "--root", root, "--notify-fd",
 		      "3", "--pidfile", pf, (char *)NULL);
 		_exit(SPX_FAIL);

@@ -1,0 +1,102 @@
+/* gw_int.h: what the gateway's API files (ec2.c, sts.c, s3.c) share.
+ * Internal to lib/gw. */
+#ifndef SPX_GW_INT_H
+#define SPX_GW_INT_H
+
+#include <openssl/evp.h>
+
+#include "auth/cred.h"
+#include "auth/sigv4.h"
+#include "gw/gw.h"
+#include "xml/xml.h"
+
+#define GW_EC2_NS "http://ec2.amazonaws.com/doc/2016-11-15/"
+#define GW_STS_NS "https://sts.amazonaws.com/doc/2011-06-15/"
+#define GW_S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
+
+enum gw_api { GW_EC2, GW_STS, GW_S3 };
+
+/* Parameters an EC2 Query request may carry (a DescribeInstances with
+ * 1000 instance ids and filters has more than the parser's default). */
+#define GW_MAX_PARAMS 20000
+
+struct spx_gw {
+	const struct spx_conf *conf;
+	const struct spx_conf_node *self;
+	struct spx_creds *creds;
+	struct spx_http_handler handler;
+	struct spx_http_limits limits;
+	uint64_t max_form;
+	time_t fixed_now; /* 0: the real clock */
+};
+
+/* Per-request state, req->ctx. */
+struct gw_req {
+	struct spx_gw *gw;
+	enum gw_api api;
+	char reqid[48];	 /* EC2/STS: a UUID; S3: 16 hex digits */
+	char hostid[80]; /* S3 x-amz-id-2 */
+	EVP_MD_CTX *sha; /* SHA-256 of the body as it arrives */
+	struct spx_buf form; /* the Query API body, kept whole (bounded) */
+	bool keep_form;
+	struct spx_kvlist params; /* Query API parameters, decoded */
+	struct spx_sigv4_auth auth; /* what the request's SigV4 said */
+	struct spx_cred who;	  /* the authenticated caller */
+	bool authed;
+	bool auth_deferred; /* S3 without x-amz-content-sha256 */
+	char body_hash[65];
+};
+
+time_t gw_now(const struct spx_gw *gw);
+
+/* Fill resp with the error document of api and make it ready. */
+void gw_error(struct gw_req *g, struct spx_http_req *req,
+	      struct spx_http_resp *resp, int status, const char *code,
+	      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Start an XML response: status 200, content type, request id headers,
+ * the declaration. */
+void gw_xml_begin(struct gw_req *g, struct spx_http_resp *resp,
+		  struct spx_xml *x);
+/* Finish it: close every open element and make resp ready. */
+void gw_xml_finish(struct gw_req *g, struct spx_http_req *req,
+		   struct spx_http_resp *resp, struct spx_xml *x);
+
+/* Query API dispatch. */
+void gw_ec2_dispatch(struct gw_req *g, struct spx_http_req *req,
+		     struct spx_http_resp *resp, const char *action);
+void gw_sts_dispatch(struct gw_req *g, struct spx_http_req *req,
+		     struct spx_http_resp *resp, const char *action);
+/* S3: called once the request is authenticated and the body complete. */
+void gw_s3_dispatch(struct gw_req *g, struct spx_http_req *req,
+		    struct spx_http_resp *resp);
+
+/* EC2 Filter.N.Name / Filter.N.Value.M. */
+struct gw_filter {
+	const char *name;
+	const char **values;
+	size_t n;
+};
+struct gw_filters {
+	struct gw_filter *f;
+	size_t n;
+};
+/* known: the filter names the action supports, NULL-ended. Fails with
+ * InvalidParameterValue already written to resp. */
+int gw_filters_parse(struct gw_req *g, struct spx_http_req *req,
+		     struct spx_http_resp *resp, const char *const *known,
+		     struct gw_filters *out);
+void gw_filters_free(struct gw_filters *fs);
+/* Does an item pass? get returns the item's value for a filter name. */
+bool gw_filters_match(const struct gw_filters *fs,
+		      const char *(*get)(const void *item, const char *name),
+		      const void *item);
+/* The values of a list parameter Prefix.1, Prefix.2, ... (borrowed). */
+size_t gw_param_list(const struct spx_kvlist *params, const char *prefix,
+		     const char ***out);
+/* DryRun=true: answer DryRunOperation and return true. */
+bool gw_dry_run(struct gw_req *g, struct spx_http_req *req,
+		struct spx_http_resp *resp);
+/* Shell-style match with * and ? as EC2 filters use. */
+bool gw_wildcard(const char *pattern, const char *s);
+
+#endif

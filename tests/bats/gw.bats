@@ -1,0 +1,283 @@
+#!/usr/bin/env bats
+# spx-gw: authentication, errors, limits and transports, driven by curl and
+# by requests that botocore signs (tests/clients/sigv4req.py).
+
+load helpers
+
+setup_file() {
+	export ROOT EC2_PORT S3_PORT
+	make_node
+	start_node
+	read -r AK SK < <(admin_key)
+	export AK SK
+}
+
+teardown_file() { stop_node; }
+
+req() { # URL [sigv4req options]
+	python3 "$SPX_TOP/tests/clients/sigv4req.py" --ca "$ROOT/tls/ca.pem" "$@"
+}
+ec2() { echo "https://127.0.0.1:$EC2_PORT/"; }
+s3() { echo "https://127.0.0.1:$S3_PORT/"; }
+form() { echo "Action=$1&Version=2016-11-15"; }
+
+@test "a signed DescribeRegions answers with the region" {
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" \
+		--header 'Content-Type: application/x-www-form-urlencoded; charset=utf-8' \
+		--body "$(form DescribeRegions)"
+	[ "${lines[0]}" = 200 ]
+	[[ "$output" == *'<DescribeRegionsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">'* ]]
+	[[ "$output" == *"<regionName>us-east-1</regionName>"* ]]
+}
+
+@test "GET with the query in the URL works too" {
+	run req "$(ec2)?Action=DescribeAvailabilityZones&Version=2016-11-15" --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 200 ]
+	[[ "$output" == *"<zoneName>us-east-1a</zoneName>"* ]]
+	[[ "$output" == *"<zoneId>use1-az1</zoneId>"* ]]
+}
+
+@test "no Authorization: 403 with the EC2 error body" {
+	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" -d "$(form DescribeRegions)" "$(ec2)"
+	[ "${lines[-1]}" = 403 ]
+	[[ "$output" == *"<Response><Errors><Error><Code>MissingAuthenticationToken</Code>"* ]]
+	[[ "$output" == *"<RequestID>"* ]]
+}
+
+@test "no Authorization on S3: 403 AccessDenied with the S3 error body" {
+	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" "$(s3)"
+	[ "${lines[-1]}" = 403 ]
+	[[ "$output" == *"<Error><Code>AccessDenied</Code>"* ]]
+	[[ "$output" == *"<RequestId>"*"<HostId>"* ]]
+}
+
+@test "malformed Authorization headers: 403, never a crash" {
+	for h in "AWS4-HMAC-SHA256" "AWS4-HMAC-SHA256 Credential=" \
+		"AWS4-HMAC-SHA256 Credential=$AK/2020/us-east-1/ec2/aws4_request, SignedHeaders=host, Signature=zz" \
+		"Basic Zm9vOmJhcg==" "AWS4-HMAC-SHA256 Credential=$AK/20261130/us-east-1/ec2/aws4_request,SignedHeaders=,Signature=$(printf 'a%.0s' {1..64})" \
+		"$(head -c 3000 /dev/zero | tr '\0' 'A')"; do
+		run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" -H "Authorization: $h" \
+			-H "X-Amz-Date: $(date -u +%Y%m%dT%H%M%SZ)" -d "$(form DescribeRegions)" "$(ec2)"
+		[ "${lines[-1]}" = 403 ] || { echo "header: $h -> $output"; false; }
+		[[ "$output" == *"<Response><Errors><Error><Code>"* ]]
+	done
+}
+
+@test "a bad signature is SignatureDoesNotMatch (EC2, STS, S3)" {
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" --tamper \
+		--header 'Content-Type: application/x-www-form-urlencoded' --body "$(form DescribeRegions)"
+	[ "${lines[0]}" = 403 ]
+	[[ "$output" == *"<Code>SignatureDoesNotMatch</Code>"* ]]
+	run req "$(ec2)" --method POST --service sts --key "$AK" --secret wrong \
+		--header 'Content-Type: application/x-www-form-urlencoded' --body "Action=GetCallerIdentity&Version=2011-06-15"
+	[ "${lines[0]}" = 403 ]
+	[[ "$output" == *"<ErrorResponse"*"<Type>Sender</Type><Code>SignatureDoesNotMatch</Code>"* ]]
+	run req "$(s3)" --service s3 --key "$AK" --secret wrong
+	[ "${lines[0]}" = 403 ]
+	[[ "$output" == *"<Error><Code>SignatureDoesNotMatch</Code>"* ]]
+}
+
+@test "an unknown key gets each service's code" {
+	run req "$(ec2)" --method POST --key AKIAIOSFODNN7EXAMPLE --secret x \
+		--header 'Content-Type: application/x-www-form-urlencoded' --body "$(form DescribeRegions)"
+	[ "${lines[0]}" = 401 ]
+	[[ "$output" == *"<Code>AuthFailure</Code>"* ]]
+	run req "$(ec2)" --method POST --service sts --key AKIAIOSFODNN7EXAMPLE --secret x \
+		--header 'Content-Type: application/x-www-form-urlencoded' --body "Action=GetCallerIdentity&Version=2011-06-15"
+	[ "${lines[0]}" = 403 ]
+	[[ "$output" == *"<Code>InvalidClientTokenId</Code>"* ]]
+	run req "$(s3)" --service s3 --key AKIAIOSFODNN7EXAMPLE --secret x
+	[ "${lines[0]}" = 403 ]
+	[[ "$output" == *"<Code>InvalidAccessKeyId</Code>"* ]]
+}
+
+@test "a stale date is RequestExpired (EC2) and RequestTimeTooSkewed (S3)" {
+	for skew in -960 960; do
+		run req "$(ec2)" --method POST --key "$AK" --secret "$SK" --skew $skew \
+			--header 'Content-Type: application/x-www-form-urlencoded' --body "$(form DescribeRegions)"
+		[ "${lines[0]}" = 400 ] || [ "${lines[0]}" = 403 ]
+		[[ "$output" == *"<Code>RequestExpired</Code>"* ]]
+		run req "$(s3)" --service s3 --key "$AK" --secret "$SK" --skew $skew
+		[ "${lines[0]}" = 403 ]
+		[[ "$output" == *"<Code>RequestTimeTooSkewed</Code>"* ]]
+	done
+	# 14 minutes is inside the window.
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" --skew -840 \
+		--header 'Content-Type: application/x-www-form-urlencoded' --body "$(form DescribeRegions)"
+	[ "${lines[0]}" = 200 ]
+}
+
+@test "an unknown action is InvalidAction (400)" {
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" \
+		--header 'Content-Type: application/x-www-form-urlencoded' --body "$(form FlyToTheMoon)"
+	[ "${lines[0]}" = 400 ]
+	[[ "$output" == *"<Code>InvalidAction</Code><Message>The action FlyToTheMoon is not valid for this web service.</Message>"* ]]
+}
+
+@test "DryRun answers DryRunOperation" {
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" \
+		--header 'Content-Type: application/x-www-form-urlencoded' --body "$(form DescribeRegions)&DryRun=true"
+	[ "${lines[0]}" = 412 ]
+	[[ "$output" == *"<Code>DryRunOperation</Code>"* ]]
+}
+
+@test "filters: a known filter matches with wildcards, an unknown one is an error" {
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" \
+		--header 'Content-Type: application/x-www-form-urlencoded' \
+		--body "$(form DescribeRegions)&Filter.1.Name=region-name&Filter.1.Value.1=us-*"
+	[[ "$output" == *"<regionName>us-east-1</regionName>"* ]]
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" \
+		--header 'Content-Type: application/x-www-form-urlencoded' \
+		--body "$(form DescribeRegions)&Filter.1.Name=region-name&Filter.1.Value.1=eu-*"
+	[ "${lines[0]}" = 200 ]
+	[[ "$output" != *"<item>"* ]]
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" \
+		--header 'Content-Type: application/x-www-form-urlencoded' \
+		--body "$(form DescribeRegions)&Filter.1.Name=colour&Filter.1.Value.1=red"
+	[ "${lines[0]}" = 400 ]
+	[[ "$output" == *"<Code>InvalidParameterValue</Code><Message>The filter &apos;colour&apos; is invalid</Message>"* ]]
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" \
+		--header 'Content-Type: application/x-www-form-urlencoded' \
+		--body "$(form DescribeRegions)&RegionName.1=mars-north-1"
+	[ "${lines[0]}" = 400 ]
+	[[ "$output" == *"Invalid region: mars-north-1"* ]]
+}
+
+@test "oversized headers: 431 with an AWS body; the gateway serves on" {
+	big=$(head -c 20000 /dev/zero | tr '\0' 'x')
+	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" -H "X-Big: $big" "$(s3)"
+	[ "${lines[-1]}" = 431 ]
+	[[ "$output" == *"<Error><Code>RequestHeaderSectionTooLarge</Code>"* ]]
+	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" -H "X-Big: $big" -d "$(form DescribeRegions)" "$(ec2)"
+	[ "${lines[-1]}" = 431 ]
+	[[ "$output" == *"<Response><Errors><Error><Code>RequestHeaderSectionTooLarge</Code>"* ]]
+	run req "$(s3)" --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 200 ]
+}
+
+@test "an oversized Query body: 413 with an AWS body; the gateway serves on" {
+	head -c 2000000 /dev/zero | tr '\0' 'a' >"$BATS_TEST_TMPDIR/big"
+	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" --data-binary @"$BATS_TEST_TMPDIR/big" "$(ec2)"
+	[ "${lines[-1]}" = 413 ]
+	[[ "$output" == *"<Response><Errors><Error><Code>"*"</Code>"* ]]
+	run req "$(s3)" --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 200 ]
+}
+
+@test "a body over the node's limit is refused before it is sent (413)" {
+	sed -i "s/^http = false$/http = false\nmax_body_bytes = 1000/" "$ROOT/spinifex.toml"
+	spx down --root "$ROOT"
+	spx up --root "$ROOT"
+	head -c 5000 /dev/zero >"$BATS_TEST_TMPDIR/5k"
+	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" -X PUT --data-binary @"$BATS_TEST_TMPDIR/5k" "$(s3)bkt/key"
+	[ "${lines[-1]}" = 413 ]
+	[[ "$output" == *"<Error><Code>EntityTooLarge</Code>"* ]]
+	sed -i '/^max_body_bytes = 1000$/d' "$ROOT/spinifex.toml"
+	spx down --root "$ROOT"
+	spx up --root "$ROOT"
+}
+
+@test "garbage and half requests do not stop the gateway" {
+	for i in 1 2 3; do
+		head -c 4096 /dev/urandom | timeout 5 openssl s_client -quiet -connect 127.0.0.1:$EC2_PORT >/dev/null 2>&1 || true
+		head -c 4096 /dev/urandom | timeout 5 bash -c "cat >/dev/tcp/127.0.0.1/$S3_PORT" 2>/dev/null || true
+		printf 'GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab' | timeout 3 openssl s_client -quiet -connect 127.0.0.1:$S3_PORT >/dev/null 2>&1 || true
+	done
+	run req "$(s3)" --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 200 ]
+}
+
+@test "keep-alive: several requests on one connection, errors included" {
+	run curl -s -v --cacert "$ROOT/tls/ca.pem" "$(s3)" "$(s3)" "$(s3)"
+	[[ "$output" == *"Re-using existing connection"* ]]
+	[[ "$output" != *"Connection: close"* ]]
+	run curl -s -v --cacert "$ROOT/tls/ca.pem" --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" "$(s3)" "$(s3)"
+	[[ "$output" == *"Re-using existing connection"* ]]
+	[ "$(grep -c '<ListAllMyBucketsResult' <<<"$output")" = 2 ]
+}
+
+@test "a chunked Query body over the limit: 413 once it ends, or cut off" {
+	head -c 1100000 /dev/zero | tr '\0' 'a' >"$BATS_TEST_TMPDIR/chunked"
+	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" -H 'Transfer-Encoding: chunked' \
+		--data-binary @"$BATS_TEST_TMPDIR/chunked" "$(ec2)"
+	[ "${lines[-1]}" = 413 ]
+	[[ "$output" == *"<Response><Errors><Error><Code>"* ]]
+}
+
+@test "Expect: 100-continue is answered before the body" {
+	head -c 100000 /dev/zero | tr '\0' 'b' >"$BATS_TEST_TMPDIR/body"
+	run curl -s -v --cacert "$ROOT/tls/ca.pem" -H 'Expect: 100-continue' \
+		-H 'Content-Type: application/x-www-form-urlencoded' --data-binary @"$BATS_TEST_TMPDIR/body" "$(ec2)"
+	[[ "$output" == *"HTTP/1.1 100 Continue"* ]]
+}
+
+@test "an early answer skips 100 Continue and closes the connection" {
+	head -c 100000 /dev/zero >"$BATS_TEST_TMPDIR/body0"
+	run curl -s -v --cacert "$ROOT/tls/ca.pem" -X PUT -H 'Expect: 100-continue' \
+		--data-binary @"$BATS_TEST_TMPDIR/body0" "$(s3)b/k"
+	[[ "$output" != *"100 Continue"* ]]
+	[[ "$output" == *"HTTP/1.1 403"* ]]
+}
+
+@test "curl --aws-sigv4 (no x-amz-content-sha256) is accepted" {
+	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" "$(s3)"
+	[ "${lines[-1]}" = 200 ]
+	[[ "$output" == *"<ListAllMyBucketsResult"* ]]
+}
+
+@test "presigned URLs work until they expire" {
+	url=$(python3 - "$AK" "$SK" "$S3_PORT" <<'PY'
+import sys, boto3
+from botocore.config import Config
+s = boto3.session.Session(aws_access_key_id=sys.argv[1], aws_secret_access_key=sys.argv[2], region_name="us-east-1")
+c = s.client("s3", endpoint_url="https://127.0.0.1:%s" % sys.argv[3], config=Config(signature_version="s3v4"))
+print(c.generate_presigned_url("list_buckets", ExpiresIn=300))
+PY
+)
+	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" "$url"
+	[ "${lines[-1]}" = 200 ]
+	run req "$(s3)" --service s3 --key "$AK" --secret "$SK" --presign 1 --skew -5
+	[ "${lines[0]}" = 403 ]
+	[[ "$output" == *"<Code>AccessDenied</Code><Message>Request has expired</Message>"* ]]
+	run req "$(s3)" --service s3 --key "$AK" --secret "$SK" --presign 604801
+	[ "${lines[0]}" = 400 ] || [ "${lines[0]}" = 403 ]
+	[[ "$output" == *"<Code>AuthorizationQueryParametersError</Code>"* ]]
+}
+
+@test "spx-gw cgi answers one request from CGI variables" {
+	run env REQUEST_METHOD=GET REQUEST_URI=/ HTTP_HOST=127.0.0.1 spx-gw cgi --root "$ROOT" --service s3
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "Status: 403 Forbidden"* ]]
+	[[ "$output" == *"<Error><Code>AccessDenied</Code>"* ]]
+	run spx-gw cgi --root "$ROOT" --service nfs
+	[ "$status" -eq 100 ]
+	run env -u REQUEST_METHOD spx-gw cgi --root "$ROOT"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"REQUEST_METHOD is not set"* ]]
+}
+
+@test "spx-gw serve refuses a second instance on the same pidfile" {
+	run spx-gw serve --root "$ROOT" --pidfile "$ROOT/run/gw.pid"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"already running"* ]]
+}
+
+@test "spx-gw call signs with libcurl the way nodes call each other" {
+	run spx-gw call --root "$ROOT" DescribeRegions
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"<regionName>us-east-1</regionName>"* ]]
+	run spx-gw call --root "$ROOT" --service sts GetCallerIdentity
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"<Arn>arn:aws:iam::"*":root</Arn>"* ]]
+	run spx-gw call --root "$ROOT" --service s3 /
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"<ListAllMyBucketsResult"* ]]
+	run spx-gw call --root "$ROOT" DescribeRegions "RegionName.1=a b&c"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"Invalid region: a b&amp;c"* ]]
+	run spx-gw call --root "$ROOT" DescribeRegions NoEquals
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"'NoEquals' is not Name=Value"* ]]
+	run spx-gw call --root "$ROOT" --service s3 nopath
+	[ "$status" -eq 100 ]
+}
