@@ -1,5 +1,7 @@
 #include "spx.h"
 
+#include "hex.h"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -17,38 +19,6 @@ enum {
 
 #define SIG_PREFIX ";chunk-signature="
 #define TRAILER_SIG "x-amz-trailer-signature"
-
-static const char hexdig[] = "0123456789abcdef";
-
-static void hex32(const unsigned char *p, char out[65])
-{
-	for (int i = 0; i < 32; i++) {
-		out[2 * i] = hexdig[p[i] >> 4];
-		out[2 * i + 1] = hexdig[p[i] & 15];
-	}
-	out[64] = '\0';
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static bool is_lower_hex64(const char *s, size_t n)
-{
-	if (n != 64)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
 
 static bool is_tchar(int c)
 {
@@ -125,7 +95,7 @@ static bool chain_sig(struct spx_chunked *c, const char *kind, bool empty_line,
 	char hex[65];
 	bool ok;
 
-	hex32(hash, hex);
+	spx_hex_encode(hash, 32, hex);
 	spx_buf_addf(&s, "%s\n%s\n%s\n%s\n%s%s", kind, c->amz_date, c->scope,
 		     c->prev, empty_line ? SPX_SIGV4_EMPTY_SHA256 "\n" : "",
 		     hex);
@@ -134,7 +104,7 @@ static bool chain_sig(struct spx_chunked *c, const char *kind, bool empty_line,
 	     len == 32;
 	spx_buf_release(&s);
 	if (ok)
-		hex32(mac, out);
+		spx_hex_encode(mac, 32, out);
 	return ok;
 }
 
@@ -165,7 +135,7 @@ static enum spx_chunked_err chunk_header(struct spx_chunked *c, const char *s,
 	size_t i = 0;
 	int v;
 
-	while (i < n && (v = hexval((unsigned char)s[i])) >= 0) {
+	while (i < n && (v = spx_hexval((unsigned char)s[i])) >= 0) {
 		if (i == 16)
 			return fail(c, SPX_CHUNKED_EFORMAT,
 				    "chunk size has more than 16 digits");
@@ -179,7 +149,7 @@ static enum spx_chunked_err chunk_header(struct spx_chunked *c, const char *s,
 		size_t pl = strlen(SIG_PREFIX);
 
 		if (n - i != pl + 64 || memcmp(s + i, SIG_PREFIX, pl) ||
-		    !is_lower_hex64(s + i + pl, 64))
+		    !spx_is_lower_hex(s + i + pl, 64))
 			return fail(c, SPX_CHUNKED_EFORMAT,
 				    "chunk header is not "
 				    "size;chunk-signature=signature");
@@ -299,7 +269,7 @@ static enum spx_chunked_err trailer_line(struct spx_chunked *c, char *s,
 		if (!c->sign)
 			return fail(c, SPX_CHUNKED_ETRAILER,
 				    "trailer signature in an unsigned body");
-		if (!is_lower_hex64(v, vn))
+		if (vn != 64 || !spx_is_lower_hex(v, 64))
 			return fail(c, SPX_CHUNKED_ETRAILER,
 				    "trailer signature is not 64 hex digits");
 		c->got_trailer_sig = true;

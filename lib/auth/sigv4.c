@@ -1,5 +1,7 @@
 #include "spx.h"
 
+#include "hex.h"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -14,7 +16,6 @@ struct span {
 	size_t n;
 };
 
-static const char hexdig[] = "0123456789abcdef";
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -25,37 +26,9 @@ static bool span_is(struct span s, const char *lit)
 	return s.p && s.n == n && !memcmp(s.p, lit, n);
 }
 
-static void hex_encode(const unsigned char *p, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hexdig[p[i] >> 4];
-		out[2 * i + 1] = hexdig[p[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static bool is_lower_hex(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
-
 static bool is_sha256_hex(const char *s)
 {
-	return s && strlen(s) == 64 && is_lower_hex(s, 64);
+	return s && strlen(s) == 64 && spx_is_lower_hex(s, 64);
 }
 
 static bool is_digit(int c)
@@ -110,7 +83,7 @@ void spx_sigv4_sha256_hex(const void *data, size_t len, char out[65])
 
 	if (!sha256(data, len, md))
 		memset(md, 0, sizeof(md));
-	hex_encode(md, 32, out);
+	spx_hex_encode(md, 32, out);
 }
 
 /* A piece of client input made safe for a log line: printable ASCII only,
@@ -287,8 +260,8 @@ static void uri_decode(struct spx_buf *b, const char *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		int h, l;
 
-		if (s[i] == '%' && i + 2 < n && (h = hexval(s[i + 1])) >= 0 &&
-		    (l = hexval(s[i + 2])) >= 0) {
+		if (s[i] == '%' && i + 2 < n && (h = spx_hexval(s[i + 1])) >= 0 &&
+		    (l = spx_hexval(s[i + 2])) >= 0) {
 			spx_buf_addc(b, (char)(h << 4 | l));
 			i += 2;
 		} else {
@@ -602,7 +575,7 @@ static bool build_sts(const struct spx_sigv4_auth *a,
 	char hex[65];
 	bool ok = sha256(canonical->p, canonical->len, md);
 
-	hex_encode(md, 32, hex);
+	spx_hex_encode(md, 32, hex);
 	spx_buf_reset(out);
 	spx_buf_addf(out, "%s\n%s\n%s\n%s", SPX_SIGV4_ALGORITHM, a->amz_date,
 		     a->scope, hex);
@@ -766,7 +739,7 @@ static enum spx_sigv4_err parse_signed_headers(const char *s, size_t n,
 static enum spx_sigv4_err parse_signature(const char *s, size_t n,
 					  struct spx_sigv4_auth *a)
 {
-	if (n != 64 || !is_lower_hex(s, 64))
+	if (n != 64 || !spx_is_lower_hex(s, 64))
 		return fail(a, SPX_SIGV4_ESIGNATURE_FORMAT,
 			    "signature is not 64 lowercase hex digits");
 	memcpy(a->signature, s, 64);
@@ -1082,7 +1055,7 @@ static enum spx_sigv4_err classify_payload(const char *v, bool s3,
 
 	if (n == 64) {
 		for (size_t i = 0; i < 32; i++) {
-			int h = hexval(v[2 * i]), l = hexval(v[2 * i + 1]);
+			int h = spx_hexval(v[2 * i]), l = spx_hexval(v[2 * i + 1]);
 
 			if (h < 0 || l < 0)
 				goto bad;
@@ -1298,7 +1271,7 @@ enum spx_sigv4_err spx_sigv4_verify_key(const struct spx_sigv4_req *req,
 	build_canonical(req, a, ph, &canon);
 	ok = build_sts(a, &canon, &sts) &&
 	     hmac_sha256(key, 32, sts.p, sts.len, mac);
-	hex_encode(mac, 32, want);
+	spx_hex_encode(mac, 32, want);
 	spx_buf_release(&canon);
 	spx_buf_release(&sts);
 	if (!ok || CRYPTO_memcmp(want, a->signature, 64))
@@ -1400,7 +1373,7 @@ static int sign_finish(const struct spx_sigv4_cred *cred,
 	spx_buf_release(&sts);
 	if (!ok)
 		return spx_error(SPX_FAIL, "cannot compute hmac-sha256");
-	hex_encode(mac, 32, sig);
+	spx_hex_encode(mac, 32, sig);
 	return 0;
 }
 

@@ -7,6 +7,8 @@
  * before parsing, so the rest of the parser deals only in whole characters. */
 #include "spx.h"
 
+#include "hex.h"
+
 #include "conf/toml.h"
 
 /* How a table came to be, which decides how it may be extended (TOML 1.0):
@@ -434,17 +436,6 @@ static int skip_wsnl(struct parser *p)
 
 /* ---- strings ---- */
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static void add_utf8(struct spx_buf *b, uint32_t u)
 {
 	if (u < 0x80) {
@@ -473,7 +464,7 @@ static int parse_ucs(struct parser *p, int line, int col)
 
 	adv(p);
 	for (int i = 0; i < ndig; i++) {
-		h = hexval(peek(p));
+		h = spx_hexval(peek(p));
 		if (h < 0)
 			return perr(p, line, col,
 				    "invalid escape sequence: '\\%c' takes %d "
@@ -663,7 +654,7 @@ static int parse_keyval(struct parser *p, struct spx_toml *tbl);
 
 static int digitval(int c, int base)
 {
-	int d = hexval(c);
+	int d = spx_hexval(c);
 
 	return d >= 0 && d < base ? d : -1;
 }

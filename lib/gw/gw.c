@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 
 #include "gw/gw_int.h"
+#include "hex.h"
 #include "http/query.h"
 #include "id.h"
 
@@ -319,17 +320,6 @@ static void on_body(void *app, struct spx_http_req *req, const char *data,
 	spx_buf_add(&g->form, data, len);
 }
 
-static void hex(const unsigned char *in, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[in[i] >> 4];
-		out[2 * i + 1] = digits[in[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 static void end_query(struct gw_req *g, struct spx_http_req *req,
 		      struct spx_http_resp *resp)
 {
@@ -388,7 +378,7 @@ static void on_end(void *app, struct spx_http_req *req,
 	unsigned int n = 0;
 
 	EVP_DigestFinal_ex(g->sha, md, &n);
-	hex(md, 32, g->body_hash);
+	spx_hex_encode(md, 32, g->body_hash);
 	if (g->api != GW_S3) {
 		end_query(g, req, resp);
 		return;

@@ -1,18 +1,9 @@
 /* query.c: percent-encoding and query parsing (contract in query.h). */
 #include "spx.h"
 
-#include "http/query.h"
+#include "hex.h"
 
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "http/query.h"
 
 /* Decode onto out; base is the offset of s in what the caller parses,
  * for the message. */
@@ -28,8 +19,8 @@ static int decode(const char *s, size_t len, int flags, size_t base,
 		char c;
 
 		if (u[i] == '%') {
-			hi = i + 2 < len ? hexval(u[i + 1]) : -1;
-			lo = hi >= 0 ? hexval(u[i + 2]) : -1;
+			hi = i + 2 < len ? spx_hexval(u[i + 1]) : -1;
+			lo = hi >= 0 ? spx_hexval(u[i + 2]) : -1;
 			if (lo < 0) {
 				if (!(flags & SPX_URI_LENIENT))
 					return spx_error(
