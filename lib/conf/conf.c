@@ -195,17 +195,8 @@ struct ctx {
 	struct spx_conf *c;
 };
 
-__attribute__((format(printf, 4, 5))) static int
-cerr(const struct ctx *x, int line, int col, const char *fmt, ...)
-{
-	char msg[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return spx_error(SPX_USAGE, "%s:%d:%d: %s", x->file, line, col, msg);
-}
+#define cerr(x, line, col, ...) \
+	spx_error_at((x)->file, (line), (col), __VA_ARGS__)
 
 /* ---- values ---- */
 

@@ -43,17 +43,8 @@ struct key {
 	int col[SPX_TOML_MAX_DEPTH];
 };
 
-__attribute__((format(printf, 4, 5))) static int
-perr(const struct parser *p, int line, int col, const char *fmt, ...)
-{
-	char msg[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return spx_error(SPX_USAGE, "%s:%d:%d: %s", p->file, line, col, msg);
-}
+#define perr(p, line, col, ...) \
+	spx_error_at((p)->file, (line), (col), __VA_ARGS__)
 
 #define PERR(p, ...) perr((p), (p)->line, (p)->col, __VA_ARGS__)
 

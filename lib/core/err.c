@@ -119,6 +119,17 @@ int spx_error_errno(int status, const char *fmt, ...)
 	return -1;
 }
 
+int spx_error_at(const char *file, int line, int col, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return spx_error(SPX_USAGE, "%s:%d:%d: %s", file, line, col, msg);
+}
+
 int spx_error_prefix(const char *fmt, ...)
 {
 	char pre[512];

@@ -45,6 +45,10 @@ int spx_error(int status, const char *fmt, ...)
 /* The same with ": strerror(errno)" appended (errno read on entry). */
 int spx_error_errno(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The same for a position in a file: "file:line:col: message", always
+ * SPX_USAGE (a malformed input). */
+int spx_error_at(const char *file, int line, int col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* Prefix the recorded message with "what: " (adds context on the way up);
  * always returns -1. */
 int spx_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -66,7 +66,26 @@ int spx_mkdirs(const char *path, mode_t mode)
 		if (c != '/' && c != '\0')
 			continue;
 		*s = '\0';
-		if (mkdir(p, mode) < 0 && errno != EEXIST) {
+		if (mkdir(p, mode) == 0) {
+			/* A new directory is durable only once its parent is
+			 * synced. */
+			char *q = strrchr(p, '/');
+			int r;
+
+			if (q == p) {
+				r = spx_fsync_dir("/");
+			} else if (q) {
+				*q = '\0';
+				r = spx_fsync_dir(p);
+				*q = '/';
+			} else {
+				r = spx_fsync_dir(".");
+			}
+			if (r < 0) {
+				rc = -1;
+				break;
+			}
+		} else if (errno != EEXIST) {
 			rc = spx_error_errno(SPX_FAIL, "cannot create '%s'", p);
 			break;
 		}

@@ -10,7 +10,8 @@
  * kill -9 and power loss. excl: fail with SPX_NO if path exists. */
 int spx_write_file(const char *path, const void *data, size_t len,
 		   mode_t mode, bool excl);
-/* mkdir -p with mode for the directories it makes. */
+/* mkdir -p with mode for the directories it makes, each synced into its
+ * parent so that it survives power loss. */
 int spx_mkdirs(const char *path, mode_t mode);
 /* fsync a directory by path. */
 int spx_fsync_dir(const char *dir);

@@ -38,15 +38,21 @@ void spx_http_resp_init(struct spx_http_resp *resp)
 	resp->gen_len = -1;
 }
 
-void spx_http_resp_release(struct spx_http_resp *resp)
+/* Forget the headers and any streamed body. */
+static void drop(struct spx_http_resp *resp)
 {
 	spx_kv_free(&resp->headers);
-	spx_buf_release(&resp->body);
 	if (resp->gen_free)
 		resp->gen_free(resp->gen_ctx);
 	resp->gen = NULL;
 	resp->gen_free = NULL;
 	resp->gen_ctx = NULL;
+}
+
+void spx_http_resp_release(struct spx_http_resp *resp)
+{
+	drop(resp);
+	spx_buf_release(&resp->body);
 }
 
 void spx_http_req_release(struct spx_http_req *req)
@@ -63,13 +69,8 @@ void spx_http_fail(const struct spx_http_handler *h, struct spx_http_req *req,
 		   struct spx_http_resp *resp)
 {
 	/* Whatever the handler had started is replaced. */
-	spx_kv_free(&resp->headers);
+	drop(resp);
 	spx_buf_reset(&resp->body);
-	if (resp->gen_free)
-		resp->gen_free(resp->gen_ctx);
-	resp->gen = NULL;
-	resp->gen_free = NULL;
-	resp->gen_ctx = NULL;
 	h->error(h->app, req, status, code, msg, resp);
 	resp->status = status;
 	resp->close = true;

@@ -30,6 +30,8 @@
  */
 #include "spx.h"
 
+#include "file.h"
+
 #include <dirent.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -795,47 +797,6 @@ static int dir_sweep(void *be, size_t *removed)
 	return walk_prefix(be, "", 1, sweep_one, removed);
 }
 
-/* mkdir -p path, each new level 0700 and synced into its parent. */
-static int make_root(const char *path)
-{
-	char *p = spx_strdup(path);
-	int rc = 0;
-
-	for (char *s = p + 1;; s++) {
-		char c = *s;
-
-		if (c != '/' && c != '\0')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0700) == 0) {
-			char *q = strrchr(p, '/');
-			int fd;
-
-			if (q == p)
-				fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			else if (q) {
-				*q = '\0';
-				fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-				*q = '/';
-			} else {
-				fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			}
-			if (fd >= 0) {
-				fsync(fd);
-				close(fd);
-			}
-		} else if (errno != EEXIST) {
-			rc = spx_error_errno(SPX_FAIL, "cannot create '%s'", p);
-			break;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	free(p);
-	return rc;
-}
-
 static int dir_open(const char *arg, unsigned flags, void **be)
 {
 	struct dir_be *d;
@@ -843,7 +804,7 @@ static int dir_open(const char *arg, unsigned flags, void **be)
 
 	if (!*arg)
 		return spx_state_error(SPX_STATE_INVALID, "empty store path");
-	if ((flags & SPX_STATE_CREATE) && make_root(arg) < 0)
+	if ((flags & SPX_STATE_CREATE) && spx_mkdirs(arg, 0700) < 0)
 		return SPX_STATE_FAIL;
 	d = spx_calloc(1, sizeof(*d));
 	d->path = spx_strdup(arg);
