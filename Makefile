@@ -49,6 +49,8 @@ $(O)/libspx.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 tool_objs = $(patsubst %.c,$(O)/obj/%.o,$(wildcard bin/$(1)/*.c))
+# Keep the tools' objects: they are intermediate files to make.
+.SECONDARY:
 .SECONDEXPANSION:
 $(O)/bin/%: $$(call tool_objs,$$*) $(O)/libspx.a
 	@mkdir -p $(@D)

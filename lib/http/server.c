@@ -294,7 +294,10 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 		 * larger than our own header limit so that the driver, not
 		 * MHD, answers an oversized head, with an AWS error body. */
 		size_t pool = lim->max_header_bytes * 2 + 32768;
+		/* The logger first, so that MHD reports everything after it
+		 * through us. The TLS pair last, so that END can cut it. */
 		struct MHD_OptionItem opts[] = {
+			{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
 			{ MHD_OPTION_SOCK_ADDR, 0, &ss },
 			{ MHD_OPTION_THREAD_POOL_SIZE, threads, NULL },
 			{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)pool,
@@ -304,7 +307,6 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 			  NULL },
 			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed,
 			  &srv->l[i] },
-			{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
 			{ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)ls[i].key_pem },
 			{ MHD_OPTION_HTTPS_MEM_CERT, 0,
 			  (void *)ls[i].cert_pem },
