@@ -290,10 +290,16 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 			flags |= MHD_USE_IPv6;
 		if (ls[i].cert_pem)
 			flags |= MHD_USE_TLS;
-		/* The connection memory pool holds the request head; it is
-		 * larger than our own header limit so that the driver, not
-		 * MHD, answers an oversized head, with an AWS error body. */
-		size_t pool = lim->max_header_bytes * 2 + 32768;
+		/* The connection memory pool holds the request head. It is
+		 * well above our own header limit so that the driver, not
+		 * MHD, answers an oversized head, with an AWS error body; only
+		 * a head beyond the pool itself gets MHD's own 431 page. MHD
+		 * maps a pool this large lazily: untouched pages cost no
+		 * memory. */
+		size_t pool = lim->max_header_bytes * 4;
+
+		if (pool < (1u << 20))
+			pool = 1u << 20;
 		/* The logger first, so that MHD reports everything after it
 		 * through us. The TLS pair last, so that END can cut it. */
 		struct MHD_OptionItem opts[] = {
