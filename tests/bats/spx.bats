@@ -244,3 +244,35 @@ teardown() { stop_node; }
 	[ "$status" -eq 100 ]
 	[[ "$output" == *"unknown log level 'loud'"* ]]
 }
+
+@test "admin schema lists every key with type, default and meaning" {
+	run spx admin schema
+	[ "$status" -eq 0 ]
+	grep -qP '^nodes\.\*\.gw\.ec2_port\tinteger 1\.\.65535\t9999\t' <<<"$output"
+	grep -qP '^aws\.region\tregion\tus-east-1\t' <<<"$output"
+	run spx admin schema extra
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"unexpected operand 'extra'"* ]]
+}
+
+@test "admin profile and down on a missing node" {
+	run spx admin profile --root "$BATS_TEST_TMPDIR/none"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"spx: admin profile: cannot open '$BATS_TEST_TMPDIR/none/spinifex.toml'"* ]]
+	# Nothing runs there, so there is nothing to stop: success.
+	run spx down --root "$BATS_TEST_TMPDIR/none"
+	[ "$status" -eq 0 ]
+}
+
+@test "options take their values in both forms, and a missing value is an error" {
+	root="$BATS_TEST_TMPDIR/forms"
+	run spx admin init --root="$root" --region=eu-west-2 --ec2-port 10001 --s3-port=10002
+	[ "$status" -eq 0 ]
+	grep -q '^region = "eu-west-2"$' "$root/spinifex.toml"
+	run spx admin init --root
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"option '--root' needs DIR"* ]]
+	run spx up --foreground=yes --root "$root"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"option '--foreground' takes no value"* ]]
+}
