@@ -26,7 +26,7 @@ ifdef DEVELOPER
 SPX_CFLAGS += -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
 	-Wold-style-definition
 endif
-LDLIBS_ALL = $(PKG_LIBS) -pthread
+LDLIBS_ALL = $(PKG_LIBS) -lm -pthread
 
 LIB_SRC := $(sort $(wildcard lib/*/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(O)/obj/%.o)

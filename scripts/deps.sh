@@ -11,10 +11,12 @@ libmicrohttpd-dev libcurl4-openssl-dev openssl ca-certificates"
 FUZZ="clang libclang-rt-14-dev"
 # Tests: bats, the real clients (aws v2, boto3, node for the npm SDK v3),
 # valgrind for the leak check of the unit tests.
-TEST="bats awscli python3-boto3 nodejs valgrind curl procps"
+TEST="bats awscli python3-boto3 nodejs valgrind curl procps groff-base"
+# Benchmarks (spx-bench): the load generators and the plotter.
+BENCH="sysbench fio gnuplot-nox"
 
 want=""
-for p in $BUILD $FUZZ $TEST; do
+for p in $BUILD $FUZZ $TEST $BENCH; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
 		want="$want $p"
 	fi

@@ -1,0 +1,188 @@
+/* spx-bench: what the platform costs against bare metal.
+ *
+ * `host` runs the host suite (CPU, memory, disk) by chainloading
+ * scripts/spx-bench.sh, the same script operators run inside guests, so
+ * host and guest results come from one implementation. compare and plot
+ * read the JSON every suite writes (lib/bench/bench.h). */
+#include "spx.h"
+
+#include "bench/bench.h"
+#include "cmd.h"
+
+static const char *results_dir(const struct spx_args *a)
+{
+	const char *r = spx_arg(a, "results");
+	const char *e = getenv("SPX_BENCH_RESULTS");
+
+	return r ? r : e && *e ? e : "bench-results";
+}
+
+static char *find_script(void)
+{
+	const char *e = getenv("SPX_BENCH_SCRIPT");
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+	static const char *const rel[] = { "../share/spx/spx-bench.sh",
+					   "../../scripts/spx-bench.sh" };
+
+	if (e && *e)
+		return spx_strdup(e);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(rel); i++) {
+		char *p = spx_xprintf("%s/%s", self, rel[i]);
+
+		if (access(p, R_OK) == 0)
+			return p;
+		free(p);
+	}
+	return NULL;
+}
+
+static int cmd_host(const struct spx_args *a)
+{
+	static const char *const pass[] = { "tag", "runs", "dir", "results",
+					    "require-mount", "quick" };
+	char **argv = spx_calloc(2 * SPX_ARRAY_SIZE(pass) + 4, sizeof(char *));
+	char *script = find_script();
+	size_t n = 0;
+
+	if (!script) {
+		spx_warn("host: cannot find spx-bench.sh (set SPX_BENCH_SCRIPT)");
+		free(argv);
+		return SPX_FAIL;
+	}
+	argv[n++] = "bash";
+	argv[n++] = script;
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(pass); i++) {
+		const char *v = spx_arg(a, pass[i]);
+
+		if (!v)
+			continue;
+		argv[n++] = spx_xprintf("--%s", pass[i]);
+		if (*v)
+			argv[n++] = (char *)v;
+	}
+	if (!spx_arg(a, "results"))
+		setenv("SPX_BENCH_RESULTS", results_dir(a), 0);
+	/* Chainload: the script's exit status is ours. */
+	fflush(stdout);
+	execvp("bash", argv);
+	spx_warn_errno("host: cannot run bash");
+	return SPX_FAIL;
+}
+
+static int load(const struct spx_args *a, const char *tag,
+		struct spx_bench_runs *rs)
+{
+	if (spx_bench_load_tag(results_dir(a), tag, rs) < 0) {
+		spx_warn("%s: %s", a->verb->name, spx_errmsg());
+		return spx_errstatus();
+	}
+	return 0;
+}
+
+static int cmd_compare(const struct spx_args *a)
+{
+	struct spx_bench_runs ra, rb;
+	int rc;
+
+	rc = load(a, a->argv[0], &ra);
+	if (rc)
+		return rc;
+	rc = load(a, a->argv[1], &rb);
+	if (rc) {
+		spx_bench_runs_release(&ra);
+		return rc;
+	}
+	if (spx_bench_compare(a->argv[0], &ra, a->argv[1], &rb, stdout,
+			      spx_flag(a, "json")) < 0) {
+		spx_warn("compare: %s", spx_errmsg());
+		rc = SPX_FAIL;
+	}
+	spx_bench_runs_release(&ra);
+	spx_bench_runs_release(&rb);
+	return rc;
+}
+
+static int cmd_plot(const struct spx_args *a)
+{
+	struct spx_bench_runs *rs = spx_calloc((size_t)a->argc, sizeof(*rs));
+	const char *out = spx_arg(a, "out");
+	int rc = 0, i;
+
+	if (!out) {
+		spx_warn("plot: --out DIR is required");
+		free(rs);
+		return SPX_USAGE;
+	}
+	for (i = 0; i < a->argc && !rc; i++)
+		rc = load(a, a->argv[i], &rs[i]);
+	if (!rc && spx_bench_plot((const char *const *)a->argv, rs,
+				  (size_t)a->argc, out) < 0) {
+		spx_warn("plot: %s", spx_errmsg());
+		rc = spx_errstatus();
+	}
+	if (!rc)
+		printf("%s/cpu-single.png\n%s/random-iops.png\n"
+		       "%s/sequential-mibs.png\n%s/variance.png\n",
+		       out, out, out, out);
+	for (int k = 0; k < a->argc; k++)
+		spx_bench_runs_release(&rs[k]);
+	free(rs);
+	return rc;
+}
+
+#define RESULTS_OPT                                                        \
+	{ "results", 'R', "DIR",                                           \
+	  "the results directory (default $SPX_BENCH_RESULTS, else "       \
+	  "./bench-results)" }
+
+static const struct spx_opt host_opts[] = {
+	{ "tag", 't', "TAG", "label the runs (default host-HOSTNAME)" },
+	{ "runs", 'n', "N", "repeat the suite N times (default 1)" },
+	{ "dir", 'd', "DIR", "benchmark the file system under DIR (default $BENCHDIR, else .)" },
+	RESULTS_OPT,
+	{ "require-mount", 0, NULL, "refuse unless DIR is a mount point" },
+	{ "quick", 'q', NULL, "shorten every job (for tests)" },
+	{ 0 },
+};
+static const struct spx_opt compare_opts[] = {
+	RESULTS_OPT,
+	{ "json", 'j', NULL, "print JSON instead of a table" },
+	{ 0 },
+};
+static const struct spx_opt plot_opts[] = {
+	RESULTS_OPT,
+	{ "out", 'o', "DIR", "write the PNG charts (and their data) here" },
+	{ 0 },
+};
+
+static const struct spx_verb verbs[] = {
+	{ "host", cmd_host, host_opts, "",
+	  "CPU, memory and disk of this machine (scripts/spx-bench.sh)", 0, 0 },
+	{ "compare", cmd_compare, compare_opts, "TAG_A TAG_B",
+	  "medians, ranges and ratios of two tags", 2, 2 },
+	{ "plot", cmd_plot, plot_opts, "TAG...",
+	  "PNG charts of one or more tags (gnuplot)", 1, 16 },
+	{ 0 },
+};
+
+int main(int argc, char **argv)
+{
+	static const struct spx_tool tool = {
+		"spx-bench",
+		"spx-bench: what the platform costs against bare metal.\n"
+		"Runs are saved as JSON under the results directory, one "
+		"directory per tag.",
+		verbs, NULL
+	};
+
+	return spx_cmd_main(&tool, argc, argv);
+}
