@@ -13,7 +13,7 @@
 O ?= build
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS = openssl jansson expat libmicrohttpd libcurl
+PKGS = openssl jansson expat libmicrohttpd libcurl libisal
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
