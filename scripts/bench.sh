@@ -1,10 +1,30 @@
 #!/usr/bin/env bash
-# make bench: run every benchmark suite available on this machine.
+# make bench: run every benchmark suite available on this machine and print
+# each figure beside the limit measured in the same run.
 #   scripts/bench.sh BUILD_DIR
+# BENCH_RUNS (default 3) runs per suite, BENCH_TAG (default bench-HOSTNAME),
+# BENCHDIR (default a directory under /var/tmp, for the disk jobs) and
+# SPX_BENCH_RESULTS (default ./bench-results) change what it does.
 set -euo pipefail
 O=${1:?usage: bench.sh BUILD_DIR}
-if [ ! -x "$O/bin/spx-bench" ]; then
-	echo "bench: no benchmark suite is built yet (spx-bench arrives with its issue)" >&2
-	exit 0
-fi
-exec "$O/bin/spx-bench" all
+export PATH="$(cd "$O/bin" && pwd):$PATH"
+runs=${BENCH_RUNS:-3}
+tag=${BENCH_TAG:-bench-$(hostname -s)}
+dir=${BENCHDIR:-/var/tmp/spx-bench}
+mkdir -p "$dir"
+export SPX_BENCH_RESULTS=${SPX_BENCH_RESULTS:-$PWD/bench-results}
+
+# host: the machine itself is the limit every later suite is measured
+# against, so its report is the reference.
+echo "== spx-bench host ($runs runs, tag $tag, disk under $dir)"
+spx-bench host --tag "$tag" --runs "$runs" --dir "$dir"
+# Later suites plug in here, each printing its figures beside the limit it
+# measures in the same run (see bench/README.md):
+#   spx-bench s3, spx-bench block, spx-bench vm, spx-bench net
+for suite in s3 block vm net; do
+	if spx-bench --list-verbs | grep -qx "$suite"; then
+		echo "== spx-bench $suite ($runs runs, tag $tag)"
+		spx-bench "$suite" --tag "$tag" --runs "$runs"
+	fi
+done
+echo "== results in $SPX_BENCH_RESULTS/$tag; compare with: spx-bench compare $tag OTHER_TAG"
