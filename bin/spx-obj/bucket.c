@@ -1,0 +1,152 @@
+/* spx-obj mb | rb | ls */
+#include "spx.h"
+
+#include <jansson.h>
+
+#include "objcli.h"
+#include "print.h"
+
+int cmd_mb(const struct spx_args *a)
+{
+	struct objcli c;
+	int rc = objcli_open(a, &c);
+
+	if (rc)
+		return rc;
+	rc = spx_obj_bucket_create(c.s, a->argv[0], c.owner, c.region);
+	if (rc < 0)
+		rc = objcli_fail(a, rc);
+	objcli_close(&c);
+	return rc;
+}
+
+int cmd_rb(const struct spx_args *a)
+{
+	struct objcli c;
+	int rc = objcli_open(a, &c);
+
+	if (rc)
+		return rc;
+	rc = spx_obj_bucket_delete(c.s, a->argv[0]);
+	if (rc < 0)
+		rc = objcli_fail(a, rc);
+	objcli_close(&c);
+	return rc;
+}
+
+static void iso_time(int64_t ms, char *out, size_t n)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, n, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + strlen(out), n - strlen(out), ".%03dZ", (int)(ms % 1000));
+}
+
+static int ls_buckets(const struct spx_args *a, struct objcli *c)
+{
+	struct spx_obj_bucket *b;
+	size_t n;
+	int rc = spx_obj_bucket_list(c->s, &b, &n);
+
+	if (rc < 0)
+		return objcli_fail(a, rc);
+	if (spx_flag(a, "json")) {
+		struct spx_table *t = spx_table_new("NAME", "OWNER", "REGION",
+						    "CREATED", NULL);
+		char ts[40];
+
+		for (size_t i = 0; i < n; i++) {
+			spx_table_row(t);
+			spx_table_str(t, b[i].name);
+			spx_table_str(t, b[i].owner);
+			spx_table_str(t, b[i].region);
+			iso_time(b[i].created_ms, ts, sizeof(ts));
+			spx_table_str(t, ts);
+		}
+		rc = spx_table_print(t, stdout, true) < 0 ? SPX_FAIL : 0;
+		spx_table_free(t);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			printf("%s\n", b[i].name);
+	}
+	free(b);
+	return rc;
+}
+
+int cmd_ls(const struct spx_args *a)
+{
+	struct objcli c;
+	struct spx_obj_list_opts o = { 0 };
+	struct spx_obj_list l;
+	long long max;
+	size_t left;
+	char *after = NULL;
+	bool json = spx_flag(a, "json");
+	json_t *arr = json ? json_array() : NULL;
+	int rc;
+
+	if (spx_arg_int(a, "max", 1, 1000000000, 0, &max) < 0) {
+		spx_warn("ls: %s", spx_errmsg());
+		json_decref(arr);
+		return SPX_USAGE;
+	}
+	if ((rc = objcli_open(a, &c))) {
+		json_decref(arr);
+		return rc;
+	}
+	if (!a->argc) {
+		rc = ls_buckets(a, &c);
+		goto out;
+	}
+	o.prefix = spx_arg(a, "prefix");
+	o.delimiter = spx_arg(a, "delimiter");
+	after = spx_arg(a, "start-after") ? spx_strdup(spx_arg(a, "start-after")) : NULL;
+	left = max ? (size_t)max : SIZE_MAX;
+	/* Page through, 1000 at a time, as an S3 client would. */
+	while (left) {
+		o.after = after;
+		o.max = left < 1000 ? left : 1000;
+		if ((rc = spx_obj_list(c.s, a->argv[0], &o, &l)) < 0) {
+			rc = objcli_fail(a, rc);
+			goto out;
+		}
+		for (size_t i = 0; i < l.nprefixes; i++) {
+			if (json)
+				json_array_append_new(arr, json_pack("{s:s}", "prefix",
+								     l.prefixes[i]));
+			else
+				printf("%s\n", l.prefixes[i]);
+		}
+		for (size_t i = 0; i < l.n; i++) {
+			char ts[40];
+
+			iso_time(l.v[i].mtime_ms, ts, sizeof(ts));
+			if (json)
+				json_array_append_new(
+					arr, json_pack("{s:s,s:I,s:s,s:s}", "key",
+						       l.v[i].key, "size",
+						       (json_int_t)l.v[i].size, "etag",
+						       l.v[i].etag, "mtime", ts));
+			else
+				printf("%s\n", l.v[i].key);
+		}
+		left -= l.n + l.nprefixes;
+		free(after);
+		after = l.truncated ? spx_strdup(l.next) : NULL;
+		spx_obj_list_release(&l);
+		if (!after)
+			break;
+	}
+	rc = 0;
+	if (json) {
+		json_dumpf(arr, stdout, JSON_INDENT(2));
+		putchar('\n');
+	}
+out:
+	json_decref(arr);
+	free(after);
+	objcli_close(&c);
+	return rc;
+}

@@ -1,0 +1,119 @@
+/* spx-obj: the object store from the shell. Each verb is a thin call
+ * into lib/obj, the same code the S3 API runs. */
+#include "spx.h"
+
+#include "conf/conf.h"
+#include "node/node.h"
+#include "objcli.h"
+
+int objcli_open(const struct spx_args *a, struct objcli *c)
+{
+	struct spx_node_loc loc;
+	struct spx_conf conf;
+	const struct spx_conf_node *self;
+	struct spx_obj_opts o = { 0 };
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	spx_node_locate(spx_arg(a, "root"), &loc);
+	if (spx_conf_load(loc.conf, loc.root, &conf) < 0) {
+		spx_warn("%s: %s", a->verb->name, spx_errmsg());
+		spx_node_loc_release(&loc);
+		return spx_errstatus();
+	}
+	self = spx_conf_self(&conf);
+	o.drives = (const char *const *)self->obj.drives.v;
+	o.ndrives = self->obj.drives.n;
+	o.data = self->obj.data;
+	o.parity = self->obj.parity;
+	o.flags = SPX_OBJ_CREATE;
+	rc = spx_obj_open(&o, &c->s);
+	if (rc == 0) {
+		c->owner = spx_strdup(conf.aws.account_id);
+		c->region = spx_strdup(conf.aws.region);
+	}
+	spx_conf_release(&conf);
+	spx_node_loc_release(&loc);
+	if (rc < 0)
+		return objcli_fail(a, rc);
+	return 0;
+}
+
+void objcli_close(struct objcli *c)
+{
+	spx_obj_close(c->s);
+	free(c->owner);
+	free(c->region);
+}
+
+int objcli_fail(const struct spx_args *a, int rc)
+{
+	spx_warn("%s: %s", a->verb->name, spx_errmsg());
+	return spx_obj_code(rc)->status;
+}
+
+#define ROOT_OPT                                                           \
+	{ "root", 'r', "DIR",                                              \
+	  "the node root (default $SPX_ROOT, else /etc/spinifex)" }
+
+static const struct spx_opt root_opts[] = { ROOT_OPT, { 0 } };
+static const struct spx_opt ls_opts[] = {
+	ROOT_OPT,
+	{ "prefix", 'p', "P", "only keys that begin with P" },
+	{ "start-after", 0, "KEY", "only keys after KEY" },
+	{ "delimiter", 'd', "D", "roll keys up to common prefixes at D" },
+	{ "max", 'n', "N", "at most N keys (and prefixes)" },
+	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
+static const struct spx_opt put_opts[] = {
+	ROOT_OPT,
+	{ "content-type", 't', "TYPE", "the Content-Type to store" },
+	{ 0 },
+};
+static const struct spx_opt get_opts[] = {
+	ROOT_OPT,
+	{ "range", 0, "FIRST-LAST", "only bytes FIRST to LAST (inclusive)" },
+	{ 0 },
+};
+static const struct spx_opt json_opts[] = {
+	ROOT_OPT,
+	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
+
+static const struct spx_verb verbs[] = {
+	{ "mb", cmd_mb, root_opts, "BUCKET", "make a bucket", 1, 1 },
+	{ "rb", cmd_rb, root_opts, "BUCKET",
+	  "remove an empty bucket", 1, 1 },
+	{ "ls", cmd_ls, ls_opts, "[BUCKET]",
+	  "list the buckets, or the keys of BUCKET, one per line", 0, 1 },
+	{ "put", cmd_put, put_opts, "BUCKET KEY [FILE]",
+	  "store FILE (default stdin) as KEY; print its ETag", 2, 3 },
+	{ "get", cmd_get, get_opts, "BUCKET KEY [FILE]",
+	  "write the object to FILE (default stdout)", 2, 3 },
+	{ "cat", cmd_cat, get_opts, "BUCKET KEY",
+	  "write the object to stdout", 2, 2 },
+	{ "cp", cmd_cp, root_opts, "SRC_BUCKET SRC_KEY DST_BUCKET DST_KEY",
+	  "copy an object", 4, 4 },
+	{ "rm", cmd_rm, root_opts, "BUCKET KEY", "delete an object", 2, 2 },
+	{ "stat", cmd_stat, json_opts, "BUCKET KEY",
+	  "print an object's metadata", 2, 2 },
+	{ "verify", cmd_verify, root_opts, "[BUCKET]",
+	  "check every shard block; exit 1 if any object is damaged", 0, 1 },
+	{ "heal", cmd_heal, root_opts, "[BUCKET]",
+	  "rewrite missing or corrupt shards; exit 1 if any object is lost",
+	  0, 1 },
+	{ 0 },
+};
+
+int main(int argc, char **argv)
+{
+	static const struct spx_tool tool = {
+		"spx-obj",
+		"spx-obj: the object store (buckets, objects, erasure coding).",
+		verbs, NULL
+	};
+
+	return spx_cmd_main(&tool, argc, argv);
+}

@@ -1,0 +1,344 @@
+/* heal.c: verify every shard block and metadata copy; heal rewrites what
+ * is missing or corrupt from the survivors and sweeps the leftovers of
+ * killed writers. */
+#include "spx.h"
+
+#include <dirent.h>
+#include <sys/file.h>
+
+#include "file.h"
+#include "hex.h"
+#include "obj/obj_int.h"
+
+enum { B_OK, B_MISSING, B_CORRUPT };
+
+static int block_state(int fd, const struct spx_obj_stripe *st,
+		       unsigned char *p)
+{
+	size_t want = st->bl + 4, got = 0;
+	uint32_t crc;
+
+	if (fd < 0)
+		return B_MISSING;
+	while (got < want) {
+		ssize_t n = pread(fd, p + got, want - got, (off_t)(st->foff + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return B_CORRUPT;
+		if (!n)
+			return B_MISSING;
+		got += (size_t)n;
+	}
+	crc = (uint32_t)p[st->bl] | (uint32_t)p[st->bl + 1] << 8 |
+	      (uint32_t)p[st->bl + 2] << 16 | (uint32_t)p[st->bl + 3] << 24;
+	return spx_obj_crc32c(p, st->bl) == crc ? B_OK : B_CORRUPT;
+}
+
+/* Check (and with heal, rebuild) one segment. */
+static int check_seg(struct spx_obj *s, const struct spx_obj_meta *m,
+		     char **ddirs, const struct spx_obj_seg *seg, bool heal,
+		     struct spx_obj_check *c)
+{
+	int n = m->k + m->m, fds[32], out[32], rc = 0;
+	bool badshard[32] = { false }, any = false;
+	uint64_t ns = spx_obj_nstripes(seg->size, m->k, m->block);
+	unsigned char *buf = spx_malloc((size_t)n * (m->block + 4));
+	unsigned char *sh[32];
+	char *tmp[32] = { NULL };
+	bool ok[32];
+
+	for (int i = 0; i < n; i++) {
+		char *p = spx_xprintf("%s/%s", ddirs[i], seg->name);
+
+		fds[i] = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		out[i] = -1;
+		sh[i] = buf + (size_t)i * (m->block + 4);
+		free(p);
+	}
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		if (pass == 1) {
+			if (!heal || !any || c->lost)
+				break;
+			for (int i = 0; i < n; i++) {
+				char rnd[17];
+
+				if (!badshard[i])
+					continue;
+				if (spx_mkdirs(ddirs[i], 0755) < 0 ||
+				    (rc = obj_randhex(rnd, 8)) < 0) {
+					rc = SPX_OBJ_INTERNAL;
+					break;
+				}
+				tmp[i] = spx_xprintf("%s/.heal-%s", ddirs[i], rnd);
+				out[i] = open(tmp[i], O_WRONLY | O_CREAT | O_EXCL |
+							      O_CLOEXEC, 0644);
+				if (out[i] < 0) {
+					rc = obj_errno("cannot create '%s'", tmp[i]);
+					break;
+				}
+			}
+		}
+		for (uint64_t si = 0; si < ns && !rc; si++) {
+			struct spx_obj_stripe st;
+			int bad = 0;
+
+			spx_obj_stripe_at(seg->size, m->k, m->block, si, &st);
+			for (int i = 0; i < n; i++) {
+				int b = block_state(fds[i], &st, sh[i]);
+
+				ok[i] = b == B_OK;
+				if (pass == 0) {
+					c->blocks++;
+					c->missing += b == B_MISSING;
+					c->corrupt += b == B_CORRUPT;
+				}
+				if (!ok[i]) {
+					bad++;
+					badshard[i] = any = true;
+				}
+			}
+			if (bad > m->m) {
+				c->lost = true;
+				continue;
+			}
+			if (pass == 0)
+				continue;
+			if (spx_ec_decode(&s->ec, st.bl, sh, ok) < 0) {
+				rc = SPX_OBJ_INTERNAL;
+				break;
+			}
+			for (int i = 0; i < n && !rc; i++) {
+				uint32_t crc;
+				unsigned char c4[4];
+
+				if (out[i] < 0)
+					continue;
+				crc = spx_obj_crc32c(sh[i], st.bl);
+				c4[0] = crc & 255, c4[1] = crc >> 8 & 255;
+				c4[2] = crc >> 16 & 255, c4[3] = crc >> 24;
+				if ((rc = obj_write_all(out[i], sh[i], st.bl, tmp[i])) == 0)
+					rc = obj_write_all(out[i], c4, 4, tmp[i]);
+				if (!ok[i])
+					c->healed++;
+			}
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		if (out[i] < 0)
+			continue;
+		if (!rc && fsync(out[i]) < 0)
+			rc = obj_errno("cannot sync '%s'", tmp[i]);
+		close(out[i]);
+		if (!rc) {
+			char *p = spx_xprintf("%s/%s", ddirs[i], seg->name);
+
+			if (rename(tmp[i], p) < 0)
+				rc = obj_errno("cannot rename '%s'", tmp[i]);
+			else if (spx_fsync_dir(ddirs[i]) < 0)
+				rc = SPX_OBJ_INTERNAL;
+			free(p);
+		}
+		if (rc)
+			unlink(tmp[i]);
+	}
+	for (int i = 0; i < n; i++)
+		free(tmp[i]);
+	free(buf);
+	return rc;
+}
+
+/* Remove what no metadata references in a key directory: data
+ * directories no live writer holds, temp files. */
+static void sweep_kdir(const char *kdir, const char *keep)
+{
+	DIR *dp = opendir(kdir);
+	struct dirent *e;
+
+	if (!dp)
+		return;
+	while ((e = readdir(dp))) {
+		char *p;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    !strcmp(e->d_name, "meta") || (keep && !strcmp(e->d_name, keep)))
+			continue;
+		p = spx_xprintf("%s/%s", kdir, e->d_name);
+		if (!strncmp(e->d_name, "d-", 2)) {
+			int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+			if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+				obj_rmtree(p);
+			if (fd >= 0)
+				close(fd);
+		} else if (!strncmp(e->d_name, ".tmp.", 5) ||
+			   !strncmp(e->d_name, ".heal-", 6)) {
+			unlink(p);
+		}
+		free(p);
+	}
+	closedir(dp);
+	rmdir(kdir); /* only if empty */
+	spx_error_clear();
+}
+
+static int check_key(struct spx_obj *s, const char *bucket, const char *enc,
+		     bool heal, spx_obj_check_fn *fn, void *ctx)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	struct spx_obj_check c = { .bucket = bucket };
+	char *kd[32], *dd[32] = { NULL }, keybuf[SPX_OBJ_KEY_MAX + 1];
+	int rc, lk = -1, n = s->n;
+	const char *key = NULL;
+
+	for (int i = 0; i < n; i++)
+		kd[i] = obj_kdir(s, i, bucket, enc);
+	/* The key: from the name, or from the metadata for a hashed name. */
+	if (enc[0] != '~') {
+		size_t o = 0;
+
+		for (const char *p = enc; *p && o < SPX_OBJ_KEY_MAX; p++) {
+			if (*p == '%' && spx_hexval(p[1]) >= 0 && spx_hexval(p[2]) >= 0) {
+				keybuf[o++] = (char)(spx_hexval(p[1]) << 4 | spx_hexval(p[2]));
+				p += 2;
+			} else {
+				keybuf[o++] = *p;
+			}
+		}
+		keybuf[o] = 0;
+		key = keybuf;
+	} else if (obj_get_meta(s, kd, "meta", &m, SPX_OBJ_NO_SUCH_KEY) == 0) {
+		snprintf(keybuf, sizeof(keybuf), "%s", m.key);
+		key = keybuf;
+		spx_obj_meta_release(&m);
+	}
+	spx_error_clear();
+	if (!key) {
+		rc = 0; /* XXX: a hashed key never committed: left for now */
+		goto out;
+	}
+	c.key = key;
+	if (heal && (rc = obj_lock(s, bucket, key, true, &lk)) < 0)
+		goto out;
+	rc = obj_get_meta(s, kd, "meta", &m, SPX_OBJ_NO_SUCH_KEY);
+	if (rc == SPX_OBJ_NO_SUCH_KEY) {
+		/* No object: only leftovers, if anything. */
+		spx_error_clear();
+		rc = 0;
+		if (heal)
+			for (int i = 0; i < n; i++)
+				sweep_kdir(kd[i], NULL);
+		goto out;
+	}
+	if (rc < 0) {
+		spx_error_clear();
+		c.meta_bad = (size_t)n;
+		c.lost = true;
+		rc = fn ? fn(ctx, &c) : 0;
+		goto out;
+	}
+	/* The other copies must match drive 0's. */
+	{
+		struct spx_buf want = SPX_BUF_INIT, got = SPX_BUF_INIT;
+
+		spx_obj_meta_encode(&m, &want);
+		for (int i = 0; i < n; i++) {
+			char *p = spx_xprintf("%s/meta", kd[i]);
+
+			spx_buf_reset(&got);
+			if (spx_buf_read_file(&got, p, 80u << 20) < 0 ||
+			    got.len != want.len || memcmp(got.p, want.p, want.len)) {
+				struct spx_obj_meta t;
+
+				/* Drive 0 may be the bad one, read from a copy. */
+				if (i == 0 || spx_obj_meta_decode(got.p, got.len, &t) < 0 ||
+				    t.gen != m.gen || strcmp(t.data, m.data)) {
+					c.meta_bad++;
+					if (heal && obj_put_file(p, want.p, want.len) == 0)
+						c.healed++;
+				} else {
+					spx_obj_meta_release(&t);
+				}
+			}
+			spx_error_clear();
+			free(p);
+		}
+		spx_buf_release(&want);
+		spx_buf_release(&got);
+	}
+	if (!m.is_inline && m.k + m.m == n) {
+		for (int i = 0; i < n; i++)
+			dd[i] = spx_xprintf("%s/%s", kd[i], m.data);
+		for (size_t j = 0; j < m.nsegs && !rc; j++)
+			if (m.segs[j].size)
+				rc = check_seg(s, &m, dd, &m.segs[j], heal, &c);
+	}
+	if (heal)
+		for (int i = 0; i < n; i++)
+			sweep_kdir(kd[i], m.is_inline ? NULL : m.data);
+	if (!rc && fn)
+		rc = fn(ctx, &c);
+out:
+	obj_unlock(lk);
+	for (int i = 0; i < n; i++) {
+		free(kd[i]);
+		free(dd[i]);
+	}
+	spx_obj_meta_release(&m);
+	return rc;
+}
+
+static int check_bucket(struct spx_obj *s, const char *bucket, bool heal,
+			spx_obj_check_fn *fn, void *ctx)
+{
+	char *od = spx_xprintf("%s/b/%s/o", s->drives[0], bucket);
+	struct dirent *e;
+	char **names = NULL;
+	size_t nn = 0, cap = 0;
+	DIR *dp = opendir(od);
+	int rc = 0;
+
+	free(od);
+	if (!dp)
+		return 0;
+	while ((e = readdir(dp))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (nn == cap) {
+			cap = cap ? cap * 2 : 64;
+			names = spx_realloc(names, cap * sizeof(char *));
+		}
+		names[nn++] = spx_strdup(e->d_name);
+	}
+	closedir(dp);
+	for (size_t i = 0; i < nn; i++) {
+		if (!rc)
+			rc = check_key(s, bucket, names[i], heal, fn, ctx);
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+int spx_obj_verify(struct spx_obj *s, const char *bucket, bool heal,
+		   spx_obj_check_fn *fn, void *ctx)
+{
+	struct spx_obj_bucket *b = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (bucket) {
+		if ((rc = obj_bucket_check(s, bucket)) < 0)
+			return rc;
+		return check_bucket(s, bucket, heal, fn, ctx);
+	}
+	if ((rc = spx_obj_bucket_list(s, &b, &n)) < 0)
+		return rc;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = check_bucket(s, b[i].name, heal, fn, ctx);
+	free(b);
+	return rc;
+}

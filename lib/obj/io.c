@@ -1,0 +1,774 @@
+/* io.c: the streaming writer and reader, stat, delete, copy. */
+#include "spx.h"
+
+#include <sys/file.h>
+#include <openssl/evp.h>
+
+#include "file.h"
+#include "hex.h"
+#include "obj/obj_int.h"
+
+static bool kv_utf8(const struct spx_kvlist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (!*l->v[i].k || strlen(l->v[i].k) > 1024 ||
+		    strlen(l->v[i].v) > 8192 || !obj_utf8_valid(l->v[i].k) ||
+		    !obj_utf8_valid(l->v[i].v))
+			return false;
+	}
+	return true;
+}
+
+static void kv_copy(struct spx_kvlist *to, const struct spx_kvlist *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		spx_kv_add(to, from->v[i].k, from->v[i].v);
+}
+
+static char **kdirs(struct spx_obj *s, const char *bucket, const char *enc)
+{
+	char **d = spx_calloc((size_t)s->n, sizeof(char *));
+
+	for (int i = 0; i < s->n; i++)
+		d[i] = obj_kdir(s, i, bucket, enc);
+	return d;
+}
+
+int obj_writer_new(struct spx_obj *s, const char *bucket, const char *key,
+		   const struct spx_obj_meta *in, int mode,
+		   struct spx_obj_writer **out)
+{
+	struct spx_obj_writer *w;
+	int rc;
+
+	*out = NULL;
+	if ((rc = obj_bucket_check(s, bucket)) < 0)
+		return rc;
+	if ((rc = spx_obj_key_check(key)) < 0)
+		return rc;
+	if (in && (!kv_utf8(&in->sys) || !kv_utf8(&in->user) ||
+		   !kv_utf8(&in->checksums) || !kv_utf8(&in->tags))) {
+		return obj_err(SPX_OBJ_INVALID_ARG,
+			       "metadata is not valid UTF-8 or too long");
+	}
+	w = spx_calloc(1, sizeof(*w));
+	w->s = s;
+	w->mode = mode;
+	w->bucket = spx_strdup(bucket);
+	w->key = spx_strdup(key);
+	spx_obj_key_encode(key, w->enc, sizeof(w->enc));
+	w->dirlock = -1;
+	w->fds = spx_malloc((size_t)s->n * sizeof(int));
+	for (int i = 0; i < s->n; i++)
+		w->fds[i] = -1;
+	w->buf = spx_malloc((size_t)(s->k + s->m) * s->block);
+	w->md5 = EVP_MD_CTX_new();
+	if (!w->md5 || !EVP_DigestInit_ex(w->md5, EVP_md5(), NULL))
+		spx_die(SPX_FAIL, "cannot start md5");
+	w->meta.inl = (struct spx_buf)SPX_BUF_INIT;
+	w->meta.key = spx_strdup(key);
+	if (in) {
+		kv_copy(&w->meta.sys, &in->sys);
+		kv_copy(&w->meta.user, &in->user);
+		kv_copy(&w->meta.checksums, &in->checksums);
+		kv_copy(&w->meta.tags, &in->tags);
+	}
+	w->meta.k = s->k;
+	w->meta.m = s->m;
+	w->meta.block = s->block;
+	*out = w;
+	return 0;
+}
+
+int spx_obj_writer_begin(struct spx_obj *s, const char *bucket,
+			 const char *key, const struct spx_obj_meta *in,
+			 struct spx_obj_writer **out)
+{
+	struct spx_obj_writer *w;
+	char rnd[17];
+	int rc;
+
+	if ((rc = obj_writer_new(s, bucket, key, in, OBJ_W_PUT, &w)) < 0)
+		return rc;
+	if ((rc = obj_randhex(rnd, 8)) < 0)
+		goto fail;
+	snprintf(w->meta.data, sizeof(w->meta.data), "d-%s", rnd);
+	snprintf(w->segname, sizeof(w->segname), "s0");
+	w->dirs = spx_calloc((size_t)s->n, sizeof(char *));
+	for (int i = 0; i < s->n; i++)
+		w->dirs[i] = spx_xprintf("%s/b/%s/o/%s/%s", s->drives[i], bucket,
+					 w->enc, w->meta.data);
+	/* The data directory on drive 0 exists, locked, for the writer's
+	 * whole life: heal removes only unlocked, unreferenced ones. */
+	if (spx_mkdirs(w->dirs[0], 0755) < 0) {
+		rc = obj_errno("cannot create '%s'", w->dirs[0]);
+		goto fail;
+	}
+	w->dirlock = open(w->dirs[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w->dirlock < 0 || flock(w->dirlock, LOCK_EX) < 0) {
+		rc = obj_errno("cannot lock '%s'", w->dirs[0]);
+		goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	obj_writer_free(w, true);
+	return rc;
+}
+
+struct spx_obj_meta *spx_obj_writer_meta(struct spx_obj_writer *w)
+{
+	return &w->meta;
+}
+
+/* Encode the fill bytes of the stripe buffer and append one block to
+ * every shard file. */
+int obj_writer_flush(struct spx_obj_writer *w)
+{
+	struct spx_obj *s = w->s;
+	size_t B = s->block, L = w->fill, bl = (L + (size_t)s->k - 1) / (size_t)s->k;
+	unsigned char *sh[32];
+	int rc;
+
+	if (!L)
+		return 0;
+	/* A short stripe: spread the bytes over k blocks of bl, highest
+	 * first so that no source is overwritten before it moves. */
+	if (L < (size_t)s->k * B) {
+		for (int j = s->k - 1; j >= 0; j--) {
+			size_t from = (size_t)j * bl;
+			size_t have = from < L ? (L - from < bl ? L - from : bl) : 0;
+
+			if (have && j)
+				memmove(w->buf + (size_t)j * B, w->buf + from, have);
+			memset(w->buf + (size_t)j * B + have, 0, bl - have);
+		}
+	}
+	for (int i = 0; i < s->n; i++)
+		sh[i] = w->buf + (size_t)i * B;
+	spx_ec_encode(&s->ec, bl, sh);
+	for (int i = 0; i < s->n; i++) {
+		uint32_t crc = spx_obj_crc32c(sh[i], bl);
+		unsigned char c4[4] = { crc & 255, crc >> 8 & 255,
+					crc >> 16 & 255, crc >> 24 };
+
+		if (w->fds[i] < 0) {
+			char *path = spx_xprintf("%s/%s", w->dirs[i], w->segname);
+
+			if (spx_mkdirs(w->dirs[i], 0755) < 0) {
+				rc = obj_errno("cannot create '%s'", w->dirs[i]);
+				free(path);
+				return rc;
+			}
+			w->fds[i] = open(path, O_WRONLY | O_CREAT | O_EXCL |
+						       O_CLOEXEC, 0644);
+			if (w->fds[i] < 0) {
+				rc = obj_errno("cannot create '%s'", path);
+				free(path);
+				return rc;
+			}
+			free(path);
+		}
+		if ((rc = obj_write_all(w->fds[i], sh[i], bl, w->dirs[i])) < 0 ||
+		    (rc = obj_write_all(w->fds[i], c4, 4, w->dirs[i])) < 0)
+			return rc;
+	}
+	w->flushed = true;
+	w->fill = 0;
+	return 0;
+}
+
+int spx_obj_writer_write(struct spx_obj_writer *w, const void *p, size_t n)
+{
+	size_t sw = (size_t)w->s->k * w->s->block;
+	const unsigned char *c = p;
+
+	if (w->err)
+		return obj_err(w->err, "writer failed earlier");
+	EVP_DigestUpdate(w->md5, p, n);
+	w->size += n;
+	while (n) {
+		size_t take = sw - w->fill < n ? sw - w->fill : n;
+
+		memcpy(w->buf + w->fill, c, take);
+		w->fill += take;
+		c += take;
+		n -= take;
+		if (w->fill == sw) {
+			int rc = obj_writer_flush(w);
+
+			if (rc < 0)
+				return w->err = rc;
+		}
+	}
+	return 0;
+}
+
+int obj_writer_sync(struct spx_obj_writer *w)
+{
+	int rc;
+
+	for (int i = 0; i < w->s->n; i++) {
+		if (w->fds[i] < 0)
+			continue;
+		if (fsync(w->fds[i]) < 0)
+			return obj_errno("cannot sync '%s'", w->dirs[i]);
+		if (close(w->fds[i]) < 0) {
+			w->fds[i] = -1;
+			return obj_errno("cannot close '%s'", w->dirs[i]);
+		}
+		w->fds[i] = -1;
+		if ((rc = spx_fsync_dir(w->dirs[i])) < 0)
+			return SPX_OBJ_INTERNAL;
+	}
+	return 0;
+}
+
+void obj_writer_free(struct spx_obj_writer *w, bool remove)
+{
+	if (!w)
+		return;
+	for (int i = 0; i < w->s->n; i++) {
+		if (w->fds[i] >= 0)
+			close(w->fds[i]);
+		if (remove && w->dirs) {
+			if (w->mode == OBJ_W_PUT) {
+				obj_rmtree(w->dirs[i]);
+			} else {
+				char *p = spx_xprintf("%s/%s", w->dirs[i],
+						      w->segname);
+
+				unlink(p);
+				free(p);
+			}
+		}
+	}
+	if (remove && w->mode == OBJ_W_PUT && w->dirs) {
+		/* The key directory goes too if nothing else is in it. */
+		for (int i = 0; i < w->s->n; i++) {
+			char *k = obj_kdir(w->s, i, w->bucket, w->enc);
+
+			rmdir(k);
+			free(k);
+		}
+	}
+	if (w->dirlock >= 0)
+		close(w->dirlock);
+	obj_dirs_free(w->dirs, w->s->n);
+	free(w->fds);
+	free(w->buf);
+	EVP_MD_CTX_free(w->md5);
+	spx_obj_meta_release(&w->meta);
+	free(w->bucket);
+	free(w->key);
+	free(w);
+}
+
+void spx_obj_writer_abort(struct spx_obj_writer *w)
+{
+	obj_writer_free(w, true);
+}
+
+/* Finish the content: inline it or flush and sync the shards, and fill
+ * size, etag and the segment. */
+static int writer_finish(struct spx_obj_writer *w, const unsigned char *want)
+{
+	struct spx_obj *s = w->s;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdl = 0;
+	int rc;
+
+	if (w->err)
+		return obj_err(w->err, "writer failed earlier");
+	EVP_DigestFinal_ex(w->md5, md, &mdl);
+	if (want && memcmp(want, md, 16))
+		return obj_err(SPX_OBJ_BAD_DIGEST,
+			       "content does not match its md5");
+	spx_hex_encode(md, 16, w->meta.etag);
+	w->meta.size = w->size;
+	if (w->mode == OBJ_W_PUT && !w->flushed && w->size <= s->inline_max &&
+	    !(s->flags & SPX_OBJ_NO_INLINE)) {
+		w->meta.is_inline = true;
+		spx_buf_add(&w->meta.inl, w->buf, w->fill);
+		return 0;
+	}
+	if ((rc = obj_writer_flush(w)) < 0 || (rc = obj_writer_sync(w)) < 0)
+		return rc;
+	w->meta.segs = spx_calloc(1, sizeof(*w->meta.segs));
+	w->meta.nsegs = 1;
+	snprintf(w->meta.segs[0].name, sizeof(w->meta.segs[0].name), "%s",
+		 w->segname);
+	w->meta.segs[0].size = w->size;
+	memcpy(w->meta.segs[0].md5, w->meta.etag, 33);
+	return 0;
+}
+
+/* Under the key's lock: write m as the key's metadata on every drive and
+ * return the data directory it replaced (caller frees) in *old. */
+static int obj_switch(struct spx_obj *s, const char *bucket, const char *enc,
+		      struct spx_obj_meta *m, char **old)
+{
+	struct spx_obj_meta cur = SPX_OBJ_META_INIT;
+	struct spx_buf b = SPX_BUF_INIT;
+	char **d = kdirs(s, bucket, enc);
+	int rc;
+
+	*old = NULL;
+	rc = obj_get_meta(s, d, "meta", &cur, SPX_OBJ_NO_SUCH_KEY);
+	if (rc == 0) {
+		m->gen = cur.gen + 1;
+		if (cur.data[0] && strcmp(cur.data, m->data))
+			*old = spx_strdup(cur.data);
+	} else {
+		/* Absent, or corrupt on every drive: start over. */
+		m->gen = 1;
+		spx_error_clear();
+	}
+	m->mtime_ms = obj_now_ms();
+	spx_obj_meta_encode(m, &b);
+	rc = obj_put_all(s, d, "meta", &b);
+	spx_obj_meta_release(&cur);
+	spx_buf_release(&b);
+	obj_dirs_free(d, s->n);
+	return rc;
+}
+
+static void remove_data(struct spx_obj *s, const char *bucket,
+			const char *enc, const char *data)
+{
+	for (int i = 0; i < s->n; i++) {
+		char *p = spx_xprintf("%s/b/%s/o/%s/%s", s->drives[i], bucket,
+				      enc, data);
+
+		obj_rmtree(p);
+		free(p);
+	}
+	spx_error_clear();
+}
+
+static void meta_copy(struct spx_obj_meta *to, const struct spx_obj_meta *m)
+{
+	struct spx_buf b = SPX_BUF_INIT;
+
+	spx_obj_meta_encode(m, &b);
+	if (spx_obj_meta_decode(b.p, b.len, to) < 0)
+		spx_die(SPX_FAIL, "metadata does not round-trip");
+	spx_buf_release(&b);
+}
+
+int spx_obj_writer_commit(struct spx_obj_writer *w, const unsigned char *md5,
+			  struct spx_obj_meta *out)
+{
+	struct spx_obj *s = w->s;
+	char *old = NULL;
+	int rc, lk = -1;
+
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		out->inl = (struct spx_buf)SPX_BUF_INIT;
+	}
+	if (w->mode == OBJ_W_PART) {
+		rc = writer_finish(w, md5);
+		if (!rc)
+			rc = obj_part_commit(w, out);
+		obj_writer_free(w, rc < 0);
+		return rc;
+	}
+	if ((rc = writer_finish(w, md5)) < 0)
+		goto out;
+	if ((rc = obj_lock(s, w->bucket, w->key, true, &lk)) < 0)
+		goto out;
+	/* The bucket may have gone while we streamed. */
+	if ((rc = obj_bucket_check(s, w->bucket)) < 0)
+		goto out;
+	if (w->meta.is_inline)
+		w->meta.data[0] = 0;
+	rc = obj_switch(s, w->bucket, w->enc, &w->meta, &old);
+out:
+	obj_unlock(lk);
+	if (!rc) {
+		if (out)
+			meta_copy(out, &w->meta);
+		if (old)
+			remove_data(s, w->bucket, w->enc, old);
+		if (w->meta.is_inline) {
+			/* Nothing references the empty data directory. */
+			obj_rmtree(w->dirs[0]);
+		}
+	}
+	free(old);
+	obj_writer_free(w, rc < 0);
+	return rc;
+}
+
+/* ---- reading ---- */
+
+struct spx_obj_reader {
+	struct spx_obj *s;
+	struct spx_obj_meta meta;
+	char **ddirs;		/* data directory on each drive */
+	int *fds;		/* nsegs x n, -1 where missing */
+	bool lazy;		/* too many segments: one at a time */
+	size_t lazyseg;
+	uint64_t *segoff;	/* nsegs + 1 */
+	unsigned char *buf;	/* (k + m) x (block + 4) */
+	bool cached;
+	size_t cseg;
+	uint64_t cstripe;
+	struct spx_obj_stripe cst;
+};
+
+const struct spx_obj_meta *spx_obj_reader_meta(const struct spx_obj_reader *r)
+{
+	return &r->meta;
+}
+
+static int open_seg(struct spx_obj_reader *r, size_t seg, int *fds)
+{
+	int have = 0;
+
+	for (int i = 0; i < r->s->n; i++) {
+		char *p = spx_xprintf("%s/%s", r->ddirs[i], r->meta.segs[seg].name);
+
+		fds[i] = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fds[i] >= 0)
+			have++;
+		free(p);
+	}
+	return have;
+}
+
+static void close_fds(int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+void spx_obj_reader_close(struct spx_obj_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fds)
+		close_fds(r->fds, (r->lazy ? 1 : r->meta.nsegs) * (size_t)r->s->n);
+	free(r->fds);
+	obj_dirs_free(r->ddirs, r->s->n);
+	free(r->segoff);
+	free(r->buf);
+	spx_obj_meta_release(&r->meta);
+	free(r);
+}
+
+static int reader_try(struct spx_obj_reader *r, const char *bucket,
+		      const char *enc, bool *retry)
+{
+	struct spx_obj *s = r->s;
+	char **d = kdirs(s, bucket, enc);
+	int rc, n = s->n;
+
+	*retry = false;
+	rc = obj_get_meta(s, d, "meta", &r->meta, SPX_OBJ_NO_SUCH_KEY);
+	obj_dirs_free(d, n);
+	if (rc < 0)
+		return rc;
+	if (r->meta.is_inline)
+		return 0;
+	if (r->meta.k + r->meta.m != n)
+		return obj_err(SPX_OBJ_INTERNAL,
+			       "object written with RS(%d,%d), store has %d drives",
+			       r->meta.k, r->meta.m, n);
+	r->ddirs = spx_calloc((size_t)n, sizeof(char *));
+	for (int i = 0; i < n; i++)
+		r->ddirs[i] = spx_xprintf("%s/b/%s/o/%s/%s", s->drives[i], bucket,
+					  enc, r->meta.data);
+	r->segoff = spx_calloc(r->meta.nsegs + 1, sizeof(uint64_t));
+	for (size_t i = 0; i < r->meta.nsegs; i++)
+		r->segoff[i + 1] = r->segoff[i] + r->meta.segs[i].size;
+	r->buf = spx_malloc((size_t)n * (r->meta.block + 4));
+	/* Open every shard file now, so that an overwrite that removes
+	 * this generation cannot pull them away mid-read. XXX: an object of
+	 * many parts is opened one segment at a time instead (fd limits);
+	 * an overwrite during such a read fails it. */
+	r->lazy = r->meta.nsegs * (size_t)n > 256;
+	r->fds = spx_malloc((r->lazy ? 1 : r->meta.nsegs) * (size_t)n * sizeof(int));
+	for (size_t i = 0; i < (r->lazy ? 1 : r->meta.nsegs); i++) {
+		if (!r->meta.segs[i].size) {
+			for (int j = 0; j < n; j++)
+				r->fds[i * (size_t)n + (size_t)j] = -1;
+			continue;
+		}
+		if (open_seg(r, i, r->fds + i * (size_t)n) < r->meta.k)
+			*retry = true;
+	}
+	return 0;
+}
+
+int spx_obj_reader_open(struct spx_obj *s, const char *bucket,
+			const char *key, struct spx_obj_reader **out)
+{
+	struct spx_obj_reader *r;
+	char enc[256];
+	bool retry = false;
+	int rc;
+
+	*out = NULL;
+	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
+	    (rc = spx_obj_key_check(key)) < 0)
+		return rc;
+	spx_obj_key_encode(key, enc, sizeof(enc));
+	for (int attempt = 0; attempt < 5; attempt++) {
+		r = spx_calloc(1, sizeof(*r));
+		r->s = s;
+		r->meta.inl = (struct spx_buf)SPX_BUF_INIT;
+		rc = reader_try(r, bucket, enc, &retry);
+		if (rc == SPX_OBJ_NO_SUCH_KEY) {
+			spx_obj_reader_close(r);
+			return obj_err(rc, "no such key '%s' in '%s'", key,
+				       bucket);
+		}
+		if (rc < 0 || !retry) {
+			if (rc < 0) {
+				spx_obj_reader_close(r);
+				return rc;
+			}
+			*out = r;
+			return 0;
+		}
+		/* Fewer than k shards: an overwrite removed this generation
+		 * between our metadata read and the opens. Read again. */
+		spx_obj_reader_close(r);
+	}
+	return obj_err(SPX_OBJ_INTERNAL,
+		       "'%s': too few shard files to read", key);
+}
+
+/* Read block i of stripe st of the segment from fd into the buffer and
+ * check its CRC. */
+static bool read_block(int fd, const struct spx_obj_stripe *st,
+		       unsigned char *p)
+{
+	size_t want = st->bl + 4, got = 0;
+	uint32_t crc;
+
+	if (fd < 0)
+		return false;
+	while (got < want) {
+		ssize_t n = pread(fd, p + got, want - got, (off_t)(st->foff + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	crc = (uint32_t)p[st->bl] | (uint32_t)p[st->bl + 1] << 8 |
+	      (uint32_t)p[st->bl + 2] << 16 | (uint32_t)p[st->bl + 3] << 24;
+	return spx_obj_crc32c(p, st->bl) == crc;
+}
+
+/* Bring stripe si of segment seg, decoded, into r->buf. */
+static int load_stripe(struct spx_obj_reader *r, size_t seg, uint64_t si)
+{
+	struct spx_obj *s = r->s;
+	const struct spx_obj_meta *m = &r->meta;
+	int n = m->k + m->m, good = 0, *fds;
+	unsigned char *sh[32];
+	bool ok[32];
+
+	if (r->cached && r->cseg == seg && r->cstripe == si)
+		return 0;
+	r->cached = false;
+	if (r->lazy && r->lazyseg != seg) {
+		close_fds(r->fds, (size_t)n);
+		if (open_seg(r, seg, r->fds) < m->k)
+			return obj_err(SPX_OBJ_INTERNAL,
+				       "'%s': segment %zu is unreadable", m->key,
+				       seg);
+		r->lazyseg = seg;
+	}
+	fds = r->fds + (r->lazy ? 0 : seg * (size_t)n);
+	spx_obj_stripe_at(m->segs[seg].size, m->k, m->block, si, &r->cst);
+	for (int i = 0; i < n; i++) {
+		sh[i] = r->buf + (size_t)i * (m->block + 4);
+		ok[i] = false;
+	}
+	/* Data blocks first; parity only as far as needed. */
+	for (int i = 0; i < n && good < m->k; i++) {
+		ok[i] = read_block(fds[i], &r->cst, sh[i]);
+		good += ok[i];
+	}
+	if (good < m->k)
+		return obj_err(SPX_OBJ_INTERNAL,
+			       "'%s': stripe %llu has lost more than %d blocks",
+			       m->key, (unsigned long long)si, m->m);
+	if (spx_ec_decode(&s->ec, r->cst.bl, sh, ok) < 0)
+		return SPX_OBJ_INTERNAL;
+	r->cached = true;
+	r->cseg = seg;
+	r->cstripe = si;
+	return 0;
+}
+
+int spx_obj_read(struct spx_obj_reader *r, uint64_t off, void *p, size_t len,
+		 size_t *got)
+{
+	const struct spx_obj_meta *m = &r->meta;
+	unsigned char *o = p;
+	size_t seg = 0;
+
+	*got = 0;
+	if (off >= m->size || !len)
+		return 0;
+	if (len > m->size - off)
+		len = (size_t)(m->size - off);
+	if (m->is_inline) {
+		memcpy(p, m->inl.p + off, len);
+		*got = len;
+		return 0;
+	}
+	while (len) {
+		uint64_t sw = (uint64_t)m->k * m->block, rel, si, x;
+		int rc;
+
+		while (seg < m->nsegs && r->segoff[seg + 1] <= off)
+			seg++;
+		if (seg == m->nsegs)
+			break;
+		rel = off - r->segoff[seg];
+		si = rel / sw;
+		if ((rc = load_stripe(r, seg, si)) < 0)
+			return rc;
+		/* Byte x of a stripe is in block x / bl at x % bl. */
+		x = rel - r->cst.off;
+		while (len && x < r->cst.len) {
+			size_t b = (size_t)(x / r->cst.bl), at = (size_t)(x % r->cst.bl);
+			size_t take = r->cst.bl - at;
+
+			if (take > len)
+				take = len;
+			if (take > r->cst.len - x)
+				take = (size_t)(r->cst.len - x);
+			memcpy(o, r->buf + b * (m->block + 4) + at, take);
+			o += take;
+			off += take;
+			x += take;
+			len -= take;
+			*got += take;
+		}
+	}
+	return 0;
+}
+
+int spx_obj_stat(struct spx_obj *s, const char *bucket, const char *key,
+		 struct spx_obj_meta *out)
+{
+	char enc[256], **d;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->inl = (struct spx_buf)SPX_BUF_INIT;
+	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
+	    (rc = spx_obj_key_check(key)) < 0)
+		return rc;
+	spx_obj_key_encode(key, enc, sizeof(enc));
+	d = kdirs(s, bucket, enc);
+	rc = obj_get_meta(s, d, "meta", out, SPX_OBJ_NO_SUCH_KEY);
+	obj_dirs_free(d, s->n);
+	if (rc == SPX_OBJ_NO_SUCH_KEY)
+		return obj_err(rc, "no such key '%s' in '%s'", key, bucket);
+	return rc;
+}
+
+int spx_obj_delete(struct spx_obj *s, const char *bucket, const char *key)
+{
+	struct spx_obj_meta cur = SPX_OBJ_META_INIT;
+	char enc[256], **d = NULL;
+	int rc, lk = -1;
+
+	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
+	    (rc = spx_obj_key_check(key)) < 0)
+		return rc;
+	spx_obj_key_encode(key, enc, sizeof(enc));
+	if ((rc = obj_lock(s, bucket, key, true, &lk)) < 0)
+		return rc;
+	d = kdirs(s, bucket, enc);
+	rc = obj_get_meta(s, d, "meta", &cur, SPX_OBJ_NO_SUCH_KEY);
+	if (rc == SPX_OBJ_NO_SUCH_KEY) {
+		rc = obj_err(rc, "no such key '%s' in '%s'", key, bucket);
+		goto out;
+	}
+	if (rc < 0)
+		spx_error_clear(); /* corrupt: delete it anyway */
+	/* Drive 0 first: its metadata is the commit point. */
+	for (int i = 0; i < s->n; i++) {
+		char *p = spx_xprintf("%s/meta", d[i]);
+
+		if (unlink(p) < 0 && errno != ENOENT && i == 0) {
+			rc = obj_errno("cannot remove '%s'", p);
+			free(p);
+			goto out;
+		}
+		free(p);
+		if (spx_fsync_dir(d[i]) < 0 && i == 0) {
+			rc = SPX_OBJ_INTERNAL;
+			goto out;
+		}
+		spx_error_clear();
+	}
+	rc = 0;
+	if (cur.data[0])
+		remove_data(s, bucket, enc, cur.data);
+	for (int i = 0; i < s->n; i++)
+		rmdir(d[i]); /* fails while another writer streams: fine */
+out:
+	obj_unlock(lk);
+	obj_dirs_free(d, s->n);
+	spx_obj_meta_release(&cur);
+	return rc;
+}
+
+int spx_obj_copy(struct spx_obj *s, const char *sbucket, const char *skey,
+		 const char *dbucket, const char *dkey,
+		 const struct spx_obj_meta *in, struct spx_obj_meta *out)
+{
+	struct spx_obj_reader *r = NULL;
+	struct spx_obj_writer *w = NULL;
+	const struct spx_obj_meta *sm;
+	struct spx_obj_meta *wm;
+	size_t bufsz = 1u << 20, got;
+	unsigned char *buf = NULL;
+	uint64_t off = 0;
+	int rc;
+
+	if ((rc = spx_obj_reader_open(s, sbucket, skey, &r)) < 0)
+		return rc;
+	sm = spx_obj_reader_meta(r);
+	if ((rc = spx_obj_writer_begin(s, dbucket, dkey, in ? in : sm, &w)) < 0)
+		goto out;
+	wm = spx_obj_writer_meta(w);
+	if (in) {
+		spx_kv_free(&wm->checksums);
+		kv_copy(&wm->checksums, &sm->checksums);
+	}
+	buf = spx_malloc(bufsz);
+	while (off < sm->size) {
+		if ((rc = spx_obj_read(r, off, buf, bufsz, &got)) < 0)
+			goto out;
+		if (!got) {
+			rc = obj_err(SPX_OBJ_INTERNAL, "short read of '%s'", skey);
+			goto out;
+		}
+		if ((rc = spx_obj_writer_write(w, buf, got)) < 0)
+			goto out;
+		off += got;
+	}
+	rc = spx_obj_writer_commit(w, NULL, out);
+	w = NULL;
+out:
+	spx_obj_writer_abort(w);
+	spx_obj_reader_close(r);
+	free(buf);
+	return rc;
+}

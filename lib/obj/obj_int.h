@@ -1,0 +1,93 @@
+/* obj_int.h: what the files of lib/obj share. */
+#ifndef SPX_OBJ_INT_H
+#define SPX_OBJ_INT_H
+
+#include "obj/obj.h"
+
+struct spx_obj {
+	int n, k, m;
+	char **drives;		/* absolute, n of them */
+	uint32_t block;
+	uint64_t inline_max;
+	uint64_t min_part;
+	unsigned flags;
+	struct spx_ec ec;
+	char *lockpath;		/* drive 0's .locks */
+};
+
+/* Record an error of class rc (its exit status from spx_obj_code) and
+ * return rc. */
+int obj_err(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with ": strerror(errno)"; ENOSPC and EDQUOT become
+ * SPX_OBJ_NO_SPACE, anything else SPX_OBJ_INTERNAL. */
+int obj_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* D_i/b/BUCKET and D_i/b/BUCKET/o/ENC (caller frees). */
+char *obj_bdir(const struct spx_obj *s, int i, const char *bucket);
+char *obj_kdir(const struct spx_obj *s, int i, const char *bucket,
+	       const char *enc);
+char *obj_udir(const struct spx_obj *s, int i, const char *bucket,
+	       const char *id);
+
+/* Check the name and that the bucket exists (drive 0's info). */
+int obj_bucket_check(struct spx_obj *s, const char *bucket);
+
+/* OFD locks on drive 0's .locks: key NULL locks the bucket (exclusive
+ * when write); with a key, the bucket shared and the key exclusive. */
+int obj_lock(struct spx_obj *s, const char *bucket, const char *key,
+	     bool write, int *fd);
+void obj_unlock(int fd);
+
+/* Write a small file crash-safely (temp, fsync, rename, dir fsync). */
+int obj_put_file(const char *path, const void *p, size_t n);
+/* Write meta (encoded) as NAME in dirs[i] of every drive, drive 0 last.
+ * dirs are made as needed. */
+int obj_put_all(struct spx_obj *s, char **dirs, const char *name,
+		const struct spx_buf *data);
+/* Read and decode NAME in dirs[0], else (corrupt or unreadable, not
+ * absent) the copies on the other drives. notfound: the code when drive
+ * 0 has no such file. */
+int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
+		 struct spx_obj_meta *m, int notfound);
+/* Remove a tree; an absent one is fine. */
+int obj_rmtree(const char *path);
+/* Rename path to a unique ".del-" name beside it, then remove it. */
+int obj_discard(const char *path);
+void obj_dirs_free(char **dirs, int n);
+int64_t obj_now_ms(void);
+bool obj_utf8_valid(const char *s);
+/* n random bytes as 2n hex digits. */
+int obj_randhex(char *out, size_t nbytes);
+int obj_write_all(int fd, const void *p, size_t n, const char *what);
+
+/* The writer for a part (mpu.c) and the PUT path share struct and code. */
+enum { OBJ_W_PUT, OBJ_W_PART };
+int obj_writer_new(struct spx_obj *s, const char *bucket, const char *key,
+		   const struct spx_obj_meta *in, int mode,
+		   struct spx_obj_writer **out);
+int obj_part_commit(struct spx_obj_writer *w, struct spx_obj_meta *out);
+
+struct spx_obj_writer {
+	struct spx_obj *s;
+	char *bucket, *key;
+	char enc[256];
+	int mode;
+	char upload[SPX_OBJ_UPLOAD_ID_SIZE];
+	int partnum;
+	char **dirs;		/* the data directory on each drive */
+	int dirlock;		/* flock()ed fd of dirs[0] */
+	char segname[24];
+	int *fds;		/* one shard file per drive, -1 until opened */
+	unsigned char *buf;	/* (k + m) blocks */
+	size_t fill;		/* bytes of the current stripe */
+	uint64_t size;
+	bool flushed;
+	void *md5;		/* EVP_MD_CTX */
+	struct spx_obj_meta meta;
+	int err;		/* sticky failure */
+};
+int obj_writer_flush(struct spx_obj_writer *w);
+int obj_writer_sync(struct spx_obj_writer *w);
+void obj_writer_free(struct spx_obj_writer *w, bool remove);
+
+#endif

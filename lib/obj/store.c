@@ -1,0 +1,847 @@
+/* store.c: opening a store, paths, locks, crash-safe small files,
+ * error codes and buckets. */
+#include "spx.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <sys/file.h>
+#include <openssl/evp.h>
+
+#include "file.h"
+#include "hex.h"
+#include "id.h"
+#include "obj/obj_int.h"
+
+static const struct spx_obj_code codes[] = {
+	{ 200, "OK", "OK", SPX_OK },
+	{ 500, "InternalError",
+	  "We encountered an internal error. Please try again.", SPX_FAIL },
+	{ 404, "NoSuchBucket", "The specified bucket does not exist", SPX_NO },
+	{ 404, "NoSuchKey", "The specified key does not exist.", SPX_NO },
+	{ 409, "BucketNotEmpty",
+	  "The bucket you tried to delete is not empty", SPX_NO },
+	{ 409, "BucketAlreadyOwnedByYou",
+	  "Your previous request to create the named bucket succeeded and you "
+	  "already own it.", SPX_NO },
+	{ 409, "BucketAlreadyExists",
+	  "The requested bucket name is not available. The bucket namespace "
+	  "is shared by all users of the system. Please select a different "
+	  "name and try again.", SPX_NO },
+	{ 400, "InvalidBucketName", "The specified bucket is not valid.",
+	  SPX_USAGE },
+	{ 400, "KeyTooLongError", "Your key is too long", SPX_USAGE },
+	{ 400, "InvalidArgument", "Invalid Argument", SPX_USAGE },
+	{ 400, "InvalidPart",
+	  "One or more of the specified parts could not be found.  The part "
+	  "may not have been uploaded, or the specified entity tag may not "
+	  "match the part's entity tag.", SPX_USAGE },
+	{ 400, "InvalidPartOrder",
+	  "The list of parts was not in ascending order. Parts must be "
+	  "ordered by part number.", SPX_USAGE },
+	{ 400, "EntityTooSmall",
+	  "Your proposed upload is smaller than the minimum allowed object "
+	  "size.", SPX_USAGE },
+	{ 404, "NoSuchUpload",
+	  "The specified upload does not exist. The upload ID may be invalid, "
+	  "or the upload may have been aborted or completed.", SPX_NO },
+	{ 507, "InsufficientStorage",
+	  "Insufficient storage to complete the request.", SPX_FAIL },
+	{ 400, "BadDigest",
+	  "The Content-MD5 you specified did not match what we received.",
+	  SPX_USAGE },
+	{ 416, "InvalidRange", "The requested range is not satisfiable",
+	  SPX_USAGE },
+};
+
+const struct spx_obj_code *spx_obj_code(int rc)
+{
+	if (rc > 0 || rc < SPX_OBJ_RC_MIN)
+		return &codes[1];
+	return &codes[-rc];
+}
+
+int obj_err(int rc, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	spx_error(spx_obj_code(rc)->status, "%s", msg);
+	return rc;
+}
+
+int obj_errno(const char *fmt, ...)
+{
+	int e = errno;
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (e == ENOSPC || e == EDQUOT)
+		return obj_err(SPX_OBJ_NO_SPACE, "%s: %s", msg, strerror(e));
+	return obj_err(SPX_OBJ_INTERNAL, "%s: %s", msg, strerror(e));
+}
+
+int64_t obj_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int obj_randhex(char *out, size_t nbytes)
+{
+	unsigned char r[32];
+
+	if (nbytes > sizeof(r) || spx_random(r, nbytes) < 0)
+		return obj_err(SPX_OBJ_INTERNAL, "cannot draw random bytes");
+	spx_hex_encode(r, nbytes, out);
+	return 0;
+}
+
+int obj_write_all(int fd, const void *p, size_t n, const char *what)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return obj_errno("cannot write '%s'", what);
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+char *obj_bdir(const struct spx_obj *s, int i, const char *bucket)
+{
+	return spx_xprintf("%s/b/%s", s->drives[i], bucket);
+}
+
+char *obj_kdir(const struct spx_obj *s, int i, const char *bucket,
+	       const char *enc)
+{
+	return spx_xprintf("%s/b/%s/o/%s", s->drives[i], bucket, enc);
+}
+
+char *obj_udir(const struct spx_obj *s, int i, const char *bucket,
+	       const char *id)
+{
+	return spx_xprintf("%s/b/%s/u/%s", s->drives[i], bucket, id);
+}
+
+void obj_dirs_free(char **dirs, int n)
+{
+	if (!dirs)
+		return;
+	for (int i = 0; i < n; i++)
+		free(dirs[i]);
+	free(dirs);
+}
+
+static char *dir_of(const char *path)
+{
+	const char *sl = strrchr(path, '/');
+
+	return sl ? spx_strndup(path, (size_t)(sl - path)) : spx_strdup(".");
+}
+
+static int sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = 0;
+
+	if (fd < 0)
+		return obj_errno("cannot open '%s'", dir);
+	if (fsync(fd) < 0)
+		rc = obj_errno("cannot sync '%s'", dir);
+	close(fd);
+	return rc;
+}
+
+int obj_put_file(const char *path, const void *p, size_t n)
+{
+	char *dir = dir_of(path), *tmp;
+	char rnd[17];
+	int fd, rc;
+
+	if ((rc = obj_randhex(rnd, 8)) < 0) {
+		free(dir);
+		return rc;
+	}
+	tmp = spx_xprintf("%s/.tmp.%s", dir, rnd);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = obj_errno("cannot create '%s'", tmp);
+		goto out;
+	}
+	rc = obj_write_all(fd, p, n, tmp);
+	if (!rc && fsync(fd) < 0)
+		rc = obj_errno("cannot sync '%s'", tmp);
+	if (close(fd) < 0 && !rc)
+		rc = obj_errno("cannot close '%s'", tmp);
+	if (!rc && rename(tmp, path) < 0)
+		rc = obj_errno("cannot rename '%s'", tmp);
+	if (rc)
+		unlink(tmp);
+	else
+		rc = sync_dir(dir);
+out:
+	free(tmp);
+	free(dir);
+	return rc;
+}
+
+int obj_put_all(struct spx_obj *s, char **dirs, const char *name,
+		const struct spx_buf *data)
+{
+	/* Drive 0 last: its copy is the commit point. */
+	for (int i = s->n - 1; i >= 0; i--) {
+		char *path = spx_xprintf("%s/%s", dirs[i], name);
+		int rc = 0;
+
+		if (spx_mkdirs(dirs[i], 0755) < 0)
+			rc = obj_errno("cannot create '%s'", dirs[i]);
+		if (!rc)
+			rc = obj_put_file(path, data->p, data->len);
+		free(path);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
+		 struct spx_obj_meta *m, int notfound)
+{
+	int rc = SPX_OBJ_INTERNAL;
+
+	for (int i = 0; i < s->n; i++) {
+		char *path = spx_xprintf("%s/%s", dirs[i], name);
+		struct spx_buf b = SPX_BUF_INIT;
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		struct stat st;
+
+		if (fd < 0) {
+			int e = errno;
+
+			if (i == 0 && (e == ENOENT || e == ENOTDIR)) {
+				free(path);
+				return obj_err(notfound, "'%s' not found",
+					       name);
+			}
+			errno = e;
+			rc = obj_errno("cannot open '%s'", path);
+			free(path);
+			continue;
+		}
+		if (fstat(fd, &st) < 0 || st.st_size > (80 << 20)) {
+			rc = obj_err(SPX_OBJ_INTERNAL, "bad metadata file '%s'",
+				     path);
+		} else {
+			spx_buf_grow(&b, (size_t)st.st_size);
+			for (;;) {
+				ssize_t r;
+
+				spx_buf_grow(&b, 65536);
+				r = read(fd, b.p + b.len, b.cap - b.len - 1);
+				if (r < 0 && errno == EINTR)
+					continue;
+				if (r < 0) {
+					rc = obj_errno("cannot read '%s'", path);
+					break;
+				}
+				if (!r) {
+					rc = 0;
+					break;
+				}
+				spx_buf_setlen(&b, b.len + (size_t)r);
+				if (b.len > (80u << 20)) {
+					rc = obj_err(SPX_OBJ_INTERNAL,
+						     "'%s' is too large", path);
+					break;
+				}
+			}
+			if (!rc) {
+				rc = spx_obj_meta_decode(b.p, b.len, m);
+				if (rc < 0)
+					spx_error_prefix("'%s'", path);
+			}
+		}
+		close(fd);
+		spx_buf_release(&b);
+		free(path);
+		if (!rc)
+			return 0;
+	}
+	return rc;
+}
+
+int obj_rmtree(const char *path)
+{
+	DIR *d;
+	struct dirent *e;
+	int rc = 0;
+
+	if (unlink(path) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return obj_errno("cannot remove '%s'", path);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? 0 : obj_errno("cannot open '%s'", path);
+	while ((e = readdir(d))) {
+		char *sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		sub = spx_xprintf("%s/%s", path, e->d_name);
+		if (obj_rmtree(sub) < 0)
+			rc = -1;
+		free(sub);
+	}
+	closedir(d);
+	if (rmdir(path) < 0 && errno != ENOENT && !rc)
+		rc = obj_errno("cannot remove '%s'", path);
+	return rc;
+}
+
+int obj_discard(const char *path)
+{
+	char *dir = dir_of(path), *del;
+	char rnd[17];
+	int rc;
+
+	if ((rc = obj_randhex(rnd, 8)) < 0) {
+		free(dir);
+		return rc;
+	}
+	del = spx_xprintf("%s/.del-%s", dir, rnd);
+	if (rename(path, del) < 0) {
+		rc = errno == ENOENT ? 0 : obj_errno("cannot rename '%s'", path);
+	} else {
+		rc = sync_dir(dir);
+		if (!rc)
+			rc = obj_rmtree(del);
+	}
+	free(del);
+	free(dir);
+	return rc;
+}
+
+/* ---- open ---- */
+
+int spx_obj_open(const struct spx_obj_opts *o, struct spx_obj **out)
+{
+	struct spx_obj *s;
+	int fd;
+
+	*out = NULL;
+	if (o->data < 1 || o->parity < 0 || o->data + o->parity > 32)
+		return obj_err(SPX_OBJ_INVALID_ARG, "bad erasure code RS(%d,%d)",
+			       o->data, o->parity);
+	if (o->ndrives != (size_t)(o->data + o->parity))
+		return obj_err(SPX_OBJ_INVALID_ARG,
+			       "RS(%d,%d) needs %d drives, not %zu", o->data,
+			       o->parity, o->data + o->parity, o->ndrives);
+	if (o->block && (o->block < 64 || o->block > (1u << 30)))
+		return obj_err(SPX_OBJ_INVALID_ARG, "bad block size %" PRIu32,
+			       o->block);
+	s = spx_calloc(1, sizeof(*s));
+	s->n = (int)o->ndrives;
+	s->k = o->data;
+	s->m = o->parity;
+	s->block = o->block ? o->block : SPX_OBJ_BLOCK_DEFAULT;
+	s->inline_max = o->inline_max ? o->inline_max : SPX_OBJ_INLINE_DEFAULT;
+	s->min_part = o->min_part ? o->min_part : SPX_OBJ_MIN_PART_DEFAULT;
+	s->flags = o->flags;
+	s->drives = spx_calloc(o->ndrives, sizeof(char *));
+	for (size_t i = 0; i < o->ndrives; i++)
+		s->drives[i] = spx_path_abs(o->drives[i]);
+	spx_ec_init(&s->ec, s->k, s->m);
+	for (int i = 0; i < s->n; i++) {
+		char *b = spx_xprintf("%s/b", s->drives[i]);
+		int rc = 0;
+
+		if (!spx_exists(s->drives[i]) && !(o->flags & SPX_OBJ_CREATE))
+			rc = obj_err(SPX_OBJ_INTERNAL,
+				     "drive '%s' does not exist",
+				     s->drives[i]);
+		else if (spx_mkdirs(b, 0755) < 0)
+			rc = SPX_OBJ_INTERNAL;
+		free(b);
+		if (rc) {
+			spx_obj_close(s);
+			return rc;
+		}
+	}
+	s->lockpath = spx_xprintf("%s/.locks", s->drives[0]);
+	fd = open(s->lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int rc = obj_errno("cannot open '%s'", s->lockpath);
+
+		spx_obj_close(s);
+		return rc;
+	}
+	close(fd);
+	*out = s;
+	return 0;
+}
+
+void spx_obj_close(struct spx_obj *s)
+{
+	if (!s)
+		return;
+	obj_dirs_free(s->drives, s->n);
+	spx_ec_release(&s->ec);
+	free(s->lockpath);
+	free(s);
+}
+
+/* ---- locks ---- */
+
+static uint64_t fnv1a(const char *a, const char *b)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *a; a++)
+		h = (h ^ (unsigned char)*a) * 0x100000001b3ull;
+	h = (h ^ 0xff) * 0x100000001b3ull;
+	for (; b && *b; b++)
+		h = (h ^ (unsigned char)*b) * 0x100000001b3ull;
+	return h;
+}
+
+static int lock_byte(int fd, off_t at, short type, const char *what)
+{
+	struct flock fl = {
+		.l_type = type, .l_whence = SEEK_SET, .l_start = at, .l_len = 1,
+	};
+
+	while (fcntl(fd, F_OFD_SETLKW, &fl) < 0) {
+		if (errno == EINTR)
+			continue;
+		return obj_errno("cannot lock '%s'", what);
+	}
+	return 0;
+}
+
+int obj_lock(struct spx_obj *s, const char *bucket, const char *key,
+	     bool write, int *out)
+{
+	/* Bucket bytes in [0, 2^20), key bytes in [2^20, 2^20 + 2^24). A
+	 * fresh open per lock: OFD locks then exclude threads too. */
+	int fd = open(s->lockpath, O_RDWR | O_CLOEXEC);
+	int rc;
+
+	*out = -1;
+	if (fd < 0)
+		return obj_errno("cannot open '%s'", s->lockpath);
+	rc = lock_byte(fd, (off_t)(fnv1a(bucket, NULL) % (1u << 20)),
+		       key || !write ? F_RDLCK : F_WRLCK, bucket);
+	if (!rc && key)
+		rc = lock_byte(fd,
+			       (off_t)((1u << 20) + fnv1a(bucket, key) % (1u << 24)),
+			       F_WRLCK, key);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	*out = fd;
+	return 0;
+}
+
+void obj_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- names ---- */
+
+static bool is_ipv4(const char *s)
+{
+	int parts = 0;
+
+	while (*s) {
+		int v = 0, nd = 0;
+
+		while (*s >= '0' && *s <= '9') {
+			v = v * 10 + (*s++ - '0');
+			if (++nd > 3)
+				return false;
+		}
+		if (!nd || v > 255)
+			return false;
+		parts++;
+		if (*s == '.')
+			s++;
+		else if (*s)
+			return false;
+	}
+	return parts == 4;
+}
+
+static bool starts(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+static bool ends(const char *s, const char *p)
+{
+	size_t n = strlen(s), l = strlen(p);
+
+	return n >= l && !strcmp(s + n - l, p);
+}
+
+bool spx_obj_bucket_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n < 3 || n > SPX_OBJ_BUCKET_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+
+		if (!alnum && c != '.' && c != '-')
+			return false;
+		if ((i == 0 || i == n - 1) && !alnum)
+			return false;
+		if (i && (c == '.' || c == '-') &&
+		    (name[i - 1] == '.' || (c == '.' && name[i - 1] == '-') ||
+		     (c == '-' && name[i - 1] == '.')))
+			return false;
+	}
+	if (is_ipv4(name) || starts(name, "xn--") || starts(name, "sthree-") ||
+	    starts(name, "amzn-s3-demo-") || ends(name, "-s3alias") ||
+	    ends(name, "--ol-s3") || ends(name, ".mrap") ||
+	    ends(name, "--x-s3") || ends(name, "--table-s3"))
+		return false;
+	return true;
+}
+
+bool obj_utf8_valid(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	while (*s) {
+		unsigned c = *s, n, min;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			s++;
+			continue;
+		} else if ((c & 0xe0) == 0xc0) {
+			n = 1, min = 0x80, cp = c & 0x1f;
+		} else if ((c & 0xf0) == 0xe0) {
+			n = 2, min = 0x800, cp = c & 0x0f;
+		} else if ((c & 0xf8) == 0xf0) {
+			n = 3, min = 0x10000, cp = c & 0x07;
+		} else {
+			return false;
+		}
+		for (unsigned i = 1; i <= n; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		s += n + 1;
+	}
+	return true;
+}
+
+int spx_obj_key_check(const char *key)
+{
+	size_t n = strlen(key);
+
+	if (!n)
+		return obj_err(SPX_OBJ_INVALID_ARG, "empty key");
+	if (n > SPX_OBJ_KEY_MAX)
+		return obj_err(SPX_OBJ_KEY_TOO_LONG,
+			       "key of %zu bytes: at most %d", n,
+			       SPX_OBJ_KEY_MAX);
+	if (!obj_utf8_valid(key))
+		return obj_err(SPX_OBJ_INVALID_ARG, "key is not valid UTF-8");
+	return 0;
+}
+
+void spx_obj_key_encode(const char *key, char *out, size_t outsz)
+{
+	static const char hx[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
+		unsigned c = *p;
+		bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			    (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+			    (c == '.' && p != (const unsigned char *)key);
+
+		if (o + 4 > outsz || o + 4 > 201)
+			goto hash;
+		if (safe) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '%';
+			out[o++] = hx[c >> 4];
+			out[o++] = hx[c & 15];
+		}
+	}
+	out[o] = 0;
+	return;
+hash:
+	{
+		unsigned char md[32];
+		unsigned int mdl = 0;
+
+		EVP_Digest(key, strlen(key), md, &mdl, EVP_sha256(), NULL);
+		out[0] = '~';
+		spx_hex_encode(md, 32, out + 1);
+	}
+}
+
+/* ---- buckets ---- */
+
+static bool word_ok(const char *s, size_t max, bool upper)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > max)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') ||
+		      (upper && s[i] >= 'A' && s[i] <= 'Z') ||
+		      (!upper && s[i] == '-')))
+			return false;
+	return true;
+}
+
+static int bucket_name_check(const char *name)
+{
+	if (!spx_obj_bucket_name_valid(name))
+		return obj_err(SPX_OBJ_INVALID_BUCKET, "invalid bucket name '%s'",
+			       name);
+	return 0;
+}
+
+static char **bdirs(struct spx_obj *s, const char *bucket)
+{
+	char **d = spx_calloc((size_t)s->n, sizeof(char *));
+
+	for (int i = 0; i < s->n; i++)
+		d[i] = obj_bdir(s, i, bucket);
+	return d;
+}
+
+/* Bucket info is stored as metadata: key = owner, etag = region. */
+static int bucket_read(struct spx_obj *s, const char *name,
+		       struct spx_obj_bucket *out)
+{
+	char **d = bdirs(s, name);
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	int rc = obj_get_meta(s, d, "info", &m, SPX_OBJ_NO_SUCH_BUCKET);
+
+	obj_dirs_free(d, s->n);
+	if (rc == SPX_OBJ_NO_SUCH_BUCKET)
+		return obj_err(rc, "no such bucket '%s'", name);
+	if (rc < 0)
+		return rc;
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		snprintf(out->name, sizeof(out->name), "%s", name);
+		snprintf(out->owner, sizeof(out->owner), "%s", m.key);
+		snprintf(out->region, sizeof(out->region), "%.31s", m.etag);
+		out->created_ms = m.mtime_ms;
+	}
+	spx_obj_meta_release(&m);
+	return 0;
+}
+
+int obj_bucket_check(struct spx_obj *s, const char *bucket)
+{
+	int rc = bucket_name_check(bucket);
+
+	return rc ? rc : bucket_read(s, bucket, NULL);
+}
+
+int spx_obj_bucket_head(struct spx_obj *s, const char *name,
+			struct spx_obj_bucket *out)
+{
+	int rc = bucket_name_check(name);
+
+	return rc ? rc : bucket_read(s, name, out);
+}
+
+int spx_obj_bucket_create(struct spx_obj *s, const char *name,
+			  const char *owner, const char *region)
+{
+	struct spx_obj_bucket cur;
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	struct spx_buf enc = SPX_BUF_INIT;
+	char **d = NULL;
+	int rc, lk;
+
+	if ((rc = bucket_name_check(name)) < 0)
+		return rc;
+	if (!word_ok(owner, 15, true) || !word_ok(region, 31, false))
+		return obj_err(SPX_OBJ_INVALID_ARG, "bad owner or region");
+	if ((rc = obj_lock(s, name, NULL, true, &lk)) < 0)
+		return rc;
+	rc = bucket_read(s, name, &cur);
+	if (rc == 0) {
+		rc = !strcmp(cur.owner, owner)
+			     ? obj_err(SPX_OBJ_BUCKET_OWNED,
+				       "bucket '%s' exists and is yours", name)
+			     : obj_err(SPX_OBJ_BUCKET_EXISTS,
+				       "bucket '%s' exists", name);
+		goto out;
+	}
+	if (rc != SPX_OBJ_NO_SUCH_BUCKET)
+		goto out;
+	/* Leftovers of a half-made or half-deleted bucket go first. */
+	d = bdirs(s, name);
+	for (int i = 0; i < s->n; i++)
+		if ((rc = obj_discard(d[i])) < 0)
+			goto out;
+	for (int i = 0; i < s->n; i++) {
+		char *o = spx_xprintf("%s/o", d[i]), *u = spx_xprintf("%s/u", d[i]);
+
+		rc = spx_mkdirs(o, 0755) < 0 || spx_mkdirs(u, 0755) < 0
+			     ? obj_errno("cannot create '%s'", d[i])
+			     : 0;
+		free(o);
+		free(u);
+		if (rc)
+			goto out;
+	}
+	m.key = spx_strdup(owner);
+	snprintf(m.etag, sizeof(m.etag), "%s", region);
+	m.mtime_ms = obj_now_ms();
+	m.k = s->k;
+	m.m = s->m;
+	m.block = s->block;
+	spx_obj_meta_encode(&m, &enc);
+	rc = obj_put_all(s, d, "info", &enc);
+out:
+	obj_unlock(lk);
+	obj_dirs_free(d, s->n);
+	spx_obj_meta_release(&m);
+	spx_buf_release(&enc);
+	return rc;
+}
+
+static int has_objects(const char *odir, bool *yes)
+{
+	DIR *dp = opendir(odir);
+	struct dirent *e;
+
+	*yes = false;
+	if (!dp)
+		return errno == ENOENT ? 0 : obj_errno("cannot open '%s'", odir);
+	while ((e = readdir(dp)) && !*yes) {
+		char *meta;
+
+		if (e->d_name[0] == '.')
+			continue;
+		meta = spx_xprintf("%s/%s/meta", odir, e->d_name);
+		*yes = spx_exists(meta);
+		free(meta);
+	}
+	closedir(dp);
+	return 0;
+}
+
+int spx_obj_bucket_delete(struct spx_obj *s, const char *name)
+{
+	char **d = NULL, *odir = NULL, *info = NULL;
+	bool full;
+	int rc, lk;
+
+	if ((rc = bucket_name_check(name)) < 0)
+		return rc;
+	if ((rc = obj_lock(s, name, NULL, true, &lk)) < 0)
+		return rc;
+	if ((rc = bucket_read(s, name, NULL)) < 0)
+		goto out;
+	d = bdirs(s, name);
+	odir = spx_xprintf("%s/o", d[0]);
+	if ((rc = has_objects(odir, &full)) < 0)
+		goto out;
+	if (full) {
+		rc = obj_err(SPX_OBJ_BUCKET_NOT_EMPTY, "bucket '%s' is not empty",
+			     name);
+		goto out;
+	}
+	/* Drive 0's info is the commit point: once it is gone, so is the
+	 * bucket; the rest is cleaning up. */
+	info = spx_xprintf("%s/info", d[0]);
+	if (unlink(info) < 0) {
+		rc = obj_errno("cannot remove '%s'", info);
+		goto out;
+	}
+	if ((rc = sync_dir(d[0])) < 0)
+		goto out;
+	for (int i = 0; i < s->n; i++)
+		if (obj_discard(d[i]) < 0)
+			rc = SPX_OBJ_INTERNAL;
+out:
+	obj_unlock(lk);
+	obj_dirs_free(d, s->n);
+	free(odir);
+	free(info);
+	return rc;
+}
+
+static int bucket_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct spx_obj_bucket *)a)->name,
+		      ((const struct spx_obj_bucket *)b)->name);
+}
+
+int spx_obj_bucket_list(struct spx_obj *s, struct spx_obj_bucket **out,
+			size_t *n)
+{
+	char *b = spx_xprintf("%s/b", s->drives[0]);
+	DIR *dp = opendir(b);
+	struct dirent *e;
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!dp) {
+		int rc = obj_errno("cannot open '%s'", b);
+
+		free(b);
+		return rc;
+	}
+	while ((e = readdir(dp))) {
+		struct spx_obj_bucket info;
+
+		if (!spx_obj_bucket_name_valid(e->d_name))
+			continue;
+		if (bucket_read(s, e->d_name, &info) < 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*out = spx_realloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = info;
+	}
+	closedir(dp);
+	free(b);
+	spx_error_clear();
+	if (*n)
+		qsort(*out, *n, sizeof(**out), bucket_cmp);
+	return 0;
+}

@@ -1,0 +1,641 @@
+/* test_obj: the object engine: layout math, Reed-Solomon, CRC-verified
+ * reconstruction, atomic overwrite, concurrent writers, listing, multipart
+ * rules, bucket names, the metadata codec. */
+#include "spx.h"
+
+#include <dirent.h>
+#include <sys/wait.h>
+
+#include "obj/obj.h"
+#include "t.h"
+
+static char root[] = "/tmp/spx-test-obj.XXXXXX";
+
+static void rmrf(const char *p)
+{
+	DIR *d = opendir(p);
+	struct dirent *e;
+
+	if (!d) {
+		unlink(p);
+		return;
+	}
+	while ((e = readdir(d))) {
+		char *s;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		s = spx_xprintf("%s/%s", p, e->d_name);
+		rmrf(s);
+		free(s);
+	}
+	closedir(d);
+	rmdir(p);
+}
+
+static struct spx_obj *open_store(const char *name, int k, int m,
+				  uint32_t block, unsigned flags)
+{
+	char *dv[32];
+	struct spx_obj_opts o = { .ndrives = (size_t)(k + m), .data = k,
+				  .parity = m, .block = block,
+				  .min_part = 1000, .flags = flags | SPX_OBJ_CREATE };
+	struct spx_obj *s = NULL;
+
+	for (int i = 0; i < k + m; i++)
+		dv[i] = spx_xprintf("%s/%s/d%d", root, name, i);
+	o.drives = (const char *const *)dv;
+	if (spx_obj_open(&o, &s) < 0)
+		printf("# open: %s\n", spx_errmsg());
+	for (int i = 0; i < k + m; i++)
+		free(dv[i]);
+	return s;
+}
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (unsigned char)(seed >> 16);
+	}
+}
+
+static int put(struct spx_obj *s, const char *b, const char *k,
+	       const void *p, size_t n, size_t piece)
+{
+	struct spx_obj_writer *w;
+	int rc = spx_obj_writer_begin(s, b, k, NULL, &w);
+
+	if (rc < 0)
+		return rc;
+	for (size_t off = 0; off < n; off += piece)
+		if ((rc = spx_obj_writer_write(w, (const char *)p + off,
+					       n - off < piece ? n - off : piece)) < 0) {
+			spx_obj_writer_abort(w);
+			return rc;
+		}
+	return spx_obj_writer_commit(w, NULL, NULL);
+}
+
+static bool get_eq(struct spx_obj *s, const char *b, const char *k,
+		   const void *want, size_t n)
+{
+	struct spx_obj_reader *r;
+	unsigned char *got = malloc(n + 1);
+	size_t g, off = 0;
+	bool ok;
+
+	if (spx_obj_reader_open(s, b, k, &r) < 0) {
+		printf("# open '%s': %s\n", k, spx_errmsg());
+		free(got);
+		return false;
+	}
+	/* Odd read sizes cross stripe and block edges. */
+	while (off < n && spx_obj_read(r, off, got + off, 777, &g) == 0 && g)
+		off += g;
+	ok = off == n && spx_obj_reader_meta(r)->size == n && !memcmp(got, want, n);
+	spx_obj_reader_close(r);
+	free(got);
+	return ok;
+}
+
+static void test_layout(void)
+{
+	static const struct {
+		uint64_t size;
+		int k;
+		uint32_t block;
+		uint64_t nstripes, shard;
+		size_t last_len, last_bl;
+	} t[] = {
+		{ 0, 2, 64, 0, 0, 0, 0 },
+		{ 1, 1, 64, 1, 5, 1, 1 },
+		{ 1, 2, 64, 1, 5, 1, 1 },
+		{ 128, 2, 64, 1, 68, 128, 64 },
+		{ 129, 2, 64, 2, 68 + 5, 1, 1 },
+		{ 200, 4, 64, 1, 54, 200, 50 },
+		{ 3000000, 2, 1048576, 2, 1048580 + 451428, 902848, 451424 },
+		{ 1048576, 1, 1048576, 1, 1048580, 1048576, 1048576 },
+	};
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(t); i++) {
+		struct spx_obj_stripe st;
+		uint64_t n = spx_obj_nstripes(t[i].size, t[i].k, t[i].block);
+
+		T_INT(n, t[i].nstripes, "layout %zu: stripes", i);
+		T_INT(spx_obj_shard_size(t[i].size, t[i].k, t[i].block),
+		      t[i].shard, "layout %zu: shard size", i);
+		if (!n)
+			continue;
+		spx_obj_stripe_at(t[i].size, t[i].k, t[i].block, n - 1, &st);
+		T_INT(st.len, t[i].last_len, "layout %zu: last stripe length", i);
+		T_INT(st.bl, t[i].last_bl, "layout %zu: last block length", i);
+	}
+}
+
+static void test_ec(void)
+{
+	static const int codes[][2] = { { 2, 1 }, { 4, 2 }, { 3, 0 }, { 6, 3 } };
+
+	for (size_t c = 0; c < SPX_ARRAY_SIZE(codes); c++) {
+		int k = codes[c][0], m = codes[c][1], n = k + m, bad = 0;
+		size_t len = 1000;
+		struct spx_ec e;
+		unsigned char *orig[32], *sh[32];
+
+		spx_ec_init(&e, k, m);
+		for (int i = 0; i < n; i++) {
+			orig[i] = malloc(len);
+			sh[i] = malloc(len);
+			if (i < k)
+				fill(orig[i], len, (unsigned)(i + 7 * c));
+		}
+		spx_ec_encode(&e, len, orig);
+		/* Every pattern of up to m lost shards. */
+		for (unsigned mask = 0; mask < (1u << n); mask++) {
+			bool ok[32];
+			int lost = __builtin_popcount(mask);
+
+			if (lost > m)
+				continue;
+			for (int i = 0; i < n; i++) {
+				ok[i] = !(mask >> i & 1);
+				memcpy(sh[i], orig[i], len);
+				if (!ok[i])
+					memset(sh[i], 0xa5, len);
+			}
+			if (spx_ec_decode(&e, len, sh, ok) < 0)
+				bad++;
+			for (int i = 0; i < n; i++)
+				if (memcmp(sh[i], orig[i], len))
+					bad++;
+		}
+		T_INT(bad, 0, "RS(%d,%d): every loss of up to %d shards decodes", k, m, m);
+		if (m) {
+			bool ok[32];
+
+			for (int i = 0; i < n; i++)
+				ok[i] = i > m;
+			T_INT(spx_ec_decode(&e, len, sh, ok), -1,
+			      "RS(%d,%d): %d lost shards fail", k, m, m + 1);
+		}
+		for (int i = 0; i < n; i++) {
+			free(orig[i]);
+			free(sh[i]);
+		}
+		spx_ec_release(&e);
+	}
+	T_INT(spx_obj_crc32c("123456789", 9), 0xe3069283, "crc32c check value");
+}
+
+static char *shard_path(const char *name, int drive, const char *bucket,
+			const char *key)
+{
+	struct spx_obj *s = open_store(name, 1, 0, 64, 0);
+	char enc[256], *kd, *p = NULL;
+	DIR *d;
+	struct dirent *e;
+
+	(void)s;
+	spx_obj_close(s);
+	spx_obj_key_encode(key, enc, sizeof(enc));
+	kd = spx_xprintf("%s/%s/d%d/b/%s/o/%s", root, name, drive, bucket, enc);
+	d = opendir(kd);
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "d-", 2))
+			p = spx_xprintf("%s/%s/s0", kd, e->d_name);
+	if (d)
+		closedir(d);
+	free(kd);
+	return p;
+}
+
+static void test_damage(const char *name, int k, int m)
+{
+	struct spx_obj *s = open_store(name, k, m, 256, SPX_OBJ_NO_INLINE);
+	size_t n = 10000;
+	unsigned char *data = malloc(n);
+	int lost = 0;
+
+	fill(data, n, 42);
+	T_INT(spx_obj_bucket_create(s, "dmg", "111122223333", "us-east-1"), 0,
+	      "%s: bucket", name);
+	/* Every single and double loss (at RS(4,2)) of whole shard files,
+	 * and corruption of one block in each shard. */
+	for (int a = 0; a < k + m; a++)
+		for (int b = a; b < k + m; b++) {
+			char *pa, *pb;
+
+			if (b != a && m < 2)
+				continue;
+			T_INT(put(s, "dmg", "obj", data, n, 333), 0, "%s: put", name);
+			pa = shard_path(name, a, "dmg", "obj");
+			pb = shard_path(name, b, "dmg", "obj");
+			unlink(pa);
+			if (b != a)
+				unlink(pb);
+			if (!get_eq(s, "dmg", "obj", data, n)) {
+				printf("# lost shards %d and %d\n", a, b);
+				lost++;
+			}
+			free(pa);
+			free(pb);
+		}
+	T_INT(lost, 0, "%s: every loss of up to m shard files reads back", name);
+	for (int a = 0; a < k + m; a++) {
+		char *pa;
+		int fd;
+
+		T_INT(put(s, "dmg", "obj", data, n, 4096), 0, "%s: put", name);
+		pa = shard_path(name, a, "dmg", "obj");
+		fd = open(pa, O_WRONLY);
+		pwrite(fd, "XYZ", 3, 300);
+		close(fd);
+		free(pa);
+		T_OK(get_eq(s, "dmg", "obj", data, n),
+		     "%s: corrupt block in shard %d: reconstructed", name, a);
+	}
+	spx_obj_close(s);
+	free(data);
+}
+
+struct count {
+	size_t bad, healed, n;
+};
+
+static int count_cb(void *ctx, const struct spx_obj_check *c)
+{
+	struct count *t = ctx;
+
+	t->n++;
+	t->bad += c->missing + c->corrupt + c->meta_bad;
+	t->healed += c->healed;
+	return 0;
+}
+
+static void test_heal(void)
+{
+	struct spx_obj *s = open_store("heal", 2, 1, 128, SPX_OBJ_NO_INLINE);
+	unsigned char data[5000];
+	struct count c = { 0 };
+	char *p;
+	int fd;
+
+	fill(data, sizeof(data), 9);
+	spx_obj_bucket_create(s, "hh1", "111122223333", "us-east-1");
+	put(s, "hh1", "k", data, sizeof(data), 1000);
+	p = shard_path("heal", 2, "hh1", "k");
+	fd = open(p, O_WRONLY);
+	pwrite(fd, "\1\2\3", 3, 1000);
+	close(fd);
+	free(p);
+	p = shard_path("heal", 2, "hh1", "k");
+	truncate(p, 2000);
+	free(p);
+	T_INT(spx_obj_verify(s, NULL, false, count_cb, &c), 0, "verify runs");
+	T_OK(c.n == 1 && c.bad > 0, "verify finds the damage (%zu)", c.bad);
+	memset(&c, 0, sizeof(c));
+	T_INT(spx_obj_verify(s, "hh1", true, count_cb, &c), 0, "heal runs");
+	T_OK(c.healed > 0, "heal rewrote %zu blocks", c.healed);
+	memset(&c, 0, sizeof(c));
+	spx_obj_verify(s, NULL, false, count_cb, &c);
+	T_INT(c.bad, 0, "clean after heal");
+	T_OK(get_eq(s, "hh1", "k", data, sizeof(data)), "content after heal");
+	spx_obj_close(s);
+}
+
+static void test_objects(void)
+{
+	struct spx_obj *s = open_store("objs", 2, 1, 64, 0);
+	struct spx_obj_meta in = SPX_OBJ_META_INIT, out = SPX_OBJ_META_INIT;
+	struct spx_obj_writer *w;
+	unsigned char big[300000], small[100];
+	char longkey[1100];
+
+	fill(big, sizeof(big), 1);
+	fill(small, sizeof(small), 2);
+	T_INT(spx_obj_bucket_create(s, "bk1", "111122223333", "us-east-1"), 0, "mb");
+	T_INT(spx_obj_bucket_create(s, "bk1", "111122223333", "us-east-1"),
+	      SPX_OBJ_BUCKET_OWNED, "mb again: owned");
+	T_INT(spx_obj_bucket_create(s, "bk1", "999922223333", "us-east-1"),
+	      SPX_OBJ_BUCKET_EXISTS, "mb by another: exists");
+	T_INT(spx_obj_bucket_create(s, "BK1", "111122223333", "us-east-1"),
+	      SPX_OBJ_INVALID_BUCKET, "mb bad name");
+	T_INT(put(s, "nob1", "k", small, 1, 1), SPX_OBJ_NO_SUCH_BUCKET, "put: no bucket");
+	spx_kv_add(&in.sys, "content-type", "text/plain");
+	spx_kv_add(&in.user, "x-amz-meta-colour", "blue");
+	T_INT(spx_obj_writer_begin(s, "bk1", "a/b", &in, &w), 0, "begin");
+	spx_obj_writer_write(w, small, sizeof(small));
+	T_INT(spx_obj_writer_commit(w, NULL, &out), 0, "commit small");
+	T_OK(out.is_inline && out.size == 100 && strlen(out.etag) == 32, "small inline");
+	spx_obj_meta_release(&out);
+	T_INT(spx_obj_stat(s, "bk1", "a/b", &out), 0, "stat");
+	T_STR(spx_kv_get(&out.sys, "content-type"), "text/plain", "stat: content-type");
+	T_STR(spx_kv_get(&out.user, "x-amz-meta-colour"), "blue", "stat: user meta");
+	spx_obj_meta_release(&out);
+	spx_obj_meta_release(&in);
+	T_OK(get_eq(s, "bk1", "a/b", small, sizeof(small)), "small reads back");
+	T_INT(put(s, "bk1", "big", big, sizeof(big), 10000), 0, "put big");
+	T_OK(get_eq(s, "bk1", "big", big, sizeof(big)), "big reads back");
+	/* Overwrite: the reader opened before keeps the old content. */
+	{
+		struct spx_obj_reader *r;
+		unsigned char got[100];
+		size_t g;
+
+		spx_obj_reader_open(s, "bk1", "big", &r);
+		T_INT(put(s, "bk1", "big", small, sizeof(small), 7), 0, "overwrite");
+		T_INT(spx_obj_read(r, 1000, got, 100, &g), 0, "old reader reads");
+		T_OK(g == 100 && !memcmp(got, big + 1000, 100), "old reader sees the old object");
+		spx_obj_reader_close(r);
+		T_OK(get_eq(s, "bk1", "big", small, sizeof(small)), "new reader sees the new");
+		T_INT(spx_obj_stat(s, "bk1", "big", &out), 0, "stat");
+		T_INT(out.gen, 2, "generation 2");
+		spx_obj_meta_release(&out);
+	}
+	/* Content-MD5 mismatch leaves the old object. */
+	T_INT(spx_obj_writer_begin(s, "bk1", "big", NULL, &w), 0, "begin");
+	spx_obj_writer_write(w, big, 5000);
+	T_INT(spx_obj_writer_commit(w, (const unsigned char *)"0123456789abcdef", NULL),
+	      SPX_OBJ_BAD_DIGEST, "bad digest");
+	T_OK(get_eq(s, "bk1", "big", small, sizeof(small)), "old object after bad digest");
+	/* Keys. */
+	memset(longkey, 'x', 1024);
+	longkey[1024] = 0;
+	T_INT(put(s, "bk1", longkey, small, 10, 10), 0, "1024-byte key");
+	T_OK(get_eq(s, "bk1", longkey, small, 10), "1024-byte key reads back");
+	longkey[1024] = 'x';
+	longkey[1025] = 0;
+	T_INT(put(s, "bk1", longkey, small, 10, 10), SPX_OBJ_KEY_TOO_LONG, "1025 bytes: too long");
+	T_INT(put(s, "bk1", "bad\xff", small, 10, 10), SPX_OBJ_INVALID_ARG, "invalid utf-8");
+	T_INT(put(s, "bk1", "../../etc/passwd", small, 10, 10), 0, "a key with ..");
+	T_OK(get_eq(s, "bk1", "../../etc/passwd", small, 10), "stays inside the store");
+	T_INT(put(s, "bk1", "..", small, 5, 5), 0, "key ..");
+	T_INT(put(s, "bk1", "empty", small, 0, 1), 0, "empty object");
+	T_OK(get_eq(s, "bk1", "empty", small, 0), "empty reads back");
+	T_INT(spx_obj_bucket_delete(s, "bk1"), SPX_OBJ_BUCKET_NOT_EMPTY, "rb: not empty");
+	T_INT(spx_obj_delete(s, "bk1", "a/b"), 0, "rm");
+	T_INT(spx_obj_delete(s, "bk1", "a/b"), SPX_OBJ_NO_SUCH_KEY, "rm again");
+	T_INT(spx_obj_stat(s, "bk1", "a/b", &out), SPX_OBJ_NO_SUCH_KEY, "stat gone");
+	spx_obj_meta_release(&out);
+	T_INT(spx_obj_copy(s, "bk1", "big", "bk1", "copy", NULL, &out), 0, "copy");
+	spx_obj_meta_release(&out);
+	T_OK(get_eq(s, "bk1", "copy", small, sizeof(small)), "copy reads back");
+	{
+		const char *keys[] = { "big", "copy", longkey, "../../etc/passwd",
+				       "..", "empty" };
+
+		longkey[1024] = 0;
+		for (size_t i = 0; i < SPX_ARRAY_SIZE(keys); i++)
+			spx_obj_delete(s, "bk1", keys[i]);
+	}
+	T_INT(spx_obj_bucket_delete(s, "bk1"), 0, "rb");
+	T_INT(spx_obj_bucket_delete(s, "bk1"), SPX_OBJ_NO_SUCH_BUCKET, "rb again");
+	T_INT(spx_obj_code(SPX_OBJ_NO_SUCH_KEY)->http, 404, "code http");
+	T_STR(spx_obj_code(SPX_OBJ_NO_SPACE)->code, "InsufficientStorage", "code name");
+	T_INT(spx_obj_code(SPX_OBJ_INVALID_BUCKET)->status, SPX_USAGE, "code status");
+	spx_obj_close(s);
+}
+
+static void test_writers(void)
+{
+	struct spx_obj *s = open_store("race", 2, 1, 64, SPX_OBJ_NO_INLINE);
+	unsigned char data[8][3000];
+	int good = 0, status, ok = 1;
+
+	spx_obj_bucket_create(s, "rr1", "111122223333", "us-east-1");
+	for (int i = 0; i < 8; i++)
+		fill(data[i], sizeof(data[i]), (unsigned)i + 100);
+	for (int i = 0; i < 8; i++) {
+		pid_t p = fork();
+
+		if (!p) {
+			int rc = 0;
+
+			for (int j = 0; j < 5; j++)
+				rc |= put(s, "rr1", "same", data[i], sizeof(data[i]), 100);
+			spx_obj_close(s);
+			_exit(rc ? 1 : 0);
+		}
+	}
+	while (wait(&status) > 0)
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			ok = 0;
+	T_OK(ok, "8 processes x 5 overwrites of one key all succeed");
+	for (int i = 0; i < 8; i++)
+		good += get_eq(s, "rr1", "same", data[i], sizeof(data[i]));
+	T_INT(good, 1, "one complete object remains");
+	{
+		struct spx_obj_meta m = SPX_OBJ_META_INIT;
+
+		spx_obj_stat(s, "rr1", "same", &m);
+		T_INT(m.gen, 40, "40 generations");
+		spx_obj_meta_release(&m);
+	}
+	spx_obj_close(s);
+}
+
+static void test_list(void)
+{
+	struct spx_obj *s = open_store("list", 1, 0, 4096, 0);
+	struct spx_obj_list l;
+	struct spx_obj_list_opts o = { 0 };
+	char key[64], prev[64] = "";
+	size_t total = 0, pages = 0, bad = 0;
+	char *after = NULL;
+
+	spx_obj_bucket_create(s, "ll1", "111122223333", "us-east-1");
+	for (int i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "%s/%04d%s", i % 3 ? "dir" : "dir-x",
+			 (i * 7919) % 3000, i % 5 ? "" : "~z");
+		put(s, "ll1", key, key, strlen(key), 100);
+	}
+	put(s, "ll1", "Z", "z", 1, 1);
+	do {
+		o.after = after;
+		o.max = 700;
+		if (spx_obj_list(s, "ll1", &o, &l) < 0)
+			break;
+		for (size_t i = 0; i < l.n; i++) {
+			if (strcmp(prev, l.v[i].key) >= 0)
+				bad++;
+			snprintf(prev, sizeof(prev), "%s", l.v[i].key);
+			if (l.v[i].size != strlen(l.v[i].key) && strcmp(l.v[i].key, "Z"))
+				bad++;
+		}
+		total += l.n;
+		pages++;
+		free(after);
+		after = l.truncated ? spx_strdup(l.next) : NULL;
+		spx_obj_list_release(&l);
+	} while (after);
+	T_INT(total, 3001, "paging lists every key once");
+	T_INT(pages, 5, "in 5 pages of 700");
+	T_INT(bad, 0, "in byte order, with sizes");
+	o = (struct spx_obj_list_opts){ .prefix = "dir-x/", .max = 10 };
+	spx_obj_list(s, "ll1", &o, &l);
+	T_OK(l.n == 10 && l.truncated && !strncmp(l.v[0].key, "dir-x/", 6), "prefix");
+	spx_obj_list_release(&l);
+	o = (struct spx_obj_list_opts){ .delimiter = "/" };
+	spx_obj_list(s, "ll1", &o, &l);
+	T_INT(l.nprefixes, 2, "delimiter: two common prefixes");
+	T_OK(l.nprefixes == 2 && !strcmp(l.prefixes[0], "dir-x/") &&
+	     !strcmp(l.prefixes[1], "dir/"), "prefixes in order");
+	T_OK(l.n == 1 && !strcmp(l.v[0].key, "Z"), "and the one key");
+	spx_obj_list_release(&l);
+	o = (struct spx_obj_list_opts){ .delimiter = "/", .max = 1 };
+	spx_obj_list(s, "ll1", &o, &l);
+	T_OK(l.n == 1 && !l.nprefixes && l.truncated && !strcmp(l.next, "Z"), "max 1: Z first");
+	spx_obj_list_release(&l);
+	o = (struct spx_obj_list_opts){ .delimiter = "/", .after = "dir-x/", .max = 5 };
+	spx_obj_list(s, "ll1", &o, &l);
+	T_OK(l.nprefixes == 1 && !strcmp(l.prefixes[0], "dir/") && !l.truncated,
+	     "after a common prefix: the next one");
+	spx_obj_list_release(&l);
+	spx_obj_close(s);
+}
+
+static void test_mpu(void)
+{
+	struct spx_obj *s = open_store("mpu", 2, 1, 64, 0);
+	struct spx_obj_writer *w;
+	struct spx_obj_meta out = SPX_OBJ_META_INIT, in = SPX_OBJ_META_INIT;
+	char id[SPX_OBJ_UPLOAD_ID_SIZE], etag[4][SPX_OBJ_ETAG_SIZE + 8];
+	unsigned char data[4500];
+	struct spx_obj_part *parts;
+	struct spx_obj_upload *ups;
+	size_t np;
+	bool trunc;
+
+	fill(data, sizeof(data), 5);
+	spx_obj_bucket_create(s, "mm1", "111122223333", "us-east-1");
+	spx_kv_add(&in.sys, "content-type", "video/mp4");
+	T_INT(spx_obj_mpu_create(s, "mm1", "movie", &in, id), 0, "create upload");
+	spx_obj_meta_release(&in);
+	/* Parts 1..3 of 1500 bytes (min_part is 1000 here), 3 out of order. */
+	for (int p = 3; p >= 1; p--) {
+		T_INT(spx_obj_part_begin(s, "mm1", "movie", id, p, &w), 0, "part %d", p);
+		spx_obj_writer_write(w, data + (p - 1) * 1500, p == 3 ? 1500 : 1500);
+		T_INT(spx_obj_writer_commit(w, NULL, &out), 0, "part %d commit", p);
+		snprintf(etag[p], sizeof(etag[p]), "\"%s\"", out.etag);
+	}
+	T_INT(spx_obj_part_begin(s, "mm1", "movie", id, 10001, &w), SPX_OBJ_INVALID_ARG, "part 10001");
+	T_INT(spx_obj_part_begin(s, "mm1", "movie", "00", 1, &w), SPX_OBJ_NO_SUCH_UPLOAD, "bad id");
+	T_INT(spx_obj_mpu_parts(s, "mm1", "movie", id, 0, 0, &parts, &np, &trunc), 0, "list parts");
+	T_OK(np == 3 && parts[0].num == 1 && parts[2].num == 3 && parts[1].size == 1500, "3 parts");
+	free(parts);
+	T_INT(spx_obj_mpu_list(s, "mm1", NULL, &ups, &np), 0, "list uploads");
+	T_OK(np == 1 && !strcmp(ups[0].key, "movie") && !strcmp(ups[0].id, id), "one upload");
+	spx_obj_upload_free(ups, np);
+	{
+		struct spx_obj_complete_part order[] = { { 2, etag[2] }, { 1, etag[1] } };
+		struct spx_obj_complete_part wrong[] = { { 1, etag[2] }, { 2, etag[2] } };
+		struct spx_obj_complete_part missing[] = { { 1, etag[1] }, { 4, etag[2] } };
+		struct spx_obj_complete_part all[] = { { 1, etag[1] }, { 2, etag[2] }, { 3, etag[3] } };
+
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, order, 2, &out),
+		      SPX_OBJ_INVALID_PART_ORDER, "complete: InvalidPartOrder");
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, wrong, 2, &out),
+		      SPX_OBJ_INVALID_PART, "complete: wrong etag is InvalidPart");
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, missing, 2, &out),
+		      SPX_OBJ_INVALID_PART, "complete: missing part is InvalidPart");
+		/* A small part that is not the last one. */
+		T_INT(spx_obj_part_begin(s, "mm1", "movie", id, 2, &w), 0, "part 2 again, small");
+		spx_obj_writer_write(w, data + 1500, 10);
+		spx_obj_writer_commit(w, NULL, &out);
+		snprintf(etag[0], sizeof(etag[0]), "%s", out.etag);
+		all[1].etag = etag[0];
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, &out),
+		      SPX_OBJ_ENTITY_TOO_SMALL, "complete: EntityTooSmall");
+		T_INT(spx_obj_part_begin(s, "mm1", "movie", id, 2, &w), 0, "part 2 again");
+		spx_obj_writer_write(w, data + 1500, 1500);
+		spx_obj_writer_commit(w, NULL, &out);
+		T_OK(!strncmp(out.etag, etag[2] + 1, 32), "same bytes, same part etag");
+		all[1].etag = etag[2];
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, &out), 0, "complete");
+		T_OK(out.size == 4500 && out.nsegs == 3 && !strcmp(out.etag + 32, "-3"),
+		     "3 segments, etag -3 (%s)", out.etag);
+		T_STR(spx_kv_get(&out.sys, "content-type"), "video/mp4", "upload's metadata");
+		spx_obj_meta_release(&out);
+		T_OK(get_eq(s, "mm1", "movie", data, sizeof(data)), "completed object reads back");
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, &out),
+		      SPX_OBJ_NO_SUCH_UPLOAD, "complete again: NoSuchUpload");
+	}
+	T_INT(spx_obj_mpu_create(s, "mm1", "other", NULL, id), 0, "create 2");
+	T_INT(spx_obj_mpu_abort(s, "mm1", "other", id), 0, "abort");
+	T_INT(spx_obj_mpu_abort(s, "mm1", "other", id), SPX_OBJ_NO_SUCH_UPLOAD, "abort again");
+	spx_obj_close(s);
+}
+
+static void test_names(void)
+{
+	static const struct {
+		const char *name;
+		bool ok;
+	} t[] = {
+		{ "abc", true }, { "my-bucket.example", true }, { "a1.b2-c3", true },
+		{ "ab", false }, { "", false }, { "Abc", false }, { "ab_c", false },
+		{ "-abc", false }, { "abc-", false }, { ".abc", false },
+		{ "abc.", false }, { "a..b", false }, { "a.-b", false },
+		{ "a-.b", false }, { "192.168.5.4", false }, { "1.2.3", true },
+		{ "xn--abc", false }, { "sthree-x", false }, { "abc-s3alias", false },
+		{ "abc--ol-s3", false }, { "a--b", true },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", true },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false },
+	};
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(t); i++)
+		T_INT(spx_obj_bucket_name_valid(t[i].name), t[i].ok, "bucket name '%s'",
+		      t[i].name);
+}
+
+static void test_meta(void)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT, d;
+	struct spx_buf b = SPX_BUF_INIT;
+	char enc[256];
+
+	m.key = spx_strdup("k\xc3\xa9y");
+	m.size = 3;
+	snprintf(m.etag, sizeof(m.etag), "%s", "900150983cd24fb0d6963f7d28e17f72");
+	m.k = 1;
+	m.block = 64;
+	m.is_inline = true;
+	spx_buf_add(&m.inl, "abc", 3);
+	spx_kv_add(&m.tags, "t", "v");
+	spx_obj_meta_encode(&m, &b);
+	T_INT(spx_obj_meta_decode(b.p, b.len, &d), 0, "meta round trip");
+	T_OK(!strcmp(d.key, m.key) && d.inl.len == 3 && !strcmp(spx_kv_get(&d.tags, "t"), "v"),
+	     "meta fields");
+	spx_obj_meta_release(&d);
+	b.p[b.len - 1] ^= 1;
+	T_INT(spx_obj_meta_decode(b.p, b.len, &d), SPX_OBJ_INTERNAL, "a flipped bit is refused");
+	T_INT(spx_obj_meta_decode(b.p, b.len - 1, &d), SPX_OBJ_INTERNAL, "a torn file is refused");
+	spx_buf_release(&b);
+	spx_obj_meta_release(&m);
+	spx_obj_key_encode("a/b c", enc, sizeof(enc));
+	T_STR(enc, "a%2Fb%20c", "key encoding");
+	spx_obj_key_encode(".hidden", enc, sizeof(enc));
+	T_STR(enc, "%2Ehidden", "leading dot");
+	spx_obj_key_encode("..", enc, sizeof(enc));
+	T_STR(enc, "%2E.", "dot dot");
+}
+
+int main(void)
+{
+	if (!mkdtemp(root))
+		return 99;
+	test_layout();
+	test_ec();
+	test_names();
+	test_meta();
+	test_objects();
+	test_damage("rs21", 2, 1);
+	test_damage("rs42", 4, 2);
+	test_heal();
+	test_writers();
+	test_list();
+	test_mpu();
+	rmrf(root);
+	return t_done();
+}
