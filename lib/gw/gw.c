@@ -153,6 +153,7 @@ static void req_free(struct gw_req *g)
 {
 	if (!g)
 		return;
+	gw_s3_free(g);
 	EVP_MD_CTX_free(g->sha);
 	spx_buf_release(&g->form);
 	spx_kv_free(&g->params);
@@ -286,12 +287,24 @@ static void on_begin(void *app, struct spx_http_req *req,
 			return;
 		}
 		/* curl --aws-sigv4 sends no x-amz-content-sha256 and signs
-		 * the body's hash: with a body, authenticate at the end. */
+		 * the body's hash: with a body, authenticate at the end. The
+		 * key is looked up now so that the request can be routed;
+		 * nothing is committed until the signature is verified. */
+		g->hash_body = g->auth.payload == SPX_SIGV4_PAYLOAD_BODY ||
+			       g->auth.payload == SPX_SIGV4_PAYLOAD_SHA256;
 		if (g->auth.payload == SPX_SIGV4_PAYLOAD_BODY &&
-		    req->content_length != 0)
+		    req->content_length != 0) {
 			g->auth_deferred = true;
-		else
-			auth_verify(g, req, resp, SPX_SIGV4_EMPTY_SHA256);
+			if (spx_cred_lookup(g->gw->creds, g->auth.access_key,
+					    &g->who) < 0) {
+				auth_fail(g, req, resp, SPX_SIGV4_EUNKNOWNKEY);
+				return;
+			}
+		} else if (auth_verify(g, req, resp, SPX_SIGV4_EMPTY_SHA256) <
+			   0) {
+			return;
+		}
+		gw_s3_begin(g, req, resp);
 		return;
 	}
 	if (strcmp(m, "GET") && strcmp(m, "POST")) {
@@ -300,6 +313,7 @@ static void on_begin(void *app, struct spx_http_req *req,
 		return;
 	}
 	g->keep_form = !strcmp(m, "POST");
+	g->hash_body = true;
 }
 
 static void on_body(void *app, struct spx_http_req *req, const char *data,
@@ -307,7 +321,12 @@ static void on_body(void *app, struct spx_http_req *req, const char *data,
 {
 	struct gw_req *g = req->ctx;
 
-	EVP_DigestUpdate(g->sha, data, len);
+	if (g->hash_body)
+		EVP_DigestUpdate(g->sha, data, len);
+	if (g->api == GW_S3) {
+		gw_s3_body(g, req, data, len, resp);
+		return;
+	}
 	if (!g->keep_form)
 		return;
 	if (g->form.len + len > g->gw->max_form) {
@@ -392,7 +411,7 @@ static void on_end(void *app, struct spx_http_req *req,
 			 "match what was computed.");
 		return;
 	}
-	gw_s3_dispatch(g, req, resp);
+	gw_s3_end(g, req, resp);
 }
 
 static void on_done(void *app, struct spx_http_req *req)
@@ -418,6 +437,11 @@ int spx_gw_open(const struct spx_conf *conf, struct spx_gw **out)
 		free(gw);
 		return -1;
 	}
+	if (gw_s3_open(gw) < 0) {
+		spx_cred_close(gw->creds);
+		free(gw);
+		return -1;
+	}
 	gw->limits.max_header_bytes = (size_t)gw->self->gw.max_header_bytes;
 	gw->limits.max_body_bytes = gw->self->gw.max_body_bytes;
 	gw->max_form = gw->self->gw.max_query_body_bytes;
@@ -437,6 +461,7 @@ void spx_gw_close(struct spx_gw *gw)
 {
 	if (!gw)
 		return;
+	gw_s3_close(gw);
 	spx_cred_close(gw->creds);
 	free(gw);
 }

@@ -20,10 +20,14 @@ enum gw_api { GW_EC2, GW_STS, GW_S3 };
  * 1000 instance ids and filters has more than the parser's default). */
 #define GW_MAX_PARAMS 20000
 
+struct spx_obj;
+struct gw_s3;
+
 struct spx_gw {
 	const struct spx_conf *conf;
 	const struct spx_conf_node *self;
 	struct spx_creds *creds;
+	struct spx_obj *obj; /* the object store (S3) */
 	struct spx_http_handler handler;
 	struct spx_http_limits limits;
 	uint64_t max_form;
@@ -44,7 +48,9 @@ struct gw_req {
 	struct spx_cred who;	  /* the authenticated caller */
 	bool authed;
 	bool auth_deferred; /* S3 without x-amz-content-sha256 */
+	bool hash_body;	    /* the signature covers the body's SHA-256 */
 	char body_hash[65];
+	struct gw_s3 *s3;   /* S3 request state (s3.c) */
 };
 
 time_t gw_now(const struct spx_gw *gw);
@@ -66,9 +72,19 @@ void gw_ec2_dispatch(struct gw_req *g, struct spx_http_req *req,
 		     struct spx_http_resp *resp, const char *action);
 void gw_sts_dispatch(struct gw_req *g, struct spx_http_req *req,
 		     struct spx_http_resp *resp, const char *action);
-/* S3: called once the request is authenticated and the body complete. */
-void gw_s3_dispatch(struct gw_req *g, struct spx_http_req *req,
-		    struct spx_http_resp *resp);
+/* S3, in request order: begin once the caller is known (authenticated,
+ * or for a body-signed request, identified and verified at the end:
+ * nothing is committed before), body for each piece, end when the body is
+ * complete and authenticated. free releases g->s3 whatever happened. */
+void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
+		 struct spx_http_resp *resp);
+void gw_s3_body(struct gw_req *g, struct spx_http_req *req, const char *data,
+		size_t len, struct spx_http_resp *resp);
+void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
+	       struct spx_http_resp *resp);
+void gw_s3_free(struct gw_req *g);
+int gw_s3_open(struct spx_gw *gw);
+void gw_s3_close(struct spx_gw *gw);
 
 /* EC2 Filter.N.Name / Filter.N.Value.M. */
 struct gw_filter {

@@ -1,34 +1,1482 @@
-/* s3.c: the S3 REST API. The foundation answers ListBuckets (with no
- * buckets: the object store arrives with its own issue); every other
- * operation is NotImplemented, never a fake success. */
+/* s3.c: the S3 REST API over the object store (lib/obj).
+ *
+ * A request is routed from its method, path (path-style addressing:
+ * /BUCKET/KEY, the key percent-decoded once) and subresources. Object
+ * bodies stream: PutObject and UploadPart start an object writer in begin
+ * and feed it every piece (through the aws-chunked decoder for streaming
+ * uploads), computing the requested checksum on the way; nothing becomes
+ * visible before the commit at the end, after the signature, Content-MD5
+ * and checksums are checked. Other bodies (XML) are small and gathered
+ * under a limit. GetObject streams from an object reader.
+ */
 #include "spx.h"
 
+#include "auth/chunked.h"
+#include "checksum.h"
 #include "gw/gw_int.h"
+#include "http/httpdate.h"
+#include "http/query.h"
+#include "obj/obj.h"
+
+#define S3_XML_BODY_MAX ((size_t)2 << 20)
+
+enum s3op {
+	OP_NONE,
+	OP_LIST_BUCKETS,
+	OP_CREATE_BUCKET,
+	OP_DELETE_BUCKET,
+	OP_HEAD_BUCKET,
+	OP_GET_LOCATION,
+	OP_LIST_OBJECTS,
+	OP_LIST_OBJECTS_V2,
+	OP_LIST_UPLOADS,
+	OP_DELETE_OBJECTS,
+	OP_PUT_OBJECT,
+	OP_COPY_OBJECT,
+	OP_GET_OBJECT,
+	OP_HEAD_OBJECT,
+	OP_DELETE_OBJECT,
+	OP_CREATE_MPU,
+	OP_UPLOAD_PART,
+	OP_COMPLETE_MPU,
+	OP_ABORT_MPU,
+	OP_LIST_PARTS,
+};
+
+struct gw_s3 {
+	char *bucket, *key;
+	enum s3op op;
+	struct spx_obj_writer *w;
+	int werr;		/* a write failed: its rc */
+	bool chunked;
+	struct spx_chunked ch;
+	bool has_ck;
+	enum spx_cksum_algo algo;
+	struct spx_cksum ck;
+	bool has_md5;
+	unsigned char md5[16];
+	struct spx_buf body;	/* XML bodies */
+	int part;		/* UploadPart: the part number */
+};
+
+int gw_s3_open(struct spx_gw *gw)
+{
+	const struct spx_conf_node *n = gw->self;
+	struct spx_obj_opts o = {
+		.drives = (const char *const *)n->obj.drives.v,
+		.ndrives = n->obj.drives.n,
+		.data = n->obj.data,
+		.parity = n->obj.parity,
+		.flags = SPX_OBJ_CREATE,
+	};
+
+	if (n->obj.drives.n != (size_t)(n->obj.data + n->obj.parity))
+		return spx_error(SPX_USAGE,
+				 "[nodes.%s.obj]: %zu drives for RS(%d,%d); "
+				 "need data + parity = %d",
+				 n->name, n->obj.drives.n, n->obj.data,
+				 n->obj.parity, n->obj.data + n->obj.parity);
+	return spx_obj_open(&o, &gw->obj) < 0 ? -1 : 0;
+}
+
+void gw_s3_close(struct spx_gw *gw)
+{
+	spx_obj_close(gw->obj);
+	gw->obj = NULL;
+}
+
+void gw_s3_free(struct gw_req *g)
+{
+	struct gw_s3 *s = g->s3;
+
+	if (!s)
+		return;
+	spx_obj_writer_abort(s->w);
+	if (s->chunked)
+		spx_chunked_release(&s->ch);
+	if (s->has_ck)
+		spx_cksum_release(&s->ck);
+	spx_buf_release(&s->body);
+	free(s->bucket);
+	free(s->key);
+	free(s);
+	g->s3 = NULL;
+}
+
+/* ---- errors --------------------------------------------------------- */
+
+static void obj_fail(struct gw_req *g, struct spx_http_req *req,
+		     struct spx_http_resp *resp, int rc)
+{
+	const struct spx_obj_code *c = spx_obj_code(rc);
+
+	if (c->http >= 500)
+		spx_log(SPX_LOG_ERROR, "s3: %s %s: %s", req->method, req->path,
+			spx_errmsg());
+	gw_error(g, req, resp, c->http, c->code, "%s", c->message);
+}
+
+static void not_impl(struct gw_req *g, struct spx_http_req *req,
+		     struct spx_http_resp *resp)
+{
+	gw_error(g, req, resp, 501, "NotImplemented",
+		 "A header you provided implies functionality that is not "
+		 "implemented");
+}
+
+/* HEAD answers carry no body. */
+static void headless(struct spx_http_req *req, struct spx_http_resp *resp)
+{
+	if (!strcmp(req->method, "HEAD"))
+		spx_buf_reset(&resp->body);
+}
+
+/* The bucket exists and the caller's account owns it. */
+static int own_bucket(struct gw_req *g, struct spx_http_req *req,
+		      struct spx_http_resp *resp, struct spx_obj_bucket *b)
+{
+	struct spx_obj_bucket tmp;
+	int rc;
+
+	if (!b)
+		b = &tmp;
+	if (!spx_obj_bucket_name_valid(g->s3->bucket)) {
+		/* An invalid name cannot exist: S3 says NoSuchBucket for
+		 * reads and InvalidBucketName for creation. */
+		obj_fail(g, req, resp, SPX_OBJ_NO_SUCH_BUCKET);
+		return -1;
+	}
+	rc = spx_obj_bucket_head(g->gw->obj, g->s3->bucket, b);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return -1;
+	}
+	if (strcmp(b->owner, g->who.account)) {
+		gw_error(g, req, resp, 403, "AccessDenied", "Access Denied");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- routing -------------------------------------------------------- */
+
+static bool has(const struct gw_req *g, const char *p)
+{
+	return spx_kv_get(&g->params, p) != NULL;
+}
+
+static enum s3op route(struct gw_req *g, struct spx_http_req *req)
+{
+	const char *m = req->method;
+	const struct gw_s3 *s = g->s3;
+	/* Subresources this gateway does not serve yet. */
+	static const char *const later[] = {
+		"acl", "tagging", "versioning", "versions", "policy", "cors",
+		"lifecycle", "website", "logging", "notification",
+		"replication", "encryption", "object-lock", "retention",
+		"legal-hold", "torrent", "restore", "select", "accelerate",
+		"requestPayment", "analytics", "metrics", "inventory",
+		"intelligent-tiering", "ownershipControls",
+		"publicAccessBlock", "attributes", "policyStatus",
+	};
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(later); i++)
+		if (has(g, later[i]))
+			return OP_NONE;
+	if (!s->bucket)
+		return !strcmp(m, "GET") ? OP_LIST_BUCKETS : OP_NONE;
+	if (!s->key) {
+		if (!strcmp(m, "GET"))
+			return has(g, "location")   ? OP_GET_LOCATION
+			       : has(g, "uploads")  ? OP_LIST_UPLOADS
+			       : has(g, "list-type") ? OP_LIST_OBJECTS_V2
+						    : OP_LIST_OBJECTS;
+		if (!strcmp(m, "PUT"))
+			return OP_CREATE_BUCKET;
+		if (!strcmp(m, "HEAD"))
+			return OP_HEAD_BUCKET;
+		if (!strcmp(m, "DELETE"))
+			return OP_DELETE_BUCKET;
+		if (!strcmp(m, "POST") && has(g, "delete"))
+			return OP_DELETE_OBJECTS;
+		return OP_NONE;
+	}
+	if (!strcmp(m, "PUT")) {
+		if (has(g, "uploadId") || has(g, "partNumber"))
+			return spx_kv_geti(&req->headers, "x-amz-copy-source")
+				       ? OP_NONE
+				       : OP_UPLOAD_PART;
+		return spx_kv_geti(&req->headers, "x-amz-copy-source")
+			       ? OP_COPY_OBJECT
+			       : OP_PUT_OBJECT;
+	}
+	if (!strcmp(m, "GET"))
+		return has(g, "uploadId") ? OP_LIST_PARTS : OP_GET_OBJECT;
+	if (!strcmp(m, "HEAD"))
+		return OP_HEAD_OBJECT;
+	if (!strcmp(m, "DELETE"))
+		return has(g, "uploadId") ? OP_ABORT_MPU : OP_DELETE_OBJECT;
+	if (!strcmp(m, "POST"))
+		return has(g, "uploads")    ? OP_CREATE_MPU
+		       : has(g, "uploadId") ? OP_COMPLETE_MPU
+					    : OP_NONE;
+	return OP_NONE;
+}
+
+/* /bucket/key -> bucket and decoded key (NULL when absent). */
+static int parse_target(struct gw_req *g, struct spx_http_req *req)
+{
+	struct gw_s3 *s = g->s3;
+	const char *p = req->path, *slash;
+	struct spx_buf b = SPX_BUF_INIT;
+
+	if (p[0] != '/')
+		return spx_error(SPX_USAGE, "the path must start with '/'");
+	p++;
+	if (!*p)
+		return 0;
+	slash = strchr(p, '/');
+	if (spx_uri_decode(p, slash ? (size_t)(slash - p) : strlen(p), 0, &b) <
+	    0) {
+		spx_buf_release(&b);
+		return -1;
+	}
+	s->bucket = spx_buf_detach(&b, NULL);
+	if (!slash || !slash[1])
+		return 0;
+	if (spx_uri_decode(slash + 1, strlen(slash + 1), 0, &b) < 0) {
+		spx_buf_release(&b);
+		return -1;
+	}
+	s->key = spx_buf_detach(&b, NULL);
+	return 0;
+}
+
+/* ---- object writes -------------------------------------------------- */
+
+/* The system headers S3 stores with an object and returns on GET. */
+static const char *const sys_headers[] = {
+	"content-type",	    "cache-control",	"content-disposition",
+	"content-encoding", "content-language", "expires",
+};
+
+static void meta_from_headers(struct spx_http_req *req,
+			      struct spx_obj_meta *m)
+{
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(sys_headers); i++) {
+		const char *v = spx_kv_geti(&req->headers, sys_headers[i]);
+
+		if (!v)
+			continue;
+		/* aws-chunked is the transfer's encoding, not the object's. */
+		if (!strcmp(sys_headers[i], "content-encoding")) {
+			if (!strcmp(v, "aws-chunked"))
+				continue;
+			if (!strncmp(v, "aws-chunked,", 12))
+				v += 12 + strspn(v + 12, " ");
+		}
+		spx_kv_add(&m->sys, sys_headers[i], v);
+	}
+	if (!spx_kv_get(&m->sys, "content-type"))
+		spx_kv_add(&m->sys, "content-type", "binary/octet-stream");
+	for (size_t i = 0; i < req->headers.n; i++) {
+		const char *k = req->headers.v[i].k;
+		char low[256];
+		size_t n = strlen(k);
+
+		if (n >= sizeof(low) || strncasecmp(k, "x-amz-meta-", 11))
+			continue;
+		for (size_t j = 0; j <= n; j++)
+			low[j] = (char)(k[j] >= 'A' && k[j] <= 'Z' ? k[j] | 0x20
+								   : k[j]);
+		spx_kv_add(&m->user, low, req->headers.v[i].v);
+	}
+}
+
+static int feed(void *arg, const void *data, size_t len)
+{
+	struct gw_s3 *s = arg;
+	int rc;
+
+	if (s->has_ck)
+		spx_cksum_update(&s->ck, data, len);
+	rc = spx_obj_writer_write(s->w, data, len);
+	if (rc < 0) {
+		s->werr = rc;
+		return -1;
+	}
+	return 0;
+}
+
+static void begin_write(struct gw_req *g, struct spx_http_req *req,
+			struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	struct spx_obj_meta in = SPX_OBJ_META_INIT;
+	const char *md5 = spx_kv_geti(&req->headers, "Content-MD5");
+	const char *dl = spx_kv_geti(&req->headers,
+				     "x-amz-decoded-content-length");
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	if ((rc = spx_obj_key_check(s->key)) < 0) {
+		obj_fail(g, req, resp, rc);
+		return;
+	}
+	if (md5) {
+		size_t n = 0;
+
+		if (spx_base64_decode(md5, strlen(md5), s->md5, sizeof(s->md5),
+				      &n) < 0 ||
+		    n != 16) {
+			gw_error(g, req, resp, 400, "InvalidDigest",
+				 "The Content-MD5 you specified was invalid.");
+			return;
+		}
+		s->has_md5 = true;
+	}
+	{
+		const char *alg = spx_kv_geti(&req->headers,
+					      "x-amz-sdk-checksum-algorithm");
+		const char *tr = spx_kv_geti(&req->headers, "x-amz-trailer");
+		const char *name = alg;
+
+		for (int a = 0; a < SPX_CKSUM_NALGO && !name; a++)
+			if (a != SPX_CKSUM_MD5 &&
+			    spx_kv_geti(&req->headers,
+					spx_cksum_header((enum spx_cksum_algo)a)))
+				name = spx_cksum_name((enum spx_cksum_algo)a);
+		if (!name && tr && !strncasecmp(tr, "x-amz-checksum-", 15))
+			name = tr + 15;
+		if (name) {
+			if (spx_cksum_from_name(name, &s->algo) < 0) {
+				gw_error(g, req, resp, 400, "InvalidRequest",
+					 "Value for x-amz-checksum-algorithm "
+					 "header is invalid.");
+				return;
+			}
+			if (spx_cksum_init(&s->ck, s->algo) < 0) {
+				obj_fail(g, req, resp, SPX_OBJ_INTERNAL);
+				return;
+			}
+			s->has_ck = true;
+		}
+	}
+	if (s->op == OP_PUT_OBJECT) {
+		const char *inm = spx_kv_geti(&req->headers, "If-None-Match");
+		const char *im = spx_kv_geti(&req->headers, "If-Match");
+		struct spx_obj_meta cur = SPX_OBJ_META_INIT;
+
+		/* Conditional writes, checked again just before the commit. */
+		if (inm || im) {
+			rc = spx_obj_stat(g->gw->obj, s->bucket, s->key, &cur);
+			if ((inm && rc == 0 && !strcmp(inm, "*")) ||
+			    (im && (rc < 0 || !spx_etag_list_match(im, cur.etag)))) {
+				spx_obj_meta_release(&cur);
+				gw_error(g, req, resp, 412, "PreconditionFailed",
+					 "At least one of the pre-conditions "
+					 "you specified did not hold");
+				return;
+			}
+			spx_obj_meta_release(&cur);
+		}
+		meta_from_headers(req, &in);
+		rc = spx_obj_writer_begin(g->gw->obj, s->bucket, s->key, &in,
+					  &s->w);
+		spx_obj_meta_release(&in);
+	} else {
+		const char *id = spx_kv_get(&g->params, "uploadId");
+		const char *pn = spx_kv_get(&g->params, "partNumber");
+		char *end;
+		long n = pn ? strtol(pn, &end, 10) : 0;
+
+		if (!id || !pn || *end || n < 1 || n > SPX_OBJ_MAX_PARTS) {
+			gw_error(g, req, resp, 400, "InvalidArgument",
+				 "Part number must be an integer between 1 "
+				 "and 10000, inclusive");
+			return;
+		}
+		s->part = (int)n;
+		rc = spx_obj_part_begin(g->gw->obj, s->bucket, s->key, id,
+					s->part, &s->w);
+	}
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return;
+	}
+	if (g->auth.payload == SPX_SIGV4_PAYLOAD_STREAMING ||
+	    g->auth.payload == SPX_SIGV4_PAYLOAD_STREAMING_TRAILER ||
+	    g->auth.payload == SPX_SIGV4_PAYLOAD_STREAMING_UNSIGNED_TRAILER) {
+		char *e = NULL;
+		long long d = dl ? strtoll(dl, &e, 10) : -1;
+
+		if (dl && (*e || d < 0)) {
+			gw_error(g, req, resp, 400, "InvalidArgument",
+				 "x-amz-decoded-content-length is invalid");
+			return;
+		}
+		if (spx_chunked_init(&s->ch, &g->auth, d, feed, s) < 0) {
+			obj_fail(g, req, resp, SPX_OBJ_INTERNAL);
+			return;
+		}
+		s->chunked = true;
+	}
+}
+
+static void write_body(struct gw_req *g, struct spx_http_req *req,
+		       const char *data, size_t len, struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+
+	if (s->chunked) {
+		enum spx_chunked_err e = spx_chunked_feed(&s->ch, data, len);
+
+		if (e != SPX_CHUNKED_OK && !s->werr) {
+			struct spx_sigv4_status st = spx_chunked_code(e);
+
+			gw_error(g, req, resp, st.http, st.code, "%s",
+				 st.message);
+			return;
+		}
+	} else {
+		feed(s, data, len);
+	}
+	if (s->werr)
+		obj_fail(g, req, resp, s->werr);
+}
+
+static void end_write(struct gw_req *g, struct spx_http_req *req,
+		      struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	struct spx_obj_meta out = SPX_OBJ_META_INIT;
+	unsigned char dig[SPX_CKSUM_MAX];
+	struct spx_buf b64 = SPX_BUF_INIT;
+	char quoted[SPX_OBJ_ETAG_SIZE + 2];
+	size_t dlen = 0;
+	int rc;
+
+	if (s->chunked) {
+		enum spx_chunked_err e = spx_chunked_finish(&s->ch);
+
+		if (e != SPX_CHUNKED_OK) {
+			struct spx_sigv4_status st = spx_chunked_code(e);
+
+			gw_error(g, req, resp, st.http, st.code, "%s",
+				 st.message);
+			return;
+		}
+	}
+	if (s->has_ck) {
+		const char *h = spx_cksum_header(s->algo);
+		const char *sent = spx_kv_geti(&req->headers, h);
+		enum spx_cksum_verdict why;
+
+		if (!sent && s->chunked)
+			sent = spx_kv_geti(spx_chunked_trailers(&s->ch), h);
+		if (spx_cksum_final(&s->ck, dig, &dlen) < 0) {
+			obj_fail(g, req, resp, SPX_OBJ_INTERNAL);
+			return;
+		}
+		if (sent &&
+		    spx_cksum_verify_b64(s->algo, sent, dig, &why) < 0) {
+			if (why == SPX_CKSUM_MALFORMED)
+				gw_error(g, req, resp, 400, "InvalidRequest",
+					 "Value for %s header is invalid.", h);
+			else
+				gw_error(g, req, resp, 400, "BadDigest",
+					 "The %s you specified did not match "
+					 "the calculated checksum.",
+					 spx_cksum_name(s->algo));
+			return;
+		}
+		spx_base64_encode(dig, dlen, &b64);
+		if (s->op == OP_PUT_OBJECT) {
+			char low[16];
+			const char *n = spx_cksum_name(s->algo);
+			size_t i;
+
+			for (i = 0; n[i] && i < sizeof(low) - 1; i++)
+				low[i] = (char)(n[i] | 0x20);
+			low[i] = '\0';
+			spx_kv_add(&spx_obj_writer_meta(s->w)->checksums, low,
+				   b64.p);
+		}
+	}
+	if (s->op == OP_PUT_OBJECT && spx_kv_geti(&req->headers, "If-None-Match")) {
+		struct spx_obj_meta cur = SPX_OBJ_META_INIT;
+
+		/* XXX: a writer that commits between this stat and our
+		 * commit is not seen; the engine has no conditional commit. */
+		if (spx_obj_stat(g->gw->obj, s->bucket, s->key, &cur) == 0) {
+			spx_obj_meta_release(&cur);
+			spx_buf_release(&b64);
+			gw_error(g, req, resp, 412, "PreconditionFailed",
+				 "At least one of the pre-conditions you "
+				 "specified did not hold");
+			return;
+		}
+	}
+	rc = spx_obj_writer_commit(s->w, s->has_md5 ? s->md5 : NULL, &out);
+	s->w = NULL;
+	if (rc < 0) {
+		spx_buf_release(&b64);
+		spx_obj_meta_release(&out);
+		if (rc == SPX_OBJ_BAD_DIGEST)
+			gw_error(g, req, resp, 400, "BadDigest",
+				 "The Content-MD5 you specified did not match "
+				 "what we received.");
+		else
+			obj_fail(g, req, resp, rc);
+		return;
+	}
+	resp->status = 200;
+	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+	spx_kv_add(&resp->headers, "x-amz-id-2", g->hostid);
+	spx_kv_add(&resp->headers, "Server", "AmazonS3");
+	snprintf(quoted, sizeof(quoted), "\"%s\"", out.etag);
+	spx_kv_add(&resp->headers, "ETag", quoted);
+	if (s->has_ck)
+		spx_kv_add(&resp->headers, spx_cksum_header(s->algo), b64.p);
+	resp->ready = true;
+	spx_info("%s %s %s -> 200 %llu bytes", req->method, req->path,
+		 g->reqid, (unsigned long long)out.size);
+	spx_buf_release(&b64);
+	spx_obj_meta_release(&out);
+}
+
+/* ---- object reads --------------------------------------------------- */
+
+struct getctx {
+	struct spx_obj_reader *r;
+	uint64_t first;
+};
+
+static ssize_t get_gen(void *arg, uint64_t pos, char *buf, size_t max)
+{
+	struct getctx *c = arg;
+	size_t got = 0;
+
+	if (spx_obj_read(c->r, c->first + pos, buf, max, &got) < 0) {
+		spx_log(SPX_LOG_ERROR, "s3: read failed: %s", spx_errmsg());
+		return -1;
+	}
+	return (ssize_t)got;
+}
+
+static void get_free(void *arg)
+{
+	struct getctx *c = arg;
+
+	spx_obj_reader_close(c->r);
+	free(c);
+}
+
+static void object_headers(struct spx_http_resp *resp,
+			   const struct spx_obj_meta *m, bool checksums)
+{
+	char v[64];
+
+	snprintf(v, sizeof(v), "\"%s\"", m->etag);
+	spx_kv_add(&resp->headers, "ETag", v);
+	spx_http_date((time_t)(m->mtime_ms / 1000), v, sizeof(v));
+	spx_kv_add(&resp->headers, "Last-Modified", v);
+	spx_kv_add(&resp->headers, "Accept-Ranges", "bytes");
+	for (size_t i = 0; i < m->sys.n; i++)
+		spx_kv_add(&resp->headers, m->sys.v[i].k, m->sys.v[i].v);
+	for (size_t i = 0; i < m->user.n; i++)
+		spx_kv_add(&resp->headers, m->user.v[i].k, m->user.v[i].v);
+	if (m->nparts) {
+		snprintf(v, sizeof(v), "%zu", m->nparts);
+		spx_kv_add(&resp->headers, "x-amz-mp-parts-count", v);
+	}
+	for (size_t i = 0; checksums && i < m->checksums.n; i++) {
+		char h[48];
+
+		snprintf(h, sizeof(h), "x-amz-checksum-%s", m->checksums.v[i].k);
+		spx_kv_add(&resp->headers, h, m->checksums.v[i].v);
+	}
+}
+
+/* response-* query parameters override stored headers on GET. */
+static void overrides(struct gw_req *g, struct spx_http_resp *resp)
+{
+	static const char *const o[][2] = {
+		{ "response-content-type", "Content-Type" },
+		{ "response-content-language", "Content-Language" },
+		{ "response-expires", "Expires" },
+		{ "response-cache-control", "Cache-Control" },
+		{ "response-content-disposition", "Content-Disposition" },
+		{ "response-content-encoding", "Content-Encoding" },
+	};
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(o); i++) {
+		const char *v = spx_kv_get(&g->params, o[i][0]);
+		struct spx_kvlist keep = SPX_KVLIST_INIT;
+
+		if (!v)
+			continue;
+		for (size_t j = 0; j < resp->headers.n; j++)
+			if (strcasecmp(resp->headers.v[j].k, o[i][1]))
+				spx_kv_add(&keep, resp->headers.v[j].k,
+					   resp->headers.v[j].v);
+		spx_kv_free(&resp->headers);
+		resp->headers = keep;
+		spx_kv_add(&resp->headers, o[i][1], v);
+	}
+}
+
+static void get_object(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	struct spx_obj_reader *r = NULL;
+	const struct spx_obj_meta *m;
+	struct spx_cond c = {
+		spx_kv_geti(&req->headers, "If-Match"),
+		spx_kv_geti(&req->headers, "If-None-Match"),
+		spx_kv_geti(&req->headers, "If-Modified-Since"),
+		spx_kv_geti(&req->headers, "If-Unmodified-Since"),
+	};
+	const char *mode = spx_kv_geti(&req->headers, "x-amz-checksum-mode");
+	struct spx_range rg = { 0, 0 };
+	enum spx_range_rc rr;
+	struct getctx *ctx;
+	char v[96];
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		goto fail;
+	rc = spx_obj_reader_open(g->gw->obj, s->bucket, s->key, &r);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		goto fail;
+	}
+	m = spx_obj_reader_meta(r);
+	switch (spx_cond_eval(&c, m->etag, (time_t)(m->mtime_ms / 1000), true)) {
+	case SPX_COND_PASS:
+		break;
+	case SPX_COND_NOT_MODIFIED:
+		resp->status = 304;
+		spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+		snprintf(v, sizeof(v), "\"%s\"", m->etag);
+		spx_kv_add(&resp->headers, "ETag", v);
+		spx_http_date((time_t)(m->mtime_ms / 1000), v, sizeof(v));
+		spx_kv_add(&resp->headers, "Last-Modified", v);
+		resp->ready = true;
+		spx_obj_reader_close(r);
+		return;
+	case SPX_COND_FAILED:
+		gw_error(g, req, resp, 412, "PreconditionFailed",
+			 "At least one of the pre-conditions you specified "
+			 "did not hold");
+		goto fail;
+	}
+	rr = spx_range_parse(spx_kv_geti(&req->headers, "Range"), m->size, &rg);
+	if (rr == SPX_RANGE_UNSATISFIABLE) {
+		gw_error(g, req, resp, 416, "InvalidRange",
+			 "The requested range is not satisfiable");
+		snprintf(v, sizeof(v), "bytes */%llu",
+			 (unsigned long long)m->size);
+		spx_kv_add(&resp->headers, "Content-Range", v);
+		goto fail;
+	}
+	resp->status = rr == SPX_RANGE_OK ? 206 : 200;
+	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+	spx_kv_add(&resp->headers, "x-amz-id-2", g->hostid);
+	spx_kv_add(&resp->headers, "Server", "AmazonS3");
+	object_headers(resp, m,
+		       rr != SPX_RANGE_OK && mode && !strcasecmp(mode, "ENABLED"));
+	if (rr == SPX_RANGE_OK) {
+		snprintf(v, sizeof(v), "bytes %llu-%llu/%llu",
+			 (unsigned long long)rg.first,
+			 (unsigned long long)rg.last,
+			 (unsigned long long)m->size);
+		spx_kv_add(&resp->headers, "Content-Range", v);
+	} else {
+		rg.first = 0;
+		rg.last = m->size ? m->size - 1 : 0;
+	}
+	if (!strcmp(req->method, "GET"))
+		overrides(g, resp);
+	ctx = spx_calloc(1, sizeof(*ctx));
+	ctx->r = r;
+	ctx->first = rg.first;
+	resp->gen = get_gen;
+	resp->gen_free = get_free;
+	resp->gen_ctx = ctx;
+	resp->gen_len = m->size ? (int64_t)(rg.last - rg.first + 1) : 0;
+	resp->ready = true;
+	spx_info("%s %s %s -> %d", req->method, req->path, g->reqid,
+		 resp->status);
+	return;
+fail:
+	spx_obj_reader_close(r);
+	headless(req, resp);
+}
+
+static void delete_object(struct gw_req *g, struct spx_http_req *req,
+			  struct spx_http_resp *resp)
+{
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	rc = spx_obj_delete(g->gw->obj, g->s3->bucket, g->s3->key);
+	/* Deleting what is not there succeeds, as in S3. */
+	if (rc < 0 && rc != SPX_OBJ_NO_SUCH_KEY) {
+		obj_fail(g, req, resp, rc);
+		return;
+	}
+	resp->status = 204;
+	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+	resp->ready = true;
+}
+
+static void copy_object(struct gw_req *g, struct spx_http_req *req,
+			struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	const char *src = spx_kv_geti(&req->headers, "x-amz-copy-source");
+	const char *dir = spx_kv_geti(&req->headers, "x-amz-metadata-directive");
+	struct spx_buf dec = SPX_BUF_INIT;
+	struct spx_obj_meta in = SPX_OBJ_META_INIT, out = SPX_OBJ_META_INIT,
+			    cur = SPX_OBJ_META_INIT;
+	struct spx_obj_bucket sb;
+	struct spx_cond c = {
+		spx_kv_geti(&req->headers, "x-amz-copy-source-if-match"),
+		spx_kv_geti(&req->headers, "x-amz-copy-source-if-none-match"),
+		spx_kv_geti(&req->headers, "x-amz-copy-source-if-modified-since"),
+		spx_kv_geti(&req->headers,
+			    "x-amz-copy-source-if-unmodified-since"),
+	};
+	char *sbucket = NULL, *skey, *q;
+	struct spx_xml x;
+	char when[40];
+	bool replace = dir && !strcmp(dir, "REPLACE");
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		goto out;
+	if (dir && !replace && strcmp(dir, "COPY")) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "Unknown metadata directive.");
+		goto out;
+	}
+	/* "/bucket/key" or "bucket/key", URL-encoded; no versions yet. */
+	q = strchr(src, '?');
+	if (spx_uri_decode(src, q ? (size_t)(q - src) : strlen(src), 0, &dec) <
+		    0 ||
+	    !(skey = strchr(dec.p + (dec.p[0] == '/'), '/')) || !skey[1]) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "Copy Source must mention the source bucket and key: "
+			 "sourcebucket/sourcekey");
+		goto out;
+	}
+	sbucket = spx_strndup(dec.p + (dec.p[0] == '/'),
+			      (size_t)(skey - dec.p - (dec.p[0] == '/')));
+	skey++;
+	rc = spx_obj_bucket_head(g->gw->obj, sbucket, &sb);
+	if (rc < 0 || strcmp(sb.owner, g->who.account)) {
+		if (rc < 0)
+			obj_fail(g, req, resp, rc);
+		else
+			gw_error(g, req, resp, 403, "AccessDenied",
+				 "Access Denied");
+		goto out;
+	}
+	if (!replace && !strcmp(sbucket, s->bucket) && !strcmp(skey, s->key)) {
+		gw_error(g, req, resp, 400, "InvalidRequest",
+			 "This copy request is illegal because it is trying to "
+			 "copy an object to itself without changing the "
+			 "object's metadata, storage class, website redirect "
+			 "location or encryption attributes.");
+		goto out;
+	}
+	rc = spx_obj_stat(g->gw->obj, sbucket, skey, &cur);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		goto out;
+	}
+	if (spx_cond_eval(&c, cur.etag, (time_t)(cur.mtime_ms / 1000), false) !=
+	    SPX_COND_PASS) {
+		gw_error(g, req, resp, 412, "PreconditionFailed",
+			 "At least one of the pre-conditions you specified "
+			 "did not hold");
+		goto out;
+	}
+	if (replace)
+		meta_from_headers(req, &in);
+	rc = spx_obj_copy(g->gw->obj, sbucket, skey, s->bucket, s->key,
+			  replace ? &in : NULL, &out);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		goto out;
+	}
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "CopyObjectResult", GW_S3_NS);
+	spx_iso8601_ms((time_t)(out.mtime_ms / 1000), when, sizeof(when));
+	spx_xml_elem(&x, "LastModified", when);
+	spx_xml_elemf(&x, "ETag", "\"%s\"", out.etag);
+	gw_xml_finish(g, req, resp, &x);
+out:
+	free(sbucket);
+	spx_buf_release(&dec);
+	spx_obj_meta_release(&in);
+	spx_obj_meta_release(&out);
+	spx_obj_meta_release(&cur);
+}
+
+/* ---- buckets -------------------------------------------------------- */
 
 static void list_buckets(struct gw_req *g, struct spx_http_req *req,
 			 struct spx_http_resp *resp)
 {
+	struct spx_obj_bucket *b = NULL;
+	size_t n = 0;
 	struct spx_xml x;
+	char when[40];
+	int rc = spx_obj_bucket_list(g->gw->obj, &b, &n);
 
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return;
+	}
 	gw_xml_begin(g, resp, &x);
 	spx_xml_open_ns(&x, "ListAllMyBucketsResult", GW_S3_NS);
 	spx_xml_open(&x, "Owner");
 	spx_xml_elem(&x, "ID", g->who.account);
-	spx_xml_elem(&x, "DisplayName", g->who.user[0] ? g->who.user : g->who.account);
+	spx_xml_elem(&x, "DisplayName",
+		     g->who.user[0] ? g->who.user : g->who.account);
 	spx_xml_close(&x);
 	spx_xml_open(&x, "Buckets");
-	spx_xml_close(&x);
+	for (size_t i = 0; i < n; i++) {
+		/* Each account sees its own buckets only. */
+		if (strcmp(b[i].owner, g->who.account))
+			continue;
+		spx_xml_open(&x, "Bucket");
+		spx_xml_elem(&x, "Name", b[i].name);
+		spx_iso8601_ms((time_t)(b[i].created_ms / 1000), when,
+			       sizeof(when));
+		spx_xml_elem(&x, "CreationDate", when);
+		spx_xml_close(&x);
+	}
+	free(b);
 	gw_xml_finish(g, req, resp, &x);
 }
 
-void gw_s3_dispatch(struct gw_req *g, struct spx_http_req *req,
-		    struct spx_http_resp *resp)
+static void create_bucket(struct gw_req *g, struct spx_http_req *req,
+			  struct spx_http_resp *resp)
 {
-	if (!strcmp(req->path, "/") && !strcmp(req->method, "GET")) {
-		list_buckets(g, req, resp);
+	struct gw_s3 *s = g->s3;
+	const char *region = g->gw->conf->aws.region;
+	char loc[80];
+	int rc;
+
+	if (s->body.len) {
+		struct spx_xml_doc *doc = NULL;
+		const struct spx_xml_node *root;
+		const char *lc;
+
+		if (spx_xml_parse(s->body.p, s->body.len, NULL, &doc) < 0 ||
+		    !(root = spx_xml_doc_root(doc)) ||
+		    !spx_xml_is(root, "CreateBucketConfiguration", NULL)) {
+			spx_xml_doc_free(doc);
+			gw_error(g, req, resp, 400, "MalformedXML",
+				 "The XML you provided was not well-formed or "
+				 "did not validate against our published "
+				 "schema");
+			return;
+		}
+		lc = spx_xml_child_text(root, "LocationConstraint");
+		if (lc && *lc && strcmp(lc, region)) {
+			gw_error(g, req, resp, 400,
+				 "IllegalLocationConstraintException",
+				 "The %s location constraint is incompatible "
+				 "for the region specific endpoint this "
+				 "request was sent to.",
+				 lc);
+			spx_xml_doc_free(doc);
+			return;
+		}
+		spx_xml_doc_free(doc);
+	}
+	if (!spx_obj_bucket_name_valid(s->bucket)) {
+		obj_fail(g, req, resp, SPX_OBJ_INVALID_BUCKET);
 		return;
 	}
-	gw_error(g, req, resp, 501, "NotImplemented",
-		 "A header you provided implies functionality that is not "
-		 "implemented");
+	rc = spx_obj_bucket_create(g->gw->obj, s->bucket, g->who.account,
+				   region);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return;
+	}
+	resp->status = 200;
+	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+	snprintf(loc, sizeof(loc), "/%s", s->bucket);
+	spx_kv_add(&resp->headers, "Location", loc);
+	resp->ready = true;
+}
+
+static void delete_bucket(struct gw_req *g, struct spx_http_req *req,
+			  struct spx_http_resp *resp)
+{
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	rc = spx_obj_bucket_delete(g->gw->obj, g->s3->bucket);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return;
+	}
+	resp->status = 204;
+	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+	resp->ready = true;
+}
+
+static void head_bucket(struct gw_req *g, struct spx_http_req *req,
+			struct spx_http_resp *resp)
+{
+	struct spx_obj_bucket b;
+
+	if (own_bucket(g, req, resp, &b) < 0) {
+		headless(req, resp);
+		return;
+	}
+	resp->status = 200;
+	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+	spx_kv_add(&resp->headers, "x-amz-bucket-region", b.region);
+	resp->ready = true;
+}
+
+static void get_location(struct gw_req *g, struct spx_http_req *req,
+			 struct spx_http_resp *resp)
+{
+	struct spx_obj_bucket b;
+	struct spx_xml x;
+
+	if (own_bucket(g, req, resp, &b) < 0)
+		return;
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "LocationConstraint", GW_S3_NS);
+	/* us-east-1 is the empty constraint, as in S3. */
+	if (strcmp(b.region, "us-east-1"))
+		spx_xml_text(&x, b.region);
+	gw_xml_finish(g, req, resp, &x);
+}
+
+/* ---- listing -------------------------------------------------------- */
+
+/* Text for a listing, URL-encoded when the client asked for it. */
+static void list_text(struct spx_xml *x, const char *name, const char *v,
+		      bool url)
+{
+	struct spx_buf b = SPX_BUF_INIT;
+
+	if (!url) {
+		spx_xml_elem(x, name, v);
+		return;
+	}
+	spx_uri_encode(v, strlen(v), SPX_URI_SLASH, &b);
+	spx_xml_elem(x, name, b.p);
+	spx_buf_release(&b);
+}
+
+static void list_objects(struct gw_req *g, struct spx_http_req *req,
+			 struct spx_http_resp *resp, bool v2)
+{
+	struct gw_s3 *s = g->s3;
+	const char *prefix = spx_kv_get(&g->params, "prefix");
+	const char *delim = spx_kv_get(&g->params, "delimiter");
+	const char *mk = spx_kv_get(&g->params, "max-keys");
+	const char *enc = spx_kv_get(&g->params, "encoding-type");
+	const char *token = v2 ? spx_kv_get(&g->params, "continuation-token")
+			       : NULL;
+	const char *after = v2 ? spx_kv_get(&g->params, "start-after")
+			       : spx_kv_get(&g->params, "marker");
+	const char *fo = spx_kv_get(&g->params, "fetch-owner");
+	bool owner = !v2 || (fo && !strcmp(fo, "true"));
+	bool url = enc && !strcmp(enc, "url");
+	struct spx_obj_list l = SPX_OBJ_LIST_INIT;
+	struct spx_buf tok = SPX_BUF_INIT;
+	char *tkey = NULL, when[40];
+	long max = 1000;
+	struct spx_xml x;
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	if (enc && !url) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "Invalid Encoding Method specified in Request");
+		return;
+	}
+	if (mk) {
+		char *e;
+
+		max = strtol(mk, &e, 10);
+		if (*e || !*mk || max < 0) {
+			gw_error(g, req, resp, 400, "InvalidArgument",
+				 "Provided max-keys not an integer or within "
+				 "integer range");
+			return;
+		}
+		if (max > 1000)
+			max = 1000;
+	}
+	if (token) {
+		/* Our continuation token: the base64 of the last key. */
+		char raw[SPX_OBJ_KEY_MAX + 4];
+		size_t n = 0;
+
+		if (spx_base64_decode(token, strlen(token), raw, sizeof(raw) - 1,
+				      &n) < 0) {
+			gw_error(g, req, resp, 400, "InvalidArgument",
+				 "The continuation token provided is "
+				 "incorrect");
+			return;
+		}
+		raw[n] = '\0';
+		tkey = spx_strndup(raw, n);
+	}
+	struct spx_obj_list_opts o = {
+		.prefix = prefix,
+		.after = tkey ? tkey : after,
+		.delimiter = delim,
+		.max = max ? (size_t)max : 1,
+	};
+	if (max == 0) {
+		l.truncated = false;
+	} else {
+		rc = spx_obj_list(g->gw->obj, s->bucket, &o, &l);
+		if (rc < 0) {
+			free(tkey);
+			obj_fail(g, req, resp, rc);
+			return;
+		}
+	}
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "ListBucketResult", GW_S3_NS);
+	spx_xml_elem(&x, "Name", s->bucket);
+	list_text(&x, "Prefix", prefix ? prefix : "", url);
+	if (v2) {
+		spx_xml_elem_u64(&x, "KeyCount", l.n + l.nprefixes);
+	} else {
+		list_text(&x, "Marker", after ? after : "", url);
+		if (l.truncated && delim && l.next)
+			list_text(&x, "NextMarker", l.next, url);
+	}
+	spx_xml_elem_u64(&x, "MaxKeys", (uint64_t)max);
+	if (delim)
+		list_text(&x, "Delimiter", delim, url);
+	spx_xml_elem(&x, "IsTruncated", l.truncated ? "true" : "false");
+	if (v2) {
+		if (token)
+			spx_xml_elem(&x, "ContinuationToken", token);
+		if (l.truncated && l.next) {
+			spx_base64_encode(l.next, strlen(l.next), &tok);
+			spx_xml_elem(&x, "NextContinuationToken", tok.p);
+		}
+		if (after)
+			list_text(&x, "StartAfter", after, url);
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		spx_xml_open(&x, "Contents");
+		list_text(&x, "Key", l.v[i].key, url);
+		spx_iso8601_ms((time_t)(l.v[i].mtime_ms / 1000), when,
+			       sizeof(when));
+		spx_xml_elem(&x, "LastModified", when);
+		spx_xml_elemf(&x, "ETag", "\"%s\"", l.v[i].etag);
+		spx_xml_elem_u64(&x, "Size", l.v[i].size);
+		if (owner) {
+			spx_xml_open(&x, "Owner");
+			spx_xml_elem(&x, "ID", g->who.account);
+			spx_xml_elem(&x, "DisplayName",
+				     g->who.user[0] ? g->who.user
+						    : g->who.account);
+			spx_xml_close(&x);
+		}
+		spx_xml_elem(&x, "StorageClass", "STANDARD");
+		spx_xml_close(&x);
+	}
+	for (size_t i = 0; i < l.nprefixes; i++) {
+		spx_xml_open(&x, "CommonPrefixes");
+		list_text(&x, "Prefix", l.prefixes[i], url);
+		spx_xml_close(&x);
+	}
+	if (url)
+		spx_xml_elem(&x, "EncodingType", "url");
+	gw_xml_finish(g, req, resp, &x);
+	spx_obj_list_release(&l);
+	spx_buf_release(&tok);
+	free(tkey);
+}
+
+/* ---- multipart uploads ---------------------------------------------- */
+
+static void create_mpu(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	struct spx_obj_meta in = SPX_OBJ_META_INIT;
+	char id[SPX_OBJ_UPLOAD_ID_SIZE];
+	struct spx_xml x;
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	meta_from_headers(req, &in);
+	rc = spx_obj_mpu_create(g->gw->obj, s->bucket, s->key, &in, id);
+	spx_obj_meta_release(&in);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return;
+	}
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "InitiateMultipartUploadResult", GW_S3_NS);
+	spx_xml_elem(&x, "Bucket", s->bucket);
+	spx_xml_elem(&x, "Key", s->key);
+	spx_xml_elem(&x, "UploadId", id);
+	gw_xml_finish(g, req, resp, &x);
+}
+
+static void malformed(struct gw_req *g, struct spx_http_req *req,
+		      struct spx_http_resp *resp)
+{
+	gw_error(g, req, resp, 400, "MalformedXML",
+		 "The XML you provided was not well-formed or did not "
+		 "validate against our published schema");
+}
+
+static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
+			 struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	const char *id = spx_kv_get(&g->params, "uploadId");
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root, *p;
+	struct spx_obj_complete_part *parts = NULL;
+	struct spx_obj_meta out = SPX_OBJ_META_INIT;
+	size_t n = 0;
+	struct spx_xml x;
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	if (spx_xml_parse(s->body.p, s->body.len, NULL, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) ||
+	    !spx_xml_is(root, "CompleteMultipartUpload", NULL)) {
+		malformed(g, req, resp);
+		goto out;
+	}
+	parts = spx_calloc(spx_xml_count(root, "Part") + 1, sizeof(*parts));
+	for (p = spx_xml_child(root, "Part"); p; p = spx_xml_next(p, "Part")) {
+		const char *num = spx_xml_child_text(p, "PartNumber");
+		const char *etag = spx_xml_child_text(p, "ETag");
+		char *e;
+		long v = num ? strtol(num, &e, 10) : 0;
+
+		if (!num || !etag || *e || v < 1 || v > SPX_OBJ_MAX_PARTS) {
+			malformed(g, req, resp);
+			goto out;
+		}
+		parts[n].num = (int)v;
+		parts[n].etag = etag;
+		n++;
+	}
+	if (!n) {
+		malformed(g, req, resp);
+		goto out;
+	}
+	rc = spx_obj_mpu_complete(g->gw->obj, s->bucket, s->key, id, parts, n,
+				  &out);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		goto out;
+	}
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "CompleteMultipartUploadResult", GW_S3_NS);
+	spx_xml_elemf(&x, "Location", "/%s/%s", s->bucket, s->key);
+	spx_xml_elem(&x, "Bucket", s->bucket);
+	spx_xml_elem(&x, "Key", s->key);
+	spx_xml_elemf(&x, "ETag", "\"%s\"", out.etag);
+	gw_xml_finish(g, req, resp, &x);
+out:
+	free(parts);
+	spx_xml_doc_free(doc);
+	spx_obj_meta_release(&out);
+}
+
+static void abort_mpu(struct gw_req *g, struct spx_http_req *req,
+		      struct spx_http_resp *resp)
+{
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	rc = spx_obj_mpu_abort(g->gw->obj, g->s3->bucket, g->s3->key,
+			       spx_kv_get(&g->params, "uploadId"));
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return;
+	}
+	resp->status = 204;
+	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+	resp->ready = true;
+}
+
+static void list_parts(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	const char *id = spx_kv_get(&g->params, "uploadId");
+	const char *mk = spx_kv_get(&g->params, "part-number-marker");
+	const char *mp = spx_kv_get(&g->params, "max-parts");
+	struct spx_obj_part *parts = NULL;
+	size_t n = 0;
+	bool trunc = false;
+	long marker = mk ? strtol(mk, NULL, 10) : 0;
+	long max = mp ? strtol(mp, NULL, 10) : 1000;
+	struct spx_xml x;
+	char when[40];
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	if (max <= 0 || max > 1000)
+		max = 1000;
+	rc = spx_obj_mpu_parts(g->gw->obj, s->bucket, s->key, id,
+			       marker < 0 ? 0 : (int)marker, (size_t)max,
+			       &parts, &n, &trunc);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return;
+	}
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "ListPartsResult", GW_S3_NS);
+	spx_xml_elem(&x, "Bucket", s->bucket);
+	spx_xml_elem(&x, "Key", s->key);
+	spx_xml_elem(&x, "UploadId", id);
+	spx_xml_elem_i64(&x, "PartNumberMarker", marker);
+	if (n)
+		spx_xml_elem_i64(&x, "NextPartNumberMarker", parts[n - 1].num);
+	spx_xml_elem_i64(&x, "MaxParts", max);
+	spx_xml_elem(&x, "IsTruncated", trunc ? "true" : "false");
+	for (size_t i = 0; i < n; i++) {
+		spx_xml_open(&x, "Part");
+		spx_xml_elem_i64(&x, "PartNumber", parts[i].num);
+		spx_iso8601_ms((time_t)(parts[i].mtime_ms / 1000), when,
+			       sizeof(when));
+		spx_xml_elem(&x, "LastModified", when);
+		spx_xml_elemf(&x, "ETag", "\"%s\"", parts[i].etag);
+		spx_xml_elem_u64(&x, "Size", parts[i].size);
+		spx_xml_close(&x);
+	}
+	spx_xml_elem(&x, "StorageClass", "STANDARD");
+	free(parts);
+	gw_xml_finish(g, req, resp, &x);
+}
+
+static void list_uploads(struct gw_req *g, struct spx_http_req *req,
+			 struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	const char *prefix = spx_kv_get(&g->params, "prefix");
+	struct spx_obj_upload *u = NULL;
+	size_t n = 0;
+	struct spx_xml x;
+	char when[40];
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	rc = spx_obj_mpu_list(g->gw->obj, s->bucket, prefix ? prefix : "", &u,
+			      &n);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return;
+	}
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "ListMultipartUploadsResult", GW_S3_NS);
+	spx_xml_elem(&x, "Bucket", s->bucket);
+	spx_xml_elem(&x, "KeyMarker", "");
+	spx_xml_elem(&x, "UploadIdMarker", "");
+	spx_xml_elem(&x, "Prefix", prefix ? prefix : "");
+	spx_xml_elem_u64(&x, "MaxUploads", 1000);
+	spx_xml_elem(&x, "IsTruncated", "false");
+	for (size_t i = 0; i < n; i++) {
+		spx_xml_open(&x, "Upload");
+		spx_xml_elem(&x, "Key", u[i].key);
+		spx_xml_elem(&x, "UploadId", u[i].id);
+		spx_iso8601_ms((time_t)(u[i].initiated_ms / 1000), when,
+			       sizeof(when));
+		spx_xml_elem(&x, "Initiated", when);
+		spx_xml_elem(&x, "StorageClass", "STANDARD");
+		spx_xml_close(&x);
+	}
+	spx_obj_upload_free(u, n);
+	gw_xml_finish(g, req, resp, &x);
+}
+
+/* ---- DeleteObjects -------------------------------------------------- */
+
+static void delete_objects(struct gw_req *g, struct spx_http_req *req,
+			   struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root, *o;
+	const char *quiet;
+	struct spx_xml x;
+	bool q;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	if (spx_xml_parse(s->body.p, s->body.len, NULL, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) || !spx_xml_is(root, "Delete", NULL) ||
+	    spx_xml_count(root, "Object") > 1000) {
+		spx_xml_doc_free(doc);
+		malformed(g, req, resp);
+		return;
+	}
+	quiet = spx_xml_child_text(root, "Quiet");
+	q = quiet && !strcmp(quiet, "true");
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "DeleteResult", GW_S3_NS);
+	for (o = spx_xml_child(root, "Object"); o; o = spx_xml_next(o, "Object")) {
+		const char *k = spx_xml_child_text(o, "Key");
+		int rc = k ? spx_obj_delete(g->gw->obj, s->bucket, k)
+			   : SPX_OBJ_INVALID_ARG;
+
+		if (rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY) {
+			if (q)
+				continue;
+			spx_xml_open(&x, "Deleted");
+			spx_xml_elem(&x, "Key", k);
+			spx_xml_close(&x);
+		} else {
+			const struct spx_obj_code *c = spx_obj_code(rc);
+
+			spx_xml_open(&x, "Error");
+			spx_xml_elem(&x, "Key", k ? k : "");
+			spx_xml_elem(&x, "Code", c->code);
+			spx_xml_elem(&x, "Message", c->message);
+			spx_xml_close(&x);
+		}
+	}
+	spx_xml_doc_free(doc);
+	gw_xml_finish(g, req, resp, &x);
+}
+
+/* ---- the pipeline --------------------------------------------------- */
+
+void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
+		 struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = spx_calloc(1, sizeof(*s));
+
+	g->s3 = s;
+	spx_buf_init(&s->body, 0);
+	if (spx_query_parse(req->query, strlen(req->query), 0, &g->params) <
+		    0 ||
+	    parse_target(g, req) < 0) {
+		gw_error(g, req, resp, 400, "InvalidURI",
+			 "Couldn't parse the specified URI.");
+		return;
+	}
+	s->op = route(g, req);
+	switch (s->op) {
+	case OP_NONE:
+		not_impl(g, req, resp);
+		return;
+	case OP_PUT_OBJECT:
+	case OP_UPLOAD_PART:
+		begin_write(g, req, resp);
+		return;
+	default:
+		return;
+	}
+}
+
+void gw_s3_body(struct gw_req *g, struct spx_http_req *req, const char *data,
+		size_t len, struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+
+	if (s->w) {
+		write_body(g, req, data, len, resp);
+		return;
+	}
+	if (s->body.len + len > S3_XML_BODY_MAX) {
+		gw_error(g, req, resp, 400, "MaxMessageLengthExceeded",
+			 "Your request was too big.");
+		return;
+	}
+	spx_buf_add(&s->body, data, len);
+}
+
+void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
+	       struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+
+	switch (s->op) {
+	case OP_PUT_OBJECT:
+	case OP_UPLOAD_PART:
+		end_write(g, req, resp);
+		break;
+	case OP_LIST_BUCKETS:
+		list_buckets(g, req, resp);
+		break;
+	case OP_CREATE_BUCKET:
+		create_bucket(g, req, resp);
+		break;
+	case OP_DELETE_BUCKET:
+		delete_bucket(g, req, resp);
+		break;
+	case OP_HEAD_BUCKET:
+		head_bucket(g, req, resp);
+		break;
+	case OP_GET_LOCATION:
+		get_location(g, req, resp);
+		break;
+	case OP_LIST_OBJECTS:
+	case OP_LIST_OBJECTS_V2:
+		list_objects(g, req, resp, s->op == OP_LIST_OBJECTS_V2);
+		break;
+	case OP_LIST_UPLOADS:
+		list_uploads(g, req, resp);
+		break;
+	case OP_DELETE_OBJECTS:
+		delete_objects(g, req, resp);
+		break;
+	case OP_COPY_OBJECT:
+		copy_object(g, req, resp);
+		break;
+	case OP_GET_OBJECT:
+	case OP_HEAD_OBJECT:
+		get_object(g, req, resp);
+		break;
+	case OP_DELETE_OBJECT:
+		delete_object(g, req, resp);
+		break;
+	case OP_CREATE_MPU:
+		create_mpu(g, req, resp);
+		break;
+	case OP_COMPLETE_MPU:
+		complete_mpu(g, req, resp);
+		break;
+	case OP_ABORT_MPU:
+		abort_mpu(g, req, resp);
+		break;
+	case OP_LIST_PARTS:
+		list_parts(g, req, resp);
+		break;
+	case OP_NONE:
+		not_impl(g, req, resp);
+		break;
+	}
+	headless(req, resp);
 }

@@ -98,7 +98,7 @@ static int build(struct spx_http_req *req, size_t *hbytes)
 	return 0;
 }
 
-static int emit(const struct spx_http_resp *resp, int out)
+static int emit(const struct spx_http_resp *resp, bool head, int out)
 {
 	struct spx_buf h = SPX_BUF_INIT;
 	char chunk[65536];
@@ -112,11 +112,16 @@ static int emit(const struct spx_http_resp *resp, int out)
 			     resp->headers.v[i].v);
 	if (!resp->gen)
 		spx_buf_addf(&h, "Content-Length: %zu\r\n", resp->body.len);
+	else if (resp->gen_len >= 0)
+		spx_buf_addf(&h, "Content-Length: %lld\r\n",
+			     (long long)resp->gen_len);
 	spx_buf_adds(&h, "\r\n");
 	rc = write_all(out, h.p, h.len);
 	spx_buf_release(&h);
 	if (rc < 0)
 		return -1;
+	if (head)
+		return 0; /* a HEAD answer has headers only */
 	if (!resp->gen)
 		return write_all(out, resp->body.p, resp->body.len);
 	for (;;) {
@@ -168,7 +173,7 @@ int spx_http_cgi(enum spx_http_service service,
 		ready = spx_http_drive_body(h, lim, &req, chunk, (size_t)n,
 					    &resp);
 	}
-	rc = emit(&resp, out);
+	rc = emit(&resp, !strcmp(req.method, "HEAD"), out);
 	if (h->done)
 		h->done(h->app, &req);
 	spx_http_resp_release(&resp);
