@@ -1,0 +1,241 @@
+#!/usr/bin/env bats
+# S3 through real clients: aws v2 (/usr/bin/aws), aws v1, boto3, the npm
+# SDK v3 and curl (presigned URLs), over HTTPS with the node CA.
+
+load ../bats/helpers
+
+setup_file() {
+	export ROOT EC2_PORT S3_PORT
+	make_node
+	start_node
+	read -r AK SK < <(admin_key)
+	export AK SK
+	head -c 3000000 /dev/urandom >"$BATS_FILE_TMPDIR/f3m"
+	head -c 20000000 /dev/urandom >"$BATS_FILE_TMPDIR/f20m"
+}
+
+teardown_file() { stop_node; }
+
+setup() {
+	aws_env
+	EP="https://127.0.0.1:$S3_PORT"
+}
+
+aws2() { /usr/bin/aws --endpoint-url "$EP" "$@"; }
+
+aws_v1() {
+	local a
+	for a in $(type -ap aws); do
+		[ "$a" = /usr/bin/aws ] && continue
+		"$a" --version 2>&1 | grep -q '^aws-cli/1\.' && { echo "$a"; return; }
+	done
+	return 1
+}
+
+@test "aws v2: mb, cp up and down (single and multipart), ls, rm, rb" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	run aws2 s3 mb s3://cli2
+	[ "$status" -eq 0 ]
+	run aws2 s3 cp "$BATS_FILE_TMPDIR/f3m" s3://cli2/dir/small --no-progress
+	[ "$status" -eq 0 ]
+	run aws2 s3 cp "$BATS_FILE_TMPDIR/f20m" "s3://cli2/dir/big file" --no-progress
+	[ "$status" -eq 0 ]
+	aws2 s3 cp s3://cli2/dir/small "$BATS_TEST_TMPDIR/s" --no-progress
+	aws2 s3 cp "s3://cli2/dir/big file" "$BATS_TEST_TMPDIR/b" --no-progress
+	cmp "$BATS_FILE_TMPDIR/f3m" "$BATS_TEST_TMPDIR/s"
+	cmp "$BATS_FILE_TMPDIR/f20m" "$BATS_TEST_TMPDIR/b"
+	run aws2 s3api head-object --bucket cli2 --key "dir/big file"
+	[[ "$output" == *'"ContentLength": 20000000'* ]]
+	[[ "$output" =~ \"ETag\":\ \"\\\"[0-9a-f]{32}-[0-9]+\\\"\" ]]
+	run aws2 s3 ls s3://cli2 --recursive
+	[[ "$output" == *" 3000000 dir/small"* && "$output" == *"20000000 dir/big file"* ]]
+	run aws2 s3 rb s3://cli2
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"BucketNotEmpty"* ]]
+	run aws2 s3 rm s3://cli2 --recursive
+	[ "$status" -eq 0 ]
+	run aws2 s3 rb s3://cli2
+	[ "$status" -eq 0 ]
+}
+
+@test "aws v2: s3api errors carry S3's codes" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	run aws2 s3api head-bucket --bucket nosuch-bucket-x
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"404"* ]]
+	run aws2 s3api get-object --bucket nosuch-bucket-x --key k "$BATS_TEST_TMPDIR/o"
+	[[ "$output" == *"(NoSuchBucket)"* ]]
+	aws2 s3api create-bucket --bucket errs >/dev/null
+	run aws2 s3api create-bucket --bucket errs
+	[[ "$output" == *"(BucketAlreadyOwnedByYou)"* ]]
+	run aws2 s3api get-object --bucket errs --key nope "$BATS_TEST_TMPDIR/o"
+	[[ "$output" == *"(NoSuchKey)"* ]]
+	run aws2 s3api create-bucket --bucket Bad_Name
+	[[ "$output" == *"(InvalidBucketName)"* ]]
+	run aws2 s3api put-object --bucket errs --key k --body "$BATS_FILE_TMPDIR/f3m" --content-md5 AAAAAAAAAAAAAAAAAAAAAA==
+	[[ "$output" == *"(BadDigest)"* ]]
+	run aws2 s3api get-object --bucket errs --key nope "$BATS_TEST_TMPDIR/o"
+	aws2 s3api put-object --bucket errs --key r --body "$BATS_FILE_TMPDIR/f3m" >/dev/null
+	run aws2 s3api get-object --bucket errs --key r --range bytes=5000000-6000000 "$BATS_TEST_TMPDIR/o"
+	[[ "$output" == *"(InvalidRange)"* ]]
+	run aws2 s3api get-object --bucket errs --key r --if-none-match '"nomatch"' --if-match '"x"' "$BATS_TEST_TMPDIR/o"
+	[[ "$output" == *"PreconditionFailed"* || "$output" == *"412"* ]]
+	aws2 s3 rm s3://errs --recursive >/dev/null
+	aws2 s3 rb s3://errs >/dev/null
+}
+
+@test "aws v2: ranges, metadata and conditional GET" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb s3://meta >/dev/null
+	printf 'hello, world' >"$BATS_TEST_TMPDIR/h"
+	run aws2 s3api put-object --bucket meta --key h --body "$BATS_TEST_TMPDIR/h" \
+		--content-type text/x-spx --metadata colour=blue --cache-control max-age=60
+	[ "$status" -eq 0 ]
+	etag=$(aws2 s3api head-object --bucket meta --key h --query ETag --output text)
+	[ "$etag" = '"e4d7f1b4ed2e42d15898f4b27b019da4"' ]
+	run aws2 s3api head-object --bucket meta --key h
+	[[ "$output" == *'"ContentType": "text/x-spx"'* ]]
+	[[ "$output" == *'"colour": "blue"'* ]]
+	[[ "$output" == *'"CacheControl": "max-age=60"'* ]]
+	aws2 s3api get-object --bucket meta --key h --range bytes=7- "$BATS_TEST_TMPDIR/r" >/dev/null
+	[ "$(cat "$BATS_TEST_TMPDIR/r")" = world ]
+	aws2 s3api get-object --bucket meta --key h --range bytes=-5 "$BATS_TEST_TMPDIR/r" >/dev/null
+	[ "$(cat "$BATS_TEST_TMPDIR/r")" = world ]
+	run aws2 s3api get-object --bucket meta --key h --if-none-match "$etag" "$BATS_TEST_TMPDIR/r"
+	[[ "$output" == *"304"* || "$output" == *"Not Modified"* ]]
+	run aws2 s3api get-object --bucket meta --key h --response-content-type text/plain "$BATS_TEST_TMPDIR/r"
+	[[ "$output" == *'"ContentType": "text/plain"'* ]]
+	aws2 s3 rm s3://meta/h >/dev/null
+	aws2 s3 rb s3://meta >/dev/null
+}
+
+@test "aws v2: listing pages, prefixes and delimiters in byte order" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb s3://lst >/dev/null
+	for k in a/1 a/2 b/1 c 'd e' Z ä; do
+		aws2 s3api put-object --bucket lst --key "$k" >/dev/null
+	done
+	run aws2 s3api list-objects-v2 --bucket lst --query 'Contents[].Key' --output text
+	[ "$output" = "$(printf 'Z\ta/1\ta/2\tb/1\tc\td e\tä')" ]
+	run aws2 s3api list-objects-v2 --bucket lst --delimiter / --query 'CommonPrefixes[].Prefix' --output text
+	[ "$output" = "$(printf 'a/\tb/')" ]
+	# Pages of two: the CLI follows NextContinuationToken.
+	run aws2 s3api list-objects-v2 --bucket lst --page-size 2 --query 'Contents[].Key' --output text
+	[ "$(tr '\n' '\t' <<<"$output")" = "$(printf 'Z\ta/1\ta/2\tb/1\tc\td e\tä\t')" ]
+	run aws2 s3api list-objects --bucket lst --prefix a/ --query 'Contents[].Key' --output text
+	[ "$output" = "$(printf 'a/1\ta/2')" ]
+	aws2 s3 rm s3://lst --recursive >/dev/null
+	aws2 s3 rb s3://lst >/dev/null
+}
+
+@test "aws v2: copy-object and delete-objects" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb s3://cpy >/dev/null
+	aws2 s3api put-object --bucket cpy --key src --body "$BATS_FILE_TMPDIR/f3m" --metadata k=v >/dev/null
+	run aws2 s3api copy-object --bucket cpy --key dst --copy-source cpy/src
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"ETag"'* ]]
+	aws2 s3 cp s3://cpy/dst "$BATS_TEST_TMPDIR/d" --no-progress
+	cmp "$BATS_FILE_TMPDIR/f3m" "$BATS_TEST_TMPDIR/d"
+	run aws2 s3api head-object --bucket cpy --key dst
+	[[ "$output" == *'"k": "v"'* ]]
+	run aws2 s3api delete-objects --bucket cpy --delete 'Objects=[{Key=src},{Key=dst},{Key=none}]'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"Key": "none"'* ]]
+	run aws2 s3api list-objects-v2 --bucket cpy --query 'Contents[].Key' --output text
+	[ "$output" = None ]
+	aws2 s3 rb s3://cpy >/dev/null
+}
+
+@test "aws v1: cp with its CRC32 checksums, multipart, ls, rm" {
+	v1=$(aws_v1) || skip "no aws CLI v1 on PATH"
+	run "$v1" --endpoint-url "$EP" s3 mb s3://cli1
+	[ "$status" -eq 0 ]
+	run "$v1" --endpoint-url "$EP" s3 cp "$BATS_FILE_TMPDIR/f20m" s3://cli1/big
+	[ "$status" -eq 0 ]
+	run "$v1" --endpoint-url "$EP" s3 cp "$BATS_FILE_TMPDIR/f3m" s3://cli1/small
+	[ "$status" -eq 0 ]
+	"$v1" --endpoint-url "$EP" s3 cp s3://cli1/big "$BATS_TEST_TMPDIR/b"
+	cmp "$BATS_FILE_TMPDIR/f20m" "$BATS_TEST_TMPDIR/b"
+	run "$v1" --endpoint-url "$EP" s3api get-object --bucket cli1 --key small --checksum-mode ENABLED "$BATS_TEST_TMPDIR/s"
+	[ "$status" -eq 0 ]
+	cmp "$BATS_FILE_TMPDIR/f3m" "$BATS_TEST_TMPDIR/s"
+	run "$v1" --endpoint-url "$EP" s3 rm s3://cli1 --recursive
+	[ "$status" -eq 0 ]
+	run "$v1" --endpoint-url "$EP" s3 rb s3://cli1
+	[ "$status" -eq 0 ]
+}
+
+@test "boto3: put, get, list, multipart, delete" {
+	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
+	run /usr/bin/python3 - "$EP" "$ROOT/tls/ca.pem" "$BATS_FILE_TMPDIR/f20m" <<'PY'
+import sys, boto3
+from boto3.s3.transfer import TransferConfig
+ep, ca, big = sys.argv[1:4]
+s3 = boto3.session.Session(profile_name="spx").client("s3", endpoint_url=ep, verify=ca)
+s3.create_bucket(Bucket="boto3b")
+s3.put_object(Bucket="boto3b", Key="k", Body=b"x" * 1000)
+assert s3.get_object(Bucket="boto3b", Key="k")["Body"].read() == b"x" * 1000
+s3.upload_file(big, "boto3b", "big", Config=TransferConfig(multipart_threshold=8 << 20, multipart_chunksize=8 << 20))
+data = open(big, "rb").read()
+assert s3.get_object(Bucket="boto3b", Key="big")["Body"].read() == data
+keys = [o["Key"] for o in s3.list_objects_v2(Bucket="boto3b")["Contents"]]
+assert keys == ["big", "k"], keys
+mpu = s3.create_multipart_upload(Bucket="boto3b", Key="small-parts")
+p1 = s3.upload_part(Bucket="boto3b", Key="small-parts", UploadId=mpu["UploadId"], PartNumber=1, Body=b"a" * 100)
+p2 = s3.upload_part(Bucket="boto3b", Key="small-parts", UploadId=mpu["UploadId"], PartNumber=2, Body=b"b" * 100)
+try:
+    s3.complete_multipart_upload(Bucket="boto3b", Key="small-parts", UploadId=mpu["UploadId"],
+        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": p1["ETag"]}, {"PartNumber": 2, "ETag": p2["ETag"]}]})
+    raise SystemExit("a 100-byte first part was accepted")
+except s3.exceptions.ClientError as e:
+    assert e.response["Error"]["Code"] == "EntityTooSmall", e.response
+parts = s3.list_parts(Bucket="boto3b", Key="small-parts", UploadId=mpu["UploadId"])["Parts"]
+assert [p["PartNumber"] for p in parts] == [1, 2], parts
+s3.abort_multipart_upload(Bucket="boto3b", Key="small-parts", UploadId=mpu["UploadId"])
+for k in keys:
+    s3.delete_object(Bucket="boto3b", Key=k)
+s3.delete_bucket(Bucket="boto3b")
+print("boto3 s3 ok")
+PY
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"boto3 s3 ok"* ]]
+}
+
+@test "npm SDK v3: CRC32 trailers (aws-chunked), range, metadata" {
+	[ -d "$SPX_TOP/tests/clients/node_modules/@aws-sdk/client-s3" ] || skip "npm SDK v3 not installed (scripts/deps.sh)"
+	run env NODE_EXTRA_CA_CERTS="$ROOT/tls/ca.pem" AWS_ACCESS_KEY_ID="$AK" AWS_SECRET_ACCESS_KEY="$SK" \
+		AWS_REGION=us-east-1 AWS_PROFILE= AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null \
+		node "$SPX_TOP/tests/clients/s3-sdk-v3.mjs" "$EP" sdkv3
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"head 3145745 application/x-test blue"* ]]
+	[[ "$output" == *'range "pxsp"'* ]]
+	[[ "$output" == *"same true"* ]]
+	[[ "$output" == *"list 1 a/b c.bin"* ]]
+	[[ "$output" == *"gone NotFound 404"* ]]
+	[[ "$output" == *"done"* ]]
+}
+
+@test "presigned URLs: PUT and GET with curl" {
+	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
+	/usr/bin/aws --endpoint-url "$EP" s3 mb s3://pre >/dev/null
+	read -r put get < <(/usr/bin/python3 - "$EP" <<'PY'
+import sys, boto3
+from botocore.config import Config
+s3 = boto3.session.Session(profile_name="spx").client("s3", endpoint_url=sys.argv[1], config=Config(signature_version="s3v4"))
+print(s3.generate_presigned_url("put_object", Params={"Bucket": "pre", "Key": "p k"}, ExpiresIn=300),
+      s3.generate_presigned_url("get_object", Params={"Bucket": "pre", "Key": "p k"}, ExpiresIn=300))
+PY
+)
+	run curl -s -w '%{http_code}' --cacert "$ROOT/tls/ca.pem" -T "$BATS_FILE_TMPDIR/f3m" "$put"
+	[ "$output" = 200 ]
+	curl -s --cacert "$ROOT/tls/ca.pem" -o "$BATS_TEST_TMPDIR/g" "$get"
+	cmp "$BATS_FILE_TMPDIR/f3m" "$BATS_TEST_TMPDIR/g"
+	# The same URL with its signature's last digit changed.
+	last=${get: -1}
+	[ "$last" = 0 ] && other=1 || other=0
+	run curl -s -w '%{http_code}' --cacert "$ROOT/tls/ca.pem" -o /dev/null "${get%?}$other"
+	[ "$output" = 403 ]
+	/usr/bin/aws --endpoint-url "$EP" s3 rm "s3://pre/p k" >/dev/null
+	/usr/bin/aws --endpoint-url "$EP" s3 rb s3://pre >/dev/null
+}
