@@ -3,6 +3,7 @@
 _spx() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words="${COMP_WORDS[*]:1:COMP_CWORD-1}"
 	case " $words " in
+	*" admin account create "*) COMPREPLY=($(compgen -W "--help --root --name --json " -- "$cur")); return ;;
 	*" get nodes "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" admin schema "*) COMPREPLY=($(compgen -W "--help " -- "$cur")); return ;;
 	*" admin profile "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
@@ -12,8 +13,9 @@ _spx() {
 	*" down "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	esac
 	case " $words " in
-	*" admin "*) COMPREPLY=($(compgen -W "init profile schema" -- "$cur")); return ;;
-	*" get "*) COMPREPLY=($(compgen -W "nodes" -- "$cur")); return ;;
+	*" admin account "*) COMPREPLY=($(compgen -W " create" -- "$cur")); return ;;
+	*" admin "*) COMPREPLY=($(compgen -W " account init profile schema" -- "$cur")); return ;;
+	*" get "*) COMPREPLY=($(compgen -W " nodes" -- "$cur")); return ;;
 	esac
 	COMPREPLY=($(compgen -W "admin down get status up  gw --help -v" -- "$cur"))
 }

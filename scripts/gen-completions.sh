@@ -25,10 +25,16 @@ for exe in "$bin"/spx*; do
 		firsts=$("$exe" --list-verbs | cut -d' ' -f1 | sort -u | tr '\n' ' ')
 		echo '	esac'
 		echo '	case " $words " in'
-		"$exe" --list-verbs | awk 'NF == 2 {print $1, $2}' | sort -u |
-		awk '{a[$1] = a[$1] " " $2} END {for (k in a) print k a[k]}' |
-		while read -r first rest; do
-			echo "	*\" $first \"*) COMPREPLY=(\$(compgen -W \"$rest\" -- \"\$cur\")); return ;;"
+		# For every proper prefix of a multi-word verb, the words that
+		# may follow it, longest prefixes first.
+		"$exe" --list-verbs | awk 'NF >= 2 {
+			p = $1
+			for (i = 2; i <= NF; i++) { print i - 1 "\t" p "\t" $i; p = p " " $i }
+		}' | sort -u | sort -t"$(printf '\t')" -k1,1nr -s |
+		awk -F'\t' '{ k = $2; if (!(k in w)) order[n++] = k; w[k] = (k in w) ? w[k] " " $3 : $3 }
+			END { for (i = 0; i < n; i++) print order[i] "\t" w[order[i]] }' |
+		while IFS=$'\t' read -r prefix nexts; do
+			echo "	*\" $prefix \"*) COMPREPLY=(\$(compgen -W \"$nexts\" -- \"\$cur\")); return ;;"
 		done
 		echo '	esac'
 		extra=""

@@ -4,6 +4,7 @@
 #include "auth/cred.h"
 #include "cli.h"
 #include "conf/conf.h"
+#include "id.h"
 #include "node/node.h"
 
 int cmd_admin_init(const struct spx_args *a)
@@ -113,4 +114,74 @@ int cmd_admin_schema(const struct spx_args *a)
 {
 	spx_conf_schema_print(stdout);
 	return SPX_OK;
+}
+
+static bool valid_account_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || strchr("+=,.@_-", s[i])))
+			return false;
+	return true;
+}
+
+int cmd_admin_account_create(const struct spx_args *a)
+{
+	const char *name = spx_arg(a, "name");
+	struct spx_node_loc loc;
+	struct spx_conf conf;
+	struct spx_creds *creds = NULL;
+	struct spx_cred k, have;
+	int rc;
+
+	if (!name || !valid_account_name(name)) {
+		spx_warn("admin account create: --name must be 1 to 64 of "
+			 "[A-Za-z0-9+=,.@_-]");
+		return SPX_USAGE;
+	}
+	rc = spx_cli_load(a, &loc, &conf);
+	if (rc)
+		return rc;
+	if (spx_cred_open(conf.credentials.file, &creds) < 0) {
+		spx_warn("admin account create: %s", spx_errmsg());
+		rc = spx_errstatus();
+		goto out;
+	}
+	if (spx_cred_find_user(creds, name, &have) == 0) {
+		spx_warn("admin account create: an account named '%s' exists "
+			 "(%s)",
+			 name, have.account);
+		rc = SPX_NO;
+		goto out;
+	}
+	memset(&k, 0, sizeof(k));
+	spx_account_id_new(k.account, sizeof(k.account));
+	spx_access_key_new(k.access_key, sizeof(k.access_key), false);
+	spx_secret_key_new(k.secret, sizeof(k.secret));
+	snprintf(k.user, sizeof(k.user), "%s", name);
+	snprintf(k.arn, sizeof(k.arn), "arn:aws:iam::%s:root", k.account);
+	if (spx_cred_add(conf.credentials.file, &k) < 0) {
+		spx_warn("admin account create: %s", spx_errmsg());
+		rc = spx_errstatus();
+		goto out;
+	}
+	if (spx_flag(a, "json"))
+		printf("{\"AccountId\": \"%s\", \"AccountName\": \"%s\", "
+		       "\"AccessKeyId\": \"%s\", \"SecretAccessKey\": \"%s\"}\n",
+		       k.account, name, k.access_key, k.secret);
+	else
+		printf("AccountId        %s\nAccountName      %s\n"
+		       "AccessKeyId      %s\nSecretAccessKey  %s\n",
+		       k.account, name, k.access_key, k.secret);
+	memset(&k, 0, sizeof(k));
+	rc = SPX_OK;
+out:
+	spx_cred_close(creds);
+	spx_conf_release(&conf);
+	spx_node_loc_release(&loc);
+	return rc;
 }

@@ -7,6 +7,7 @@
 int cmd_admin_init(const struct spx_args *a);
 int cmd_admin_profile(const struct spx_args *a);
 int cmd_admin_schema(const struct spx_args *a);
+int cmd_admin_account_create(const struct spx_args *a);
 int cmd_up(const struct spx_args *a);
 int cmd_down(const struct spx_args *a);
 int cmd_status(const struct spx_args *a);

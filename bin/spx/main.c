@@ -63,6 +63,12 @@ static const struct spx_opt init_opts[] = {
 	{ 0 },
 };
 static const struct spx_opt root_opts[] = { ROOT_OPT, { 0 } };
+static const struct spx_opt account_opts[] = {
+	ROOT_OPT,
+	{ "name", 'n', "NAME", "the account's name (unique)" },
+	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
 static const struct spx_opt up_opts[] = {
 	ROOT_OPT,
 	{ "foreground", 'F', NULL, "stay in the foreground; Ctrl-C stops" },
@@ -79,6 +85,8 @@ static const struct spx_verb verbs[] = {
 	  "make a new node: configuration, admin key, CA, aws profile", 0, 0 },
 	{ "admin profile", cmd_admin_profile, root_opts, "",
 	  "print the node's endpoints and a ready aws profile", 0, 0 },
+	{ "admin account create", cmd_admin_account_create, account_opts, "",
+	  "make an account with its own access key", 0, 0 },
 	{ "admin schema", cmd_admin_schema, NULL, "",
 	  "print every spinifex.toml key: type, default, meaning", 0, 0 },
 	{ "up", cmd_up, up_opts, "", "start the node's services", 0, 0 },

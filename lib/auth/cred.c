@@ -1,7 +1,9 @@
 #include "spx.h"
 
 #include <jansson.h>
+#include <openssl/crypto.h>
 #include <pthread.h>
+#include <sys/file.h>
 
 #include "auth/cred.h"
 #include "file.h"
@@ -167,6 +169,27 @@ int spx_cred_lookup(struct spx_creds *c, const char *access_key,
 	return rc;
 }
 
+int spx_cred_find_user(struct spx_creds *c, const char *user,
+		       struct spx_cred *out)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&c->mu);
+	if (reload(c) < 0)
+		spx_log(SPX_LOG_WARN, "%s", spx_errmsg());
+	for (size_t i = 0; i < c->n; i++) {
+		if (!strcmp(c->keys[i].user, user)) {
+			*out = c->keys[i];
+			rc = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	if (rc < 0)
+		spx_error(SPX_NO, "no account named '%s'", user);
+	return rc;
+}
+
 int spx_cred_first(struct spx_creds *c, struct spx_cred *out)
 {
 	int rc = -1;
@@ -215,23 +238,34 @@ int spx_cred_add(const char *path, const struct spx_cred *k)
 {
 	struct spx_buf b = SPX_BUF_INIT;
 	struct spx_cred *keys = NULL;
+	char *lockp = spx_xprintf("%s.lock", path);
 	size_t n = 0;
 	char *text;
-	int rc;
+	int rc = -1, lfd;
 
-	if (spx_exists(path)) {
-		if (spx_buf_read_file(&b, path, CRED_MAX_FILE) < 0 ||
-		    parse_keys(path, b.p, b.len, &keys, &n) < 0) {
-			spx_buf_release(&b);
-			return -1;
-		}
+	/* Read-modify-write under a lock, so that two `spx admin` runs at
+	 * once cannot lose a key. */
+	lfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lfd < 0 || flock(lfd, LOCK_EX) < 0) {
+		spx_error_errno(SPX_FAIL, "cannot lock '%s'", lockp);
+		goto out;
 	}
-	spx_buf_release(&b);
+	if (spx_exists(path) && (spx_buf_read_file(&b, path, CRED_MAX_FILE) < 0 ||
+				 parse_keys(path, b.p, b.len, &keys, &n) < 0))
+		goto out;
 	keys = spx_realloc(keys, (n + 1) * sizeof(*keys));
 	keys[n++] = *k;
 	text = spx_cred_render(keys, n);
-	free(keys);
 	rc = spx_write_file(path, text, strlen(text), 0600, false);
+	OPENSSL_cleanse(text, strlen(text));
 	free(text);
+out:
+	if (lfd >= 0)
+		close(lfd);
+	if (keys)
+		OPENSSL_cleanse(keys, n * sizeof(*keys));
+	free(keys);
+	free(lockp);
+	spx_buf_release(&b);
 	return rc;
 }

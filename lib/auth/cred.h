@@ -28,6 +28,9 @@ void spx_cred_close(struct spx_creds *c);
 /* 0 and *out filled; -1 with SPX_NO if the key is unknown or inactive. */
 int spx_cred_lookup(struct spx_creds *c, const char *access_key,
 		    struct spx_cred *out);
+/* The first active key whose UserName is user; SPX_NO if none. */
+int spx_cred_find_user(struct spx_creds *c, const char *user,
+		       struct spx_cred *out);
 /* The first key in the file: the admin key spx admin init wrote. */
 int spx_cred_first(struct spx_creds *c, struct spx_cred *out);
 /* Append a key to the file at path (created if absent). */

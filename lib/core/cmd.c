@@ -11,18 +11,29 @@ const struct spx_tool *spx_cmd_tool(void)
 
 static size_t words(const char *name)
 {
-	return strchr(name, ' ') ? 2 : 1;
+	size_t n = 1;
+
+	for (; *name; name++)
+		n += *name == ' ';
+	return n;
 }
 
+/* Do the first words of argv spell the verb's name ("admin init")? */
 static bool matches(const struct spx_verb *v, int argc, char **argv)
 {
-	const char *sp = strchr(v->name, ' ');
+	const char *p = v->name;
+	size_t n = words(p);
 
-	if (!sp)
-		return argc >= 1 && !strcmp(argv[0], v->name);
-	return argc >= 2 && strlen(argv[0]) == (size_t)(sp - v->name) &&
-	       !strncmp(argv[0], v->name, (size_t)(sp - v->name)) &&
-	       !strcmp(argv[1], sp + 1);
+	if ((size_t)argc < n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strcspn(p, " ");
+
+		if (strlen(argv[i]) != l || strncmp(argv[i], p, l))
+			return false;
+		p += l + (p[l] == ' ');
+	}
+	return true;
 }
 
 static void print_opts(FILE *f, const struct spx_verb *v)
@@ -83,7 +94,7 @@ static void help(const struct spx_tool *t, const struct spx_verb *only)
 	printf("usage: %s [-v] VERB [OPTIONS] [ARGS]\n\n%s\n\nverbs:\n",
 	       t->name, t->summary);
 	for (const struct spx_verb *v = t->verbs; v->name; v++)
-		printf("  %-18s %s\n", v->name, v->summary);
+		printf("  %-22s %s\n", v->name, v->summary);
 	printf("\ncommon options:\n"
 	       "      -v                         more log output (repeat for "
 	       "debug); SPX_LOG_LEVEL overrides\n"
@@ -243,13 +254,17 @@ int spx_cmd_main(const struct spx_tool *t, int argc, char **argv)
 	}
 	if (i >= argc)
 		return spx_usage(t, NULL);
-	for (v = t->verbs; v->name; v++)
-		if (words(v->name) == 2 && matches(v, argc - i, argv + i))
-			break;
-	if (!v->name)
+	/* The longest name that matches wins: "admin account create" over
+	 * "admin". */
+	{
+		const struct spx_verb *best = NULL;
+
 		for (v = t->verbs; v->name; v++)
-			if (words(v->name) == 1 && matches(v, argc - i, argv + i))
-				break;
+			if (matches(v, argc - i, argv + i) &&
+			    (!best || words(v->name) > words(best->name)))
+				best = v;
+		v = best ? best : v;
+	}
 	if (!v->name) {
 		if (t->fallback)
 			return t->fallback(argc - i, argv + i);

@@ -276,3 +276,22 @@ teardown() { stop_node; }
 	[ "$status" -eq 100 ]
 	[[ "$output" == *"option '--foreground' takes no value"* ]]
 }
+
+@test "admin account create makes an account with its own key" {
+	make_node
+	run spx admin account create --root "$ROOT" --name team-a --json
+	[ "$status" -eq 0 ]
+	python3 -c 'import json,sys; a=json.loads(sys.argv[1]); assert len(a["AccountId"])==12 and a["AccessKeyId"].startswith("AKIA") and len(a["SecretAccessKey"])==40 and a["AccountName"]=="team-a"' "$output"
+	[ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["keys"]))' "$ROOT/credentials.json")" = 2 ]
+	[ "$(stat -c %a "$ROOT/credentials.json")" = 600 ]
+	run spx admin account create --root "$ROOT" --name team-a
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"an account named 'team-a' exists"* ]]
+	run spx admin account create --root "$ROOT" --name 'bad name'
+	[ "$status" -eq 100 ]
+	run spx admin account create --root "$ROOT"
+	[ "$status" -eq 100 ]
+	run spx admin account create --root "$ROOT" --name team-b
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "AccountId        "* ]]
+}

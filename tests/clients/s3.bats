@@ -239,3 +239,28 @@ PY
 	/usr/bin/aws --endpoint-url "$EP" s3 rm "s3://pre/p k" >/dev/null
 	/usr/bin/aws --endpoint-url "$EP" s3 rb s3://pre >/dev/null
 }
+
+@test "buckets belong to the account that made them: another gets AccessDenied" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb s3://mine-only >/dev/null
+	aws2 s3api put-object --bucket mine-only --key k --body "$BATS_FILE_TMPDIR/f3m" >/dev/null
+	read -r oak osk < <(spx admin account create --root "$ROOT" --name other-$RANDOM --json |
+		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"])')
+	other() { env -u AWS_PROFILE AWS_ACCESS_KEY_ID=$oak AWS_SECRET_ACCESS_KEY=$osk /usr/bin/aws --ca-bundle "$ROOT/tls/ca.pem" --region us-east-1 --endpoint-url "$EP" "$@"; }
+	run other s3api get-object --bucket mine-only --key k "$BATS_TEST_TMPDIR/o"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run other s3api put-object --bucket mine-only --key k2 --body "$BATS_FILE_TMPDIR/f3m"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run other s3api delete-bucket --bucket mine-only
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run other s3 ls
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"mine-only"* ]]
+	run other s3api create-bucket --bucket mine-only
+	[[ "$output" == *"(BucketAlreadyExists)"* ]]
+	run other sts get-caller-identity --endpoint-url "https://127.0.0.1:$EC2_PORT" --query Account --output text
+	[ "$status" -eq 0 ]
+	[ "$output" != "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys"][0]["AccountId"])' "$ROOT/credentials.json")" ]
+	aws2 s3 rm s3://mine-only/k >/dev/null
+	aws2 s3 rb s3://mine-only >/dev/null
+}
