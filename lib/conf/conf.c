@@ -128,6 +128,9 @@ static const struct field fields[] = {
 	{ S_NODE, "gw.http", K_BOOL, "false", 0, 0, 0,
 	  "serve plain HTTP instead of TLS; only with a loopback bind "
 	  "(127.0.0.0/8, ::1, localhost)", NODE(gw.http) },
+	{ S_NODE, "gw.s3_domain", K_HOST, NULL, 0, 0, 0,
+	  "the domain of virtual-host-style S3 requests (BUCKET.DOMAIN); "
+	  "unset: path-style only", NODE(gw.s3_domain) },
 	{ S_NODE, "gw.threads", K_INT, "8", 1, 256, 0,
 	  "request threads per API port", NODE(gw.threads) },
 	{ S_NODE, "gw.max_header_bytes", K_INT, "16384", 1024, 1048576, 0,

@@ -64,6 +64,7 @@ struct spx_conf_node {
 		int ec2_port;
 		int s3_port;
 		bool http;	/* plain HTTP: only with a loopback bind */
+		char *s3_domain; /* BUCKET.s3_domain requests; or NULL */
 		int threads;
 		int64_t max_header_bytes;
 		int64_t max_body_bytes;

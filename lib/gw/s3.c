@@ -223,7 +223,26 @@ static enum s3op route(struct gw_req *g, struct spx_http_req *req)
 	return OP_NONE;
 }
 
-/* /bucket/key -> bucket and decoded key (NULL when absent). */
+/* The bucket named by a virtual-host-style Host header
+ * ("photos.s3.example.com[:port]" with s3_domain "s3.example.com"), or
+ * NULL for path style. */
+static char *host_bucket(const struct gw_req *g, struct spx_http_req *req)
+{
+	const char *dom = g->gw->self->gw.s3_domain;
+	const char *h = spx_kv_geti(&req->headers, "Host");
+	size_t hl, dl = dom ? strlen(dom) : 0;
+
+	if (!dom || !h)
+		return NULL;
+	hl = strcspn(h, ":");
+	if (h[0] == '[' || hl <= dl + 1 || h[hl - dl - 1] != '.' ||
+	    strncasecmp(h + hl - dl, dom, dl))
+		return NULL;
+	return spx_strndup(h, hl - dl - 1);
+}
+
+/* /bucket/key (or /key with a bucket in Host) -> bucket and decoded key
+ * (NULL when absent). */
 static int parse_target(struct gw_req *g, struct spx_http_req *req)
 {
 	struct gw_s3 *s = g->s3;
@@ -233,18 +252,24 @@ static int parse_target(struct gw_req *g, struct spx_http_req *req)
 	if (p[0] != '/')
 		return spx_error(SPX_USAGE, "the path must start with '/'");
 	p++;
-	if (!*p)
+	s->bucket = host_bucket(g, req);
+	if (!s->bucket) {
+		if (!*p)
+			return 0;
+		slash = strchr(p, '/');
+		if (spx_uri_decode(p, slash ? (size_t)(slash - p) : strlen(p),
+				   0, &b) < 0) {
+			spx_buf_release(&b);
+			return -1;
+		}
+		s->bucket = spx_buf_detach(&b, NULL);
+		if (!slash || !slash[1])
+			return 0;
+		p = slash + 1;
+	} else if (!*p) {
 		return 0;
-	slash = strchr(p, '/');
-	if (spx_uri_decode(p, slash ? (size_t)(slash - p) : strlen(p), 0, &b) <
-	    0) {
-		spx_buf_release(&b);
-		return -1;
 	}
-	s->bucket = spx_buf_detach(&b, NULL);
-	if (!slash || !slash[1])
-		return 0;
-	if (spx_uri_decode(slash + 1, strlen(slash + 1), 0, &b) < 0) {
+	if (spx_uri_decode(p, strlen(p), 0, &b) < 0) {
 		spx_buf_release(&b);
 		return -1;
 	}
