@@ -70,9 +70,14 @@ ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 asan:
 	$(MAKE) O=build-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
 		all units
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	@rm -rf build-asan/reports && mkdir -p build-asan/reports
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$(CURDIR)/build-asan/reports/asan \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/build-asan/reports/ubsan \
 		tests/run.sh build-asan
+	@# Daemons (spx-gw) report into files, not into a test's output:
+	@# any report is a failure.
+	@if ls build-asan/reports/* >/dev/null 2>&1; then \
+		echo "sanitizer reports:"; head -50 build-asan/reports/*; exit 1; fi
 
 memcheck: units
 	@tests/run.sh --memcheck $(O)

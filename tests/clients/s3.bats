@@ -21,6 +21,13 @@ setup() {
 	EP="https://127.0.0.1:$S3_PORT"
 }
 
+# A test that makes a second node stops it here, even when it fails.
+teardown() {
+	if [ -n "${VH_ROOT:-}" ]; then
+		spx down --root "$VH_ROOT" >/dev/null 2>&1 || true
+	fi
+}
+
 aws2() { /usr/bin/aws --endpoint-url "$EP" "$@"; }
 
 aws_v1() {
@@ -268,6 +275,7 @@ PY
 @test "virtual-host-style requests (BUCKET.s3_domain)" {
 	local saved=$ROOT port
 	make_node --http
+	VH_ROOT=$ROOT
 	sed -i 's/^http = true$/http = true\ns3_domain = "s3.spx.test"/' "$ROOT/spinifex.toml"
 	start_node
 	read -r ak sk < <(admin_key)
