@@ -158,6 +158,15 @@ static int own_bucket(struct gw_req *g, struct spx_http_req *req,
 	return 0;
 }
 
+/* An answer without a body: 204 after a delete, 200 after a create. */
+static void empty_answer(struct gw_req *g, struct spx_http_resp *resp,
+			 int status)
+{
+	resp->status = status;
+	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+	resp->ready = true;
+}
+
 /* ---- routing -------------------------------------------------------- */
 
 static bool has(const struct gw_req *g, const char *p)
@@ -754,9 +763,7 @@ static void delete_object(struct gw_req *g, struct spx_http_req *req,
 		obj_fail(g, req, resp, rc);
 		return;
 	}
-	resp->status = 204;
-	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
-	resp->ready = true;
+	empty_answer(g, resp, 204);
 }
 
 static void copy_object(struct gw_req *g, struct spx_http_req *req,
@@ -956,9 +963,7 @@ static void delete_bucket(struct gw_req *g, struct spx_http_req *req,
 		obj_fail(g, req, resp, rc);
 		return;
 	}
-	resp->status = 204;
-	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
-	resp->ready = true;
+	empty_answer(g, resp, 204);
 }
 
 static void head_bucket(struct gw_req *g, struct spx_http_req *req,
@@ -1247,9 +1252,7 @@ static void abort_mpu(struct gw_req *g, struct spx_http_req *req,
 		obj_fail(g, req, resp, rc);
 		return;
 	}
-	resp->status = 204;
-	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
-	resp->ready = true;
+	empty_answer(g, resp, 204);
 }
 
 static void list_parts(struct gw_req *g, struct spx_http_req *req,
