@@ -110,8 +110,9 @@ static void verror(struct gw_req *g, struct spx_http_req *req,
 		spx_log(SPX_LOG_ERROR, "gw: bad error document: %s",
 			spx_errmsg());
 	resp->ready = true;
-	spx_info("%s %s %s -> %d %s", req ? req->method : "-",
-		 req ? req->path : "-", g->reqid, status, code);
+	spx_info("%s %s%s%s %s -> %d %s", req ? req->method : "-",
+		 req ? req->path : "-", req && req->query && *req->query ? "?" : "",
+		 req && req->query ? req->query : "", g->reqid, status, code);
 }
 
 void gw_error(struct gw_req *g, struct spx_http_req *req,
@@ -280,6 +281,20 @@ static void on_begin(void *app, struct spx_http_req *req,
 				 "The specified method is not allowed against "
 				 "this resource.");
 			return;
+		}
+		/* Browser form uploads (POST policy) authenticate through the
+		 * form, which spx does not read yet: say so, not "denied". */
+		{
+			const char *ct = spx_kv_geti(&req->headers,
+						     "Content-Type");
+
+			if (!strcmp(m, "POST") && ct &&
+			    !strncasecmp(ct, "multipart/form-data", 19)) {
+				gw_error(g, req, resp, 501, "NotImplemented",
+					 "POST object (form upload) is not "
+					 "implemented");
+				return;
+			}
 		}
 		e = auth_parse(g, req);
 		if (e != SPX_SIGV4_OK) {

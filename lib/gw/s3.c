@@ -41,6 +41,8 @@ enum s3op {
 	OP_COMPLETE_MPU,
 	OP_ABORT_MPU,
 	OP_LIST_PARTS,
+	OP_GET_VERSIONING,	/* never versioned: an empty configuration */
+	OP_GET_OBJECT_TAGGING,	/* no tags yet: an empty tag set */
 };
 
 struct gw_s3 {
@@ -189,9 +191,27 @@ static enum s3op route(struct gw_req *g, struct spx_http_req *req)
 		"publicAccessBlock", "attributes", "policyStatus",
 	};
 
+	/* Reads whose true answer is "nothing configured" are answered. */
+	if (!strcmp(m, "GET") && s->bucket && !s->key && has(g, "versioning"))
+		return OP_GET_VERSIONING;
+	if (!strcmp(m, "GET") && s->key && has(g, "tagging"))
+		return OP_GET_OBJECT_TAGGING;
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(later); i++)
 		if (has(g, later[i]))
 			return OP_NONE;
+	/* Features that must not be accepted and then ignored: encryption,
+	 * object lock, form (POST policy) uploads. */
+	for (size_t i = 0; i < req->headers.n; i++) {
+		const char *k = req->headers.v[i].k;
+
+		if (!strncasecmp(k, "x-amz-server-side-encryption", 28) ||
+		    !strncasecmp(k, "x-amz-copy-source-server-side-encryption",
+				 40) ||
+		    !strncasecmp(k, "x-amz-object-lock", 17) ||
+		    (!strcasecmp(k, "x-amz-bucket-object-lock-enabled") &&
+		     !strcasecmp(req->headers.v[i].v, "true")))
+			return OP_NONE;
+	}
 	if (!s->bucket)
 		return !strcmp(m, "GET") ? OP_LIST_BUCKETS : OP_NONE;
 	if (!s->key) {
@@ -292,7 +312,25 @@ static int parse_target(struct gw_req *g, struct spx_http_req *req)
 static const char *const sys_headers[] = {
 	"content-type",	    "cache-control",	"content-disposition",
 	"content-encoding", "content-language", "expires",
+	"x-amz-storage-class",
 };
+
+/* The storage classes S3 knows; spx keeps every object the same way and
+ * records the class the client asked for. */
+static bool storage_class_valid(const char *c)
+{
+	static const char *const known[] = {
+		"STANDARD",	    "REDUCED_REDUNDANCY", "STANDARD_IA",
+		"ONEZONE_IA",	    "INTELLIGENT_TIERING", "GLACIER",
+		"DEEP_ARCHIVE",	    "OUTPOSTS",		  "GLACIER_IR",
+		"SNOW",		    "EXPRESS_ONEZONE",
+	};
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(known); i++)
+		if (!strcmp(c, known[i]))
+			return true;
+	return false;
+}
 
 static void meta_from_headers(struct spx_http_req *req,
 			      struct spx_obj_meta *m)
@@ -354,6 +392,17 @@ static void begin_write(struct gw_req *g, struct spx_http_req *req,
 
 	if (own_bucket(g, req, resp, NULL) < 0)
 		return;
+	{
+		const char *sc = spx_kv_geti(&req->headers,
+					     "x-amz-storage-class");
+
+		if (sc && !storage_class_valid(sc)) {
+			gw_error(g, req, resp, 400, "InvalidStorageClass",
+				 "The storage class you specified is not "
+				 "valid");
+			return;
+		}
+	}
 	if ((rc = spx_obj_key_check(s->key)) < 0) {
 		obj_fail(g, req, resp, rc);
 		return;
@@ -1144,6 +1193,46 @@ static void list_objects(struct gw_req *g, struct spx_http_req *req,
 	free(tkey);
 }
 
+static void get_versioning(struct gw_req *g, struct spx_http_req *req,
+			   struct spx_http_resp *resp)
+{
+	struct spx_xml x;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	/* A bucket that was never versioned has no Status, as in S3. */
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "VersioningConfiguration", GW_S3_NS);
+	gw_xml_finish(g, req, resp, &x);
+}
+
+static void get_object_tagging(struct gw_req *g, struct spx_http_req *req,
+			       struct spx_http_resp *resp)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	struct spx_xml x;
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	rc = spx_obj_stat(g->gw->obj, g->s3->bucket, g->s3->key, &m);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return;
+	}
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "Tagging", GW_S3_NS);
+	spx_xml_open(&x, "TagSet");
+	for (size_t i = 0; i < m.tags.n; i++) {
+		spx_xml_open(&x, "Tag");
+		spx_xml_elem(&x, "Key", m.tags.v[i].k);
+		spx_xml_elem(&x, "Value", m.tags.v[i].v);
+		spx_xml_close(&x);
+	}
+	spx_obj_meta_release(&m);
+	gw_xml_finish(g, req, resp, &x);
+}
+
 /* ---- multipart uploads ---------------------------------------------- */
 
 static void create_mpu(struct gw_req *g, struct spx_http_req *req,
@@ -1501,6 +1590,12 @@ void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
 		break;
 	case OP_LIST_PARTS:
 		list_parts(g, req, resp);
+		break;
+	case OP_GET_VERSIONING:
+		get_versioning(g, req, resp);
+		break;
+	case OP_GET_OBJECT_TAGGING:
+		get_object_tagging(g, req, resp);
 		break;
 	case OP_NONE:
 		not_impl(g, req, resp);

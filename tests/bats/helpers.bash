@@ -14,7 +14,8 @@ free_port() {
 # A fresh node root under the test's temp dir, with random ports.
 # Sets ROOT, EC2_PORT, S3_PORT. Extra arguments go to spx admin init.
 make_node() {
-	ROOT=$(mktemp -d "$BATS_TEST_TMPDIR/node.XXXXXX")
+	# In setup_file there is no test dir yet: use the file's.
+	ROOT=$(mktemp -d "${BATS_TEST_TMPDIR:-$BATS_FILE_TMPDIR}/node.XXXXXX")
 	EC2_PORT=$(free_port)
 	S3_PORT=$(free_port)
 	while [ "$S3_PORT" = "$EC2_PORT" ]; do S3_PORT=$(free_port); done

@@ -298,3 +298,29 @@ PY
 	stop_node
 	ROOT=$saved
 }
+
+@test "what spx does not do is refused, never accepted and ignored" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb s3://refuse >/dev/null
+	printf 'x' >"$BATS_TEST_TMPDIR/x"
+	run aws2 s3api put-object --bucket refuse --key k --body "$BATS_TEST_TMPDIR/x" --server-side-encryption aws:kms
+	[[ "$output" == *"(NotImplemented)"* ]]
+	run aws2 s3api put-object --bucket refuse --key k --body "$BATS_TEST_TMPDIR/x" --storage-class BOGUS
+	[[ "$output" == *"(InvalidStorageClass)"* ]]
+	run aws2 s3api create-bucket --bucket locked-bkt --object-lock-enabled-for-bucket
+	[[ "$output" == *"(NotImplemented)"* ]]
+	run aws2 s3api list-objects-v2 --bucket refuse --query 'Contents[].Key' --output text
+	[ "$output" = None ]
+	# The class asked for is kept and returned.
+	run aws2 s3api put-object --bucket refuse --key k --body "$BATS_TEST_TMPDIR/x" --storage-class REDUCED_REDUNDANCY
+	[ "$status" -eq 0 ]
+	run aws2 s3api head-object --bucket refuse --key k --query StorageClass --output text
+	[ "$output" = REDUCED_REDUNDANCY ]
+	# "Nothing configured" reads are answered.
+	run aws2 s3api get-bucket-versioning --bucket refuse
+	[ "$status" -eq 0 ]
+	run aws2 s3api get-object-tagging --bucket refuse --key k --query 'length(TagSet)'
+	[ "$output" = 0 ]
+	aws2 s3 rm s3://refuse/k >/dev/null
+	aws2 s3 rb s3://refuse >/dev/null
+}
