@@ -12,11 +12,15 @@ FUZZ="clang libclang-rt-14-dev"
 # Tests: bats, the real clients (aws v2, boto3, node for the npm SDK v3),
 # valgrind for the leak check of the unit tests.
 TEST="bats awscli python3-boto3 nodejs valgrind curl procps groff-base"
+# Third-party S3 harnesses (tests/clients/s3-tools.bats, minio-go.bats): the
+# tools, and Go with minio-go's sources for its functional suite, built
+# offline from /usr/share/gocode.
+HARNESS="rclone s3cmd golang-go golang-github-minio-minio-go-v7-dev"
 # Benchmarks (spx-bench): the load generators and the plotter.
 BENCH="sysbench fio gnuplot-nox"
 
 want=""
-for p in $BUILD $FUZZ $TEST $BENCH; do
+for p in $BUILD $FUZZ $TEST $HARNESS $BENCH; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
 		want="$want $p"
 	fi

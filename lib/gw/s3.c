@@ -340,6 +340,10 @@ static void meta_from_headers(struct spx_http_req *req,
 
 		if (!v)
 			continue;
+		/* STANDARD is the default S3 never names in a response. */
+		if (!strcmp(sys_headers[i], "x-amz-storage-class") &&
+		    !strcmp(v, "STANDARD"))
+			continue;
 		/* aws-chunked is the transfer's encoding, not the object's. */
 		if (!strcmp(sys_headers[i], "content-encoding")) {
 			if (!strcmp(v, "aws-chunked"))
