@@ -41,6 +41,7 @@ enum s3op {
 	OP_COMPLETE_MPU,
 	OP_ABORT_MPU,
 	OP_LIST_PARTS,
+	OP_UPLOAD_PART_COPY,
 	OP_GET_VERSIONING,	/* never versioned: an empty configuration */
 	OP_GET_OBJECT_TAGGING,	/* no tags yet: an empty tag set */
 };
@@ -233,7 +234,7 @@ static enum s3op route(struct gw_req *g, struct spx_http_req *req)
 	if (!strcmp(m, "PUT")) {
 		if (has(g, "uploadId") || has(g, "partNumber"))
 			return spx_kv_geti(&req->headers, "x-amz-copy-source")
-				       ? OP_NONE
+				       ? OP_UPLOAD_PART_COPY
 				       : OP_UPLOAD_PART;
 		return spx_kv_geti(&req->headers, "x-amz-copy-source")
 			       ? OP_COPY_OBJECT
@@ -819,15 +820,18 @@ static void delete_object(struct gw_req *g, struct spx_http_req *req,
 	empty_answer(g, resp, 204);
 }
 
-static void copy_object(struct gw_req *g, struct spx_http_req *req,
-			struct spx_http_resp *resp)
+/* x-amz-copy-source: "/bucket/key" or "bucket/key", URL-encoded (no
+ * versions yet). Checks that the caller owns the source bucket, that the
+ * source exists and that the copy-source conditions hold; fills *sbucket
+ * (caller frees), *skey (points into *sbucket's buffer) and *cur. On
+ * failure resp holds the error. */
+static int copy_source(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp, char **sbucket,
+		       const char **skey, struct spx_obj_meta *cur)
 {
-	struct gw_s3 *s = g->s3;
 	const char *src = spx_kv_geti(&req->headers, "x-amz-copy-source");
-	const char *dir = spx_kv_geti(&req->headers, "x-amz-metadata-directive");
+	const char *q = strchr(src, '?');
 	struct spx_buf dec = SPX_BUF_INIT;
-	struct spx_obj_meta in = SPX_OBJ_META_INIT, out = SPX_OBJ_META_INIT,
-			    cur = SPX_OBJ_META_INIT;
 	struct spx_obj_bucket sb;
 	struct spx_cond c = {
 		spx_kv_geti(&req->headers, "x-amz-copy-source-if-match"),
@@ -836,7 +840,64 @@ static void copy_object(struct gw_req *g, struct spx_http_req *req,
 		spx_kv_geti(&req->headers,
 			    "x-amz-copy-source-if-unmodified-since"),
 	};
-	char *sbucket = NULL, *skey, *q;
+	size_t lead;
+	char *slash;
+	int rc;
+
+	*sbucket = NULL;
+	if (spx_uri_decode(src, q ? (size_t)(q - src) : strlen(src), 0, &dec) <
+	    0)
+		goto bad;
+	lead = dec.p[0] == '/';
+	slash = strchr(dec.p + lead, '/');
+	if (!slash || !slash[1] || slash == dec.p + lead)
+		goto bad;
+	*slash = '\0';
+	*sbucket = spx_buf_detach(&dec, NULL);
+	/* The bucket and, after its NUL, the key, in one allocation. */
+	if (lead)
+		memmove(*sbucket, *sbucket + 1, strlen(*sbucket + 1) + 1 +
+				 strlen(slash + 1) + 1);
+	*skey = *sbucket + strlen(*sbucket) + 1;
+	rc = spx_obj_bucket_head(g->gw->obj, *sbucket, &sb);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return -1;
+	}
+	if (strcmp(sb.owner, g->who.account)) {
+		gw_error(g, req, resp, 403, "AccessDenied", "Access Denied");
+		return -1;
+	}
+	rc = spx_obj_stat(g->gw->obj, *sbucket, *skey, cur);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		return -1;
+	}
+	if (spx_cond_eval(&c, cur->etag, (time_t)(cur->mtime_ms / 1000),
+			  false) != SPX_COND_PASS) {
+		gw_error(g, req, resp, 412, "PreconditionFailed",
+			 "At least one of the pre-conditions you specified "
+			 "did not hold");
+		return -1;
+	}
+	return 0;
+bad:
+	spx_buf_release(&dec);
+	gw_error(g, req, resp, 400, "InvalidArgument",
+		 "Copy Source must mention the source bucket and key: "
+		 "sourcebucket/sourcekey");
+	return -1;
+}
+
+static void copy_object(struct gw_req *g, struct spx_http_req *req,
+			struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	const char *dir = spx_kv_geti(&req->headers, "x-amz-metadata-directive");
+	struct spx_obj_meta in = SPX_OBJ_META_INIT, out = SPX_OBJ_META_INIT,
+			    cur = SPX_OBJ_META_INIT;
+	char *sbucket = NULL;
+	const char *skey;
 	struct spx_xml x;
 	char when[40];
 	bool replace = dir && !strcmp(dir, "REPLACE");
@@ -849,46 +910,14 @@ static void copy_object(struct gw_req *g, struct spx_http_req *req,
 			 "Unknown metadata directive.");
 		goto out;
 	}
-	/* "/bucket/key" or "bucket/key", URL-encoded; no versions yet. */
-	q = strchr(src, '?');
-	if (spx_uri_decode(src, q ? (size_t)(q - src) : strlen(src), 0, &dec) <
-		    0 ||
-	    !(skey = strchr(dec.p + (dec.p[0] == '/'), '/')) || !skey[1]) {
-		gw_error(g, req, resp, 400, "InvalidArgument",
-			 "Copy Source must mention the source bucket and key: "
-			 "sourcebucket/sourcekey");
+	if (copy_source(g, req, resp, &sbucket, &skey, &cur) < 0)
 		goto out;
-	}
-	sbucket = spx_strndup(dec.p + (dec.p[0] == '/'),
-			      (size_t)(skey - dec.p - (dec.p[0] == '/')));
-	skey++;
-	rc = spx_obj_bucket_head(g->gw->obj, sbucket, &sb);
-	if (rc < 0 || strcmp(sb.owner, g->who.account)) {
-		if (rc < 0)
-			obj_fail(g, req, resp, rc);
-		else
-			gw_error(g, req, resp, 403, "AccessDenied",
-				 "Access Denied");
-		goto out;
-	}
 	if (!replace && !strcmp(sbucket, s->bucket) && !strcmp(skey, s->key)) {
 		gw_error(g, req, resp, 400, "InvalidRequest",
 			 "This copy request is illegal because it is trying to "
 			 "copy an object to itself without changing the "
 			 "object's metadata, storage class, website redirect "
 			 "location or encryption attributes.");
-		goto out;
-	}
-	rc = spx_obj_stat(g->gw->obj, sbucket, skey, &cur);
-	if (rc < 0) {
-		obj_fail(g, req, resp, rc);
-		goto out;
-	}
-	if (spx_cond_eval(&c, cur.etag, (time_t)(cur.mtime_ms / 1000), false) !=
-	    SPX_COND_PASS) {
-		gw_error(g, req, resp, 412, "PreconditionFailed",
-			 "At least one of the pre-conditions you specified "
-			 "did not hold");
 		goto out;
 	}
 	if (replace)
@@ -907,10 +936,94 @@ static void copy_object(struct gw_req *g, struct spx_http_req *req,
 	gw_xml_finish(g, req, resp, &x);
 out:
 	free(sbucket);
-	spx_buf_release(&dec);
 	spx_obj_meta_release(&in);
 	spx_obj_meta_release(&out);
 	spx_obj_meta_release(&cur);
+}
+
+/* UploadPart with x-amz-copy-source: a part made from (a range of) an
+ * existing object, streamed through k + m blocks of memory. */
+static void upload_part_copy(struct gw_req *g, struct spx_http_req *req,
+			     struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	const char *id = spx_kv_get(&g->params, "uploadId");
+	const char *pn = spx_kv_get(&g->params, "partNumber");
+	const char *rh = spx_kv_geti(&req->headers, "x-amz-copy-source-range");
+	struct spx_obj_meta cur = SPX_OBJ_META_INIT, out = SPX_OBJ_META_INIT;
+	struct spx_obj_writer *w = NULL;
+	struct spx_obj_reader *r = NULL;
+	struct spx_range rg = { 0, 0 };
+	char *sbucket = NULL, *end;
+	const char *skey;
+	unsigned char *buf = NULL;
+	long n = pn ? strtol(pn, &end, 10) : 0;
+	struct spx_xml x;
+	char when[40];
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		goto out;
+	if (!id || !pn || *end || n < 1 || n > SPX_OBJ_MAX_PARTS) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "Part number must be an integer between 1 and 10000, "
+			 "inclusive");
+		goto out;
+	}
+	if (copy_source(g, req, resp, &sbucket, &skey, &cur) < 0)
+		goto out;
+	if (rh) {
+		/* Unlike GET, a copy range must be exact and inside. */
+		if (spx_range_parse(rh, cur.size, &rg) != SPX_RANGE_OK ||
+		    strchr(rh + 6, '-') == rh + 6 ||
+		    rg.last != strtoull(strchr(rh, '-') + 1, NULL, 10)) {
+			gw_error(g, req, resp, 400, "InvalidArgument",
+				 "The x-amz-copy-source-range value must be of "
+				 "the form bytes=first-last where first and "
+				 "last are the zero-based offsets of the first "
+				 "and last bytes to copy");
+			goto out;
+		}
+	} else {
+		rg.last = cur.size ? cur.size - 1 : 0;
+	}
+	rc = spx_obj_part_begin(g->gw->obj, s->bucket, s->key, id, (int)n, &w);
+	if (rc == 0)
+		rc = spx_obj_reader_open(g->gw->obj, sbucket, skey, &r);
+	buf = spx_malloc(1u << 20);
+	for (uint64_t off = rg.first; rc == 0 && cur.size && off <= rg.last;) {
+		size_t want = rg.last - off + 1 > (1u << 20) ? (1u << 20)
+							      : (size_t)(rg.last - off + 1);
+		size_t got = 0;
+
+		rc = spx_obj_read(r, off, buf, want, &got);
+		if (rc == 0 && got == 0)
+			rc = spx_error(SPX_FAIL, "the source ended early");
+		if (rc == 0)
+			rc = spx_obj_writer_write(w, buf, got);
+		off += got;
+	}
+	if (rc == 0) {
+		rc = spx_obj_writer_commit(w, NULL, &out);
+		w = NULL;
+	}
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		goto out;
+	}
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "CopyPartResult", GW_S3_NS);
+	spx_iso8601_ms((time_t)(out.mtime_ms / 1000), when, sizeof(when));
+	spx_xml_elem(&x, "LastModified", when);
+	spx_xml_elemf(&x, "ETag", "\"%s\"", out.etag);
+	gw_xml_finish(g, req, resp, &x);
+out:
+	spx_obj_writer_abort(w);
+	spx_obj_reader_close(r);
+	free(buf);
+	free(sbucket);
+	spx_obj_meta_release(&cur);
+	spx_obj_meta_release(&out);
 }
 
 /* ---- buckets -------------------------------------------------------- */
@@ -1594,6 +1707,9 @@ void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
 		break;
 	case OP_LIST_PARTS:
 		list_parts(g, req, resp);
+		break;
+	case OP_UPLOAD_PART_COPY:
+		upload_part_copy(g, req, resp);
 		break;
 	case OP_GET_VERSIONING:
 		get_versioning(g, req, resp);

@@ -324,3 +324,27 @@ PY
 	aws2 s3 rm s3://refuse/k >/dev/null
 	aws2 s3 rb s3://refuse >/dev/null
 }
+
+@test "aws v2: a copy between buckets above the multipart threshold (UploadPartCopy)" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb s3://cpa-src >/dev/null
+	aws2 s3 mb s3://cpa-dst >/dev/null
+	aws2 s3 cp "$BATS_FILE_TMPDIR/f20m" s3://cpa-src/big --no-progress >/dev/null
+	run aws2 s3 cp s3://cpa-src/big s3://cpa-dst/big --no-progress
+	[ "$status" -eq 0 ]
+	aws2 s3 cp s3://cpa-dst/big "$BATS_TEST_TMPDIR/b" --no-progress >/dev/null
+	cmp "$BATS_FILE_TMPDIR/f20m" "$BATS_TEST_TMPDIR/b"
+	# A copy range outside the source is refused.
+	up=$(aws2 s3api create-multipart-upload --bucket cpa-dst --key r --query UploadId --output text)
+	run aws2 s3api upload-part-copy --bucket cpa-dst --key r --upload-id "$up" --part-number 1 \
+		--copy-source cpa-src/big --copy-source-range bytes=0-99999999
+	[[ "$output" == *"(InvalidArgument)"* ]]
+	run aws2 s3api upload-part-copy --bucket cpa-dst --key r --upload-id "$up" --part-number 1 \
+		--copy-source cpa-src/big --copy-source-range bytes=100-199
+	[ "$status" -eq 0 ]
+	aws2 s3api abort-multipart-upload --bucket cpa-dst --key r --upload-id "$up"
+	aws2 s3 rm s3://cpa-src --recursive >/dev/null
+	aws2 s3 rm s3://cpa-dst --recursive >/dev/null
+	aws2 s3 rb s3://cpa-src >/dev/null
+	aws2 s3 rb s3://cpa-dst >/dev/null
+}
