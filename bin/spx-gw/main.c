@@ -159,20 +159,20 @@ static int cmd_cgi(const struct spx_args *a)
 }
 
 static const struct spx_opt serve_opts[] = {
-	{ "root", 'r', "DIR", "the node root (default $SPX_ROOT, else /etc/spinifex)" },
+	SPX_OPT_ROOT,
 	{ "notify-fd", 0, "FD", "write a newline to FD once listening" },
 	{ "pidfile", 0, "FILE", "hold a lock on FILE and write the pid in it" },
 	{ 0 },
 };
 
 static const struct spx_opt cgi_opts[] = {
-	{ "root", 'r', "DIR", "the node root (default $SPX_ROOT, else /etc/spinifex)" },
+	SPX_OPT_ROOT,
 	{ "service", 's', "ec2|s3", "which API the request is for (default ec2)" },
 	{ 0 },
 };
 
 static const struct spx_opt call_opts[] = {
-	{ "root", 'r', "DIR", "the node root (default $SPX_ROOT, else /etc/spinifex)" },
+	SPX_OPT_ROOT,
 	{ "service", 's', "ec2|sts|s3", "which API to call (default ec2)" },
 	{ 0 },
 };

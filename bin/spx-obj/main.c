@@ -52,13 +52,10 @@ int objcli_fail(const struct spx_args *a, int rc)
 	return spx_obj_code(rc)->status;
 }
 
-#define ROOT_OPT                                                           \
-	{ "root", 'r', "DIR",                                              \
-	  "the node root (default $SPX_ROOT, else /etc/spinifex)" }
 
-static const struct spx_opt root_opts[] = { ROOT_OPT, { 0 } };
+static const struct spx_opt root_opts[] = { SPX_OPT_ROOT, { 0 } };
 static const struct spx_opt ls_opts[] = {
-	ROOT_OPT,
+	SPX_OPT_ROOT,
 	{ "prefix", 'p', "P", "only keys that begin with P" },
 	{ "start-after", 0, "KEY", "only keys after KEY" },
 	{ "delimiter", 'd', "D", "roll keys up to common prefixes at D" },
@@ -67,17 +64,17 @@ static const struct spx_opt ls_opts[] = {
 	{ 0 },
 };
 static const struct spx_opt put_opts[] = {
-	ROOT_OPT,
+	SPX_OPT_ROOT,
 	{ "content-type", 't', "TYPE", "the Content-Type to store" },
 	{ 0 },
 };
 static const struct spx_opt get_opts[] = {
-	ROOT_OPT,
+	SPX_OPT_ROOT,
 	{ "range", 0, "FIRST-LAST", "only bytes FIRST to LAST (inclusive)" },
 	{ 0 },
 };
 static const struct spx_opt json_opts[] = {
-	ROOT_OPT,
+	SPX_OPT_ROOT,
 	{ "json", 'j', NULL, "print JSON" },
 	{ 0 },
 };

@@ -45,12 +45,9 @@ static int exec_tool(int argc, char **argv)
 	return SPX_FAIL;
 }
 
-#define ROOT_OPT                                                           \
-	{ "root", 'r', "DIR",                                              \
-	  "the node root (default $SPX_ROOT, else /etc/spinifex)" }
 
 static const struct spx_opt init_opts[] = {
-	ROOT_OPT,
+	SPX_OPT_ROOT,
 	{ "nodes", 0, "N", "nodes in the cluster (1: a single node)" },
 	{ "name", 0, "NODE", "this node's name (default node1)" },
 	{ "region", 0, "REGION", "the region (default us-east-1)" },
@@ -62,20 +59,20 @@ static const struct spx_opt init_opts[] = {
 	{ "force", 'f', NULL, "overwrite an existing node" },
 	{ 0 },
 };
-static const struct spx_opt root_opts[] = { ROOT_OPT, { 0 } };
+static const struct spx_opt root_opts[] = { SPX_OPT_ROOT, { 0 } };
 static const struct spx_opt account_opts[] = {
-	ROOT_OPT,
+	SPX_OPT_ROOT,
 	{ "name", 'n', "NAME", "the account's name (unique)" },
 	{ "json", 'j', NULL, "print JSON" },
 	{ 0 },
 };
 static const struct spx_opt up_opts[] = {
-	ROOT_OPT,
+	SPX_OPT_ROOT,
 	{ "foreground", 'F', NULL, "stay in the foreground; Ctrl-C stops" },
 	{ 0 },
 };
 static const struct spx_opt json_opts[] = {
-	ROOT_OPT,
+	SPX_OPT_ROOT,
 	{ "json", 'j', NULL, "print JSON instead of a table" },
 	{ 0 },
 };

@@ -146,8 +146,9 @@ void spx_cred_close(struct spx_creds *c)
 	free(c);
 }
 
-int spx_cred_lookup(struct spx_creds *c, const char *access_key,
-		    struct spx_cred *out)
+/* The first key whose field at offset `off` equals want. */
+static int find(struct spx_creds *c, size_t off, const char *want,
+		struct spx_cred *out)
 {
 	int rc = -1;
 
@@ -157,37 +158,30 @@ int spx_cred_lookup(struct spx_creds *c, const char *access_key,
 	if (reload(c) < 0)
 		spx_log(SPX_LOG_WARN, "%s", spx_errmsg());
 	for (size_t i = 0; i < c->n; i++) {
-		if (!strcmp(c->keys[i].access_key, access_key)) {
+		if (!strcmp((const char *)&c->keys[i] + off, want)) {
 			*out = c->keys[i];
 			rc = 0;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&c->mu);
-	if (rc < 0)
-		spx_error(SPX_NO, "unknown access key '%s'", access_key);
 	return rc;
+}
+
+int spx_cred_lookup(struct spx_creds *c, const char *access_key,
+		    struct spx_cred *out)
+{
+	if (find(c, offsetof(struct spx_cred, access_key), access_key, out) < 0)
+		return spx_error(SPX_NO, "unknown access key '%s'", access_key);
+	return 0;
 }
 
 int spx_cred_find_user(struct spx_creds *c, const char *user,
 		       struct spx_cred *out)
 {
-	int rc = -1;
-
-	pthread_mutex_lock(&c->mu);
-	if (reload(c) < 0)
-		spx_log(SPX_LOG_WARN, "%s", spx_errmsg());
-	for (size_t i = 0; i < c->n; i++) {
-		if (!strcmp(c->keys[i].user, user)) {
-			*out = c->keys[i];
-			rc = 0;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&c->mu);
-	if (rc < 0)
-		spx_error(SPX_NO, "no account named '%s'", user);
-	return rc;
+	if (find(c, offsetof(struct spx_cred, user), user, out) < 0)
+		return spx_error(SPX_NO, "no account named '%s'", user);
+	return 0;
 }
 
 int spx_cred_first(struct spx_creds *c, struct spx_cred *out)

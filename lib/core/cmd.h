@@ -61,6 +61,12 @@ struct spx_tool {
 
 int spx_cmd_main(const struct spx_tool *tool, int argc, char **argv);
 
+/* The --root option every node-facing verb takes (lib/node/node.h says how
+ * a node is found without it). */
+#define SPX_OPT_ROOT                                                       \
+	{ "root", 'r', "DIR",                                              \
+	  "the node root (default $SPX_ROOT, else /etc/spinifex)" }
+
 /* The value of an option, or NULL when it was not given. */
 const char *spx_arg(const struct spx_args *a, const char *name);
 bool spx_flag(const struct spx_args *a, const char *name);
