@@ -46,3 +46,13 @@ aws_env() {
 	unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_DEFAULT_REGION AWS_REGION \
 		AWS_CA_BUNDLE REQUESTS_CA_BUNDLE
 }
+
+# The aws CLI v1 on PATH (not Debian's v2 at /usr/bin/aws), or fail.
+aws_v1() {
+	local a
+	for a in $(type -ap aws); do
+		[ "$a" = /usr/bin/aws ] && continue
+		"$a" --version 2>&1 | grep -q '^aws-cli/1\.' && { echo "$a"; return; }
+	done
+	return 1
+}

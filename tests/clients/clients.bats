@@ -17,15 +17,6 @@ teardown_file() { stop_node; }
 
 setup() { aws_env; }
 
-aws_v1() {
-	local a
-	for a in $(type -ap aws); do
-		[ "$a" = /usr/bin/aws ] && continue
-		"$a" --version 2>&1 | grep -q '^aws-cli/1\.' && { echo "$a"; return; }
-	done
-	return 1
-}
-
 @test "aws v2: ec2 describe-regions through the profile (ca_bundle)" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli (aws v2) is not installed"
 	run /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-regions --output json

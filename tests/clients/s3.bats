@@ -30,15 +30,6 @@ teardown() {
 
 aws2() { /usr/bin/aws --endpoint-url "$EP" "$@"; }
 
-aws_v1() {
-	local a
-	for a in $(type -ap aws); do
-		[ "$a" = /usr/bin/aws ] && continue
-		"$a" --version 2>&1 | grep -q '^aws-cli/1\.' && { echo "$a"; return; }
-	done
-	return 1
-}
-
 @test "aws v2: mb, cp up and down (single and multipart), ls, rm, rb" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
 	run aws2 s3 mb s3://cli2
