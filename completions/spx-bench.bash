@@ -3,12 +3,13 @@
 _spx_bench() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words="${COMP_WORDS[*]:1:COMP_CWORD-1}"
 	case " $words " in
+	*" s3 "*) COMPREPLY=($(compgen -W "--help --tag --runs --dir --results --sizes --seconds --root --endpoint --bucket --quick --keep " -- "$cur")); return ;;
 	*" plot "*) COMPREPLY=($(compgen -W "--help --results --out " -- "$cur")); return ;;
 	*" host "*) COMPREPLY=($(compgen -W "--help --tag --runs --dir --results --require-mount --quick " -- "$cur")); return ;;
 	*" compare "*) COMPREPLY=($(compgen -W "--help --results --json " -- "$cur")); return ;;
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "compare host plot  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "compare host plot s3  --help -v" -- "$cur"))
 }
 complete -F _spx_bench spx-bench

@@ -16,8 +16,10 @@ TEST="bats awscli python3-boto3 nodejs valgrind curl procps groff-base"
 # tools, and Go with minio-go's sources for its functional suite, built
 # offline from /usr/share/gocode.
 HARNESS="rclone s3cmd golang-go golang-github-minio-minio-go-v7-dev"
-# Benchmarks (spx-bench): the load generators and the plotter.
-BENCH="sysbench fio gnuplot-nox"
+# Benchmarks (spx-bench): the load generators, the plotter, and nginx, the
+# GET limit spx-bench s3 measures the gateway against (it runs a private
+# nginx on loopback; the system service is left stopped, see below).
+BENCH="sysbench fio gnuplot-nox nginx"
 
 want=""
 for p in $BUILD $FUZZ $TEST $HARNESS $BENCH; do
@@ -35,6 +37,17 @@ if [ -n "$want" ]; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
 		--no-install-recommends $want >&2
 fi
+
+# Debian starts nginx on port 80 when it installs it: spx-bench only needs
+# the binary, so a service started by this install is stopped again.
+case " $want " in
+*" nginx "*)
+	if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+		$SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+	elif [ -x /etc/init.d/nginx ]; then
+		$SUDO /etc/init.d/nginx stop >/dev/null 2>&1 || true
+	fi ;;
+esac
 
 # Some nodejs builds ship npm themselves and conflict with Debian's npm.
 if ! command -v npm >/dev/null 2>&1; then

@@ -8,6 +8,8 @@
 
 #include "bench/bench.h"
 #include "cmd.h"
+#include "proc.h"
+#include "s3bench.h"
 
 static const char *results_dir(const struct spx_args *a)
 {
@@ -20,28 +22,25 @@ static const char *results_dir(const struct spx_args *a)
 static char *find_script(void)
 {
 	const char *e = getenv("SPX_BENCH_SCRIPT");
-	char self[PATH_MAX], *slash;
-	ssize_t n;
+	char *self;
 	static const char *const rel[] = { "../share/spx/spx-bench.sh",
 					   "../../scripts/spx-bench.sh" };
 
 	if (e && *e)
 		return spx_strdup(e);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
+	self = spx_self_dir();
+	if (!self)
 		return NULL;
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(rel); i++) {
 		char *p = spx_xprintf("%s/%s", self, rel[i]);
 
-		if (access(p, R_OK) == 0)
+		if (access(p, R_OK) == 0) {
+			free(self);
 			return p;
+		}
 		free(p);
 	}
+	free(self);
 	return NULL;
 }
 
@@ -76,6 +75,11 @@ static int cmd_host(const struct spx_args *a)
 	execvp("bash", argv);
 	spx_warn_errno("host: cannot run bash");
 	return SPX_FAIL;
+}
+
+static int cmd_s3_verb(const struct spx_args *a)
+{
+	return cmd_s3(a, results_dir(a));
 }
 
 static int load(const struct spx_args *a, const char *tag,
@@ -153,6 +157,25 @@ static const struct spx_opt host_opts[] = {
 	{ "quick", 'q', NULL, "shorten every job (for tests)" },
 	{ 0 },
 };
+static const struct spx_opt s3_opts[] = {
+	{ "tag", 't', "TAG", "label the runs (default s3-HOSTNAME)" },
+	{ "runs", 'n', "N", "repeat the suite N times (default 1)" },
+	{ "dir", 'd', "DIR", "scratch space: nodes, raw-write files, nginx "
+			     "(default $BENCHDIR, else /var/tmp/spx-bench)" },
+	RESULTS_OPT,
+	{ "sizes", 's', "MIB,...", "single-stream object sizes in MiB "
+				   "(default 256,1024)" },
+	{ "seconds", 0, "S", "length of each 4 KiB phase (default 5)" },
+	{ "root", 'r', "DIR", "bench the running node at DIR instead "
+			      "(single stream only)" },
+	{ "endpoint", 'e', "URL", "bench this S3 endpoint instead (single "
+				  "stream only; key from AWS_ACCESS_KEY_ID "
+				  "and AWS_SECRET_ACCESS_KEY)" },
+	{ "bucket", 'b', "NAME", "the bucket (default spx-bench)" },
+	{ "quick", 'q', NULL, "small objects, short phases (for tests)" },
+	{ "keep", 'k', NULL, "keep the scratch directory" },
+	{ 0 },
+};
 static const struct spx_opt compare_opts[] = {
 	RESULTS_OPT,
 	{ "json", 'j', NULL, "print JSON instead of a table" },
@@ -167,6 +190,9 @@ static const struct spx_opt plot_opts[] = {
 static const struct spx_verb verbs[] = {
 	{ "host", cmd_host, host_opts, "",
 	  "CPU, memory and disk of this machine (scripts/spx-bench.sh)", 0, 0 },
+	{ "s3", cmd_s3_verb, s3_opts, "",
+	  "S3 PUT/GET, ranged GET, 4 KiB ops, erasure coding, beside the "
+	  "limits", 0, 0 },
 	{ "compare", cmd_compare, compare_opts, "TAG_A TAG_B",
 	  "medians, ranges and ratios of two tags", 2, 2 },
 	{ "plot", cmd_plot, plot_opts, "TAG...",

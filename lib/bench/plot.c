@@ -6,13 +6,11 @@
 #include "spx.h"
 
 #include <math.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include "bench/bench.h"
 #include "file.h"
+#include "proc.h"
 
-extern char **environ;
 
 struct chart {
 	const char *file;  /* "random-iops" */
@@ -58,22 +56,16 @@ static void plain(const char *in, char *out, size_t sz)
 static int run_gnuplot(const char *script)
 {
 	char *argv[] = { "gnuplot", (char *)script, NULL };
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int st, e;
+	int st = spx_run(argv, false);
 
-	posix_spawn_file_actions_init(&fa);
-	e = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (e) {
-		errno = e;
-		return spx_error_errno(SPX_FAIL, "cannot run gnuplot (apt-get "
-						 "install gnuplot-nox)");
+	if (st < 0) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", spx_errmsg());
+		return spx_error(SPX_FAIL, "%s (apt-get install gnuplot-nox)",
+				 why);
 	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return spx_error_errno(SPX_FAIL, "waitpid");
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
+	if (st)
 		return spx_error(SPX_FAIL, "gnuplot failed on '%s'", script);
 	return 0;
 }

@@ -1,0 +1,1002 @@
+/* spx-bench s3: the S3 data path beside the limits of this machine, all
+ * measured in the same run.
+ *
+ *   single stream   PUT and GET of each --sizes object (256 MiB, 1 GiB),
+ *                   Content-MD5 checked by the gateway, the ETag and the
+ *                   CRC-32C of every byte read back checked here. PUT is
+ *                   set against the raw sequential write with fsync of the
+ *                   same bytes on the same file system, and against MD5
+ *                   (the ETag every PUT computes): whichever binds. GET is
+ *                   set against nginx serving the same bytes by sendfile to
+ *                   the same client.
+ *   peak RSS        of spx-gw during the largest PUT (VmHWM after
+ *                   clear_refs): memory per request must not grow with
+ *                   the object.
+ *   ranged GET      the largest object in 8 MiB ranges, 10 in flight (as
+ *                   the aws CLI downloads), against nginx doing the same.
+ *   4 KiB ops       PUT then GET at 16 clients, against 16 threads making
+ *                   durable 4 KiB files and nginx serving 4 KiB files.
+ *   erasure coding  the first size PUT and GET at RS(1,0), RS(2,1) and
+ *                   RS(4,2), each over directories of the same disk.
+ *
+ * The nodes are private (spx admin init/up under --dir, plain HTTP on
+ * loopback, as nginx is). With --root or --endpoint only the single-stream
+ * part runs, against a node that is already up (scripts/s3-bench.sh). */
+#include "spx.h"
+
+#include <stdatomic.h>
+
+#include "auth/cred.h"
+#include "bench/bench.h"
+#include "conf/conf.h"
+#include "file.h"
+#include "hex.h"
+#include "node/node.h"
+#include "proc.h"
+#include "s3bench.h"
+#include "size.h"
+
+#define MAX_SIZES 4
+#define PART (8u << 20)
+#define RANGE_STREAMS 10
+#define SMALL 4096
+#define SMALL_CLIENTS 16
+
+struct want { /* what an object of one size must read back as */
+	uint64_t size;
+	unsigned char md5[SPX_CKSUM_MAX], crc[SPX_CKSUM_MAX];
+	unsigned char (*part_crc)[4]; /* per PART range, largest size only */
+	size_t nparts;
+};
+
+struct s3b {
+	const char *dir, *bucket;
+	char *docroot;
+	bool quick, own_bucket;
+	double secs;
+	struct want w[MAX_SIZES];
+	int nsizes;
+	struct s3node node[3]; /* RS(1,0), RS(2,1), RS(4,2) */
+	int nnodes;
+	struct ep ext;	       /* --root / --endpoint */
+	struct ep *gw;	       /* where the single-stream part goes */
+	pid_t gwpid;
+	struct nginx ngx;
+	CURL *h, *hn;
+	struct spx_bench_run *run;
+};
+
+static const char *size_name(uint64_t size, char *buf, size_t sz)
+{
+	if (size >= (1u << 30) && size % (1u << 30) == 0)
+		snprintf(buf, sz, "%llug", (unsigned long long)(size >> 30));
+	else
+		snprintf(buf, sz, "%llum", (unsigned long long)(size >> 20));
+	return buf;
+}
+
+static const char *size_label(uint64_t size, char *buf, size_t sz)
+{
+	if (size >= (1u << 30) && size % (1u << 30) == 0)
+		snprintf(buf, sz, "%llu GiB", (unsigned long long)(size >> 30));
+	else
+		snprintf(buf, sz, "%llu MiB", (unsigned long long)(size >> 20));
+	return buf;
+}
+
+static void add(struct s3b *b, const char *section, double v,
+		const char *unit, bool higher, int threads, const char *label,
+		const char *idfmt, ...)
+	__attribute__((format(printf, 8, 9)));
+
+static void add(struct s3b *b, const char *section, double v,
+		const char *unit, bool higher, int threads, const char *label,
+		const char *idfmt, ...)
+{
+	char id[96];
+	va_list ap;
+
+	va_start(ap, idfmt);
+	vsnprintf(id, sizeof(id), idfmt, ap);
+	va_end(ap);
+	spx_bench_add(b->run, id, section, label, v, unit, higher, threads);
+}
+
+/* ---- one object, one stream ---- */
+
+static double put_obj(struct s3b *b, CURL **h, const struct ep *e,
+		      const char *key, const struct want *w)
+{
+	struct req r = { .method = "PUT", .off = 0, .len = w->size };
+	struct spx_buf path = SPX_BUF_INIT, md5 = SPX_BUF_INIT;
+	char etag[40];
+	double t0, t = -1;
+
+	spx_buf_addf(&path, "/%s/%s", b->bucket, key);
+	spx_base64_encode(w->md5, 16, &md5);
+	r.path = path.p;
+	r.content_md5 = md5.p;
+	spx_hex_encode(w->md5, 16, etag);
+	t0 = now_s();
+	if (ep_do(h, e, &r) < 0)
+		goto out;
+	t = now_s() - t0;
+	if (r.status != 200) {
+		t = req_fail(&r);
+	} else if (strlen(r.etag) != 34 || strncmp(r.etag + 1, etag, 32)) {
+		t = spx_error(SPX_FAIL, "PUT %s: ETag %s, want \"%s\"", r.path,
+			      r.etag, etag);
+	}
+out:
+	spx_cksum_release(&r.crc);
+	spx_buf_release(&r.err);
+	spx_buf_release(&path);
+	spx_buf_release(&md5);
+	return t;
+}
+
+/* GET path whole and check every byte by CRC-32C. */
+static double get_obj(CURL **h, const struct ep *e, const char *path,
+		      const struct want *w)
+{
+	struct req r = { .method = "GET", .path = path };
+	unsigned char crc[4];
+	double t0 = now_s(), t = -1;
+
+	if (ep_do(h, e, &r) < 0)
+		goto out;
+	t = now_s() - t0;
+	req_crc(&r, crc);
+	if (r.status != 200)
+		t = req_fail(&r);
+	else if (r.got != w->size || memcmp(crc, w->crc, 4))
+		t = spx_error(SPX_FAIL, "GET %s%s: %llu bytes, CRC-32C %s the "
+					"object's",
+			      e->base, path, (unsigned long long)r.got,
+			      memcmp(crc, w->crc, 4) ? "differs from"
+						     : "matches");
+out:
+	spx_cksum_release(&r.crc);
+	spx_buf_release(&r.err);
+	return t;
+}
+
+static int stream(struct s3b *b, const struct want *w, bool largest)
+{
+	char sn[16], sl[32], key[32], label[96], *raw, *path;
+	double traw, tput, tget, tngx;
+	long long rss = -1;
+	double mib = (double)w->size / MIB;
+
+	size_name(w->size, sn, sizeof(sn));
+	size_label(w->size, sl, sizeof(sl));
+	snprintf(key, sizeof(key), "obj-%s", sn);
+	raw = spx_xprintf("%s/%s", b->docroot, key);
+	traw = raw_write(raw, w->size);
+	free(raw);
+	if (traw < 0)
+		return -1;
+	if (largest && b->gwpid > 0 && rss_reset(b->gwpid) < 0)
+		return -1;
+	tput = put_obj(b, &b->h, b->gw, key, w);
+	if (tput < 0)
+		return -1;
+	if (largest && b->gwpid > 0)
+		rss = rss_peak(b->gwpid);
+	path = spx_xprintf("/%s/%s", b->bucket, key);
+	tget = get_obj(&b->h, b->gw, path, w);
+	free(path);
+	if (tget < 0)
+		return -1;
+	path = spx_xprintf("/%s", key);
+	tngx = get_obj(&b->hn, &b->ngx.ep, path, w);
+	free(path);
+	if (tngx < 0)
+		return -1;
+	snprintf(label, sizeof(label), "raw write+fsync %s", sl);
+	add(b, "limit", mib / traw, "MiB/s", true, 1, label,
+	    "s3.limit.write.%s.mibs", sn);
+	snprintf(label, sizeof(label), "nginx sendfile GET %s", sl);
+	add(b, "limit", mib / tngx, "MiB/s", true, 1, label,
+	    "s3.limit.nginx.%s.mibs", sn);
+	snprintf(label, sizeof(label), "PUT %s, 1 stream", sl);
+	add(b, "s3", mib / tput, "MiB/s", true, 1, label, "s3.put.%s.mibs",
+	    sn);
+	snprintf(label, sizeof(label), "GET %s, 1 stream", sl);
+	add(b, "s3", mib / tget, "MiB/s", true, 1, label, "s3.get.%s.mibs",
+	    sn);
+	if (rss > 0) {
+		snprintf(label, sizeof(label), "spx-gw peak RSS during a %s PUT",
+			 sl);
+		add(b, "s3", (double)rss / MIB, "MiB", false, 1, label,
+		    "s3.put.%s.rss.mib", sn);
+	}
+	printf("  PUT %-8s %9.1f MiB/s   raw write+fsync %9.1f MiB/s  %5.1f%%\n",
+	       sl, mib / tput, mib / traw, 100.0 * traw / tput);
+	printf("  GET %-8s %9.1f MiB/s   nginx sendfile  %9.1f MiB/s  %5.1f%%\n",
+	       sl, mib / tget, mib / tngx, 100.0 * tngx / tget);
+	if (rss > 0)
+		printf("  spx-gw peak RSS during the %s PUT: %.1f MiB\n", sl,
+		       (double)rss / MIB);
+	return 0;
+}
+
+static int hashing(struct s3b *b)
+{
+	unsigned char d[SPX_CKSUM_MAX];
+	uint64_t len = b->w[0].size < (256u << 20) ? b->w[0].size
+						    : (256u << 20);
+	double md5 = pat_digest(SPX_CKSUM_MD5, 0, len, d);
+	double sha = pat_digest(SPX_CKSUM_SHA256, 0, len, d);
+
+	if (md5 <= 0 || sha <= 0)
+		return spx_error(SPX_FAIL, "hashing failed");
+	add(b, "limit", (double)len / MIB / md5, "MiB/s", true, 1,
+	    "MD5, one core", "s3.limit.md5.mibs");
+	add(b, "limit", (double)len / MIB / sha, "MiB/s", true, 1,
+	    "SHA-256, one core", "s3.limit.sha256.mibs");
+	printf("  hashing, one core: MD5 %.1f MiB/s, SHA-256 %.1f MiB/s\n",
+	       (double)len / MIB / md5, (double)len / MIB / sha);
+	return 0;
+}
+
+/* ---- concurrent ranged GET ---- */
+
+struct ranged {
+	const struct ep *e;
+	const char *path;
+	const struct want *w;
+	atomic_size_t next;
+	atomic_int err;
+};
+
+static void *ranged_thread(void *arg, int i)
+{
+	struct ranged *g = arg;
+	CURL *h = NULL;
+	size_t p;
+
+	while (!atomic_load(&g->err) &&
+	       (p = atomic_fetch_add(&g->next, 1)) < g->w->nparts) {
+		uint64_t a = (uint64_t)p * PART, z = a + PART - 1;
+		char range[64];
+		unsigned char crc[4];
+		struct req r = { .method = "GET", .path = g->path,
+				 .range = range };
+
+		if (z >= g->w->size)
+			z = g->w->size - 1;
+		snprintf(range, sizeof(range), "bytes=%llu-%llu",
+			 (unsigned long long)a, (unsigned long long)z);
+		if (ep_do(&h, g->e, &r) < 0) {
+			spx_warn("%s", spx_errmsg());
+			atomic_store(&g->err, 1);
+		} else {
+			req_crc(&r, crc);
+			if (r.status != 206 || r.got != z - a + 1 ||
+			    memcmp(crc, g->w->part_crc[p], 4)) {
+				spx_warn("GET %s%s %s: HTTP %ld, %llu bytes, "
+					 "CRC-32C %s",
+					 g->e->base, g->path, range, r.status,
+					 (unsigned long long)r.got,
+					 memcmp(crc, g->w->part_crc[p], 4)
+						 ? "wrong"
+						 : "right");
+				atomic_store(&g->err, 1);
+			}
+		}
+		spx_cksum_release(&r.crc);
+		spx_buf_release(&r.err);
+	}
+	curl_easy_cleanup(h);
+	return NULL;
+}
+
+static double ranged_get(const struct ep *e, const char *path,
+			 const struct want *w)
+{
+	struct ranged g = { e, path, w, 0, 0 };
+	double t0 = now_s();
+
+	if (par_run(RANGE_STREAMS, ranged_thread, &g) < 0)
+		return -1;
+	if (atomic_load(&g.err))
+		return spx_error(SPX_FAIL, "ranged GET of %s%s failed",
+				 e->base, path);
+	return now_s() - t0;
+}
+
+static int ranged(struct s3b *b, const struct want *w)
+{
+	char sn[16], sl[32], label[96], *gp, *np;
+	double mib = (double)w->size / MIB, tg, tn;
+
+	size_name(w->size, sn, sizeof(sn));
+	size_label(w->size, sl, sizeof(sl));
+	gp = spx_xprintf("/%s/obj-%s", b->bucket, sn);
+	np = spx_xprintf("/obj-%s", sn);
+	tg = ranged_get(b->gw, gp, w);
+	tn = tg < 0 ? -1 : ranged_get(&b->ngx.ep, np, w);
+	free(gp);
+	free(np);
+	if (tg < 0 || tn < 0)
+		return -1;
+	snprintf(label, sizeof(label), "GET %s in 8 MiB ranges, 10 in flight",
+		 sl);
+	add(b, "s3", mib / tg, "MiB/s", true, RANGE_STREAMS, label,
+	    "s3.rget.mibs");
+	snprintf(label, sizeof(label), "nginx: %s in 8 MiB ranges, 10 in "
+				       "flight", sl);
+	add(b, "limit", mib / tn, "MiB/s", true, RANGE_STREAMS, label,
+	    "s3.limit.nginx.rget.mibs");
+	printf("  GET %-8s in 8 MiB ranges, 10 in flight %9.1f MiB/s   "
+	       "nginx %9.1f MiB/s  %5.1f%%\n",
+	       sl, mib / tg, mib / tn, 100.0 * tn / tg);
+	return 0;
+}
+
+/* ---- 4 KiB operations at 16 clients ---- */
+
+struct small {
+	const struct ep *e;
+	const char *prefix; /* "/bucket/small" or "/small" */
+	bool put;
+	long have;	    /* GET: keys per client */
+	long *written;	    /* PUT: keys each client wrote */
+	double until;
+	long *ops;
+	atomic_int err;
+};
+
+static void *small_thread(void *arg, int i)
+{
+	struct small *s = arg;
+	CURL *h = NULL;
+	unsigned char body[SMALL], want[SMALL];
+	long n = 0;
+
+	while (!atomic_load(&s->err) && now_s() < s->until) {
+		long k = s->put ? n : n % (s->have ? s->have : s->written[i]);
+		char *path = spx_xprintf("%s/t%02d/%ld", s->prefix, i, k);
+		struct req r = { .method = s->put ? "PUT" : "GET",
+				 .path = path };
+		uint64_t off = ((uint64_t)i << 20) + (uint64_t)k * SMALL;
+
+		if (s->put) {
+			r.off = off;
+			r.len = SMALL;
+		} else {
+			r.into = body;
+			r.into_len = SMALL;
+			pat_copy(want, off, SMALL);
+		}
+		if (ep_do(&h, s->e, &r) < 0) {
+			spx_warn("%s", spx_errmsg());
+			atomic_store(&s->err, 1);
+		} else if (r.status != 200 ||
+			   (!s->put && (r.got != SMALL ||
+					memcmp(body, want, SMALL)))) {
+			req_fail(&r);
+			spx_warn("%s%s", spx_errmsg(),
+				 r.status == 200 ? ": wrong bytes" : "");
+			atomic_store(&s->err, 1);
+		}
+		spx_cksum_release(&r.crc);
+		spx_buf_release(&r.err);
+		free(path);
+		n++;
+	}
+	if (s->put)
+		s->written[i] = n;
+	s->ops[i] = n;
+	curl_easy_cleanup(h);
+	return NULL;
+}
+
+static double small_run(struct small *s, double secs)
+{
+	double t0 = now_s(), total = 0;
+
+	s->ops = spx_calloc(SMALL_CLIENTS, sizeof(long));
+	s->until = t0 + secs;
+	atomic_store(&s->err, 0);
+	if (par_run(SMALL_CLIENTS, small_thread, s) < 0) {
+		free(s->ops);
+		return -1;
+	}
+	t0 = now_s() - t0;
+	for (int i = 0; i < SMALL_CLIENTS; i++)
+		total += (double)s->ops[i];
+	free(s->ops);
+	if (atomic_load(&s->err))
+		return spx_error(SPX_FAIL, "4 KiB %s at %s failed",
+				 s->put ? "PUT" : "GET", s->e->base);
+	return total / t0;
+}
+
+/* nginx's 4 KiB files: the same bytes the clients PUT. */
+static int small_files(struct s3b *b, long per)
+{
+	unsigned char body[SMALL];
+
+	for (int i = 0; i < SMALL_CLIENTS; i++) {
+		char *d = spx_xprintf("%s/small/t%02d", b->docroot, i);
+
+		if (spx_mkdirs(d, 0755) < 0) {
+			free(d);
+			return -1;
+		}
+		for (long k = 0; k < per; k++) {
+			char *p = spx_xprintf("%s/%ld", d, k);
+			int rc;
+
+			pat_copy(body, ((uint64_t)i << 20) + (uint64_t)k * SMALL,
+				 SMALL);
+			rc = spx_write_file(p, body, SMALL, 0644, false);
+			free(p);
+			if (rc < 0) {
+				free(d);
+				return -1;
+			}
+		}
+		free(d);
+	}
+	return 0;
+}
+
+static int small_ops(struct s3b *b)
+{
+	long written[SMALL_CLIENTS] = { 0 };
+	char *prefix = spx_xprintf("/%s/small", b->bucket);
+	char *fdir = spx_xprintf("%s/f4k", b->dir);
+	struct small s = { .e = b->gw, .prefix = prefix, .put = true,
+			   .written = written };
+	double put, get, lput, lget;
+	int rc = -1;
+
+	put = small_run(&s, b->secs);
+	if (put < 0)
+		goto out;
+	s.put = false;
+	get = small_run(&s, b->secs);
+	if (get < 0)
+		goto out;
+	lput = fsync_4k(fdir, SMALL_CLIENTS, b->secs);
+	if (lput < 0)
+		goto out;
+	s = (struct small){ .e = &b->ngx.ep, .prefix = "/small", .have = 256 };
+	if (small_files(b, s.have) < 0)
+		goto out;
+	lget = small_run(&s, b->secs);
+	if (lget < 0)
+		goto out;
+	add(b, "s3", put, "ops/s", true, SMALL_CLIENTS,
+	    "PUT 4 KiB, 16 clients", "s3.put4k.ops");
+	add(b, "s3", get, "ops/s", true, SMALL_CLIENTS,
+	    "GET 4 KiB, 16 clients", "s3.get4k.ops");
+	add(b, "limit", lput, "ops/s", true, SMALL_CLIENTS,
+	    "durable 4 KiB files (write, fsync file and directory), 16 threads",
+	    "s3.limit.fsync4k.ops");
+	add(b, "limit", lget, "ops/s", true, SMALL_CLIENTS,
+	    "nginx GET 4 KiB, 16 clients", "s3.limit.nginx4k.ops");
+	printf("  PUT 4 KiB, 16 clients %9.0f ops/s   durable 4 KiB files "
+	       "%9.0f ops/s  %5.1f%%\n",
+	       put, lput, 100.0 * put / lput);
+	printf("  GET 4 KiB, 16 clients %9.0f ops/s   nginx           "
+	       "%9.0f ops/s  %5.1f%%\n",
+	       get, lget, 100.0 * get / lget);
+	rc = 0;
+out:
+	{
+		char *rm[] = { "rm", "-rf", fdir, NULL };
+
+		spx_run(rm, true);
+	}
+	free(prefix);
+	free(fdir);
+	return rc;
+}
+
+/* ---- erasure coding ---- */
+
+static int erasure(struct s3b *b)
+{
+	static const char *const name[] = { "rs10", "rs21", "rs42" };
+	const struct want *w = &b->w[0];
+	double mib = (double)w->size / MIB, put[3], get[3];
+	char sl[32], label[96], *path;
+
+	size_label(w->size, sl, sizeof(sl));
+	path = spx_xprintf("/%s/rs", b->bucket);
+	for (int i = 0; i < b->nnodes; i++) {
+		CURL *h = NULL;
+		double tp = put_obj(b, &h, &b->node[i].ep, "rs", w);
+		double tg = tp < 0 ? -1 : get_obj(&h, &b->node[i].ep, path, w);
+
+		curl_easy_cleanup(h);
+		if (tp < 0 || tg < 0) {
+			free(path);
+			return -1;
+		}
+		put[i] = mib / tp, get[i] = mib / tg;
+		snprintf(label, sizeof(label), "PUT %s at RS(%d,%d)", sl,
+			 b->node[i].k, b->node[i].m);
+		add(b, "erasure", put[i], "MiB/s", true, 1, label,
+		    "s3.%s.put.mibs", name[i]);
+		snprintf(label, sizeof(label), "GET %s at RS(%d,%d)", sl,
+			 b->node[i].k, b->node[i].m);
+		add(b, "erasure", get[i], "MiB/s", true, 1, label,
+		    "s3.%s.get.mibs", name[i]);
+	}
+	free(path);
+	for (int i = 1; i < b->nnodes; i++) {
+		snprintf(label, sizeof(label), "write cost of RS(%d,%d) over "
+					       "RS(1,0)",
+			 b->node[i].k, b->node[i].m);
+		add(b, "erasure", put[0] / put[i], "x", false, 1, label,
+		    "s3.%s.cost", name[i]);
+	}
+	printf("  RS(1,0) PUT %.1f GET %.1f | RS(2,1) PUT %.1f GET %.1f "
+	       "(write cost %.2fx) | RS(4,2) PUT %.1f GET %.1f (%.2fx) MiB/s\n",
+	       put[0], get[0], put[1], get[1], put[0] / put[1], put[2], get[2],
+	       put[0] / put[2]);
+	return 0;
+}
+
+/* ---- set-up ---- */
+
+static int parse_sizes(struct s3b *b, const char *s)
+{
+	char *copy = spx_strdup(s), *save = NULL;
+	int rc = 0;
+
+	b->nsizes = 0;
+	for (char *t = strtok_r(copy, ",", &save); t && !rc;
+	     t = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (b->nsizes == MAX_SIZES)
+			rc = spx_error(SPX_USAGE, "--sizes: at most %d sizes",
+				       MAX_SIZES);
+		else if (spx_parse_uint("--sizes", t, 1, 1u << 20, &v) < 0)
+			rc = -1;
+		else
+			b->w[b->nsizes++].size = v << 20;
+	}
+	free(copy);
+	if (!rc && !b->nsizes)
+		rc = spx_error(SPX_USAGE, "--sizes: give sizes in MiB, e.g. "
+					  "256,1024");
+	return rc;
+}
+
+/* The digests every size must read back as, before anything is timed. */
+static void wants(struct s3b *b)
+{
+	int big = 0;
+
+	for (int i = 0; i < b->nsizes; i++) {
+		pat_digest(SPX_CKSUM_MD5, 0, b->w[i].size, b->w[i].md5);
+		pat_digest(SPX_CKSUM_CRC32C, 0, b->w[i].size, b->w[i].crc);
+		if (b->w[i].size > b->w[big].size)
+			big = i;
+	}
+	struct want *w = &b->w[big];
+	w->nparts = (size_t)((w->size + PART - 1) / PART);
+	w->part_crc = spx_calloc(w->nparts, sizeof(*w->part_crc));
+	for (size_t p = 0; p < w->nparts; p++) {
+		unsigned char d[SPX_CKSUM_MAX];
+		uint64_t a = (uint64_t)p * PART;
+
+		pat_digest(SPX_CKSUM_CRC32C, a,
+			   w->size - a < PART ? w->size - a : PART, d);
+		memcpy(w->part_crc[p], d, 4);
+	}
+}
+
+static int largest(const struct s3b *b)
+{
+	int big = 0;
+
+	for (int i = 1; i < b->nsizes; i++)
+		if (b->w[i].size > b->w[big].size)
+			big = i;
+	return big;
+}
+
+static int make_bucket(struct s3b *b, CURL **h, const struct ep *e,
+		       bool *made)
+{
+	char *path = spx_xprintf("/%s", b->bucket);
+	struct req r = { .method = "PUT", .path = path };
+	int rc = 0;
+
+	if (ep_do(h, e, &r) < 0)
+		rc = -1;
+	else if (r.status == 200 && made)
+		*made = true;
+	else if (r.status != 200 &&
+		 !(r.status == 409 && r.err.len &&
+		   memmem(r.err.p, r.err.len, "BucketAlreadyOwnedByYou", 23)))
+		rc = req_fail(&r);
+	spx_cksum_release(&r.crc);
+	spx_buf_release(&r.err);
+	free(path);
+	return rc;
+}
+
+static void delete_path(CURL **h, const struct ep *e, const char *path)
+{
+	struct req r = { .method = "DELETE", .path = path };
+
+	ep_do(h, e, &r);
+	spx_cksum_release(&r.crc);
+	spx_buf_release(&r.err);
+}
+
+/* --root DIR: a running node's S3 endpoint, admin key and CA. */
+static int from_root(struct s3b *b, const char *root)
+{
+	struct spx_node_loc loc;
+	struct spx_conf conf;
+	const struct spx_conf_node *self;
+	struct spx_creds *creds = NULL;
+	struct spx_cred key;
+	char *base, *pidf;
+	int rc = -1;
+
+	spx_node_locate(root, &loc);
+	if (spx_conf_load(loc.conf, loc.root, &conf) < 0) {
+		spx_node_loc_release(&loc);
+		return -1;
+	}
+	self = spx_conf_self(&conf);
+	base = spx_xprintf("%s://%s:%d", self->gw.http ? "http" : "https",
+			   strchr(self->gw.bind, ':') ? "[::1]"
+			   : strcmp(self->gw.bind, "0.0.0.0") ? self->gw.bind
+							      : "127.0.0.1",
+			   self->gw.s3_port);
+	ep_set(&b->ext, base, self->gw.http ? NULL : conf.tls.ca_cert);
+	free(base);
+	if (spx_cred_open(conf.credentials.file, &creds) == 0 &&
+	    spx_cred_first(creds, &key) == 0) {
+		snprintf(b->ext.access_key, sizeof(b->ext.access_key), "%s",
+			 key.access_key);
+		snprintf(b->ext.secret, sizeof(b->ext.secret), "%s",
+			 key.secret);
+		snprintf(b->ext.region, sizeof(b->ext.region), "%s",
+			 conf.aws.region);
+		b->ext.sign = true;
+		memset(&key, 0, sizeof(key));
+		rc = 0;
+	}
+	pidf = spx_path_join(loc.root, "run/gw.pid");
+	{
+		struct spx_buf p = SPX_BUF_INIT;
+
+		if (spx_buf_read_file(&p, pidf, 64) == 0 && p.len)
+			b->gwpid = (pid_t)strtol(p.p, NULL, 10);
+		spx_buf_release(&p);
+	}
+	free(pidf);
+	spx_cred_close(creds);
+	spx_conf_release(&conf);
+	spx_node_loc_release(&loc);
+	return rc;
+}
+
+/* --endpoint URL: the key from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. */
+static int from_endpoint(struct s3b *b, const char *url)
+{
+	const char *ak = getenv("AWS_ACCESS_KEY_ID");
+	const char *sk = getenv("AWS_SECRET_ACCESS_KEY");
+	const char *rg = getenv("AWS_REGION");
+	const char *ca = getenv("AWS_CA_BUNDLE");
+
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+		return spx_error(SPX_USAGE, "--endpoint: '%s' is not an http "
+					    "or https URL", url);
+	if (!ak || !*ak || !sk || !*sk)
+		return spx_error(SPX_USAGE, "--endpoint needs "
+					    "AWS_ACCESS_KEY_ID and "
+					    "AWS_SECRET_ACCESS_KEY");
+	ep_set(&b->ext, url, ca && *ca ? ca : NULL);
+	snprintf(b->ext.access_key, sizeof(b->ext.access_key), "%s", ak);
+	snprintf(b->ext.secret, sizeof(b->ext.secret), "%s", sk);
+	snprintf(b->ext.region, sizeof(b->ext.region), "%s",
+		 rg && *rg ? rg : "us-east-1");
+	b->ext.sign = true;
+	return 0;
+}
+
+/* ---- the report ---- */
+
+static const struct spx_bench_stat *stat_of(const struct spx_bench_stat *s,
+					    size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s[i].f->id, id))
+			return &s[i];
+	return NULL;
+}
+
+static int met_count, unmet_count;
+
+static void row(const struct spx_bench_stat *s, size_t n, const char *id,
+		const char *lim_id, double target, const char *note)
+{
+	const struct spx_bench_stat *a = stat_of(s, n, id);
+	const struct spx_bench_stat *l = lim_id ? stat_of(s, n, lim_id) : NULL;
+	double ratio;
+
+	if (!a)
+		return;
+	printf("  %-44s %10.1f %-6s", a->f->label, a->median, a->f->unit);
+	if (a->n > 1) { /* each run's figure, as the reference prints them */
+		printf(" (runs:");
+		for (size_t i = 0; i < a->n; i++)
+			printf("%s %.1f", i ? " /" : "", a->values[i]);
+		printf(")");
+	}
+	if (!l) {
+		printf("\n");
+		return;
+	}
+	ratio = a->median / l->median;
+	printf("\n      vs %-41s %10.1f %-6s %6.1f%%", l->f->label, l->median,
+	       l->f->unit, 100.0 * ratio);
+	if (target > 0) {
+		bool met = ratio >= target;
+
+		printf("  target >= %.0f%%: %s", 100.0 * target,
+		       met ? "met" : "NOT MET");
+		met ? met_count++ : unmet_count++;
+	}
+	printf("%s%s\n", note ? "  " : "", note ? note : "");
+}
+
+static void report(const struct s3b *b, const struct spx_bench_runs *rs,
+		   const char *tag)
+{
+	struct spx_bench_stat *s = NULL;
+	size_t n = spx_bench_summarise(rs, &s);
+	const struct spx_bench_stat *md5 = stat_of(s, n, "s3.limit.md5.mibs");
+	char id[96], lim[96], sn[16], note[160];
+
+	printf("\n== spx-bench s3: medians of %zu run%s (tag %s)\n", rs->n,
+	       rs->n == 1 ? "" : "s", tag);
+	row(s, n, "s3.limit.md5.mibs", NULL, 0, NULL);
+	row(s, n, "s3.limit.sha256.mibs", NULL, 0, NULL);
+	for (int i = 0; i < b->nsizes; i++) {
+		const struct spx_bench_stat *w;
+
+		size_name(b->w[i].size, sn, sizeof(sn));
+		snprintf(id, sizeof(id), "s3.put.%s.mibs", sn);
+		snprintf(lim, sizeof(lim), "s3.limit.write.%s.mibs", sn);
+		w = stat_of(s, n, lim);
+		/* Every PUT hashes its bytes with MD5 for the ETag: when MD5
+		 * is slower than the disk, MD5 is the ceiling. */
+		if (w && md5 && md5->median < w->median) {
+			snprintf(note, sizeof(note),
+				 "(MD5 binds: %.1f%% of MD5's %.1f MiB/s)",
+				 100.0 * stat_of(s, n, id)->median / md5->median,
+				 md5->median);
+			row(s, n, id, "s3.limit.md5.mibs", 0.6, note);
+			row(s, n, id, lim, 0, NULL);
+		} else {
+			snprintf(note, sizeof(note),
+				 "(the disk binds; MD5 %.1f MiB/s)",
+				 md5 ? md5->median : 0.0);
+			row(s, n, id, lim, 0.6, note);
+		}
+		snprintf(id, sizeof(id), "s3.get.%s.mibs", sn);
+		snprintf(lim, sizeof(lim), "s3.limit.nginx.%s.mibs", sn);
+		row(s, n, id, lim, 0.8, NULL);
+		snprintf(id, sizeof(id), "s3.put.%s.rss.mib", sn);
+		row(s, n, id, NULL, 0, NULL);
+	}
+	row(s, n, "s3.rget.mibs", "s3.limit.nginx.rget.mibs", 0, NULL);
+	row(s, n, "s3.put4k.ops", "s3.limit.fsync4k.ops", 0, NULL);
+	row(s, n, "s3.get4k.ops", "s3.limit.nginx4k.ops", 0, NULL);
+	row(s, n, "s3.rs10.put.mibs", NULL, 0, NULL);
+	row(s, n, "s3.rs21.put.mibs", NULL, 0, NULL);
+	row(s, n, "s3.rs42.put.mibs", NULL, 0, NULL);
+	row(s, n, "s3.rs10.get.mibs", NULL, 0, NULL);
+	row(s, n, "s3.rs21.get.mibs", NULL, 0, NULL);
+	row(s, n, "s3.rs42.get.mibs", NULL, 0, NULL);
+	{
+		const struct spx_bench_stat *c = stat_of(s, n, "s3.rs21.cost");
+
+		if (c) {
+			bool met = c->median <= 1.6;
+
+			printf("  %-44s %10.2fx  target <= 1.60x: %s\n",
+			       c->f->label, c->median, met ? "met" : "NOT MET");
+			met ? met_count++ : unmet_count++;
+		}
+		c = stat_of(s, n, "s3.rs42.cost");
+		if (c)
+			printf("  %-44s %10.2fx\n", c->f->label, c->median);
+	}
+	printf("== every object read back matched: the ETag of each PUT is "
+	       "the MD5 of what was sent, and every byte of each GET its "
+	       "CRC-32C\n");
+	printf("== targets met: %d of %d\n", met_count,
+	       met_count + unmet_count);
+	spx_bench_stats_free(s, n);
+}
+
+/* ---- the verb ---- */
+
+static int one_run(struct s3b *b)
+{
+	int big = largest(b);
+
+	if (hashing(b) < 0)
+		return -1;
+	for (int i = 0; i < b->nsizes; i++)
+		if (stream(b, &b->w[i], i == big) < 0)
+			return -1;
+	if (!b->nnodes)
+		return 0;
+	if (ranged(b, &b->w[big]) < 0 || small_ops(b) < 0 || erasure(b) < 0)
+		return -1;
+	return 0;
+}
+
+int cmd_s3(const struct spx_args *a, const char *results)
+{
+	static const int rs[3][2] = { { 1, 0 }, { 2, 1 }, { 4, 2 } };
+	struct s3b b = { .bucket = "spx-bench" };
+	const char *tag = spx_arg(a, "tag"), *env = getenv("BENCHDIR");
+	const char *root = spx_arg(a, "root"), *url = spx_arg(a, "endpoint");
+	struct spx_bench_runs runs = { 0 };
+	char host[64] = "", *deftag = NULL, *scratch = NULL;
+	uint64_t nruns = 1;
+	int rc = SPX_FAIL;
+
+	b.quick = spx_flag(a, "quick");
+	b.secs = b.quick ? 0.5 : 5;
+	b.dir = spx_arg(a, "dir") ? spx_arg(a, "dir")
+		: env && *env	  ? env
+				  : "/var/tmp/spx-bench";
+	if (spx_arg(a, "bucket"))
+		b.bucket = spx_arg(a, "bucket");
+	if (spx_arg(a, "runs") &&
+	    spx_parse_uint("--runs", spx_arg(a, "runs"), 1, 100, &nruns) < 0)
+		goto usage;
+	if (spx_arg(a, "seconds")) {
+		uint64_t v;
+
+		if (spx_parse_uint("--seconds", spx_arg(a, "seconds"), 1, 600,
+				   &v) < 0)
+			goto usage;
+		b.secs = (double)v;
+	}
+	if (parse_sizes(&b, spx_arg(a, "sizes") ? spx_arg(a, "sizes")
+				  : b.quick	       ? "8,24"
+						       : "256,1024") < 0)
+		goto usage;
+	if (root && url) {
+		spx_error(SPX_USAGE, "give --root or --endpoint, not both");
+		goto usage;
+	}
+	if (!tag) {
+		gethostname(host, sizeof(host) - 1);
+		deftag = spx_xprintf("s3-%.*s", (int)strcspn(host, "."), host);
+		tag = deftag;
+	}
+	if (!spx_bench_tag_valid(tag)) {
+		spx_error(SPX_USAGE, "--tag: '%s' is not [A-Za-z0-9._-]{1,64}",
+			  tag);
+		goto usage;
+	}
+	if ((root && from_root(&b, root) < 0) ||
+	    (url && from_endpoint(&b, url) < 0))
+		goto fail;
+	if (pat_init() < 0)
+		goto fail;
+	scratch = spx_xprintf("%s/s3.%d", b.dir, (int)getpid());
+	b.dir = scratch;
+	b.docroot = spx_xprintf("%s/www", scratch);
+	if (spx_mkdirs(b.docroot, 0755) < 0)
+		goto fail;
+	printf("== spx-bench s3: %s, under %s\n",
+	       root || url ? b.ext.base : "private nodes (plain HTTP, loopback)",
+	       scratch);
+	wants(&b);
+	{
+		char *prefix = spx_xprintf("%s/nginx", scratch);
+		int e = nginx_start(&b.ngx, prefix, b.docroot);
+
+		free(prefix);
+		if (e < 0)
+			goto fail;
+	}
+	if (root || url) {
+		b.gw = &b.ext;
+		if (make_bucket(&b, &b.h, b.gw, &b.own_bucket) < 0)
+			goto fail;
+	} else {
+		for (int i = 0; i < 3; i++) {
+			char *nr = spx_xprintf("%s/rs%d%d", scratch, rs[i][0],
+					       rs[i][1]);
+			int e = s3node_start(&b.node[i], nr, rs[i][0], rs[i][1]);
+
+			free(nr);
+			if (e < 0)
+				goto fail;
+			b.nnodes++;
+			CURL *h = NULL;
+			e = make_bucket(&b, &h, &b.node[i].ep, NULL);
+			curl_easy_cleanup(h);
+			if (e < 0)
+				goto fail;
+		}
+		b.gw = &b.node[0].ep;
+		b.gwpid = b.node[0].gw;
+	}
+	runs.v = spx_calloc(nruns, sizeof(*runs.v));
+	for (uint64_t r = 0; r < nruns; r++) {
+		char *path = NULL;
+
+		printf("run %llu of %llu\n", (unsigned long long)r + 1,
+		       (unsigned long long)nruns);
+		spx_bench_run_init(&runs.v[r], "s3", tag, (int)r + 1);
+		runs.v[r].quick = b.quick;
+		runs.n++;
+		b.run = &runs.v[r];
+		if (one_run(&b) < 0)
+			goto fail;
+		if (spx_bench_save(b.run, results, &path) < 0)
+			goto fail;
+		printf("  saved %s\n", path);
+		free(path);
+	}
+	report(&b, &runs, tag);
+	rc = 0;
+	goto out;
+usage:
+	rc = SPX_USAGE;
+fail:
+	spx_warn("s3: %s", spx_errmsg());
+	if (rc != SPX_USAGE)
+		rc = spx_errstatus();
+out:
+	if (b.gw == &b.ext) {
+		for (int i = 0; i < b.nsizes; i++) {
+			char sn[16], *p;
+
+			size_name(b.w[i].size, sn, sizeof(sn));
+			p = spx_xprintf("/%s/obj-%s", b.bucket, sn);
+			delete_path(&b.h, b.gw, p);
+			free(p);
+		}
+		if (b.own_bucket) {
+			char *p = spx_xprintf("/%s", b.bucket);
+
+			delete_path(&b.h, b.gw, p);
+			free(p);
+		}
+	}
+	curl_easy_cleanup(b.h);
+	curl_easy_cleanup(b.hn);
+	for (int i = 0; i < b.nnodes; i++)
+		s3node_stop(&b.node[i]);
+	nginx_stop(&b.ngx);
+	ep_release(&b.ext);
+	if (scratch && !spx_flag(a, "keep")) {
+		char *rm[] = { "rm", "-rf", scratch, NULL };
+
+		spx_run(rm, true);
+	}
+	for (size_t i = 0; i < runs.n; i++)
+		spx_bench_run_release(&runs.v[i]);
+	free(runs.v);
+	for (int i = 0; i < b.nsizes; i++)
+		free(b.w[i].part_crc);
+	free(b.docroot);
+	free(scratch);
+	free(deftag);
+	return rc;
+}

@@ -1,0 +1,48 @@
+#include "spx.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include "proc.h"
+
+extern char **environ;
+
+int spx_run(char *const argv[], bool quiet)
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int st, e;
+
+	posix_spawn_file_actions_init(&fa);
+	if (quiet)
+		posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO,
+						 "/dev/null", O_WRONLY, 0);
+	e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (e) {
+		errno = e;
+		return spx_error_errno(SPX_FAIL, "cannot run %s", argv[0]);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return spx_error_errno(SPX_FAIL, "waitpid");
+	if (!WIFEXITED(st))
+		return spx_error(SPX_FAIL, "%s was killed by signal %d",
+				 argv[0], WTERMSIG(st));
+	return WEXITSTATUS(st);
+}
+
+char *spx_self_dir(void)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	return spx_strdup(self);
+}

@@ -1,0 +1,17 @@
+/* proc.h: running other programs from a tool. */
+#ifndef SPX_PROC_H
+#define SPX_PROC_H
+
+#include "spx.h"
+
+/* Run argv[0] (searched in PATH) with argv and wait for it. quiet sends
+ * its stdout to /dev/null (stderr is always kept: it says why something
+ * failed). Returns its exit status (0..255), or -1 with an error recorded
+ * (SPX_FAIL) when it could not be started or was killed by a signal. */
+int spx_run(char *const argv[], bool quiet);
+
+/* The directory of the running executable (from /proc/self/exe), or NULL.
+ * Caller frees. Tools find their siblings and data files from it. */
+char *spx_self_dir(void);
+
+#endif
