@@ -795,6 +795,9 @@ static void get_object(struct gw_req *g, struct spx_http_req *req,
 	resp->gen_free = get_free;
 	resp->gen_ctx = ctx;
 	resp->gen_len = m->size ? (int64_t)(rg.last - rg.first + 1) : 0;
+	/* Room for a whole shard block and its CRC: the engine then reads
+	 * each block straight into the buffer MHD sends from. */
+	resp->gen_block = m->is_inline ? 0 : (size_t)m->block + 4096;
 	resp->ready = true;
 	spx_info("%s %s %s -> %d", req->method, req->path, g->reqid,
 		 resp->status);

@@ -57,6 +57,7 @@ struct spx_http_resp {
 	void (*gen_free)(void *gctx);
 	void *gen_ctx;
 	int64_t gen_len; /* -1: unknown, sent chunked */
+	size_t gen_block; /* gen's largest max; 0: 64 KiB */
 	bool close;	 /* close the connection after this response */
 	bool ready;	 /* the response is complete and may be sent */
 };

@@ -123,7 +123,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct conn *cn)
 	if (r->gen) {
 		mr = MHD_create_response_from_callback(
 			r->gen_len < 0 ? MHD_SIZE_UNKNOWN : (uint64_t)r->gen_len,
-			64 * 1024, gen_cb, cn, NULL);
+			r->gen_block ? r->gen_block : 64 * 1024, gen_cb, cn,
+			NULL);
 	} else {
 		p = spx_buf_detach(&r->body, &len);
 		mr = MHD_create_response_from_buffer(len, p,
