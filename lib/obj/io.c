@@ -121,12 +121,12 @@ struct spx_obj_meta *spx_obj_writer_meta(struct spx_obj_writer *w)
 	return &w->meta;
 }
 
-/* Encode the fill bytes of the stripe buffer and append one block to
+/* Encode the first L bytes of stripe buffer buf and append one block to
  * every shard file. */
-int obj_writer_flush(struct spx_obj_writer *w)
+static int flush_buf(struct spx_obj_writer *w, unsigned char *buf, size_t L)
 {
 	struct spx_obj *s = w->s;
-	size_t B = s->block, L = w->fill, bl = (L + (size_t)s->k - 1) / (size_t)s->k;
+	size_t B = s->block, bl = (L + (size_t)s->k - 1) / (size_t)s->k;
 	unsigned char *sh[32];
 	int rc;
 
@@ -140,12 +140,12 @@ int obj_writer_flush(struct spx_obj_writer *w)
 			size_t have = from < L ? (L - from < bl ? L - from : bl) : 0;
 
 			if (have && j)
-				memmove(w->buf + (size_t)j * B, w->buf + from, have);
-			memset(w->buf + (size_t)j * B + have, 0, bl - have);
+				memmove(buf + (size_t)j * B, buf + from, have);
+			memset(buf + (size_t)j * B + have, 0, bl - have);
 		}
 	}
 	for (int i = 0; i < s->n; i++)
-		sh[i] = w->buf + (size_t)i * B;
+		sh[i] = buf + (size_t)i * B;
 	spx_ec_encode(&s->ec, bl, sh);
 	for (int i = 0; i < s->n; i++) {
 		uint32_t crc = spx_obj_crc32c(sh[i], bl);
@@ -173,9 +173,109 @@ int obj_writer_flush(struct spx_obj_writer *w)
 		    (rc = obj_write_all(w->fds[i], c4, 4, w->dirs[i])) < 0)
 			return rc;
 	}
-	w->flushed = true;
-	w->fill = 0;
+	/* Start writeback as the object streams in, so that the fsync
+	 * before the acknowledgement waits for the last few MiB, not the
+	 * whole object. Advisory: fsync reports any failure. */
+	w->wr_off += bl + 4;
+	if (w->wr_off - w->wr_kicked >= OBJ_WRITEBACK_STEP) {
+		for (int i = 0; i < s->n; i++)
+			sync_file_range(w->fds[i], (off_t)w->wr_kicked,
+					(off_t)(w->wr_off - w->wr_kicked),
+					SYNC_FILE_RANGE_WRITE);
+		w->wr_kicked = w->wr_off;
+	}
 	return 0;
+}
+
+/* The hasher thread: MD5 of each full stripe handed to it, in order. */
+static void *hasher(void *arg)
+{
+	struct spx_obj_writer *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->busy && !w->quit)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->busy)
+			break;
+		pthread_mutex_unlock(&w->mu);
+		EVP_DigestUpdate(w->md5, w->busy_buf, w->busy_fill);
+		pthread_mutex_lock(&w->mu);
+		w->busy = false;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Wait until the hasher has taken in every stripe handed to it. */
+static void hasher_wait(struct spx_obj_writer *w)
+{
+	if (!w->th_on)
+		return;
+	pthread_mutex_lock(&w->mu);
+	while (w->busy)
+		pthread_cond_wait(&w->cv, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* A full stripe. MD5, the largest cost of a PUT and a serial one, runs on
+ * the hasher thread while this thread encodes and writes the same stripe
+ * (both only read its data blocks) and then fills the other buffer: on two
+ * cores, receiving and writing overlap hashing. Without the thread (it
+ * could not be started) all of it happens here. */
+static int writer_submit(struct spx_obj_writer *w)
+{
+	size_t sz = (size_t)(w->s->k + w->s->m) * w->s->block;
+	unsigned char *full = w->buf;
+	int rc;
+
+	w->flushed = true;
+	if (!w->th_on && !w->th_failed) {
+		w->spare = spx_malloc(sz);
+		pthread_mutex_init(&w->mu, NULL);
+		pthread_cond_init(&w->cv, NULL);
+		if (pthread_create(&w->th, NULL, hasher, w) == 0) {
+			w->th_on = true;
+		} else {
+			pthread_cond_destroy(&w->cv);
+			pthread_mutex_destroy(&w->mu);
+			free(w->spare);
+			w->spare = NULL;
+			w->th_failed = true;
+		}
+	}
+	if (!w->th_on) {
+		EVP_DigestUpdate(w->md5, w->buf, w->fill);
+		rc = flush_buf(w, w->buf, w->fill);
+		w->fill = 0;
+		return rc;
+	}
+	/* The spare buffer is free once the hasher is done with it. */
+	hasher_wait(w);
+	pthread_mutex_lock(&w->mu);
+	w->busy_buf = full;
+	w->busy_fill = w->fill;
+	w->busy = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	rc = flush_buf(w, full, w->fill);
+	w->buf = w->spare;
+	w->spare = full;
+	w->fill = 0;
+	return rc;
+}
+
+/* Flush the partial stripe (its MD5 is taken by writer_finish). */
+int obj_writer_flush(struct spx_obj_writer *w)
+{
+	int rc;
+
+	if (w->fill)
+		w->flushed = true;
+	rc = flush_buf(w, w->buf, w->fill);
+	w->fill = 0;
+	return rc;
 }
 
 int spx_obj_writer_write(struct spx_obj_writer *w, const void *p, size_t n)
@@ -185,7 +285,7 @@ int spx_obj_writer_write(struct spx_obj_writer *w, const void *p, size_t n)
 
 	if (w->err)
 		return obj_err(w->err, "writer failed earlier");
-	EVP_DigestUpdate(w->md5, p, n);
+	/* MD5 is taken a stripe at a time: writer_submit, writer_finish. */
 	w->size += n;
 	while (n) {
 		size_t take = sw - w->fill < n ? sw - w->fill : n;
@@ -195,7 +295,7 @@ int spx_obj_writer_write(struct spx_obj_writer *w, const void *p, size_t n)
 		c += take;
 		n -= take;
 		if (w->fill == sw) {
-			int rc = obj_writer_flush(w);
+			int rc = writer_submit(w);
 
 			if (rc < 0)
 				return w->err = rc;
@@ -228,6 +328,19 @@ void obj_writer_free(struct spx_obj_writer *w, bool remove)
 {
 	if (!w)
 		return;
+	if (w->th_on) {
+		pthread_mutex_lock(&w->mu);
+		while (w->busy)
+			pthread_cond_wait(&w->cv, &w->mu);
+		w->quit = true;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->th, NULL);
+		pthread_cond_destroy(&w->cv);
+		pthread_mutex_destroy(&w->mu);
+		w->th_on = false;
+	}
+	free(w->spare);
 	for (int i = 0; i < w->s->n; i++) {
 		if (w->fds[i] >= 0)
 			close(w->fds[i]);
@@ -280,6 +393,8 @@ static int writer_finish(struct spx_obj_writer *w, const unsigned char *want)
 
 	if (w->err)
 		return obj_err(w->err, "writer failed earlier");
+	hasher_wait(w);
+	EVP_DigestUpdate(w->md5, w->buf, w->fill); /* the last stripe */
 	EVP_DigestFinal_ex(w->md5, md, &mdl);
 	if (want && memcmp(want, md, 16))
 		return obj_err(SPX_OBJ_BAD_DIGEST,

@@ -67,6 +67,9 @@ int obj_writer_new(struct spx_obj *s, const char *bucket, const char *key,
 		   struct spx_obj_writer **out);
 int obj_part_commit(struct spx_obj_writer *w, struct spx_obj_meta *out);
 
+/* Writeback of a shard file is started every this many bytes. */
+#define OBJ_WRITEBACK_STEP (8u << 20)
+
 struct spx_obj_writer {
 	struct spx_obj *s;
 	char *bucket, *key;
@@ -78,8 +81,20 @@ struct spx_obj_writer {
 	int dirlock;		/* flock()ed fd of dirs[0] */
 	char segname[24];
 	int *fds;		/* one shard file per drive, -1 until opened */
-	unsigned char *buf;	/* (k + m) blocks */
+	unsigned char *buf;	/* (k + m) blocks: the stripe being filled */
 	size_t fill;		/* bytes of the current stripe */
+	/* Past the first stripe, a hasher thread takes the MD5 of one full
+	 * stripe while the caller writes it and fills the other buffer:
+	 * two stripe buffers at most (io.c, writer_submit). */
+	unsigned char *spare;	/* the other stripe buffer */
+	bool th_on, th_failed, busy, quit;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char *busy_buf;
+	size_t busy_fill;
+	uint64_t wr_off;	/* bytes written to each shard file */
+	uint64_t wr_kicked;	/* ... of which writeback has been started */
 	uint64_t size;
 	bool flushed;
 	void *md5;		/* EVP_MD_CTX */
