@@ -98,6 +98,10 @@ static void verror(struct gw_req *g, struct spx_http_req *req,
 		spx_xml_open(&x, "Error");
 		spx_xml_elem(&x, "Code", code);
 		spx_xml_elem(&x, "Message", msg);
+		/* A request signed for another region is told ours, as S3
+		 * does: the SDKs retry there. */
+		if (g->err_region)
+			spx_xml_elem(&x, "Region", g->gw->conf->aws.region);
 		if (req && req->path)
 			spx_xml_elem(&x, "Resource", req->path);
 		spx_xml_elem(&x, "RequestId", g->reqid);
@@ -207,6 +211,19 @@ static void auth_fail(struct gw_req *g, struct spx_http_req *req,
 
 	spx_info("gw: %s: sigv4: %s%s%s", g->reqid, why, more ? ": " : "",
 		 more ? g->auth.detail : "");
+	if (e == SPX_SIGV4_EREGION && g->api == GW_S3) {
+		const char *ours = g->gw->conf->aws.region;
+
+		g->err_region = true;
+		gw_error(g, req, resp, st.http, st.code,
+			 "%s; the region '%s' is wrong; expecting '%s'",
+			 g->auth.presigned
+				 ? "Error parsing the X-Amz-Credential parameter"
+				 : "The authorization header is malformed",
+			 g->auth.region, ours);
+		spx_kv_add(&resp->headers, "x-amz-bucket-region", ours);
+		return;
+	}
 	gw_error(g, req, resp, st.http, st.code, "%s", st.message);
 }
 

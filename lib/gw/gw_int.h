@@ -51,6 +51,7 @@ struct gw_req {
 	bool hash_body;	    /* the signature covers the body's SHA-256 */
 	char body_hash[65];
 	struct gw_s3 *s3;   /* S3 request state (s3.c) */
+	bool err_region;    /* S3 error names our region (wrong scope) */
 };
 
 time_t gw_now(const struct spx_gw *gw);

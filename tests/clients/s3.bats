@@ -82,6 +82,30 @@ aws2() { /usr/bin/aws --endpoint-url "$EP" "$@"; }
 	aws2 s3 rb s3://errs >/dev/null
 }
 
+@test "a request signed for another region is told ours, and the SDKs follow" {
+	aws2 s3api create-bucket --bucket regions >/dev/null
+	# the error names our region in its body and in x-amz-bucket-region
+	run curl -sS -i --cacert "$ROOT/tls/ca.pem" --aws-sigv4 "aws:amz:eu-west-1:s3" \
+		--user "$AK:$SK" "$EP/regions?list-type=2"
+	[[ "$output" == *"HTTP/1.1 400"* ]]
+	[[ "$output" == *"<Code>AuthorizationHeaderMalformed</Code>"* ]]
+	[[ "$output" == *"the region &apos;eu-west-1&apos; is wrong; expecting &apos;us-east-1&apos;"* ]]
+	[[ "$output" == *"<Region>us-east-1</Region>"* ]]
+	[[ "$output" == *$'x-amz-bucket-region: us-east-1\r'* ]]
+	# botocore re-signs for the region named and succeeds
+	run /usr/bin/aws --endpoint-url "$EP" --region eu-west-1 s3api list-objects-v2 --bucket regions
+	[ "$status" -eq 0 ]
+	python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
+import sys, boto3
+ak, sk, ep, ca = sys.argv[1:]
+c = boto3.client("s3", aws_access_key_id=ak, aws_secret_access_key=sk,
+                 region_name="ap-southeast-2", endpoint_url=ep, verify=ca)
+c.put_object(Bucket="regions", Key="k", Body=b"hello")
+assert c.get_object(Bucket="regions", Key="k")["Body"].read() == b"hello"
+PY
+	aws2 s3 rb --force s3://regions >/dev/null
+}
+
 @test "aws v2: ranges, metadata and conditional GET" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
 	aws2 s3 mb s3://meta >/dev/null
