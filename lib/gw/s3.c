@@ -922,7 +922,7 @@ static void copy_object(struct gw_req *g, struct spx_http_req *req,
 	}
 	if (replace)
 		meta_from_headers(req, &in);
-	rc = spx_obj_copy(g->gw->obj, sbucket, skey, s->bucket, s->key,
+	rc = spx_obj_copy(g->gw->obj, sbucket, skey, NULL, s->bucket, s->key,
 			  replace ? &in : NULL, &out);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
