@@ -149,11 +149,13 @@ int spx_s3_tags_header(const char *s, enum spx_s3_tags_of of,
 	struct spx_kvlist t = SPX_KVLIST_INIT;
 
 	if (spx_query_parse_max(s, strlen(s), SPX_URI_PLUS, 100, 64 << 10,
-				&t) < 0)
+				&t) < 0) {
+		spx_kv_free(&t); /* its entries are gone, not its array */
 		return fail(err, 400, "InvalidArgument",
 			    "The header 'x-amz-tagging' shall be encoded as "
 			    "UTF-8 then URLEncoded URL query parameters "
 			    "without tag name duplicates.");
+	}
 	if (check(&t, of, err) < 0) {
 		spx_kv_free(&t);
 		return -1;
