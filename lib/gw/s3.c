@@ -1387,13 +1387,63 @@ static void list_text(struct spx_xml *x, const char *name, const char *v,
 	spx_buf_release(&b);
 }
 
+/* <Owner> of a listing entry: the caller's account. */
+static void owner_elem(struct gw_req *g, struct spx_xml *x)
+{
+	spx_xml_open(x, "Owner");
+	spx_xml_elem(x, "ID", g->who.account);
+	spx_xml_elem(x, "DisplayName",
+		     g->who.user[0] ? g->who.user : g->who.account);
+	spx_xml_close(x);
+}
+
+/* The CommonPrefixes and EncodingType that end a listing. */
+static void list_tail(struct spx_xml *x, char **prefixes, size_t n, bool url)
+{
+	for (size_t i = 0; i < n; i++) {
+		spx_xml_open(x, "CommonPrefixes");
+		list_text(x, "Prefix", prefixes[i], url);
+		spx_xml_close(x);
+	}
+	if (url)
+		spx_xml_elem(x, "EncodingType", "url");
+}
+
+/* encoding-type (only "url") and max-keys (0..1000, default 1000) of a
+ * listing; on a bad one the error is answered. */
+static int list_params(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp, long *max)
+{
+	const char *mk = spx_kv_get(&g->params, "max-keys");
+	const char *enc = spx_kv_get(&g->params, "encoding-type");
+	char *e;
+
+	*max = 1000;
+	if (enc && strcmp(enc, "url")) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "Invalid Encoding Method specified in Request");
+		return -1;
+	}
+	if (!mk)
+		return 0;
+	*max = strtol(mk, &e, 10);
+	if (*e || !*mk || *max < 0) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "Provided max-keys not an integer or within integer "
+			 "range");
+		return -1;
+	}
+	if (*max > 1000)
+		*max = 1000;
+	return 0;
+}
+
 static void list_objects(struct gw_req *g, struct spx_http_req *req,
 			 struct spx_http_resp *resp, bool v2)
 {
 	struct gw_s3 *s = g->s3;
 	const char *prefix = spx_kv_get(&g->params, "prefix");
 	const char *delim = spx_kv_get(&g->params, "delimiter");
-	const char *mk = spx_kv_get(&g->params, "max-keys");
 	const char *enc = spx_kv_get(&g->params, "encoding-type");
 	const char *token = v2 ? spx_kv_get(&g->params, "continuation-token")
 			       : NULL;
@@ -1409,26 +1459,9 @@ static void list_objects(struct gw_req *g, struct spx_http_req *req,
 	struct spx_xml x;
 	int rc;
 
-	if (own_bucket(g, req, resp, NULL) < 0)
+	if (own_bucket(g, req, resp, NULL) < 0 ||
+	    list_params(g, req, resp, &max) < 0)
 		return;
-	if (enc && !url) {
-		gw_error(g, req, resp, 400, "InvalidArgument",
-			 "Invalid Encoding Method specified in Request");
-		return;
-	}
-	if (mk) {
-		char *e;
-
-		max = strtol(mk, &e, 10);
-		if (*e || !*mk || max < 0) {
-			gw_error(g, req, resp, 400, "InvalidArgument",
-				 "Provided max-keys not an integer or within "
-				 "integer range");
-			return;
-		}
-		if (max > 1000)
-			max = 1000;
-	}
 	if (token) {
 		/* Our continuation token: the base64 of the last key. */
 		char raw[SPX_OBJ_KEY_MAX + 4];
@@ -1493,24 +1526,12 @@ static void list_objects(struct gw_req *g, struct spx_http_req *req,
 		spx_xml_elem(&x, "LastModified", when);
 		spx_xml_elemf(&x, "ETag", "\"%s\"", l.v[i].etag);
 		spx_xml_elem_u64(&x, "Size", l.v[i].size);
-		if (owner) {
-			spx_xml_open(&x, "Owner");
-			spx_xml_elem(&x, "ID", g->who.account);
-			spx_xml_elem(&x, "DisplayName",
-				     g->who.user[0] ? g->who.user
-						    : g->who.account);
-			spx_xml_close(&x);
-		}
+		if (owner)
+			owner_elem(g, &x);
 		spx_xml_elem(&x, "StorageClass", "STANDARD");
 		spx_xml_close(&x);
 	}
-	for (size_t i = 0; i < l.nprefixes; i++) {
-		spx_xml_open(&x, "CommonPrefixes");
-		list_text(&x, "Prefix", l.prefixes[i], url);
-		spx_xml_close(&x);
-	}
-	if (url)
-		spx_xml_elem(&x, "EncodingType", "url");
+	list_tail(&x, l.prefixes, l.nprefixes, url);
 	gw_xml_finish(g, req, resp, &x);
 	spx_obj_list_release(&l);
 	spx_buf_release(&tok);
@@ -1566,7 +1587,6 @@ static void list_versions(struct gw_req *g, struct spx_http_req *req,
 	struct gw_s3 *s = g->s3;
 	const char *prefix = spx_kv_get(&g->params, "prefix");
 	const char *delim = spx_kv_get(&g->params, "delimiter");
-	const char *mk = spx_kv_get(&g->params, "max-keys");
 	const char *enc = spx_kv_get(&g->params, "encoding-type");
 	const char *km = spx_kv_get(&g->params, "key-marker");
 	const char *vm = spx_kv_get(&g->params, "version-id-marker");
@@ -1578,26 +1598,9 @@ static void list_versions(struct gw_req *g, struct spx_http_req *req,
 	char when[40];
 	int rc;
 
-	if (own_bucket(g, req, resp, NULL) < 0)
+	if (own_bucket(g, req, resp, NULL) < 0 ||
+	    list_params(g, req, resp, &max) < 0)
 		return;
-	if (enc && !url) {
-		gw_error(g, req, resp, 400, "InvalidArgument",
-			 "Invalid Encoding Method specified in Request");
-		return;
-	}
-	if (mk) {
-		char *e;
-
-		max = strtol(mk, &e, 10);
-		if (*e || !*mk || max < 0) {
-			gw_error(g, req, resp, 400, "InvalidArgument",
-				 "Provided max-keys not an integer or within "
-				 "integer range");
-			return;
-		}
-		if (max > 1000)
-			max = 1000;
-	}
 	if (vm && *vm && !(km && *km)) {
 		gw_error(g, req, resp, 400, "InvalidArgument",
 			 "A version-id marker cannot be specified without a "
@@ -1648,20 +1651,10 @@ static void list_versions(struct gw_req *g, struct spx_http_req *req,
 				     v->storage_class[0] ? v->storage_class
 							 : "STANDARD");
 		}
-		spx_xml_open(&x, "Owner");
-		spx_xml_elem(&x, "ID", g->who.account);
-		spx_xml_elem(&x, "DisplayName",
-			     g->who.user[0] ? g->who.user : g->who.account);
-		spx_xml_close(&x);
+		owner_elem(g, &x);
 		spx_xml_close(&x);
 	}
-	for (size_t i = 0; i < l.nprefixes; i++) {
-		spx_xml_open(&x, "CommonPrefixes");
-		list_text(&x, "Prefix", l.prefixes[i], url);
-		spx_xml_close(&x);
-	}
-	if (url)
-		spx_xml_elem(&x, "EncodingType", "url");
+	list_tail(&x, l.prefixes, l.nprefixes, url);
 	gw_xml_finish(g, req, resp, &x);
 	spx_obj_versions_release(&l);
 }

@@ -8,7 +8,7 @@
 #include "hex.h"
 #include "obj/obj_int.h"
 
-static bool kv_utf8(const struct spx_kvlist *l)
+bool obj_kv_valid(const struct spx_kvlist *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		if (!*l->v[i].k || strlen(l->v[i].k) > 1024 ||
@@ -37,8 +37,8 @@ int obj_writer_new(struct spx_obj *s, const char *bucket, const char *key,
 		return rc;
 	if ((rc = spx_obj_key_check(key)) < 0)
 		return rc;
-	if (in && (!kv_utf8(&in->sys) || !kv_utf8(&in->user) ||
-		   !kv_utf8(&in->checksums) || !kv_utf8(&in->tags))) {
+	if (in && (!obj_kv_valid(&in->sys) || !obj_kv_valid(&in->user) ||
+		   !obj_kv_valid(&in->checksums) || !obj_kv_valid(&in->tags))) {
 		return obj_err(SPX_OBJ_INVALID_ARG,
 			       "metadata is not valid UTF-8 or too long");
 	}
@@ -476,12 +476,8 @@ int spx_obj_reader_open_version(struct spx_obj *s, const char *bucket,
 	int rc;
 
 	*out = NULL;
-	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
-	    (rc = spx_obj_key_check(key)) < 0)
+	if ((rc = obj_target(s, bucket, key, vid, enc)) < 0)
 		return rc;
-	if (!spx_obj_vid_valid(vid))
-		return obj_err(SPX_OBJ_INVALID_VERSION, "bad version id");
-	spx_obj_key_encode(key, enc, sizeof(enc));
 	for (int attempt = 0; attempt < 5; attempt++) {
 		r = spx_calloc(1, sizeof(*r));
 		r->s = s;

@@ -149,6 +149,16 @@ static void cands_free(struct cand *c, size_t nc)
 	free(c);
 }
 
+/* Append p (taken) to a list of prefixes. */
+static void push_prefix(char ***v, size_t *n, size_t *cap, char *p)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		*v = spx_realloc(*v, *cap * sizeof(char *));
+	}
+	(*v)[(*n)++] = p;
+}
+
 /* The common prefix of key at delim after plen bytes, or NULL. */
 static char *rollup(const char *key, size_t plen, const char *delim)
 {
@@ -212,12 +222,7 @@ int spx_obj_list(struct spx_obj *s, const char *bucket,
 				free(p);
 				continue;
 			}
-			if (out->nprefixes == capp) {
-				capp = capp ? 2 * capp : 16;
-				out->prefixes = spx_realloc(out->prefixes,
-							    capp * sizeof(char *));
-			}
-			out->prefixes[out->nprefixes++] = p;
+			push_prefix(&out->prefixes, &out->nprefixes, &capp, p);
 			free(out->next);
 			out->next = spx_strdup(p);
 			continue;
@@ -307,12 +312,7 @@ int spx_obj_list_versions(struct spx_obj *s, const char *bucket,
 				free(p);
 				break;
 			}
-			if (out->nprefixes == capp) {
-				capp = capp ? 2 * capp : 16;
-				out->prefixes = spx_realloc(out->prefixes,
-							    capp * sizeof(char *));
-			}
-			out->prefixes[out->nprefixes++] = p;
+			push_prefix(&out->prefixes, &out->nprefixes, &capp, p);
 			free(out->next_key);
 			out->next_key = spx_strdup(p);
 			out->next_vid[0] = '\0';

@@ -29,6 +29,12 @@ char *obj_kdir(const struct spx_obj *s, int i, const char *bucket,
 char *obj_udir(const struct spx_obj *s, int i, const char *bucket,
 	       const char *id);
 
+/* Check bucket, key and version id (NULL: none) as every object call
+ * does, and encode the key into enc (256 bytes). */
+int obj_target(struct spx_obj *s, const char *bucket, const char *key,
+	       const char *vid, char *enc);
+/* Every key and value of l non-empty (keys), bounded and valid UTF-8. */
+bool obj_kv_valid(const struct spx_kvlist *l);
 /* Check the name and that the bucket exists (drive 0's info). */
 int obj_bucket_check(struct spx_obj *s, const char *bucket);
 /* The same, and its versioning state. */

@@ -786,16 +786,9 @@ int spx_obj_bucket_tags(struct spx_obj *s, const char *name,
 int spx_obj_bucket_set_tags(struct spx_obj *s, const char *name,
 			    const struct spx_kvlist *tags)
 {
-	if (tags) {
-		for (size_t i = 0; i < tags->n; i++)
-			if (!*tags->v[i].k || strlen(tags->v[i].k) > 1024 ||
-			    strlen(tags->v[i].v) > 8192 ||
-			    !obj_utf8_valid(tags->v[i].k) ||
-			    !obj_utf8_valid(tags->v[i].v))
-				return obj_err(SPX_OBJ_INVALID_ARG,
-					       "a tag is not valid UTF-8 or too "
-					       "long");
-	}
+	if (tags && !obj_kv_valid(tags))
+		return obj_err(SPX_OBJ_INVALID_ARG,
+			       "a tag is not valid UTF-8 or too long");
 	return bucket_update(s, name, SPX_OBJ_UNVERSIONED, tags, true);
 }
 

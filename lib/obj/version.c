@@ -15,6 +15,21 @@ bool spx_obj_vid_valid(const char *vid)
 	return !vid || !strcmp(vid, "null") || spx_s3_version_id_valid(vid);
 }
 
+int obj_target(struct spx_obj *s, const char *bucket, const char *key,
+	       const char *vid, char *enc)
+{
+	int rc;
+
+	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
+	    (rc = spx_obj_key_check(key)) < 0)
+		return rc;
+	if (!spx_obj_vid_valid(vid))
+		return obj_err(SPX_OBJ_INVALID_VERSION, "bad version id '%s'",
+			       vid);
+	spx_obj_key_encode(key, enc, 256);
+	return 0;
+}
+
 const char *spx_obj_vid_name(const char *vid)
 {
 	return vid && *vid ? vid : "null";
@@ -258,12 +273,8 @@ int spx_obj_stat_version(struct spx_obj *s, const char *bucket,
 
 	memset(out, 0, sizeof(*out));
 	out->inl = (struct spx_buf)SPX_BUF_INIT;
-	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
-	    (rc = spx_obj_key_check(key)) < 0)
+	if ((rc = obj_target(s, bucket, key, vid, enc)) < 0)
 		return rc;
-	if (!spx_obj_vid_valid(vid))
-		return obj_err(SPX_OBJ_INVALID_VERSION, "bad version id");
-	spx_obj_key_encode(key, enc, sizeof(enc));
 	rc = obj_version_get(s, bucket, enc, vid, out, name);
 	if (rc == SPX_OBJ_NO_SUCH_KEY)
 		return obj_err(rc, "no such key '%s' in '%s'", key, bucket);
@@ -375,13 +386,8 @@ int spx_obj_delete_version(struct spx_obj *s, const char *bucket,
 	if (!out)
 		out = &tmp;
 	memset(out, 0, sizeof(*out));
-	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
-	    (rc = spx_obj_key_check(key)) < 0)
+	if ((rc = obj_target(s, bucket, key, vid, enc)) < 0)
 		return rc;
-	if (!spx_obj_vid_valid(vid))
-		return obj_err(SPX_OBJ_INVALID_VERSION, "bad version id '%s'",
-			       vid);
-	spx_obj_key_encode(key, enc, sizeof(enc));
 	if ((rc = obj_lock(s, bucket, key, true, &lk)) < 0)
 		return rc;
 	if ((rc = obj_bucket_versioning(s, bucket, &v)) < 0)
@@ -434,19 +440,11 @@ int spx_obj_set_tags(struct spx_obj *s, const char *bucket, const char *key,
 	char enc[256], name[OBJ_VFILE_SIZE], **d = NULL;
 	int rc, lk = -1;
 
-	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
-	    (rc = spx_obj_key_check(key)) < 0)
+	if ((rc = obj_target(s, bucket, key, vid, enc)) < 0)
 		return rc;
-	if (!spx_obj_vid_valid(vid))
-		return obj_err(SPX_OBJ_INVALID_VERSION, "bad version id");
-	for (size_t i = 0; tags && i < tags->n; i++)
-		if (!*tags->v[i].k || strlen(tags->v[i].k) > 1024 ||
-		    strlen(tags->v[i].v) > 8192 ||
-		    !obj_utf8_valid(tags->v[i].k) ||
-		    !obj_utf8_valid(tags->v[i].v))
-			return obj_err(SPX_OBJ_INVALID_ARG,
-				       "a tag is not valid UTF-8 or too long");
-	spx_obj_key_encode(key, enc, sizeof(enc));
+	if (tags && !obj_kv_valid(tags))
+		return obj_err(SPX_OBJ_INVALID_ARG,
+			       "a tag is not valid UTF-8 or too long");
 	if ((rc = obj_lock(s, bucket, key, true, &lk)) < 0)
 		return rc;
 	rc = obj_version_get(s, bucket, enc, vid, &m, name);
