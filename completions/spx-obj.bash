@@ -3,20 +3,21 @@
 _spx_obj() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words="${COMP_WORDS[*]:1:COMP_CWORD-1}"
 	case " $words " in
+	*" versioning "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" verify "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
-	*" stat "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
-	*" rm "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
+	*" stat "*) COMPREPLY=($(compgen -W "--help --root --json --version-id " -- "$cur")); return ;;
+	*" rm "*) COMPREPLY=($(compgen -W "--help --root --version-id " -- "$cur")); return ;;
 	*" rb "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" put "*) COMPREPLY=($(compgen -W "--help --root --content-type " -- "$cur")); return ;;
 	*" mb "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
-	*" ls "*) COMPREPLY=($(compgen -W "--help --root --prefix --start-after --delimiter --max --json " -- "$cur")); return ;;
+	*" ls "*) COMPREPLY=($(compgen -W "--help --root --prefix --start-after --delimiter --max --versions --json " -- "$cur")); return ;;
 	*" heal "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
-	*" get "*) COMPREPLY=($(compgen -W "--help --root --range " -- "$cur")); return ;;
-	*" cp "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
-	*" cat "*) COMPREPLY=($(compgen -W "--help --root --range " -- "$cur")); return ;;
+	*" get "*) COMPREPLY=($(compgen -W "--help --root --range --version-id " -- "$cur")); return ;;
+	*" cp "*) COMPREPLY=($(compgen -W "--help --root --version-id " -- "$cur")); return ;;
+	*" cat "*) COMPREPLY=($(compgen -W "--help --root --range --version-id " -- "$cur")); return ;;
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "cat cp get heal ls mb put rb rm stat verify  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "cat cp get heal ls mb put rb rm stat verify versioning  --help -v" -- "$cur"))
 }
 complete -F _spx_obj spx-obj

@@ -34,6 +34,39 @@ int cmd_rb(const struct spx_args *a)
 	return rc;
 }
 
+int cmd_versioning(const struct spx_args *a)
+{
+	static const char *const names[] = { "", "Enabled", "Suspended" };
+	struct objcli c;
+	struct spx_obj_bucket b;
+	enum spx_obj_versioning v = SPX_OBJ_UNVERSIONED;
+	int rc;
+
+	if (a->argc > 1) {
+		if (!strcmp(a->argv[1], "enable"))
+			v = SPX_OBJ_VERSIONING_ENABLED;
+		else if (!strcmp(a->argv[1], "suspend"))
+			v = SPX_OBJ_VERSIONING_SUSPENDED;
+		else {
+			spx_warn("versioning: '%s': say enable or suspend",
+				 a->argv[1]);
+			return SPX_USAGE;
+		}
+	}
+	if ((rc = objcli_open(a, &c)))
+		return rc;
+	if (v != SPX_OBJ_UNVERSIONED)
+		rc = spx_obj_bucket_set_versioning(c.s, a->argv[0], v);
+	else if ((rc = spx_obj_bucket_head(c.s, a->argv[0], &b)) == 0)
+		printf("%s\n", b.versioning == SPX_OBJ_UNVERSIONED
+				       ? "Unversioned"
+				       : names[b.versioning]);
+	if (rc < 0)
+		rc = objcli_fail(a, rc);
+	objcli_close(&c);
+	return rc;
+}
+
 static void iso_time(int64_t ms, char *out, size_t n)
 {
 	time_t t = (time_t)(ms / 1000);
@@ -75,6 +108,75 @@ static int ls_buckets(const struct spx_args *a, struct objcli *c)
 	return rc;
 }
 
+/* ls --versions: every version and delete marker, by key then newest
+ * first, one per line: KEY VERSION-ID latest|- SIZE|DELETE-MARKER. */
+static int ls_versions(const struct spx_args *a, struct objcli *c,
+		       size_t left, json_t *arr)
+{
+	struct spx_obj_versions_opts o = { 0 };
+	struct spx_obj_versions l;
+	char *km = spx_arg(a, "start-after") ? spx_strdup(spx_arg(a, "start-after"))
+					     : NULL;
+	char vm[SPX_OBJ_VID_SIZE + 4] = "";
+	int rc = 0;
+
+	o.prefix = spx_arg(a, "prefix");
+	o.delimiter = spx_arg(a, "delimiter");
+	while (left) {
+		o.key_marker = km;
+		o.vid_marker = vm[0] ? vm : NULL;
+		o.max = left < 1000 ? left : 1000;
+		if ((rc = spx_obj_list_versions(c->s, a->argv[0], &o, &l)) < 0) {
+			rc = objcli_fail(a, rc);
+			break;
+		}
+		for (size_t i = 0; i < l.nprefixes; i++) {
+			if (arr)
+				json_array_append_new(arr, json_pack("{s:s}", "prefix",
+								     l.prefixes[i]));
+			else
+				printf("%s\n", l.prefixes[i]);
+		}
+		for (size_t i = 0; i < l.n; i++) {
+			const struct spx_obj_version *v = &l.v[i];
+			char ts[40];
+
+			iso_time(v->mtime_ms, ts, sizeof(ts));
+			if (arr)
+				json_array_append_new(
+					arr, json_pack("{s:s,s:s,s:b,s:b,s:I,s:s,s:s}",
+						       "key", v->key, "version_id",
+						       spx_obj_vid_name(v->vid),
+						       "latest", (int)v->latest,
+						       "delete_marker",
+						       (int)v->delete_marker, "size",
+						       (json_int_t)v->size, "etag",
+						       v->etag, "mtime", ts));
+			else if (v->delete_marker)
+				printf("%s %s %s DELETE-MARKER\n", v->key,
+				       spx_obj_vid_name(v->vid),
+				       v->latest ? "latest" : "-");
+			else
+				printf("%s %s %s %llu\n", v->key,
+				       spx_obj_vid_name(v->vid),
+				       v->latest ? "latest" : "-",
+				       (unsigned long long)v->size);
+		}
+		left -= l.n + l.nprefixes;
+		free(km);
+		km = l.truncated ? spx_strdup(l.next_key) : NULL;
+		snprintf(vm, sizeof(vm), "%s",
+			 l.truncated && !l.next_is_prefix
+				 ? spx_obj_vid_name(l.next_vid)
+				 : "");
+		spx_obj_versions_release(&l);
+		if (!km)
+			break;
+	}
+	free(km);
+	return rc;
+}
+
 int cmd_ls(const struct spx_args *a)
 {
 	struct objcli c;
@@ -98,6 +200,14 @@ int cmd_ls(const struct spx_args *a)
 	}
 	if (!a->argc) {
 		rc = ls_buckets(a, &c);
+		goto out;
+	}
+	if (spx_flag(a, "versions")) {
+		rc = ls_versions(a, &c, max ? (size_t)max : SIZE_MAX, arr);
+		if (!rc && json) {
+			json_dumpf(arr, stdout, JSON_INDENT(2));
+			putchar('\n');
+		}
 		goto out;
 	}
 	o.prefix = spx_arg(a, "prefix");

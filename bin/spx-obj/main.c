@@ -60,6 +60,8 @@ static const struct spx_opt ls_opts[] = {
 	{ "start-after", 0, "KEY", "only keys after KEY" },
 	{ "delimiter", 'd', "D", "roll keys up to common prefixes at D" },
 	{ "max", 'n', "N", "at most N keys (and prefixes)" },
+	{ "versions", 'V', NULL,
+	  "every version and delete marker: KEY VERSION-ID latest|- SIZE" },
 	{ "json", 'j', NULL, "print JSON" },
 	{ 0 },
 };
@@ -68,14 +70,23 @@ static const struct spx_opt put_opts[] = {
 	{ "content-type", 't', "TYPE", "the Content-Type to store" },
 	{ 0 },
 };
+#define OPT_VERSION_ID \
+	{ "version-id", 0, "VID", "that version (\"null\": the null one)" }
 static const struct spx_opt get_opts[] = {
 	SPX_OPT_ROOT,
 	{ "range", 0, "FIRST-LAST", "only bytes FIRST to LAST (inclusive)" },
+	OPT_VERSION_ID,
 	{ 0 },
 };
-static const struct spx_opt json_opts[] = {
+static const struct spx_opt stat_opts[] = {
 	SPX_OPT_ROOT,
 	{ "json", 'j', NULL, "print JSON" },
+	OPT_VERSION_ID,
+	{ 0 },
+};
+static const struct spx_opt version_opts[] = {
+	SPX_OPT_ROOT,
+	OPT_VERSION_ID,
 	{ 0 },
 };
 
@@ -91,11 +102,15 @@ static const struct spx_verb verbs[] = {
 	  "write the object to FILE (default stdout)", 2, 3 },
 	{ "cat", cmd_cat, get_opts, "BUCKET KEY",
 	  "write the object to stdout", 2, 2 },
-	{ "cp", cmd_cp, root_opts, "SRC_BUCKET SRC_KEY DST_BUCKET DST_KEY",
-	  "copy an object", 4, 4 },
-	{ "rm", cmd_rm, root_opts, "BUCKET KEY", "delete an object", 2, 2 },
-	{ "stat", cmd_stat, json_opts, "BUCKET KEY",
+	{ "cp", cmd_cp, version_opts, "SRC_BUCKET SRC_KEY DST_BUCKET DST_KEY",
+	  "copy an object (--version-id: of the source)", 4, 4 },
+	{ "rm", cmd_rm, version_opts, "BUCKET KEY",
+	  "delete an object (a delete marker where versioned), or one "
+	  "version", 2, 2 },
+	{ "stat", cmd_stat, stat_opts, "BUCKET KEY",
 	  "print an object's metadata", 2, 2 },
+	{ "versioning", cmd_versioning, root_opts, "BUCKET [enable|suspend]",
+	  "print a bucket's versioning state, or set it", 1, 2 },
 	{ "verify", cmd_verify, root_opts, "[BUCKET]",
 	  "check every shard block; exit 1 if any object is damaged", 0, 1 },
 	{ "heal", cmd_heal, root_opts, "[BUCKET]",

@@ -29,5 +29,6 @@ int cmd_rm(const struct spx_args *a);
 int cmd_stat(const struct spx_args *a);
 int cmd_verify(const struct spx_args *a);
 int cmd_heal(const struct spx_args *a);
+int cmd_versioning(const struct spx_args *a);
 
 #endif

@@ -103,7 +103,8 @@ static int copy_out(const struct spx_args *a, const char *file)
 
 	if ((rc = objcli_open(a, &c)))
 		return rc;
-	if ((rc = spx_obj_reader_open(c.s, a->argv[0], a->argv[1], &r)) < 0) {
+	if ((rc = spx_obj_reader_open_version(c.s, a->argv[0], a->argv[1],
+					      spx_arg(a, "version-id"), &r)) < 0) {
 		rc = objcli_fail(a, rc);
 		goto out;
 	}
@@ -171,8 +172,8 @@ int cmd_cp(const struct spx_args *a)
 
 	if (rc)
 		return rc;
-	rc = spx_obj_copy(c.s, a->argv[0], a->argv[1], a->argv[2], a->argv[3],
-			  NULL, &out);
+	rc = spx_obj_copy(c.s, a->argv[0], a->argv[1], spx_arg(a, "version-id"),
+			  a->argv[2], a->argv[3], NULL, &out);
 	if (rc < 0)
 		rc = objcli_fail(a, rc);
 	else
@@ -182,16 +183,25 @@ int cmd_cp(const struct spx_args *a)
 	return rc;
 }
 
+/* Prints the version id of the delete marker made, or of the version
+ * removed, in a bucket that has versioning. */
 int cmd_rm(const struct spx_args *a)
 {
 	struct objcli c;
+	struct spx_obj_deleted d;
+	struct spx_obj_bucket b;
 	int rc = objcli_open(a, &c);
 
 	if (rc)
 		return rc;
-	rc = spx_obj_delete(c.s, a->argv[0], a->argv[1]);
+	rc = spx_obj_delete_version(c.s, a->argv[0], a->argv[1],
+				    spx_arg(a, "version-id"), &d);
 	if (rc < 0)
 		rc = objcli_fail(a, rc);
+	else if (spx_obj_bucket_head(c.s, a->argv[0], &b) == 0 &&
+		 b.versioning != SPX_OBJ_UNVERSIONED)
+		printf("%s%s\n", spx_obj_vid_name(d.vid),
+		       d.delete_marker ? " delete-marker" : "");
 	objcli_close(&c);
 	return rc;
 }
@@ -214,7 +224,8 @@ int cmd_stat(const struct spx_args *a)
 
 	if (rc)
 		return rc;
-	if ((rc = spx_obj_stat(c.s, a->argv[0], a->argv[1], &m)) < 0) {
+	if ((rc = spx_obj_stat_version(c.s, a->argv[0], a->argv[1],
+				       spx_arg(a, "version-id"), &m)) < 0) {
 		rc = objcli_fail(a, rc);
 		goto out;
 	}
@@ -224,8 +235,10 @@ int cmd_stat(const struct spx_args *a)
 						      m.segs[i].name, "size",
 						      (json_int_t)m.segs[i].size,
 						      "md5", m.segs[i].md5));
-	o = json_pack("{s:s,s:s,s:I,s:s,s:I,s:I,s:o,s:o,s:o,s:o,s:s,s:b,s:I,s:o}",
-		      "bucket", a->argv[0], "key", m.key, "size",
+	o = json_pack("{s:s,s:s,s:s,s:b,s:I,s:s,s:I,s:I,s:o,s:o,s:o,s:o,s:s,s:b,s:I,s:o}",
+		      "bucket", a->argv[0], "key", m.key, "version_id",
+		      spx_obj_vid_name(m.vid), "delete_marker",
+		      (int)m.delete_marker, "size",
 		      (json_int_t)m.size, "etag", m.etag, "mtime_ms",
 		      (json_int_t)m.mtime_ms, "gen", (json_int_t)m.gen, "system",
 		      kv_obj(&m.sys), "user", kv_obj(&m.user), "checksums",
@@ -237,9 +250,13 @@ int cmd_stat(const struct spx_args *a)
 		json_dumpf(o, stdout, JSON_INDENT(2));
 		putchar('\n');
 	} else {
-		printf("key: %s\nsize: %" PRIu64 "\netag: %s\ngen: %" PRIu64
+		printf("key: %s\nversion-id: %s\n", m.key,
+		       spx_obj_vid_name(m.vid));
+		if (m.delete_marker)
+			printf("delete-marker: true\n");
+		printf("size: %" PRIu64 "\netag: %s\ngen: %" PRIu64
 		       "\nmtime_ms: %" PRId64 "\nlayout: %s\n",
-		       m.key, m.size, m.etag, m.gen, m.mtime_ms,
+		       m.size, m.etag, m.gen, m.mtime_ms,
 		       m.is_inline ? "inline" : "erasure");
 		if (!m.is_inline)
 			printf("erasure: RS(%d,%d) block %u\n", m.k, m.m, m.block);
@@ -247,6 +264,8 @@ int cmd_stat(const struct spx_args *a)
 			printf("%s: %s\n", m.sys.v[i].k, m.sys.v[i].v);
 		for (size_t i = 0; i < m.user.n; i++)
 			printf("%s: %s\n", m.user.v[i].k, m.user.v[i].v);
+		for (size_t i = 0; i < m.tags.n; i++)
+			printf("tag: %s=%s\n", m.tags.v[i].k, m.tags.v[i].v);
 		for (size_t i = 0; i < m.nsegs; i++)
 			printf("segment: %s %" PRIu64 " %s\n", m.segs[i].name,
 			       m.segs[i].size, m.segs[i].md5);

@@ -10,6 +10,9 @@ static const char hexu[] = "0123456789ABCDEF";
 static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 static const char b64[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/* base64 with '.' and '_' for '+' and '/': safe in URLs and file names. */
+static const char b64safe[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._";
 
 int spx_random(void *buf, size_t n)
 {
@@ -165,6 +168,24 @@ int spx_s3_host_id(char *out, size_t outsz)
 		return -1;
 	/* 64 characters of 6 bits: the base64 of 48 random bytes. */
 	return random_chars(out, SPX_S3_HOSTID_SIZE - 1, b64, 6);
+}
+
+int spx_s3_version_id(char *out, size_t outsz)
+{
+	if (room(outsz, SPX_S3_VERSION_ID_SIZE, "a version id") < 0)
+		return -1;
+	/* 192 random bits: unique without coordination between nodes. */
+	return random_chars(out, SPX_S3_VERSION_ID_SIZE - 1, b64safe, 6);
+}
+
+bool spx_s3_version_id_valid(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (n >= SPX_S3_VERSION_ID_SIZE - 1 || !strchr(b64safe, s[n]))
+			return false;
+	return n == SPX_S3_VERSION_ID_SIZE - 1;
 }
 
 int spx_access_key_new(char *out, size_t outsz, bool temporary)

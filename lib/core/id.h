@@ -11,6 +11,8 @@
  *   spx_request_id       UUID v4, lowercase 8-4-4-4-12 (EC2 requestId)
  *   spx_s3_request_id    16 uppercase hex (S3 x-amz-request-id)
  *   spx_s3_host_id       64 base64 characters (S3 x-amz-id-2)
+ *   spx_s3_version_id    32 of [A-Za-z0-9._] (S3 x-amz-version-id: URL-
+ *                        and file-name-safe, never "null")
  *   spx_access_key_new   "AKIA" ("ASIA" temporary) + 16 of [A-Z2-7]
  *   spx_secret_key_new   40 of [A-Za-z0-9+/]
  *   spx_account_id_new   12 decimal digits (may begin with 0)
@@ -32,6 +34,7 @@
 #define SPX_UUID_SIZE 37
 #define SPX_S3_REQID_SIZE 17
 #define SPX_S3_HOSTID_SIZE 65
+#define SPX_S3_VERSION_ID_SIZE 33
 #define SPX_ACCESS_KEY_SIZE 21
 #define SPX_SECRET_KEY_SIZE 41
 #define SPX_ACCOUNT_ID_SIZE 13
@@ -49,6 +52,9 @@ bool spx_id_prefix_valid(const char *prefix);
 int spx_request_id(char *out, size_t outsz);
 int spx_s3_request_id(char *out, size_t outsz);
 int spx_s3_host_id(char *out, size_t outsz);
+int spx_s3_version_id(char *out, size_t outsz);
+/* 32 of [A-Za-z0-9._]: the shape spx_s3_version_id makes. */
+bool spx_s3_version_id_valid(const char *s);
 
 int spx_access_key_new(char *out, size_t outsz, bool temporary);
 int spx_secret_key_new(char *out, size_t outsz);

@@ -14,6 +14,7 @@
 #include "auth/chunked.h"
 #include "checksum.h"
 #include "gw/gw_int.h"
+#include "gw/s3conf.h"
 #include "http/httpdate.h"
 #include "http/query.h"
 #include "obj/obj.h"
@@ -42,8 +43,15 @@ enum s3op {
 	OP_ABORT_MPU,
 	OP_LIST_PARTS,
 	OP_UPLOAD_PART_COPY,
-	OP_GET_VERSIONING,	/* never versioned: an empty configuration */
-	OP_GET_OBJECT_TAGGING,	/* no tags yet: an empty tag set */
+	OP_GET_VERSIONING,
+	OP_PUT_VERSIONING,
+	OP_LIST_VERSIONS,
+	OP_GET_BUCKET_TAGGING,
+	OP_PUT_BUCKET_TAGGING,
+	OP_DELETE_BUCKET_TAGGING,
+	OP_GET_OBJECT_TAGGING,
+	OP_PUT_OBJECT_TAGGING,
+	OP_DELETE_OBJECT_TAGGING,
 };
 
 struct gw_s3 {
@@ -170,6 +178,63 @@ static void empty_answer(struct gw_req *g, struct spx_http_resp *resp,
 	resp->ready = true;
 }
 
+/* x-amz-version-id, in answers about a bucket that has (had) versioning
+ * or when the client named a version. */
+static void version_header(struct spx_http_resp *resp, bool show,
+			   const char *vid)
+{
+	if (show)
+		spx_kv_add(&resp->headers, "x-amz-version-id",
+			   spx_obj_vid_name(vid));
+}
+
+/* The versionId parameter: NULL when absent; on a malformed one, the
+ * error is answered and *bad set. */
+static const char *version_param(struct gw_req *g, struct spx_http_req *req,
+				 struct spx_http_resp *resp, bool *bad)
+{
+	const char *v = spx_kv_get(&g->params, "versionId");
+
+	*bad = false;
+	if (v && !spx_obj_vid_valid(v)) {
+		obj_fail(g, req, resp, SPX_OBJ_INVALID_VERSION);
+		*bad = true;
+	}
+	return v;
+}
+
+/* After NoSuchKey / MethodNotAllowed for a delete marker: say so, with
+ * the marker's version id, as S3 does. */
+static void marker_headers(struct gw_req *g, struct spx_http_resp *resp,
+			   const char *vid, int rc)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+
+	if (rc == SPX_OBJ_DELETE_MARKER) {
+		spx_kv_add(&resp->headers, "x-amz-delete-marker", "true");
+		spx_kv_add(&resp->headers, "x-amz-version-id", vid);
+		spx_kv_add(&resp->headers, "Allow", "DELETE");
+		return;
+	}
+	if (rc == SPX_OBJ_NO_SUCH_KEY && !vid &&
+	    spx_obj_stat_version(g->gw->obj, g->s3->bucket, g->s3->key, NULL,
+				 &m) == 0 &&
+	    m.delete_marker) {
+		spx_kv_add(&resp->headers, "x-amz-delete-marker", "true");
+		spx_kv_add(&resp->headers, "x-amz-version-id",
+			   spx_obj_vid_name(m.vid));
+	}
+	spx_error_clear();
+	spx_obj_meta_release(&m);
+}
+
+/* An s3conf parser's refusal. */
+static void conf_fail(struct gw_req *g, struct spx_http_req *req,
+		      struct spx_http_resp *resp, const struct spx_s3_err *e)
+{
+	gw_error(g, req, resp, e->http, e->code, "%s", e->message);
+}
+
 /* ---- routing -------------------------------------------------------- */
 
 static bool has(const struct gw_req *g, const char *p)
@@ -183,7 +248,7 @@ static enum s3op route(struct gw_req *g, struct spx_http_req *req)
 	const struct gw_s3 *s = g->s3;
 	/* Subresources this gateway does not serve yet. */
 	static const char *const later[] = {
-		"acl", "tagging", "versioning", "versions", "policy", "cors",
+		"acl", "policy", "cors",
 		"lifecycle", "website", "logging", "notification",
 		"replication", "encryption", "object-lock", "retention",
 		"legal-hold", "torrent", "restore", "select", "accelerate",
@@ -192,11 +257,24 @@ static enum s3op route(struct gw_req *g, struct spx_http_req *req)
 		"publicAccessBlock", "attributes", "policyStatus",
 	};
 
-	/* Reads whose true answer is "nothing configured" are answered. */
-	if (!strcmp(m, "GET") && s->bucket && !s->key && has(g, "versioning"))
-		return OP_GET_VERSIONING;
-	if (!strcmp(m, "GET") && s->key && has(g, "tagging"))
-		return OP_GET_OBJECT_TAGGING;
+	bool get = !strcmp(m, "GET"), put = !strcmp(m, "PUT"),
+	     del = !strcmp(m, "DELETE");
+
+	if (s->bucket && !s->key && has(g, "versioning"))
+		return get ? OP_GET_VERSIONING : put ? OP_PUT_VERSIONING : OP_NONE;
+	if (s->bucket && !s->key && has(g, "versions"))
+		return get ? OP_LIST_VERSIONS : OP_NONE;
+	if (s->bucket && has(g, "tagging")) {
+		if (!s->key)
+			return get   ? OP_GET_BUCKET_TAGGING
+			       : put ? OP_PUT_BUCKET_TAGGING
+			       : del ? OP_DELETE_BUCKET_TAGGING
+				     : OP_NONE;
+		return get   ? OP_GET_OBJECT_TAGGING
+		       : put ? OP_PUT_OBJECT_TAGGING
+		       : del ? OP_DELETE_OBJECT_TAGGING
+			     : OP_NONE;
+	}
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(later); i++)
 		if (has(g, later[i]))
 			return OP_NONE;
@@ -370,6 +448,23 @@ static void meta_from_headers(struct spx_http_req *req,
 	}
 }
 
+/* x-amz-tagging into m->tags; on a bad header the error is answered. */
+static int tags_from_header(struct gw_req *g, struct spx_http_req *req,
+			    struct spx_http_resp *resp, struct spx_obj_meta *m)
+{
+	const char *h = spx_kv_geti(&req->headers, "x-amz-tagging");
+	struct spx_s3_err e;
+
+	if (!h)
+		return 0;
+	spx_kv_free(&m->tags);
+	if (spx_s3_tags_header(h, SPX_S3_TAGS_OBJECT, &m->tags, &e) < 0) {
+		conf_fail(g, req, resp, &e);
+		return -1;
+	}
+	return 0;
+}
+
 static int feed(void *arg, const void *data, size_t len)
 {
 	struct gw_s3 *s = arg;
@@ -470,6 +565,10 @@ static void begin_write(struct gw_req *g, struct spx_http_req *req,
 			spx_obj_meta_release(&cur);
 		}
 		meta_from_headers(req, &in);
+		if (tags_from_header(g, req, resp, &in) < 0) {
+			spx_obj_meta_release(&in);
+			return;
+		}
 		rc = spx_obj_writer_begin(g->gw->obj, s->bucket, s->key, &in,
 					  &s->w);
 		spx_obj_meta_release(&in);
@@ -627,6 +726,14 @@ static void end_write(struct gw_req *g, struct spx_http_req *req,
 	spx_kv_add(&resp->headers, "ETag", quoted);
 	if (s->has_ck)
 		spx_kv_add(&resp->headers, spx_cksum_header(s->algo), b64.p);
+	if (s->op == OP_PUT_OBJECT) {
+		struct spx_obj_bucket b;
+
+		version_header(resp,
+			       spx_obj_bucket_head(g->gw->obj, s->bucket, &b) == 0 &&
+				       b.versioning != SPX_OBJ_UNVERSIONED,
+			       out.vid);
+	}
 	resp->ready = true;
 	spx_info("%s %s %s -> 200 %llu bytes", req->method, req->path,
 		 g->reqid, (unsigned long long)out.size);
@@ -679,6 +786,10 @@ static void object_headers(struct spx_http_resp *resp,
 		snprintf(v, sizeof(v), "%zu", m->nparts);
 		spx_kv_add(&resp->headers, "x-amz-mp-parts-count", v);
 	}
+	if (m->tags.n) {
+		snprintf(v, sizeof(v), "%zu", m->tags.n);
+		spx_kv_add(&resp->headers, "x-amz-tagging-count", v);
+	}
 	for (size_t i = 0; checksums && i < m->checksums.n; i++) {
 		char h[48];
 
@@ -729,16 +840,24 @@ static void get_object(struct gw_req *g, struct spx_http_req *req,
 	};
 	const char *mode = spx_kv_geti(&req->headers, "x-amz-checksum-mode");
 	struct spx_range rg = { 0, 0 };
+	struct spx_obj_bucket b;
 	enum spx_range_rc rr;
 	struct getctx *ctx;
+	const char *vid;
+	bool bad, showv;
 	char v[96];
 	int rc;
 
-	if (own_bucket(g, req, resp, NULL) < 0)
+	if (own_bucket(g, req, resp, &b) < 0)
 		goto fail;
-	rc = spx_obj_reader_open(g->gw->obj, s->bucket, s->key, &r);
+	vid = version_param(g, req, resp, &bad);
+	if (bad)
+		goto fail;
+	showv = vid || b.versioning != SPX_OBJ_UNVERSIONED;
+	rc = spx_obj_reader_open_version(g->gw->obj, s->bucket, s->key, vid, &r);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
+		marker_headers(g, resp, vid, rc);
 		goto fail;
 	}
 	m = spx_obj_reader_meta(r);
@@ -752,6 +871,7 @@ static void get_object(struct gw_req *g, struct spx_http_req *req,
 		spx_kv_add(&resp->headers, "ETag", v);
 		spx_http_date((time_t)(m->mtime_ms / 1000), v, sizeof(v));
 		spx_kv_add(&resp->headers, "Last-Modified", v);
+		version_header(resp, showv, m->vid);
 		resp->ready = true;
 		spx_obj_reader_close(r);
 		return;
@@ -776,6 +896,7 @@ static void get_object(struct gw_req *g, struct spx_http_req *req,
 	spx_kv_add(&resp->headers, "Server", "AmazonS3");
 	object_headers(resp, m,
 		       rr != SPX_RANGE_OK && mode && !strcasecmp(mode, "ENABLED"));
+	version_header(resp, showv, m->vid);
 	if (rr == SPX_RANGE_OK) {
 		snprintf(v, sizeof(v), "bytes %llu-%llu/%llu",
 			 (unsigned long long)rg.first,
@@ -810,33 +931,64 @@ fail:
 static void delete_object(struct gw_req *g, struct spx_http_req *req,
 			  struct spx_http_resp *resp)
 {
+	struct spx_obj_deleted d;
+	struct spx_obj_bucket b;
+	const char *vid;
+	bool bad;
 	int rc;
 
-	if (own_bucket(g, req, resp, NULL) < 0)
+	if (own_bucket(g, req, resp, &b) < 0)
 		return;
-	rc = spx_obj_delete(g->gw->obj, g->s3->bucket, g->s3->key);
+	vid = version_param(g, req, resp, &bad);
+	if (bad)
+		return;
+	rc = spx_obj_delete_version(g->gw->obj, g->s3->bucket, g->s3->key, vid,
+				    &d);
 	/* Deleting what is not there succeeds, as in S3. */
-	if (rc < 0 && rc != SPX_OBJ_NO_SUCH_KEY) {
+	if (rc < 0 && rc != SPX_OBJ_NO_SUCH_KEY && rc != SPX_OBJ_NO_SUCH_VERSION) {
 		obj_fail(g, req, resp, rc);
 		return;
 	}
+	spx_error_clear();
 	empty_answer(g, resp, 204);
+	if (rc == 0 && d.delete_marker)
+		spx_kv_add(&resp->headers, "x-amz-delete-marker", "true");
+	if (vid)
+		version_header(resp, true, vid);
+	else if (rc == 0 && d.delete_marker)
+		version_header(resp, true, d.vid);
 }
 
-/* x-amz-copy-source: "/bucket/key" or "bucket/key", URL-encoded (no
- * versions yet). Checks that the caller owns the source bucket, that the
- * source exists and that the copy-source conditions hold; fills *sbucket
- * (caller frees), *skey (points into *sbucket's buffer) and *cur. On
- * failure resp holds the error. */
+/* The source of a copy (x-amz-copy-source). */
+struct copy_src {
+	char *bucket;		/* the bucket and, after its NUL, the key */
+	const char *key;
+	char *vid;		/* ?versionId=, or NULL */
+	bool versioned;		/* the source bucket has versioning */
+	struct spx_obj_meta cur;
+};
+
+static void copy_src_release(struct copy_src *c)
+{
+	free(c->bucket);
+	free(c->vid);
+	spx_obj_meta_release(&c->cur);
+	memset(c, 0, sizeof(*c));
+}
+
+/* x-amz-copy-source: "/bucket/key" or "bucket/key", URL-encoded, with an
+ * optional "?versionId=V". Checks that the caller owns the source bucket,
+ * that the source exists (and is no delete marker) and that the
+ * copy-source conditions hold. On failure resp holds the error; c is
+ * released by the caller either way. */
 static int copy_source(struct gw_req *g, struct spx_http_req *req,
-		       struct spx_http_resp *resp, char **sbucket,
-		       const char **skey, struct spx_obj_meta *cur)
+		       struct spx_http_resp *resp, struct copy_src *c)
 {
 	const char *src = spx_kv_geti(&req->headers, "x-amz-copy-source");
 	const char *q = strchr(src, '?');
 	struct spx_buf dec = SPX_BUF_INIT;
 	struct spx_obj_bucket sb;
-	struct spx_cond c = {
+	struct spx_cond cond = {
 		spx_kv_geti(&req->headers, "x-amz-copy-source-if-match"),
 		spx_kv_geti(&req->headers, "x-amz-copy-source-if-none-match"),
 		spx_kv_geti(&req->headers, "x-amz-copy-source-if-modified-since"),
@@ -847,7 +999,23 @@ static int copy_source(struct gw_req *g, struct spx_http_req *req,
 	char *slash;
 	int rc;
 
-	*sbucket = NULL;
+	memset(c, 0, sizeof(*c));
+	c->cur.inl = (struct spx_buf)SPX_BUF_INIT;
+	if (q) {
+		struct spx_kvlist qp = SPX_KVLIST_INIT;
+
+		if (spx_query_parse(q + 1, strlen(q + 1), 0, &qp) < 0 ||
+		    qp.n != 1 || strcmp(qp.v[0].k, "versionId")) {
+			spx_kv_free(&qp);
+			goto bad;
+		}
+		c->vid = spx_strdup(qp.v[0].v);
+		spx_kv_free(&qp);
+		if (!spx_obj_vid_valid(c->vid)) {
+			obj_fail(g, req, resp, SPX_OBJ_INVALID_VERSION);
+			return -1;
+		}
+	}
 	if (spx_uri_decode(src, q ? (size_t)(q - src) : strlen(src), 0, &dec) <
 	    0)
 		goto bad;
@@ -856,13 +1024,13 @@ static int copy_source(struct gw_req *g, struct spx_http_req *req,
 	if (!slash || !slash[1] || slash == dec.p + lead)
 		goto bad;
 	*slash = '\0';
-	*sbucket = spx_buf_detach(&dec, NULL);
+	c->bucket = spx_buf_detach(&dec, NULL);
 	/* The bucket and, after its NUL, the key, in one allocation. */
 	if (lead)
-		memmove(*sbucket, *sbucket + 1, strlen(*sbucket + 1) + 1 +
+		memmove(c->bucket, c->bucket + 1, strlen(c->bucket + 1) + 1 +
 				 strlen(slash + 1) + 1);
-	*skey = *sbucket + strlen(*sbucket) + 1;
-	rc = spx_obj_bucket_head(g->gw->obj, *sbucket, &sb);
+	c->key = c->bucket + strlen(c->bucket) + 1;
+	rc = spx_obj_bucket_head(g->gw->obj, c->bucket, &sb);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
 		return -1;
@@ -871,12 +1039,22 @@ static int copy_source(struct gw_req *g, struct spx_http_req *req,
 		gw_error(g, req, resp, 403, "AccessDenied", "Access Denied");
 		return -1;
 	}
-	rc = spx_obj_stat(g->gw->obj, *sbucket, *skey, cur);
+	c->versioned = sb.versioning != SPX_OBJ_UNVERSIONED;
+	rc = c->vid ? spx_obj_stat_version(g->gw->obj, c->bucket, c->key,
+					   c->vid, &c->cur)
+		    : spx_obj_stat(g->gw->obj, c->bucket, c->key, &c->cur);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
 		return -1;
 	}
-	if (spx_cond_eval(&c, cur->etag, (time_t)(cur->mtime_ms / 1000),
+	if (c->cur.delete_marker) {
+		gw_error(g, req, resp, 400, "InvalidRequest",
+			 "The source of a copy request may not specifically "
+			 "refer to a delete marker by version id.");
+		return -1;
+	}
+	if (spx_cond_eval(&cond, c->cur.etag,
+			  (time_t)(c->cur.mtime_ms / 1000),
 			  false) != SPX_COND_PASS) {
 		gw_error(g, req, resp, 412, "PreconditionFailed",
 			 "At least one of the pre-conditions you specified "
@@ -897,25 +1075,33 @@ static void copy_object(struct gw_req *g, struct spx_http_req *req,
 {
 	struct gw_s3 *s = g->s3;
 	const char *dir = spx_kv_geti(&req->headers, "x-amz-metadata-directive");
-	struct spx_obj_meta in = SPX_OBJ_META_INIT, out = SPX_OBJ_META_INIT,
-			    cur = SPX_OBJ_META_INIT;
-	char *sbucket = NULL;
-	const char *skey;
+	const char *tdir = spx_kv_geti(&req->headers, "x-amz-tagging-directive");
+	struct spx_obj_meta in = SPX_OBJ_META_INIT, out = SPX_OBJ_META_INIT;
+	struct copy_src c = { 0 };
+	struct spx_obj_bucket b;
 	struct spx_xml x;
 	char when[40];
 	bool replace = dir && !strcmp(dir, "REPLACE");
+	bool treplace = tdir && !strcmp(tdir, "REPLACE");
 	int rc;
 
-	if (own_bucket(g, req, resp, NULL) < 0)
+	c.cur.inl = (struct spx_buf)SPX_BUF_INIT;
+	if (own_bucket(g, req, resp, &b) < 0)
 		goto out;
 	if (dir && !replace && strcmp(dir, "COPY")) {
 		gw_error(g, req, resp, 400, "InvalidArgument",
 			 "Unknown metadata directive.");
 		goto out;
 	}
-	if (copy_source(g, req, resp, &sbucket, &skey, &cur) < 0)
+	if (tdir && !treplace && strcmp(tdir, "COPY")) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "Unknown tagging directive.");
 		goto out;
-	if (!replace && !strcmp(sbucket, s->bucket) && !strcmp(skey, s->key)) {
+	}
+	if (copy_source(g, req, resp, &c) < 0)
+		goto out;
+	if (!replace && !c.vid && !strcmp(c.bucket, s->bucket) &&
+	    !strcmp(c.key, s->key)) {
 		gw_error(g, req, resp, 400, "InvalidRequest",
 			 "This copy request is illegal because it is trying to "
 			 "copy an object to itself without changing the "
@@ -923,25 +1109,42 @@ static void copy_object(struct gw_req *g, struct spx_http_req *req,
 			 "location or encryption attributes.");
 		goto out;
 	}
-	if (replace)
+	/* Metadata and tags each come from the source (COPY) or the
+	 * request (REPLACE). */
+	if (replace) {
 		meta_from_headers(req, &in);
-	rc = spx_obj_copy(g->gw->obj, sbucket, skey, s->bucket, s->key,
-			  replace ? &in : NULL, &out);
+	} else {
+		for (size_t i = 0; i < c.cur.sys.n; i++)
+			spx_kv_add(&in.sys, c.cur.sys.v[i].k, c.cur.sys.v[i].v);
+		for (size_t i = 0; i < c.cur.user.n; i++)
+			spx_kv_add(&in.user, c.cur.user.v[i].k,
+				   c.cur.user.v[i].v);
+	}
+	if (!treplace)
+		for (size_t i = 0; i < c.cur.tags.n; i++)
+			spx_kv_add(&in.tags, c.cur.tags.v[i].k, c.cur.tags.v[i].v);
+	else if (tags_from_header(g, req, resp, &in) < 0)
+		goto out;
+	rc = spx_obj_copy(g->gw->obj, c.bucket, c.key, c.vid, s->bucket, s->key,
+			  &in, &out);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
 		goto out;
 	}
 	gw_xml_begin(g, resp, &x);
+	if (c.versioned || c.vid)
+		spx_kv_add(&resp->headers, "x-amz-copy-source-version-id",
+			   spx_obj_vid_name(c.cur.vid));
+	version_header(resp, b.versioning != SPX_OBJ_UNVERSIONED, out.vid);
 	spx_xml_open_ns(&x, "CopyObjectResult", GW_S3_NS);
 	spx_iso8601_ms((time_t)(out.mtime_ms / 1000), when, sizeof(when));
 	spx_xml_elem(&x, "LastModified", when);
 	spx_xml_elemf(&x, "ETag", "\"%s\"", out.etag);
 	gw_xml_finish(g, req, resp, &x);
 out:
-	free(sbucket);
+	copy_src_release(&c);
 	spx_obj_meta_release(&in);
 	spx_obj_meta_release(&out);
-	spx_obj_meta_release(&cur);
 }
 
 /* UploadPart with x-amz-copy-source: a part made from (a range of) an
@@ -953,18 +1156,19 @@ static void upload_part_copy(struct gw_req *g, struct spx_http_req *req,
 	const char *id = spx_kv_get(&g->params, "uploadId");
 	const char *pn = spx_kv_get(&g->params, "partNumber");
 	const char *rh = spx_kv_geti(&req->headers, "x-amz-copy-source-range");
-	struct spx_obj_meta cur = SPX_OBJ_META_INIT, out = SPX_OBJ_META_INIT;
+	struct spx_obj_meta out = SPX_OBJ_META_INIT;
+	struct copy_src c = { 0 };
 	struct spx_obj_writer *w = NULL;
 	struct spx_obj_reader *r = NULL;
 	struct spx_range rg = { 0, 0 };
-	char *sbucket = NULL, *end;
-	const char *skey;
+	char *end;
 	unsigned char *buf = NULL;
 	long n = pn ? strtol(pn, &end, 10) : 0;
 	struct spx_xml x;
 	char when[40];
 	int rc;
 
+	c.cur.inl = (struct spx_buf)SPX_BUF_INIT;
 	if (own_bucket(g, req, resp, NULL) < 0)
 		goto out;
 	if (!id || !pn || *end || n < 1 || n > SPX_OBJ_MAX_PARTS) {
@@ -973,11 +1177,11 @@ static void upload_part_copy(struct gw_req *g, struct spx_http_req *req,
 			 "inclusive");
 		goto out;
 	}
-	if (copy_source(g, req, resp, &sbucket, &skey, &cur) < 0)
+	if (copy_source(g, req, resp, &c) < 0)
 		goto out;
 	if (rh) {
 		/* Unlike GET, a copy range must be exact and inside. */
-		if (spx_range_parse(rh, cur.size, &rg) != SPX_RANGE_OK ||
+		if (spx_range_parse(rh, c.cur.size, &rg) != SPX_RANGE_OK ||
 		    strchr(rh + 6, '-') == rh + 6 ||
 		    rg.last != strtoull(strchr(rh, '-') + 1, NULL, 10)) {
 			gw_error(g, req, resp, 400, "InvalidArgument",
@@ -988,13 +1192,14 @@ static void upload_part_copy(struct gw_req *g, struct spx_http_req *req,
 			goto out;
 		}
 	} else {
-		rg.last = cur.size ? cur.size - 1 : 0;
+		rg.last = c.cur.size ? c.cur.size - 1 : 0;
 	}
 	rc = spx_obj_part_begin(g->gw->obj, s->bucket, s->key, id, (int)n, &w);
 	if (rc == 0)
-		rc = spx_obj_reader_open(g->gw->obj, sbucket, skey, &r);
+		rc = spx_obj_reader_open_version(g->gw->obj, c.bucket, c.key,
+						 c.vid, &r);
 	buf = spx_malloc(1u << 20);
-	for (uint64_t off = rg.first; rc == 0 && cur.size && off <= rg.last;) {
+	for (uint64_t off = rg.first; rc == 0 && c.cur.size && off <= rg.last;) {
 		size_t want = rg.last - off + 1 > (1u << 20) ? (1u << 20)
 							      : (size_t)(rg.last - off + 1);
 		size_t got = 0;
@@ -1015,6 +1220,9 @@ static void upload_part_copy(struct gw_req *g, struct spx_http_req *req,
 		goto out;
 	}
 	gw_xml_begin(g, resp, &x);
+	if (c.versioned || c.vid)
+		spx_kv_add(&resp->headers, "x-amz-copy-source-version-id",
+			   spx_obj_vid_name(c.cur.vid));
 	spx_xml_open_ns(&x, "CopyPartResult", GW_S3_NS);
 	spx_iso8601_ms((time_t)(out.mtime_ms / 1000), when, sizeof(when));
 	spx_xml_elem(&x, "LastModified", when);
@@ -1024,8 +1232,7 @@ out:
 	spx_obj_writer_abort(w);
 	spx_obj_reader_close(r);
 	free(buf);
-	free(sbucket);
-	spx_obj_meta_release(&cur);
+	copy_src_release(&c);
 	spx_obj_meta_release(&out);
 }
 
@@ -1183,13 +1390,63 @@ static void list_text(struct spx_xml *x, const char *name, const char *v,
 	spx_buf_release(&b);
 }
 
+/* <Owner> of a listing entry: the caller's account. */
+static void owner_elem(struct gw_req *g, struct spx_xml *x)
+{
+	spx_xml_open(x, "Owner");
+	spx_xml_elem(x, "ID", g->who.account);
+	spx_xml_elem(x, "DisplayName",
+		     g->who.user[0] ? g->who.user : g->who.account);
+	spx_xml_close(x);
+}
+
+/* The CommonPrefixes and EncodingType that end a listing. */
+static void list_tail(struct spx_xml *x, char **prefixes, size_t n, bool url)
+{
+	for (size_t i = 0; i < n; i++) {
+		spx_xml_open(x, "CommonPrefixes");
+		list_text(x, "Prefix", prefixes[i], url);
+		spx_xml_close(x);
+	}
+	if (url)
+		spx_xml_elem(x, "EncodingType", "url");
+}
+
+/* encoding-type (only "url") and max-keys (0..1000, default 1000) of a
+ * listing; on a bad one the error is answered. */
+static int list_params(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp, long *max)
+{
+	const char *mk = spx_kv_get(&g->params, "max-keys");
+	const char *enc = spx_kv_get(&g->params, "encoding-type");
+	char *e;
+
+	*max = 1000;
+	if (enc && strcmp(enc, "url")) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "Invalid Encoding Method specified in Request");
+		return -1;
+	}
+	if (!mk)
+		return 0;
+	*max = strtol(mk, &e, 10);
+	if (*e || !*mk || *max < 0) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "Provided max-keys not an integer or within integer "
+			 "range");
+		return -1;
+	}
+	if (*max > 1000)
+		*max = 1000;
+	return 0;
+}
+
 static void list_objects(struct gw_req *g, struct spx_http_req *req,
 			 struct spx_http_resp *resp, bool v2)
 {
 	struct gw_s3 *s = g->s3;
 	const char *prefix = spx_kv_get(&g->params, "prefix");
 	const char *delim = spx_kv_get(&g->params, "delimiter");
-	const char *mk = spx_kv_get(&g->params, "max-keys");
 	const char *enc = spx_kv_get(&g->params, "encoding-type");
 	const char *token = v2 ? spx_kv_get(&g->params, "continuation-token")
 			       : NULL;
@@ -1205,26 +1462,9 @@ static void list_objects(struct gw_req *g, struct spx_http_req *req,
 	struct spx_xml x;
 	int rc;
 
-	if (own_bucket(g, req, resp, NULL) < 0)
+	if (own_bucket(g, req, resp, NULL) < 0 ||
+	    list_params(g, req, resp, &max) < 0)
 		return;
-	if (enc && !url) {
-		gw_error(g, req, resp, 400, "InvalidArgument",
-			 "Invalid Encoding Method specified in Request");
-		return;
-	}
-	if (mk) {
-		char *e;
-
-		max = strtol(mk, &e, 10);
-		if (*e || !*mk || max < 0) {
-			gw_error(g, req, resp, 400, "InvalidArgument",
-				 "Provided max-keys not an integer or within "
-				 "integer range");
-			return;
-		}
-		if (max > 1000)
-			max = 1000;
-	}
 	if (token) {
 		/* Our continuation token: the base64 of the last key. */
 		char raw[SPX_OBJ_KEY_MAX + 4];
@@ -1289,24 +1529,12 @@ static void list_objects(struct gw_req *g, struct spx_http_req *req,
 		spx_xml_elem(&x, "LastModified", when);
 		spx_xml_elemf(&x, "ETag", "\"%s\"", l.v[i].etag);
 		spx_xml_elem_u64(&x, "Size", l.v[i].size);
-		if (owner) {
-			spx_xml_open(&x, "Owner");
-			spx_xml_elem(&x, "ID", g->who.account);
-			spx_xml_elem(&x, "DisplayName",
-				     g->who.user[0] ? g->who.user
-						    : g->who.account);
-			spx_xml_close(&x);
-		}
+		if (owner)
+			owner_elem(g, &x);
 		spx_xml_elem(&x, "StorageClass", "STANDARD");
 		spx_xml_close(&x);
 	}
-	for (size_t i = 0; i < l.nprefixes; i++) {
-		spx_xml_open(&x, "CommonPrefixes");
-		list_text(&x, "Prefix", l.prefixes[i], url);
-		spx_xml_close(&x);
-	}
-	if (url)
-		spx_xml_elem(&x, "EncodingType", "url");
+	list_tail(&x, l.prefixes, l.nprefixes, url);
 	gw_xml_finish(g, req, resp, &x);
 	spx_obj_list_release(&l);
 	spx_buf_release(&tok);
@@ -1316,41 +1544,235 @@ static void list_objects(struct gw_req *g, struct spx_http_req *req,
 static void get_versioning(struct gw_req *g, struct spx_http_req *req,
 			   struct spx_http_resp *resp)
 {
+	struct spx_obj_bucket b;
 	struct spx_xml x;
 
-	if (own_bucket(g, req, resp, NULL) < 0)
+	if (own_bucket(g, req, resp, &b) < 0)
 		return;
 	/* A bucket that was never versioned has no Status, as in S3. */
 	gw_xml_begin(g, resp, &x);
 	spx_xml_open_ns(&x, "VersioningConfiguration", GW_S3_NS);
+	if (b.versioning != SPX_OBJ_UNVERSIONED)
+		spx_xml_elem(&x, "Status",
+			     b.versioning == SPX_OBJ_VERSIONING_ENABLED
+				     ? "Enabled"
+				     : "Suspended");
 	gw_xml_finish(g, req, resp, &x);
 }
 
-static void get_object_tagging(struct gw_req *g, struct spx_http_req *req,
-			       struct spx_http_resp *resp)
+static void put_versioning(struct gw_req *g, struct spx_http_req *req,
+			   struct spx_http_resp *resp)
 {
-	struct spx_obj_meta m = SPX_OBJ_META_INIT;
-	struct spx_xml x;
+	struct spx_s3_err e;
+	bool enabled;
 	int rc;
 
 	if (own_bucket(g, req, resp, NULL) < 0)
 		return;
-	rc = spx_obj_stat(g->gw->obj, g->s3->bucket, g->s3->key, &m);
+	if (spx_s3_versioning_xml(g->s3->body.p, g->s3->body.len, &enabled,
+				  &e) < 0) {
+		conf_fail(g, req, resp, &e);
+		return;
+	}
+	rc = spx_obj_bucket_set_versioning(g->gw->obj, g->s3->bucket,
+					   enabled ? SPX_OBJ_VERSIONING_ENABLED
+						   : SPX_OBJ_VERSIONING_SUSPENDED);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
 		return;
 	}
+	empty_answer(g, resp, 200);
+}
+
+static void list_versions(struct gw_req *g, struct spx_http_req *req,
+			  struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	const char *prefix = spx_kv_get(&g->params, "prefix");
+	const char *delim = spx_kv_get(&g->params, "delimiter");
+	const char *enc = spx_kv_get(&g->params, "encoding-type");
+	const char *km = spx_kv_get(&g->params, "key-marker");
+	const char *vm = spx_kv_get(&g->params, "version-id-marker");
+	bool url = enc && !strcmp(enc, "url");
+	struct spx_obj_versions l = { 0 };
+	struct spx_obj_versions_opts o = { 0 };
+	long max = 1000;
+	struct spx_xml x;
+	char when[40];
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0 ||
+	    list_params(g, req, resp, &max) < 0)
+		return;
+	if (vm && *vm && !(km && *km)) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "A version-id marker cannot be specified without a "
+			 "key marker.");
+		return;
+	}
+	o.prefix = prefix;
+	o.key_marker = km;
+	o.vid_marker = vm;
+	o.delimiter = delim;
+	o.max = max ? (size_t)max : 1;
+	if (max) {
+		rc = spx_obj_list_versions(g->gw->obj, s->bucket, &o, &l);
+		if (rc < 0) {
+			obj_fail(g, req, resp, rc);
+			return;
+		}
+	}
 	gw_xml_begin(g, resp, &x);
-	spx_xml_open_ns(&x, "Tagging", GW_S3_NS);
-	spx_xml_open(&x, "TagSet");
-	for (size_t i = 0; i < m.tags.n; i++) {
-		spx_xml_open(&x, "Tag");
-		spx_xml_elem(&x, "Key", m.tags.v[i].k);
-		spx_xml_elem(&x, "Value", m.tags.v[i].v);
+	spx_xml_open_ns(&x, "ListVersionsResult", GW_S3_NS);
+	spx_xml_elem(&x, "Name", s->bucket);
+	list_text(&x, "Prefix", prefix ? prefix : "", url);
+	list_text(&x, "KeyMarker", km ? km : "", url);
+	spx_xml_elem(&x, "VersionIdMarker", vm ? vm : "");
+	if (l.truncated) {
+		list_text(&x, "NextKeyMarker", l.next_key, url);
+		if (!l.next_is_prefix)
+			spx_xml_elem(&x, "NextVersionIdMarker",
+				     spx_obj_vid_name(l.next_vid));
+	}
+	spx_xml_elem_u64(&x, "MaxKeys", (uint64_t)max);
+	if (delim)
+		list_text(&x, "Delimiter", delim, url);
+	spx_xml_elem(&x, "IsTruncated", l.truncated ? "true" : "false");
+	for (size_t i = 0; i < l.n; i++) {
+		const struct spx_obj_version *v = &l.v[i];
+
+		spx_xml_open(&x, v->delete_marker ? "DeleteMarker" : "Version");
+		list_text(&x, "Key", v->key, url);
+		spx_xml_elem(&x, "VersionId", spx_obj_vid_name(v->vid));
+		spx_xml_elem(&x, "IsLatest", v->latest ? "true" : "false");
+		spx_iso8601_ms((time_t)(v->mtime_ms / 1000), when, sizeof(when));
+		spx_xml_elem(&x, "LastModified", when);
+		if (!v->delete_marker) {
+			spx_xml_elemf(&x, "ETag", "\"%s\"", v->etag);
+			spx_xml_elem_u64(&x, "Size", v->size);
+			spx_xml_elem(&x, "StorageClass",
+				     v->storage_class[0] ? v->storage_class
+							 : "STANDARD");
+		}
+		owner_elem(g, &x);
 		spx_xml_close(&x);
 	}
-	spx_obj_meta_release(&m);
+	list_tail(&x, l.prefixes, l.nprefixes, url);
 	gw_xml_finish(g, req, resp, &x);
+	spx_obj_versions_release(&l);
+}
+
+static void tagging_doc(struct gw_req *g, struct spx_http_req *req,
+			struct spx_http_resp *resp,
+			const struct spx_kvlist *tags, bool showv,
+			const char *vid)
+{
+	struct spx_xml x;
+
+	gw_xml_begin(g, resp, &x);
+	version_header(resp, showv, vid);
+	spx_xml_open_ns(&x, "Tagging", GW_S3_NS);
+	spx_xml_open(&x, "TagSet");
+	for (size_t i = 0; i < tags->n; i++) {
+		spx_xml_open(&x, "Tag");
+		spx_xml_elem(&x, "Key", tags->v[i].k);
+		spx_xml_elem(&x, "Value", tags->v[i].v);
+		spx_xml_close(&x);
+	}
+	gw_xml_finish(g, req, resp, &x);
+}
+
+static void bucket_tagging(struct gw_req *g, struct spx_http_req *req,
+			   struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	struct spx_kvlist tags = SPX_KVLIST_INIT;
+	struct spx_s3_err e;
+	int rc;
+
+	if (own_bucket(g, req, resp, NULL) < 0)
+		return;
+	switch (s->op) {
+	case OP_GET_BUCKET_TAGGING:
+		rc = spx_obj_bucket_tags(g->gw->obj, s->bucket, &tags);
+		if (rc < 0)
+			obj_fail(g, req, resp, rc);
+		else if (!tags.n)
+			gw_error(g, req, resp, 404, "NoSuchTagSet",
+				 "The TagSet does not exist");
+		else
+			tagging_doc(g, req, resp, &tags, false, NULL);
+		break;
+	case OP_PUT_BUCKET_TAGGING:
+		if (spx_s3_tags_xml(s->body.p, s->body.len, SPX_S3_TAGS_BUCKET,
+				    &tags, &e) < 0) {
+			conf_fail(g, req, resp, &e);
+			break;
+		}
+		rc = spx_obj_bucket_set_tags(g->gw->obj, s->bucket, &tags);
+		if (rc < 0)
+			obj_fail(g, req, resp, rc);
+		else
+			empty_answer(g, resp, 204);
+		break;
+	default:
+		rc = spx_obj_bucket_set_tags(g->gw->obj, s->bucket, NULL);
+		if (rc < 0)
+			obj_fail(g, req, resp, rc);
+		else
+			empty_answer(g, resp, 204);
+		break;
+	}
+	spx_kv_free(&tags);
+}
+
+static void object_tagging(struct gw_req *g, struct spx_http_req *req,
+			   struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	struct spx_kvlist tags = SPX_KVLIST_INIT;
+	struct spx_obj_bucket b;
+	struct spx_s3_err e;
+	char vid[SPX_OBJ_VID_SIZE];
+	const char *want;
+	bool bad, showv;
+	int rc;
+
+	if (own_bucket(g, req, resp, &b) < 0)
+		return;
+	want = version_param(g, req, resp, &bad);
+	if (bad)
+		return;
+	showv = want || b.versioning != SPX_OBJ_UNVERSIONED;
+	if (s->op == OP_GET_OBJECT_TAGGING) {
+		rc = spx_obj_stat_version(g->gw->obj, s->bucket, s->key, want, &m);
+		if (rc == 0 && m.delete_marker)
+			rc = want ? SPX_OBJ_DELETE_MARKER : SPX_OBJ_NO_SUCH_KEY;
+		if (rc < 0) {
+			obj_fail(g, req, resp, rc);
+			marker_headers(g, resp, want, rc);
+		} else {
+			tagging_doc(g, req, resp, &m.tags, showv, m.vid);
+		}
+		spx_obj_meta_release(&m);
+		return;
+	}
+	if (s->op == OP_PUT_OBJECT_TAGGING &&
+	    spx_s3_tags_xml(s->body.p, s->body.len, SPX_S3_TAGS_OBJECT, &tags,
+			    &e) < 0) {
+		conf_fail(g, req, resp, &e);
+		return;
+	}
+	rc = spx_obj_set_tags(g->gw->obj, s->bucket, s->key, want, &tags, vid);
+	spx_kv_free(&tags);
+	if (rc < 0) {
+		obj_fail(g, req, resp, rc);
+		marker_headers(g, resp, want, rc);
+		return;
+	}
+	empty_answer(g, resp, s->op == OP_PUT_OBJECT_TAGGING ? 200 : 204);
+	version_header(resp, showv, vid);
 }
 
 /* ---- multipart uploads ---------------------------------------------- */
@@ -1367,6 +1789,10 @@ static void create_mpu(struct gw_req *g, struct spx_http_req *req,
 	if (own_bucket(g, req, resp, NULL) < 0)
 		return;
 	meta_from_headers(req, &in);
+	if (tags_from_header(g, req, resp, &in) < 0) {
+		spx_obj_meta_release(&in);
+		return;
+	}
 	rc = spx_obj_mpu_create(g->gw->obj, s->bucket, s->key, &in, id);
 	spx_obj_meta_release(&in);
 	if (rc < 0) {
@@ -1398,11 +1824,12 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 	const struct spx_xml_node *root, *p;
 	struct spx_obj_complete_part *parts = NULL;
 	struct spx_obj_meta out = SPX_OBJ_META_INIT;
+	struct spx_obj_bucket b;
 	size_t n = 0;
 	struct spx_xml x;
 	int rc;
 
-	if (own_bucket(g, req, resp, NULL) < 0)
+	if (own_bucket(g, req, resp, &b) < 0)
 		return;
 	if (spx_xml_parse(s->body.p, s->body.len, NULL, &doc) < 0 ||
 	    !(root = spx_xml_doc_root(doc)) ||
@@ -1436,6 +1863,7 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 		goto out;
 	}
 	gw_xml_begin(g, resp, &x);
+	version_header(resp, b.versioning != SPX_OBJ_UNVERSIONED, out.vid);
 	spx_xml_open_ns(&x, "CompleteMultipartUploadResult", GW_S3_NS);
 	spx_xml_elemf(&x, "Location", "/%s/%s", s->bucket, s->key);
 	spx_xml_elem(&x, "Bucket", s->bucket);
@@ -1584,20 +2012,32 @@ static void delete_objects(struct gw_req *g, struct spx_http_req *req,
 	spx_xml_open_ns(&x, "DeleteResult", GW_S3_NS);
 	for (o = spx_xml_child(root, "Object"); o; o = spx_xml_next(o, "Object")) {
 		const char *k = spx_xml_child_text(o, "Key");
-		int rc = k ? spx_obj_delete(g->gw->obj, s->bucket, k)
+		const char *vid = spx_xml_child_text(o, "VersionId");
+		struct spx_obj_deleted d = { 0 };
+		int rc = k ? spx_obj_delete_version(g->gw->obj, s->bucket, k,
+						    vid, &d)
 			   : SPX_OBJ_INVALID_ARG;
 
-		if (rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY) {
+		spx_error_clear();
+		if (rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY ||
+		    rc == SPX_OBJ_NO_SUCH_VERSION) {
 			if (q)
 				continue;
 			spx_xml_open(&x, "Deleted");
 			spx_xml_elem(&x, "Key", k);
+			spx_xml_elem(&x, "VersionId", vid);
+			if (rc == 0 && d.delete_marker) {
+				spx_xml_elem(&x, "DeleteMarker", "true");
+				spx_xml_elem(&x, "DeleteMarkerVersionId",
+					     spx_obj_vid_name(d.vid));
+			}
 			spx_xml_close(&x);
 		} else {
 			const struct spx_obj_code *c = spx_obj_code(rc);
 
 			spx_xml_open(&x, "Error");
 			spx_xml_elem(&x, "Key", k ? k : "");
+			spx_xml_elem(&x, "VersionId", vid);
 			spx_xml_elem(&x, "Code", c->code);
 			spx_xml_elem(&x, "Message", c->message);
 			spx_xml_close(&x);
@@ -1717,8 +2157,21 @@ void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
 	case OP_GET_VERSIONING:
 		get_versioning(g, req, resp);
 		break;
+	case OP_PUT_VERSIONING:
+		put_versioning(g, req, resp);
+		break;
+	case OP_LIST_VERSIONS:
+		list_versions(g, req, resp);
+		break;
+	case OP_GET_BUCKET_TAGGING:
+	case OP_PUT_BUCKET_TAGGING:
+	case OP_DELETE_BUCKET_TAGGING:
+		bucket_tagging(g, req, resp);
+		break;
 	case OP_GET_OBJECT_TAGGING:
-		get_object_tagging(g, req, resp);
+	case OP_PUT_OBJECT_TAGGING:
+	case OP_DELETE_OBJECT_TAGGING:
+		object_tagging(g, req, resp);
 		break;
 	case OP_NONE:
 		not_impl(g, req, resp);

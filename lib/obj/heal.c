@@ -152,8 +152,8 @@ static int check_seg(struct spx_obj *s, const struct spx_obj_meta *m,
 }
 
 /* Remove what no metadata references in a key directory: data
- * directories no live writer holds, temp files. */
-static void sweep_kdir(const char *kdir, const char *keep)
+ * directories no version uses and no live writer holds, temp files. */
+static void sweep_kdir(const char *kdir, char **keep, size_t nkeep)
 {
 	DIR *dp = opendir(kdir);
 	struct dirent *e;
@@ -163,8 +163,12 @@ static void sweep_kdir(const char *kdir, const char *keep)
 	while ((e = readdir(dp))) {
 		char *p;
 
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    !strcmp(e->d_name, "meta") || (keep && !strcmp(e->d_name, keep)))
+		bool kept = false;
+
+		for (size_t i = 0; i < nkeep && !kept; i++)
+			kept = !strcmp(e->d_name, keep[i]);
+		if (kept || !strcmp(e->d_name, ".") ||
+		    !strcmp(e->d_name, "..") || !strcmp(e->d_name, "meta"))
 			continue;
 		p = spx_xprintf("%s/%s", kdir, e->d_name);
 		if (!strncmp(e->d_name, "d-", 2)) {
@@ -185,12 +189,58 @@ static void sweep_kdir(const char *kdir, const char *keep)
 	spx_error_clear();
 }
 
+/* One version (meta or a v- file): its metadata copies must match drive
+ * 0's, and its data must be whole. */
+static int check_version(struct spx_obj *s, char **kd, const char *name,
+			 const struct spx_obj_meta *m, bool heal,
+			 struct spx_obj_check *c)
+{
+	struct spx_buf want = SPX_BUF_INIT, got = SPX_BUF_INIT;
+	char *dd[32] = { NULL };
+	int rc = 0, n = s->n;
+
+	spx_obj_meta_encode(m, &want);
+	for (int i = 0; i < n; i++) {
+		char *p = spx_xprintf("%s/%s", kd[i], name);
+
+		spx_buf_reset(&got);
+		if (spx_buf_read_file(&got, p, 80u << 20) < 0 ||
+		    got.len != want.len || memcmp(got.p, want.p, want.len)) {
+			struct spx_obj_meta t;
+
+			/* Drive 0 may be the bad one, read from a copy. */
+			if (i == 0 || spx_obj_meta_decode(got.p, got.len, &t) < 0 ||
+			    t.gen != m->gen || strcmp(t.data, m->data)) {
+				c->meta_bad++;
+				if (heal && obj_put_file(p, want.p, want.len) == 0)
+					c->healed++;
+			} else {
+				spx_obj_meta_release(&t);
+			}
+		}
+		spx_error_clear();
+		free(p);
+	}
+	spx_buf_release(&want);
+	spx_buf_release(&got);
+	if (!m->is_inline && m->k + m->m == n) {
+		for (int i = 0; i < n; i++)
+			dd[i] = spx_xprintf("%s/%s", kd[i], m->data);
+		for (size_t j = 0; j < m->nsegs && !rc; j++)
+			if (m->segs[j].size)
+				rc = check_seg(s, m, dd, &m->segs[j], heal, c);
+		for (int i = 0; i < n; i++)
+			free(dd[i]);
+	}
+	return rc;
+}
+
 static int check_key(struct spx_obj *s, const char *bucket, const char *enc,
 		     bool heal, spx_obj_check_fn *fn, void *ctx)
 {
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
 	struct spx_obj_check c = { .bucket = bucket };
-	char *kd[32], *dd[32] = { NULL }, keybuf[SPX_OBJ_KEY_MAX + 1];
+	char *kd[32], keybuf[SPX_OBJ_KEY_MAX + 1];
 	int rc, lk = -1, n = s->n;
 	const char *key = NULL;
 
@@ -225,68 +275,51 @@ static int check_key(struct spx_obj *s, const char *bucket, const char *enc,
 		goto out;
 	rc = obj_get_meta(s, kd, "meta", &m, SPX_OBJ_NO_SUCH_KEY);
 	if (rc == SPX_OBJ_NO_SUCH_KEY) {
-		/* No object: only leftovers, if anything. */
+		/* No object: only leftovers, if anything (the engine never
+		 * leaves a v- file without meta, but keep what one names). */
 		spx_error_clear();
 		rc = 0;
-		if (heal)
-			for (int i = 0; i < n; i++)
-				sweep_kdir(kd[i], NULL);
-		goto out;
-	}
-	if (rc < 0) {
+		m.is_inline = true;
+	} else if (rc < 0) {
 		spx_error_clear();
 		c.meta_bad = (size_t)n;
 		c.lost = true;
 		rc = fn ? fn(ctx, &c) : 0;
 		goto out;
 	}
-	/* The other copies must match drive 0's. */
+	if (m.key)
+		rc = check_version(s, kd, "meta", &m, heal, &c);
+	/* The noncurrent versions, and the data directories to keep. */
 	{
-		struct spx_buf want = SPX_BUF_INIT, got = SPX_BUF_INIT;
+		struct spx_obj_meta *v = NULL;
+		char **keep = NULL, name[OBJ_VFILE_SIZE];
+		size_t nv = 0, nk = 0;
+		bool cur = false;
 
-		spx_obj_meta_encode(&m, &want);
-		for (int i = 0; i < n; i++) {
-			char *p = spx_xprintf("%s/meta", kd[i]);
-
-			spx_buf_reset(&got);
-			if (spx_buf_read_file(&got, p, 80u << 20) < 0 ||
-			    got.len != want.len || memcmp(got.p, want.p, want.len)) {
-				struct spx_obj_meta t;
-
-				/* Drive 0 may be the bad one, read from a copy. */
-				if (i == 0 || spx_obj_meta_decode(got.p, got.len, &t) < 0 ||
-				    t.gen != m.gen || strcmp(t.data, m.data)) {
-					c.meta_bad++;
-					if (heal && obj_put_file(p, want.p, want.len) == 0)
-						c.healed++;
-				} else {
-					spx_obj_meta_release(&t);
-				}
-			}
+		if (obj_versions_read(s, bucket, enc, &v, &nv, &cur) < 0)
 			spx_error_clear();
-			free(p);
+		keep = spx_calloc(nv + 1, sizeof(char *));
+		if (!m.is_inline)
+			keep[nk++] = m.data;
+		for (size_t j = cur ? 1 : 0; j < nv; j++) {
+			obj_vfile(v[j].vid, name);
+			if (!rc)
+				rc = check_version(s, kd, name, &v[j], heal, &c);
+			if (!v[j].is_inline && v[j].data[0])
+				keep[nk++] = v[j].data;
 		}
-		spx_buf_release(&want);
-		spx_buf_release(&got);
+		if (heal && !rc)
+			for (int i = 0; i < n; i++)
+				sweep_kdir(kd[i], keep, nk);
+		free(keep);
+		obj_versions_free(v, nv);
 	}
-	if (!m.is_inline && m.k + m.m == n) {
-		for (int i = 0; i < n; i++)
-			dd[i] = spx_xprintf("%s/%s", kd[i], m.data);
-		for (size_t j = 0; j < m.nsegs && !rc; j++)
-			if (m.segs[j].size)
-				rc = check_seg(s, &m, dd, &m.segs[j], heal, &c);
-	}
-	if (heal)
-		for (int i = 0; i < n; i++)
-			sweep_kdir(kd[i], m.is_inline ? NULL : m.data);
-	if (!rc && fn)
+	if (!rc && fn && m.key)
 		rc = fn(ctx, &c);
 out:
 	obj_unlock(lk);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++)
 		free(kd[i]);
-		free(dd[i]);
-	}
 	spx_obj_meta_release(&m);
 	return rc;
 }

@@ -8,7 +8,7 @@
 #include "hex.h"
 #include "obj/obj_int.h"
 
-static bool kv_utf8(const struct spx_kvlist *l)
+bool obj_kv_valid(const struct spx_kvlist *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		if (!*l->v[i].k || strlen(l->v[i].k) > 1024 ||
@@ -25,15 +25,6 @@ static void kv_copy(struct spx_kvlist *to, const struct spx_kvlist *from)
 		spx_kv_add(to, from->v[i].k, from->v[i].v);
 }
 
-static char **kdirs(struct spx_obj *s, const char *bucket, const char *enc)
-{
-	char **d = spx_calloc((size_t)s->n, sizeof(char *));
-
-	for (int i = 0; i < s->n; i++)
-		d[i] = obj_kdir(s, i, bucket, enc);
-	return d;
-}
-
 int obj_writer_new(struct spx_obj *s, const char *bucket, const char *key,
 		   const struct spx_obj_meta *in, int mode,
 		   struct spx_obj_writer **out)
@@ -46,8 +37,8 @@ int obj_writer_new(struct spx_obj *s, const char *bucket, const char *key,
 		return rc;
 	if ((rc = spx_obj_key_check(key)) < 0)
 		return rc;
-	if (in && (!kv_utf8(&in->sys) || !kv_utf8(&in->user) ||
-		   !kv_utf8(&in->checksums) || !kv_utf8(&in->tags))) {
+	if (in && (!obj_kv_valid(&in->sys) || !obj_kv_valid(&in->user) ||
+		   !obj_kv_valid(&in->checksums) || !obj_kv_valid(&in->tags))) {
 		return obj_err(SPX_OBJ_INVALID_ARG,
 			       "metadata is not valid UTF-8 or too long");
 	}
@@ -418,49 +409,6 @@ static int writer_finish(struct spx_obj_writer *w, const unsigned char *want)
 	return 0;
 }
 
-/* Under the key's lock: write m as the key's metadata on every drive and
- * return the data directory it replaced (caller frees) in *old. */
-static int obj_switch(struct spx_obj *s, const char *bucket, const char *enc,
-		      struct spx_obj_meta *m, char **old)
-{
-	struct spx_obj_meta cur = SPX_OBJ_META_INIT;
-	struct spx_buf b = SPX_BUF_INIT;
-	char **d = kdirs(s, bucket, enc);
-	int rc;
-
-	*old = NULL;
-	rc = obj_get_meta(s, d, "meta", &cur, SPX_OBJ_NO_SUCH_KEY);
-	if (rc == 0) {
-		m->gen = cur.gen + 1;
-		if (cur.data[0] && strcmp(cur.data, m->data))
-			*old = spx_strdup(cur.data);
-	} else {
-		/* Absent, or corrupt on every drive: start over. */
-		m->gen = 1;
-		spx_error_clear();
-	}
-	m->mtime_ms = obj_now_ms();
-	spx_obj_meta_encode(m, &b);
-	rc = obj_put_all(s, d, "meta", &b);
-	spx_obj_meta_release(&cur);
-	spx_buf_release(&b);
-	obj_dirs_free(d, s->n);
-	return rc;
-}
-
-static void remove_data(struct spx_obj *s, const char *bucket,
-			const char *enc, const char *data)
-{
-	for (int i = 0; i < s->n; i++) {
-		char *p = spx_xprintf("%s/b/%s/o/%s/%s", s->drives[i], bucket,
-				      enc, data);
-
-		obj_rmtree(p);
-		free(p);
-	}
-	spx_error_clear();
-}
-
 static void meta_copy(struct spx_obj_meta *to, const struct spx_obj_meta *m)
 {
 	struct spx_buf b = SPX_BUF_INIT;
@@ -475,7 +423,8 @@ int spx_obj_writer_commit(struct spx_obj_writer *w, const unsigned char *md5,
 			  struct spx_obj_meta *out)
 {
 	struct spx_obj *s = w->s;
-	char *old = NULL;
+	char *old[2] = { NULL, NULL };
+	enum spx_obj_versioning v;
 	int rc, lk = -1;
 
 	if (out) {
@@ -493,25 +442,28 @@ int spx_obj_writer_commit(struct spx_obj_writer *w, const unsigned char *md5,
 		goto out;
 	if ((rc = obj_lock(s, w->bucket, w->key, true, &lk)) < 0)
 		goto out;
-	/* The bucket may have gone while we streamed. */
-	if ((rc = obj_bucket_check(s, w->bucket)) < 0)
+	/* The bucket may have gone while we streamed; its versioning is
+	 * read under the lock that PutBucketVersioning takes for writing. */
+	if ((rc = obj_bucket_versioning(s, w->bucket, &v)) < 0)
 		goto out;
 	if (w->meta.is_inline)
 		w->meta.data[0] = 0;
-	rc = obj_switch(s, w->bucket, w->enc, &w->meta, &old);
+	w->meta.delete_marker = false;
+	rc = obj_install(s, w->bucket, w->enc, v, &w->meta, old);
 out:
 	obj_unlock(lk);
 	if (!rc) {
 		if (out)
 			meta_copy(out, &w->meta);
-		if (old)
-			remove_data(s, w->bucket, w->enc, old);
+		obj_remove_data(s, w->bucket, w->enc, old[0]);
+		obj_remove_data(s, w->bucket, w->enc, old[1]);
 		if (w->meta.is_inline) {
 			/* Nothing references the empty data directory. */
 			obj_rmtree(w->dirs[0]);
 		}
 	}
-	free(old);
+	free(old[0]);
+	free(old[1]);
 	obj_writer_free(w, rc < 0);
 	return rc;
 }
@@ -577,17 +529,20 @@ void spx_obj_reader_close(struct spx_obj_reader *r)
 }
 
 static int reader_try(struct spx_obj_reader *r, const char *bucket,
-		      const char *enc, bool *retry)
+		      const char *enc, const char *vid, bool *retry)
 {
 	struct spx_obj *s = r->s;
-	char **d = kdirs(s, bucket, enc);
+	char name[OBJ_VFILE_SIZE];
 	int rc, n = s->n;
 
 	*retry = false;
-	rc = obj_get_meta(s, d, "meta", &r->meta, SPX_OBJ_NO_SUCH_KEY);
-	obj_dirs_free(d, n);
+	rc = obj_version_get(s, bucket, enc, vid, &r->meta, name);
 	if (rc < 0)
 		return rc;
+	if (r->meta.delete_marker)
+		return vid ? obj_err(SPX_OBJ_DELETE_MARKER,
+				     "version '%s' is a delete marker", vid)
+			   : SPX_OBJ_NO_SUCH_KEY;
 	if (r->meta.is_inline)
 		return 0;
 	if (r->meta.k + r->meta.m != n)
@@ -623,21 +578,26 @@ static int reader_try(struct spx_obj_reader *r, const char *bucket,
 int spx_obj_reader_open(struct spx_obj *s, const char *bucket,
 			const char *key, struct spx_obj_reader **out)
 {
+	return spx_obj_reader_open_version(s, bucket, key, NULL, out);
+}
+
+int spx_obj_reader_open_version(struct spx_obj *s, const char *bucket,
+				const char *key, const char *vid,
+				struct spx_obj_reader **out)
+{
 	struct spx_obj_reader *r;
 	char enc[256];
 	bool retry = false;
 	int rc;
 
 	*out = NULL;
-	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
-	    (rc = spx_obj_key_check(key)) < 0)
+	if ((rc = obj_target(s, bucket, key, vid, enc)) < 0)
 		return rc;
-	spx_obj_key_encode(key, enc, sizeof(enc));
 	for (int attempt = 0; attempt < 5; attempt++) {
 		r = spx_calloc(1, sizeof(*r));
 		r->s = s;
 		r->meta.inl = (struct spx_buf)SPX_BUF_INIT;
-		rc = reader_try(r, bucket, enc, &retry);
+		rc = reader_try(r, bucket, enc, vid, &retry);
 		if (rc == SPX_OBJ_NO_SUCH_KEY) {
 			spx_obj_reader_close(r);
 			return obj_err(rc, "no such key '%s' in '%s'", key,
@@ -651,8 +611,9 @@ int spx_obj_reader_open(struct spx_obj *s, const char *bucket,
 			*out = r;
 			return 0;
 		}
-		/* Fewer than k shards: an overwrite removed this generation
-		 * between our metadata read and the opens. Read again. */
+		/* Fewer than k shards: an overwrite or a version's removal
+		 * took this generation between our metadata read and the
+		 * opens. Read again. */
 		spx_obj_reader_close(r);
 	}
 	return obj_err(SPX_OBJ_INTERNAL,
@@ -816,76 +777,8 @@ int spx_obj_read(struct spx_obj_reader *r, uint64_t off, void *p, size_t len,
 	return 0;
 }
 
-int spx_obj_stat(struct spx_obj *s, const char *bucket, const char *key,
-		 struct spx_obj_meta *out)
-{
-	char enc[256], **d;
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	out->inl = (struct spx_buf)SPX_BUF_INIT;
-	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
-	    (rc = spx_obj_key_check(key)) < 0)
-		return rc;
-	spx_obj_key_encode(key, enc, sizeof(enc));
-	d = kdirs(s, bucket, enc);
-	rc = obj_get_meta(s, d, "meta", out, SPX_OBJ_NO_SUCH_KEY);
-	obj_dirs_free(d, s->n);
-	if (rc == SPX_OBJ_NO_SUCH_KEY)
-		return obj_err(rc, "no such key '%s' in '%s'", key, bucket);
-	return rc;
-}
-
-int spx_obj_delete(struct spx_obj *s, const char *bucket, const char *key)
-{
-	struct spx_obj_meta cur = SPX_OBJ_META_INIT;
-	char enc[256], **d = NULL;
-	int rc, lk = -1;
-
-	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
-	    (rc = spx_obj_key_check(key)) < 0)
-		return rc;
-	spx_obj_key_encode(key, enc, sizeof(enc));
-	if ((rc = obj_lock(s, bucket, key, true, &lk)) < 0)
-		return rc;
-	d = kdirs(s, bucket, enc);
-	rc = obj_get_meta(s, d, "meta", &cur, SPX_OBJ_NO_SUCH_KEY);
-	if (rc == SPX_OBJ_NO_SUCH_KEY) {
-		rc = obj_err(rc, "no such key '%s' in '%s'", key, bucket);
-		goto out;
-	}
-	if (rc < 0)
-		spx_error_clear(); /* corrupt: delete it anyway */
-	/* Drive 0 first: its metadata is the commit point. */
-	for (int i = 0; i < s->n; i++) {
-		char *p = spx_xprintf("%s/meta", d[i]);
-
-		if (unlink(p) < 0 && errno != ENOENT && i == 0) {
-			rc = obj_errno("cannot remove '%s'", p);
-			free(p);
-			goto out;
-		}
-		free(p);
-		if (spx_fsync_dir(d[i]) < 0 && i == 0) {
-			rc = SPX_OBJ_INTERNAL;
-			goto out;
-		}
-		spx_error_clear();
-	}
-	rc = 0;
-	if (cur.data[0])
-		remove_data(s, bucket, enc, cur.data);
-	for (int i = 0; i < s->n; i++)
-		rmdir(d[i]); /* fails while another writer streams: fine */
-out:
-	obj_unlock(lk);
-	obj_dirs_free(d, s->n);
-	spx_obj_meta_release(&cur);
-	return rc;
-}
-
 int spx_obj_copy(struct spx_obj *s, const char *sbucket, const char *skey,
-		 const char *dbucket, const char *dkey,
+		 const char *svid, const char *dbucket, const char *dkey,
 		 const struct spx_obj_meta *in, struct spx_obj_meta *out)
 {
 	struct spx_obj_reader *r = NULL;
@@ -897,7 +790,7 @@ int spx_obj_copy(struct spx_obj *s, const char *sbucket, const char *skey,
 	uint64_t off = 0;
 	int rc;
 
-	if ((rc = spx_obj_reader_open(s, sbucket, skey, &r)) < 0)
+	if ((rc = spx_obj_reader_open_version(s, sbucket, skey, svid, &r)) < 0)
 		return rc;
 	sm = spx_obj_reader_meta(r);
 	if ((rc = spx_obj_writer_begin(s, dbucket, dkey, in ? in : sm, &w)) < 0)

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "hex.h"
+#include "id.h"
 #include "obj/obj_int.h"
 
 #define MAGIC "spx-obj-meta 1 "
@@ -66,6 +67,12 @@ void spx_obj_meta_encode(const struct spx_obj_meta *m, struct spx_buf *out)
 	json_object_set_new(o, "segs", segs);
 	json_object_set_new(o, "parts", json_integer((json_int_t)m->nparts));
 	json_object_set_new(o, "inline", json_boolean(m->is_inline));
+	/* Only versioned writes carry these: older files stay readable and
+	 * unversioned ones unchanged. */
+	if (m->vid[0])
+		json_object_set_new(o, "vid", json_string(m->vid));
+	if (m->delete_marker)
+		json_object_set_new(o, "dm", json_true());
 	js = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(o);
 	if (!js)
@@ -256,6 +263,25 @@ int spx_obj_meta_decode(const char *p, size_t n, struct spx_obj_meta *m)
 		goto out;
 	}
 	m->is_inline = json_is_true(x);
+	x = json_object_get(o, "vid");
+	if (x && (!json_is_string(x) ||
+		  !spx_s3_version_id_valid(json_string_value(x)) ||
+		  strlen(json_string_value(x)) != json_string_length(x))) {
+		bad("bad version id");
+		goto out;
+	}
+	if (x)
+		memcpy(m->vid, json_string_value(x), json_string_length(x) + 1);
+	x = json_object_get(o, "dm");
+	if (x && !json_is_true(x)) {
+		bad("bad delete marker flag");
+		goto out;
+	}
+	m->delete_marker = x != NULL;
+	if (m->delete_marker && (!m->is_inline || m->size)) {
+		bad("a delete marker with content");
+		goto out;
+	}
 	segs = json_object_get(o, "segs");
 	if (!json_is_array(segs) ||
 	    json_array_size(segs) > SPX_OBJ_MAX_PARTS) {

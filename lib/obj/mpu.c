@@ -247,9 +247,9 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 			 const struct spx_obj_complete_part *parts, size_t n,
 			 struct spx_obj_meta *out)
 {
-	struct spx_obj_meta info = SPX_OBJ_META_INIT, cur = SPX_OBJ_META_INIT;
-	struct spx_buf b = SPX_BUF_INIT;
-	char **ud = NULL, **kd = NULL, enc[256], rnd[17];
+	struct spx_obj_meta info = SPX_OBJ_META_INIT;
+	enum spx_obj_versioning v;
+	char **ud = NULL, **kd = NULL, enc[256], rnd[17], *old[2] = { 0 };
 	EVP_MD_CTX *md = NULL;
 	unsigned char dig[EVP_MAX_MD_SIZE];
 	unsigned int dl = 0;
@@ -369,25 +369,14 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 		if (rc)
 			goto out;
 	}
-	if ((rc = obj_bucket_check(s, bucket)) < 0)
+	if ((rc = obj_bucket_versioning(s, bucket, &v)) < 0)
 		goto out;
-	if (obj_get_meta(s, kd, "meta", &cur, SPX_OBJ_NO_SUCH_KEY) == 0)
-		info.gen = cur.gen + 1;
-	else
-		info.gen = 1;
-	spx_error_clear();
-	info.mtime_ms = obj_now_ms();
-	spx_obj_meta_encode(&info, &b);
-	rc = obj_put_all(s, kd, "meta", &b);
-	if (rc)
+	info.is_inline = false;
+	info.delete_marker = false;
+	if ((rc = obj_install(s, bucket, enc, v, &info, old)) < 0)
 		goto out;
-	if (cur.data[0] && strcmp(cur.data, info.data))
-		for (int i = 0; i < s->n; i++) {
-			char *p = spx_xprintf("%s/%s", kd[i], cur.data);
-
-			obj_rmtree(p);
-			free(p);
-		}
+	obj_remove_data(s, bucket, enc, old[0]);
+	obj_remove_data(s, bucket, enc, old[1]);
 	/* The upload is done: drive 0's info first. */
 	{
 		char *p = spx_xprintf("%s/info", ud[0]);
@@ -418,8 +407,8 @@ out:
 	obj_dirs_free(ud, s->n);
 	obj_dirs_free(kd, s->n);
 	spx_obj_meta_release(&info);
-	spx_obj_meta_release(&cur);
-	spx_buf_release(&b);
+	free(old[0]);
+	free(old[1]);
 	return rc;
 }
 

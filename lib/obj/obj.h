@@ -29,6 +29,7 @@
  *   D/.locks                          (drive 0) OFD byte locks, see below
  *   D/b/BUCKET/info                   bucket record (JSON), on every drive
  *   D/b/BUCKET/o/ENC/meta             object metadata (meta.c), every drive
+ *   D/b/BUCKET/o/ENC/v-VID            a noncurrent version's metadata
  *   D/b/BUCKET/o/ENC/d-GEN16/SEG      shard i of each data segment
  *   D/b/BUCKET/u/UPLOADID/info        a multipart upload; parts are segments
  *   D/b/BUCKET/u/UPLOADID/pNNNNN      part metadata; pNNNNN-RAND the shards
@@ -67,6 +68,21 @@
  * listings take no lock. A live writer holds flock() on its data directory
  * so that heal never removes it.
  *
+ * Versions. A bucket is unversioned until versioning is set Enabled or
+ * Suspended (it never goes back). `meta` is always the current version
+ * (the newest; it may be a delete marker) and `v-VID` ("v-null" for the
+ * null version) each noncurrent one, with its own data directory. Every
+ * version has a generation; newer versions have larger ones, which is the
+ * order of a listing. Under the key's lock a commit to an Enabled bucket
+ * first writes the current version as `v-VID`, then the new `meta`; an
+ * unversioned or Suspended commit replaces the null version (the current
+ * one, or `v-null`, which is unlinked after `meta` is written).
+ * Permanently deleting the current version first copies the newest
+ * noncurrent one into `meta`, then unlinks its `v-` file. A crash between
+ * those steps leaves a `v-` file that repeats `meta`'s version id: readers
+ * and listings ignore it (meta wins), so every step is atomic as seen
+ * from outside, and the key keeps `meta` as long as any version exists.
+ *
  * Handles are not thread-safe: use one writer or reader per thread; the
  * store handle may be shared.
  */
@@ -98,8 +114,13 @@ enum spx_obj_rc {
 	SPX_OBJ_NO_SPACE = -14,		/* 507 InsufficientStorage */
 	SPX_OBJ_BAD_DIGEST = -15,	/* 400 BadDigest */
 	SPX_OBJ_INVALID_RANGE = -16,	/* 416 InvalidRange */
+	SPX_OBJ_NO_SUCH_VERSION = -17,	/* 404 NoSuchVersion */
+	SPX_OBJ_DELETE_MARKER = -18,	/* 405 MethodNotAllowed: that version
+					 * is a delete marker */
+	SPX_OBJ_INVALID_VERSION = -19,	/* 400 InvalidArgument: not a version
+					 * id */
 };
-#define SPX_OBJ_RC_MIN (-16)
+#define SPX_OBJ_RC_MIN (-19)
 
 struct spx_obj_code {
 	int http;		/* 404 */
@@ -119,6 +140,8 @@ const struct spx_obj_code *spx_obj_code(int rc);
 /* "<32 hex>-10000" and a NUL. */
 #define SPX_OBJ_ETAG_SIZE 40
 #define SPX_OBJ_UPLOAD_ID_SIZE 33
+/* A version id: 32 of [A-Za-z0-9._] (lib/core id.h) and a NUL. */
+#define SPX_OBJ_VID_SIZE 33
 
 struct spx_obj_opts {
 	const char *const *drives;	/* ndrives directories, shard i on i */
@@ -171,17 +194,29 @@ struct spx_obj_meta {
 	size_t nparts;			/* multipart: parts; else 0 */
 	bool is_inline;
 	struct spx_buf inl;		/* the content when is_inline */
+	/* Versions (set by the engine). "" is the null version: every
+	 * object of an unversioned bucket, and what Suspended writes. A
+	 * delete marker is an inline, empty version with no metadata. */
+	char vid[SPX_OBJ_VID_SIZE];
+	bool delete_marker;
 };
 #define SPX_OBJ_META_INIT { .inl = SPX_BUF_INIT }
 void spx_obj_meta_release(struct spx_obj_meta *m);
 
 /* ---- buckets ---- */
 
+enum spx_obj_versioning {
+	SPX_OBJ_UNVERSIONED,		/* never configured */
+	SPX_OBJ_VERSIONING_ENABLED,
+	SPX_OBJ_VERSIONING_SUSPENDED,
+};
+
 struct spx_obj_bucket {
 	char name[SPX_OBJ_BUCKET_MAX + 1];
 	char owner[16];		/* account id */
 	char region[32];
 	int64_t created_ms;
+	enum spx_obj_versioning versioning;
 };
 
 /* S3's rules: 3-63 of [a-z0-9.-], starting and ending with a letter or
@@ -199,6 +234,17 @@ int spx_obj_bucket_create(struct spx_obj *s, const char *name,
 int spx_obj_bucket_delete(struct spx_obj *s, const char *name);
 int spx_obj_bucket_head(struct spx_obj *s, const char *name,
 			struct spx_obj_bucket *out);
+/* Enabled or Suspended (SPX_OBJ_INVALID_ARG for UNVERSIONED: a bucket
+ * cannot go back). Waits for commits in progress in the bucket. */
+int spx_obj_bucket_set_versioning(struct spx_obj *s, const char *name,
+				  enum spx_obj_versioning v);
+/* The bucket's tags (empty: none) into *out, which the caller frees. */
+int spx_obj_bucket_tags(struct spx_obj *s, const char *name,
+			struct spx_kvlist *out);
+/* Replace the bucket's tags (NULL or empty: remove them). The caller
+ * validates them (S3's rules live in the gateway). */
+int spx_obj_bucket_set_tags(struct spx_obj *s, const char *name,
+			    const struct spx_kvlist *tags);
 /* Every bucket, sorted by name; *out (caller frees) holds *n. */
 int spx_obj_bucket_list(struct spx_obj *s, struct spx_obj_bucket **out,
 			size_t *n);
@@ -231,9 +277,21 @@ void spx_obj_writer_abort(struct spx_obj_writer *w);
 
 struct spx_obj_reader;
 
-/* Open the current generation of bucket/key for reading. */
+/* Version arguments: NULL is the current version, "null" the null
+ * version, else a version id; anything else is SPX_OBJ_INVALID_VERSION. */
+bool spx_obj_vid_valid(const char *vid);
+/* A version's id as S3 shows it: "null" for the null version. */
+const char *spx_obj_vid_name(const char *vid);
+
+/* Open the current version of bucket/key for reading: SPX_OBJ_NO_SUCH_KEY
+ * if there is none or it is a delete marker. */
 int spx_obj_reader_open(struct spx_obj *s, const char *bucket,
 			const char *key, struct spx_obj_reader **out);
+/* Open version vid (NULL: as above). SPX_OBJ_NO_SUCH_VERSION if there is
+ * no such version, SPX_OBJ_DELETE_MARKER if vid names a delete marker. */
+int spx_obj_reader_open_version(struct spx_obj *s, const char *bucket,
+				const char *key, const char *vid,
+				struct spx_obj_reader **out);
 const struct spx_obj_meta *spx_obj_reader_meta(const struct spx_obj_reader *r);
 /* Read up to len bytes at off into p; *got is 0 only at or past the end.
  * Reconstructs missing or corrupt blocks; SPX_OBJ_INTERNAL if more than m
@@ -242,15 +300,45 @@ int spx_obj_read(struct spx_obj_reader *r, uint64_t off, void *p, size_t len,
 		 size_t *got);
 void spx_obj_reader_close(struct spx_obj_reader *r);
 
+/* The current version's metadata; SPX_OBJ_NO_SUCH_KEY if there is none
+ * or it is a delete marker. */
 int spx_obj_stat(struct spx_obj *s, const char *bucket, const char *key,
 		 struct spx_obj_meta *out);
-/* SPX_OBJ_NO_SUCH_KEY if there is no such object. */
+/* Version vid's metadata (NULL: the current version), delete markers
+ * included (out->delete_marker). SPX_OBJ_NO_SUCH_KEY when vid is NULL
+ * and the key has no version, else SPX_OBJ_NO_SUCH_VERSION. */
+int spx_obj_stat_version(struct spx_obj *s, const char *bucket,
+			 const char *key, const char *vid,
+			 struct spx_obj_meta *out);
+/* Delete the current version. Unversioned bucket: the object goes
+ * (SPX_OBJ_NO_SUCH_KEY if there is none). Enabled: a delete marker with a
+ * new version id becomes current, even if the key had no version;
+ * Suspended: a delete marker with the null version id, replacing the
+ * null version. */
 int spx_obj_delete(struct spx_obj *s, const char *bucket, const char *key);
-/* Copy an object (streamed through memory, k + m blocks at a time). in
- * NULL keeps the source's sys, user and tags (CopyObject's COPY
- * directive); else in's replace them. */
+struct spx_obj_deleted {
+	bool delete_marker;	/* a marker was made, or the version removed
+				 * was one */
+	char vid[SPX_OBJ_VID_SIZE]; /* the marker's or the removed version's */
+};
+/* With vid NULL as spx_obj_delete; else remove that version for good
+ * (SPX_OBJ_NO_SUCH_VERSION if there is none); when it was the current
+ * one, the newest remaining version becomes current. out may be NULL. */
+int spx_obj_delete_version(struct spx_obj *s, const char *bucket,
+			   const char *key, const char *vid,
+			   struct spx_obj_deleted *out);
+/* Replace the tags of version vid (NULL: the current one) in place: no
+ * new version, same generation and time. SPX_OBJ_NO_SUCH_KEY /
+ * SPX_OBJ_DELETE_MARKER as for reading; vid_out (may be NULL) receives
+ * the version's id. */
+int spx_obj_set_tags(struct spx_obj *s, const char *bucket, const char *key,
+		     const char *vid, const struct spx_kvlist *tags,
+		     char vid_out[SPX_OBJ_VID_SIZE]);
+/* Copy version svid (NULL: current) of an object (streamed through
+ * memory, k + m blocks at a time). in NULL keeps the source's sys, user
+ * and tags (CopyObject's COPY directive); else in's replace them. */
 int spx_obj_copy(struct spx_obj *s, const char *sbucket, const char *skey,
-		 const char *dbucket, const char *dkey,
+		 const char *svid, const char *dbucket, const char *dkey,
 		 const struct spx_obj_meta *in, struct spx_obj_meta *out);
 
 /* ---- listing ---- */
@@ -283,6 +371,41 @@ struct spx_obj_list {
 int spx_obj_list(struct spx_obj *s, const char *bucket,
 		 const struct spx_obj_list_opts *o, struct spx_obj_list *out);
 void spx_obj_list_release(struct spx_obj_list *l);
+
+/* Every version and delete marker (ListObjectVersions). */
+struct spx_obj_versions_opts {
+	const char *prefix;	/* NULL: "" */
+	const char *key_marker;	/* start after this key; NULL */
+	const char *vid_marker;	/* with key_marker: start after this
+				 * version of it ("null" for the null one) */
+	const char *delimiter;	/* NULL or "": none */
+	size_t max;		/* versions + prefixes returned; 0: 1000 */
+};
+struct spx_obj_version {
+	char *key;
+	char vid[SPX_OBJ_VID_SIZE];	/* "" for the null version */
+	bool latest, delete_marker;
+	uint64_t size;
+	char etag[SPX_OBJ_ETAG_SIZE];
+	int64_t mtime_ms;
+	char storage_class[24];		/* "" for STANDARD */
+};
+struct spx_obj_versions {
+	struct spx_obj_version *v;	/* by key (bytewise), newest first */
+	size_t n;
+	char **prefixes;
+	size_t nprefixes;
+	bool truncated;
+	char *next_key;			/* when truncated */
+	char next_vid[SPX_OBJ_VID_SIZE];
+	bool next_is_prefix;		/* next_key is a common prefix */
+};
+/* SPX_OBJ_NO_SUCH_VERSION if vid_marker is not a version of key_marker
+ * (SPX_OBJ_INVALID_ARG without a key_marker). */
+int spx_obj_list_versions(struct spx_obj *s, const char *bucket,
+			  const struct spx_obj_versions_opts *o,
+			  struct spx_obj_versions *out);
+void spx_obj_versions_release(struct spx_obj_versions *l);
 
 /* ---- multipart uploads ---- */
 

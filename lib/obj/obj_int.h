@@ -29,8 +29,17 @@ char *obj_kdir(const struct spx_obj *s, int i, const char *bucket,
 char *obj_udir(const struct spx_obj *s, int i, const char *bucket,
 	       const char *id);
 
+/* Check bucket, key and version id (NULL: none) as every object call
+ * does, and encode the key into enc (256 bytes). */
+int obj_target(struct spx_obj *s, const char *bucket, const char *key,
+	       const char *vid, char *enc);
+/* Every key and value of l non-empty (keys), bounded and valid UTF-8. */
+bool obj_kv_valid(const struct spx_kvlist *l);
 /* Check the name and that the bucket exists (drive 0's info). */
 int obj_bucket_check(struct spx_obj *s, const char *bucket);
+/* The same, and its versioning state. */
+int obj_bucket_versioning(struct spx_obj *s, const char *bucket,
+			  enum spx_obj_versioning *v);
 
 /* OFD locks on drive 0's .locks: key NULL locks the bucket (exclusive
  * when write); with a key, the bucket shared and the key exclusive. */
@@ -59,6 +68,39 @@ bool obj_utf8_valid(const char *s);
 /* n random bytes as 2n hex digits. */
 int obj_randhex(char *out, size_t nbytes);
 int obj_write_all(int fd, const void *p, size_t n, const char *what);
+
+/* ---- versions (version.c) ---- */
+
+/* "v-VID" or "v-null": a noncurrent version's metadata file. */
+#define OBJ_VFILE_SIZE (SPX_OBJ_VID_SIZE + 8)
+void obj_vfile(const char *vid, char out[OBJ_VFILE_SIZE]);
+/* The key directory on every drive (caller frees, obj_dirs_free). */
+char **obj_kdirs(struct spx_obj *s, const char *bucket, const char *enc);
+/* Unlink NAME in every dirs[i], drive 0 first (then fsynced): an error
+ * only if drive 0's copy could not go. An absent file is fine. */
+int obj_unlink_all(struct spx_obj *s, char **dirs, const char *name);
+/* Remove a data directory of the key on every drive ("" or NULL: no-op). */
+void obj_remove_data(struct spx_obj *s, const char *bucket, const char *enc,
+		     const char *data);
+/* Under the key's lock, with the bucket's versioning v: make m the
+ * current version. Assigns m->vid (a new id when Enabled, else the null
+ * version), m->gen and m->mtime_ms; the old current version becomes
+ * noncurrent or, if both are null versions, is replaced. old[0..1]
+ * (caller frees) receive data directories nothing references any more,
+ * to remove after the lock is dropped. */
+int obj_install(struct spx_obj *s, const char *bucket, const char *enc,
+		enum spx_obj_versioning v, struct spx_obj_meta *m,
+		char *old[2]);
+/* Every version of a key: *out (obj_versions_free) holds *n, the
+ * current one first when *current, then the rest newest first. */
+int obj_versions_read(struct spx_obj *s, const char *bucket, const char *enc,
+		      struct spx_obj_meta **out, size_t *n, bool *current);
+void obj_versions_free(struct spx_obj_meta *v, size_t n);
+/* Read version vid (NULL: current, SPX_OBJ_NO_SUCH_KEY if none; else
+ * SPX_OBJ_NO_SUCH_VERSION) and the file it is in ("meta" or "v-..."). */
+int obj_version_get(struct spx_obj *s, const char *bucket, const char *enc,
+		    const char *vid, struct spx_obj_meta *m,
+		    char name[OBJ_VFILE_SIZE]);
 
 /* The writer for a part (mpu.c) and the PUT path share struct and code. */
 enum { OBJ_W_PUT, OBJ_W_PART };

@@ -51,6 +51,12 @@ static const struct spx_obj_code codes[] = {
 	  SPX_USAGE },
 	{ 416, "InvalidRange", "The requested range is not satisfiable",
 	  SPX_USAGE },
+	{ 404, "NoSuchVersion", "The specified version does not exist.",
+	  SPX_NO },
+	{ 405, "MethodNotAllowed",
+	  "The specified method is not allowed against this resource.",
+	  SPX_NO },
+	{ 400, "InvalidArgument", "Invalid version id specified", SPX_USAGE },
 };
 
 const struct spx_obj_code *spx_obj_code(int rc)
@@ -644,17 +650,35 @@ static char **bdirs(struct spx_obj *s, const char *bucket)
 	return d;
 }
 
-/* Bucket info is stored as metadata: key = owner, etag = region. */
-static int bucket_read(struct spx_obj *s, const char *name,
-		       struct spx_obj_bucket *out)
+/* Bucket info is stored as metadata: key = owner, etag = region,
+ * sys "versioning" = Enabled or Suspended once set, tags = its tags. */
+static int bucket_info(struct spx_obj *s, const char *name,
+		       struct spx_obj_meta *m)
 {
 	char **d = bdirs(s, name);
-	struct spx_obj_meta m = SPX_OBJ_META_INIT;
-	int rc = obj_get_meta(s, d, "info", &m, SPX_OBJ_NO_SUCH_BUCKET);
+	int rc = obj_get_meta(s, d, "info", m, SPX_OBJ_NO_SUCH_BUCKET);
 
 	obj_dirs_free(d, s->n);
 	if (rc == SPX_OBJ_NO_SUCH_BUCKET)
 		return obj_err(rc, "no such bucket '%s'", name);
+	return rc;
+}
+
+static enum spx_obj_versioning versioning_of(const struct spx_obj_meta *m)
+{
+	const char *v = spx_kv_get(&m->sys, "versioning");
+
+	return !v			   ? SPX_OBJ_UNVERSIONED
+	       : !strcmp(v, "Enabled") ? SPX_OBJ_VERSIONING_ENABLED
+				       : SPX_OBJ_VERSIONING_SUSPENDED;
+}
+
+static int bucket_read(struct spx_obj *s, const char *name,
+		       struct spx_obj_bucket *out)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	int rc = bucket_info(s, name, &m);
+
 	if (rc < 0)
 		return rc;
 	if (out) {
@@ -663,6 +687,7 @@ static int bucket_read(struct spx_obj *s, const char *name,
 		snprintf(out->owner, sizeof(out->owner), "%s", m.key);
 		snprintf(out->region, sizeof(out->region), "%.31s", m.etag);
 		out->created_ms = m.mtime_ms;
+		out->versioning = versioning_of(&m);
 	}
 	spx_obj_meta_release(&m);
 	return 0;
@@ -673,6 +698,98 @@ int obj_bucket_check(struct spx_obj *s, const char *bucket)
 	int rc = bucket_name_check(bucket);
 
 	return rc ? rc : bucket_read(s, bucket, NULL);
+}
+
+int obj_bucket_versioning(struct spx_obj *s, const char *bucket,
+			  enum spx_obj_versioning *v)
+{
+	struct spx_obj_bucket b;
+	int rc = bucket_name_check(bucket);
+
+	if (!rc)
+		rc = bucket_read(s, bucket, &b);
+	*v = rc ? SPX_OBJ_UNVERSIONED : b.versioning;
+	return rc;
+}
+
+/* Change the bucket's info under its exclusive lock: commits in the
+ * bucket (which hold it shared) finish first and later ones see the
+ * change. */
+static int bucket_update(struct spx_obj *s, const char *name,
+			 enum spx_obj_versioning v,
+			 const struct spx_kvlist *tags, bool set_tags)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	struct spx_kvlist sys = SPX_KVLIST_INIT;
+	struct spx_buf enc = SPX_BUF_INIT;
+	char **d = NULL;
+	int rc, lk;
+
+	if ((rc = bucket_name_check(name)) < 0)
+		return rc;
+	if ((rc = obj_lock(s, name, NULL, true, &lk)) < 0)
+		return rc;
+	if ((rc = bucket_info(s, name, &m)) < 0)
+		goto out;
+	if (v != SPX_OBJ_UNVERSIONED) {
+		for (size_t i = 0; i < m.sys.n; i++)
+			if (strcmp(m.sys.v[i].k, "versioning"))
+				spx_kv_add(&sys, m.sys.v[i].k, m.sys.v[i].v);
+		spx_kv_add(&sys, "versioning",
+			   v == SPX_OBJ_VERSIONING_ENABLED ? "Enabled"
+							   : "Suspended");
+		spx_kv_free(&m.sys);
+		m.sys = sys;
+	}
+	if (set_tags) {
+		spx_kv_free(&m.tags);
+		for (size_t i = 0; tags && i < tags->n; i++)
+			spx_kv_add(&m.tags, tags->v[i].k, tags->v[i].v);
+	}
+	spx_obj_meta_encode(&m, &enc);
+	d = bdirs(s, name);
+	rc = obj_put_all(s, d, "info", &enc);
+out:
+	obj_unlock(lk);
+	obj_dirs_free(d, s->n);
+	spx_obj_meta_release(&m);
+	spx_buf_release(&enc);
+	return rc;
+}
+
+int spx_obj_bucket_set_versioning(struct spx_obj *s, const char *name,
+				  enum spx_obj_versioning v)
+{
+	if (v != SPX_OBJ_VERSIONING_ENABLED && v != SPX_OBJ_VERSIONING_SUSPENDED)
+		return obj_err(SPX_OBJ_INVALID_ARG,
+			       "versioning is Enabled or Suspended");
+	return bucket_update(s, name, v, NULL, false);
+}
+
+int spx_obj_bucket_tags(struct spx_obj *s, const char *name,
+			struct spx_kvlist *out)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	int rc = bucket_name_check(name);
+
+	memset(out, 0, sizeof(*out));
+	if (!rc)
+		rc = bucket_info(s, name, &m);
+	if (rc < 0)
+		return rc;
+	*out = m.tags;
+	m.tags = (struct spx_kvlist)SPX_KVLIST_INIT;
+	spx_obj_meta_release(&m);
+	return 0;
+}
+
+int spx_obj_bucket_set_tags(struct spx_obj *s, const char *name,
+			    const struct spx_kvlist *tags)
+{
+	if (tags && !obj_kv_valid(tags))
+		return obj_err(SPX_OBJ_INVALID_ARG,
+			       "a tag is not valid UTF-8 or too long");
+	return bucket_update(s, name, SPX_OBJ_UNVERSIONED, tags, true);
 }
 
 int spx_obj_bucket_head(struct spx_obj *s, const char *name,
@@ -754,6 +871,8 @@ static int has_objects(const char *odir, bool *yes)
 
 		if (e->d_name[0] == '.')
 			continue;
+		/* The current version (or delete marker) is in meta as long
+		 * as the key has any version. */
 		meta = spx_xprintf("%s/%s/meta", odir, e->d_name);
 		*yes = spx_exists(meta);
 		free(meta);

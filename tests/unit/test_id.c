@@ -207,6 +207,19 @@ static void test_request_ids(void)
 		       "0123456789+/"),
 	     "s3 host id '%s' is base64", s);
 	T_INT(spx_s3_host_id(s, 64), -1, "s3 host id needs 65 bytes");
+
+	T_INT(spx_s3_version_id(s, sizeof(s)), 0, "s3 version id");
+	T_INT(strlen(s), 32, "s3 version id is 32 long");
+	T_OK(all_of(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		       "0123456789._"),
+	     "s3 version id '%s' is URL-safe", s);
+	T_OK(spx_s3_version_id_valid(s), "a new version id is valid");
+	T_OK(!spx_s3_version_id_valid("null"), "null is not a version id");
+	T_OK(!spx_s3_version_id_valid("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/"),
+	     "'/' is not in a version id");
+	T_OK(!spx_s3_version_id_valid("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+	     "33 characters are too many");
+	T_INT(spx_s3_version_id(s, 32), -1, "s3 version id needs 33 bytes");
 }
 
 static void test_keys(void)

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <sys/wait.h>
 
+#include "id.h"
 #include "obj/obj.h"
 #include "t.h"
 
@@ -77,15 +78,15 @@ static int put(struct spx_obj *s, const char *b, const char *k,
 	return spx_obj_writer_commit(w, NULL, NULL);
 }
 
-static bool get_eq(struct spx_obj *s, const char *b, const char *k,
-		   const void *want, size_t n)
+static bool get_ver_eq(struct spx_obj *s, const char *b, const char *k,
+		       const char *vid, const void *want, size_t n)
 {
 	struct spx_obj_reader *r;
 	unsigned char *got = malloc(n + 1);
 	size_t g, off = 0;
 	bool ok;
 
-	if (spx_obj_reader_open(s, b, k, &r) < 0) {
+	if (spx_obj_reader_open_version(s, b, k, vid, &r) < 0) {
 		printf("# open '%s': %s\n", k, spx_errmsg());
 		free(got);
 		return false;
@@ -107,6 +108,12 @@ static bool get_eq(struct spx_obj *s, const char *b, const char *k,
 	}
 	free(got);
 	return ok;
+}
+
+static bool get_eq(struct spx_obj *s, const char *b, const char *k,
+		   const void *want, size_t n)
+{
+	return get_ver_eq(s, b, k, NULL, want, n);
 }
 
 static void test_layout(void)
@@ -388,7 +395,7 @@ static void test_objects(void)
 	T_INT(spx_obj_delete(s, "bk1", "a/b"), SPX_OBJ_NO_SUCH_KEY, "rm again");
 	T_INT(spx_obj_stat(s, "bk1", "a/b", &out), SPX_OBJ_NO_SUCH_KEY, "stat gone");
 	spx_obj_meta_release(&out);
-	T_INT(spx_obj_copy(s, "bk1", "big", "bk1", "copy", NULL, &out), 0, "copy");
+	T_INT(spx_obj_copy(s, "bk1", "big", NULL, "bk1", "copy", NULL, &out), 0, "copy");
 	spx_obj_meta_release(&out);
 	T_OK(get_eq(s, "bk1", "copy", small, sizeof(small)), "copy reads back");
 	{
@@ -631,6 +638,366 @@ static void test_meta(void)
 	T_STR(enc, "%2E.", "dot dot");
 }
 
+/* put, returning the new version's id in vid. */
+static int put_v(struct spx_obj *s, const char *b, const char *k,
+		 const void *p, size_t n, char vid[SPX_OBJ_VID_SIZE])
+{
+	struct spx_obj_writer *w;
+	struct spx_obj_meta out = SPX_OBJ_META_INIT;
+	int rc = spx_obj_writer_begin(s, b, k, NULL, &w);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = spx_obj_writer_write(w, p, n)) < 0) {
+		spx_obj_writer_abort(w);
+		return rc;
+	}
+	rc = spx_obj_writer_commit(w, NULL, &out);
+	if (vid)
+		memcpy(vid, out.vid, SPX_OBJ_VID_SIZE);
+	spx_obj_meta_release(&out);
+	return rc;
+}
+
+/* "key:vid:L|-:D|size;" for every version, paging by max, then the
+ * common prefixes after a '|' if there are any. */
+static void versions_str(struct spx_obj *s, const char *b, const char *delim,
+			 size_t max, struct spx_buf *o)
+{
+	struct spx_obj_versions_opts vo = { .delimiter = delim, .max = max };
+	struct spx_obj_versions l;
+	struct spx_buf pb = SPX_BUF_INIT;
+	char *km = NULL, vm[SPX_OBJ_VID_SIZE + 4] = "";
+
+	spx_buf_reset(o);
+	spx_buf_reset(&pb);
+	for (int page = 0; page < 1000; page++) {
+		vo.key_marker = km;
+		vo.vid_marker = vm[0] ? vm : NULL;
+		if (spx_obj_list_versions(s, b, &vo, &l) < 0) {
+			spx_buf_addf(o, "error %s", spx_errmsg());
+			break;
+		}
+		for (size_t i = 0; i < l.nprefixes; i++)
+			spx_buf_addf(&pb, "%s;", l.prefixes[i]);
+		for (size_t i = 0; i < l.n; i++) {
+			if (l.v[i].delete_marker)
+				spx_buf_addf(o, "%s:%s:%s:D;", l.v[i].key,
+					     spx_obj_vid_name(l.v[i].vid),
+					     l.v[i].latest ? "L" : "-");
+			else
+				spx_buf_addf(o, "%s:%s:%s:%llu;", l.v[i].key,
+					     spx_obj_vid_name(l.v[i].vid),
+					     l.v[i].latest ? "L" : "-",
+					     (unsigned long long)l.v[i].size);
+		}
+		free(km);
+		km = l.truncated ? spx_strdup(l.next_key) : NULL;
+		snprintf(vm, sizeof(vm), "%s",
+			 l.truncated && !l.next_is_prefix
+				 ? spx_obj_vid_name(l.next_vid) : "");
+		spx_obj_versions_release(&l);
+		if (!km)
+			break;
+	}
+	free(km);
+	if (pb.len)
+		spx_buf_addf(o, "|%s", pb.p);
+	spx_buf_release(&pb);
+}
+
+/* Data directories in the key's directory on drive 0. */
+static int count_data(const char *store, const char *b, const char *k)
+{
+	char *p = spx_xprintf("%s/%s/d0/b/%s/o/%s", root, store, b, k);
+	DIR *d = opendir(p);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "d-", 2);
+	if (d)
+		closedir(d);
+	free(p);
+	return n;
+}
+
+static void test_versions(void)
+{
+	struct spx_obj *s = open_store("ver", 2, 1, 64, SPX_OBJ_NO_INLINE);
+	unsigned char d[5][700];
+	char vb[SPX_OBJ_VID_SIZE], vc[SPX_OBJ_VID_SIZE], vx[SPX_OBJ_VID_SIZE];
+	struct spx_obj_meta m = SPX_OBJ_META_INIT, out = SPX_OBJ_META_INIT;
+	struct spx_obj_reader *r = NULL;
+	struct spx_obj_deleted del;
+	struct spx_obj_bucket b;
+	struct spx_obj_list l;
+	struct spx_obj_list_opts lo = { 0 };
+	struct spx_buf vs = SPX_BUF_INIT, want = SPX_BUF_INIT;
+	struct spx_kvlist tags = SPX_KVLIST_INIT;
+
+	for (int i = 0; i < 5; i++)
+		fill(d[i], sizeof(d[i]), (unsigned)i + 40);
+	spx_obj_bucket_create(s, "vv1", "111122223333", "us-east-1");
+	T_INT(put_v(s, "vv1", "k", d[0], 100, vx), 0, "unversioned put");
+	T_STR(vx, "", "unversioned: the null version");
+	spx_obj_bucket_head(s, "vv1", &b);
+	T_INT(b.versioning, SPX_OBJ_UNVERSIONED, "a new bucket is unversioned");
+	T_INT(spx_obj_bucket_set_versioning(s, "vv1", SPX_OBJ_UNVERSIONED),
+	      SPX_OBJ_INVALID_ARG, "a bucket cannot go back to unversioned");
+	T_INT(spx_obj_bucket_set_versioning(s, "vv1", SPX_OBJ_VERSIONING_ENABLED),
+	      0, "enable versioning");
+	spx_obj_bucket_head(s, "vv1", &b);
+	T_INT(b.versioning, SPX_OBJ_VERSIONING_ENABLED, "enabled");
+	T_INT(put_v(s, "vv1", "k", d[1], 200, vb), 0, "put B");
+	T_INT(put_v(s, "vv1", "k", d[2], 300, vc), 0, "put C");
+	T_OK(spx_s3_version_id_valid(vb) && spx_s3_version_id_valid(vc) &&
+	     strcmp(vb, vc), "B and C have distinct version ids");
+	T_OK(get_eq(s, "vv1", "k", d[2], 300), "current is C");
+	T_OK(get_ver_eq(s, "vv1", "k", vb, d[1], 200), "version B reads back");
+	T_OK(get_ver_eq(s, "vv1", "k", "null", d[0], 100),
+	     "the null version (written before versioning) reads back");
+	T_INT(count_data("ver", "vv1", "k"), 3, "three data directories kept");
+	versions_str(s, "vv1", NULL, 0, &vs);
+	spx_buf_reset(&want);
+	spx_buf_addf(&want, "k:%s:L:300;k:%s:-:200;k:null:-:100;", vc, vb);
+	T_STR(vs.p, want.p, "versions newest first, the latest marked");
+
+	/* A delete makes a marker. */
+	T_INT(spx_obj_delete_version(s, "vv1", "k", NULL, &del), 0, "delete");
+	T_OK(del.delete_marker && spx_s3_version_id_valid(del.vid),
+	     "a delete marker with a version id");
+	memcpy(vx, del.vid, sizeof(vx));
+	T_INT(spx_obj_stat(s, "vv1", "k", &m), SPX_OBJ_NO_SUCH_KEY,
+	      "stat: no such key behind a marker");
+	T_INT(spx_obj_stat_version(s, "vv1", "k", NULL, &m), 0, "stat_version");
+	T_OK(m.delete_marker && !strcmp(m.vid, vx), "stat_version sees the marker");
+	spx_obj_meta_release(&m);
+	T_INT(spx_obj_reader_open(s, "vv1", "k", &r), SPX_OBJ_NO_SUCH_KEY,
+	      "read: no such key");
+	T_INT(spx_obj_reader_open_version(s, "vv1", "k", vx, &r),
+	      SPX_OBJ_DELETE_MARKER, "read the marker by id: method not allowed");
+	T_INT(spx_obj_reader_open_version(s, "vv1", "k",
+					  "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", &r),
+	      SPX_OBJ_NO_SUCH_VERSION, "a version that is not there");
+	T_INT(spx_obj_reader_open_version(s, "vv1", "k", "a/b", &r),
+	      SPX_OBJ_INVALID_VERSION, "a malformed version id");
+	T_INT(spx_obj_list(s, "vv1", &lo, &l), 0, "list");
+	T_INT(l.n, 0, "a key behind a marker is not listed");
+	spx_obj_list_release(&l);
+	T_INT(spx_obj_bucket_delete(s, "vv1"), SPX_OBJ_BUCKET_NOT_EMPTY,
+	      "versions left: bucket not empty");
+	versions_str(s, "vv1", NULL, 0, &vs);
+	spx_buf_reset(&want);
+	spx_buf_addf(&want, "k:%s:L:D;k:%s:-:300;k:%s:-:200;k:null:-:100;", vx,
+		     vc, vb);
+	T_STR(vs.p, want.p, "the marker is the latest");
+
+	/* Removing the marker brings C back; removing C brings B. */
+	T_INT(spx_obj_delete_version(s, "vv1", "k", vx, &del), 0,
+	      "delete the marker by id");
+	T_OK(del.delete_marker && !strcmp(del.vid, vx), "it was a marker");
+	T_OK(get_eq(s, "vv1", "k", d[2], 300), "C is current again");
+	T_INT(spx_obj_delete_version(s, "vv1", "k", vc, &del), 0, "delete C");
+	T_OK(!del.delete_marker, "C was no marker");
+	T_OK(get_eq(s, "vv1", "k", d[1], 200), "B is current");
+	T_INT(count_data("ver", "vv1", "k"), 2, "C's data is gone");
+	T_INT(spx_obj_delete_version(s, "vv1", "k", vc, NULL),
+	      SPX_OBJ_NO_SUCH_VERSION, "C again: no such version");
+	T_INT(spx_obj_delete_version(s, "vv1", "k", "..", NULL),
+	      SPX_OBJ_INVALID_VERSION, "delete a malformed version id");
+
+	/* Copy from a version; tags on a version. */
+	T_INT(spx_obj_copy(s, "vv1", "k", "null", "vv1", "cp", NULL, &out), 0,
+	      "copy the null version");
+	T_OK(spx_s3_version_id_valid(out.vid), "the copy is a new version");
+	spx_obj_meta_release(&out);
+	T_OK(get_eq(s, "vv1", "cp", d[0], 100), "the copy has the null version's bytes");
+	spx_kv_add(&tags, "colour", "blue");
+	T_INT(spx_obj_stat_version(s, "vv1", "k", "null", &m), 0, "stat null");
+	T_INT(spx_obj_set_tags(s, "vv1", "k", "null", &tags, vx), 0,
+	      "tag the null version");
+	T_STR(vx, "", "the null version's id");
+	T_INT(spx_obj_stat_version(s, "vv1", "k", "null", &out), 0, "stat null again");
+	T_STR(spx_kv_get(&out.tags, "colour"), "blue", "its tag");
+	T_OK(out.gen == m.gen && out.mtime_ms == m.mtime_ms,
+	     "tagging keeps the generation and time");
+	spx_obj_meta_release(&out);
+	spx_obj_meta_release(&m);
+	T_INT(spx_obj_stat(s, "vv1", "k", &m), 0, "stat current");
+	T_INT(m.tags.n, 0, "the current version has no tags");
+	spx_obj_meta_release(&m);
+
+	/* Suspended: writes are the null version, which they replace. */
+	T_INT(spx_obj_bucket_set_versioning(s, "vv1", SPX_OBJ_VERSIONING_SUSPENDED),
+	      0, "suspend");
+	T_INT(put_v(s, "vv1", "k", d[3], 400, vx), 0, "put D");
+	T_STR(vx, "", "D is the null version");
+	versions_str(s, "vv1", NULL, 0, &vs);
+	spx_buf_reset(&want);
+	spx_buf_addf(&want, "cp:%s:L:100;k:null:L:400;k:%s:-:200;", out.vid, vb);
+	T_OK(strstr(vs.p, want.p + strcspn(want.p, ";") + 1) != NULL,
+	     "D replaced the old null version: %s", vs.p);
+	T_INT(count_data("ver", "vv1", "k"), 2, "the old null's data is gone");
+	T_INT(put_v(s, "vv1", "k", d[4], 500, vx), 0, "put E");
+	T_OK(get_ver_eq(s, "vv1", "k", "null", d[4], 500), "E replaced D");
+	T_INT(count_data("ver", "vv1", "k"), 2, "still two data directories");
+	T_INT(spx_obj_delete_version(s, "vv1", "k", NULL, &del), 0,
+	      "suspended delete");
+	T_OK(del.delete_marker && !del.vid[0], "a null delete marker");
+	T_INT(count_data("ver", "vv1", "k"), 1, "which replaced E");
+	T_OK(get_ver_eq(s, "vv1", "k", vb, d[1], 200), "B is still there");
+
+	/* Heal keeps every version's data. */
+	{
+		struct count c = { 0 };
+
+		T_INT(spx_obj_verify(s, "vv1", true, count_cb, &c), 0, "heal");
+		T_INT(c.bad, 0, "nothing to heal");
+		T_OK(get_ver_eq(s, "vv1", "k", vb, d[1], 200),
+		     "B survives heal");
+	}
+
+	/* Remove every version: then the bucket can go. */
+	T_INT(spx_obj_delete_version(s, "vv1", "k", "null", NULL), 0, "rm null marker");
+	T_INT(spx_obj_delete_version(s, "vv1", "k", vb, NULL), 0, "rm B");
+	T_INT(spx_obj_stat_version(s, "vv1", "k", NULL, &m), SPX_OBJ_NO_SUCH_KEY,
+	      "no version left");
+	spx_obj_meta_release(&out);
+	spx_obj_stat(s, "vv1", "cp", &out);
+	T_INT(spx_obj_delete_version(s, "vv1", "cp", out.vid, NULL), 0, "rm cp");
+	spx_obj_meta_release(&out);
+	T_INT(spx_obj_bucket_delete(s, "vv1"), 0, "an emptied bucket goes");
+
+	/* Bucket tags. */
+	spx_kv_free(&tags);
+	spx_obj_bucket_create(s, "vt1", "111122223333", "us-east-1");
+	T_INT(spx_obj_bucket_tags(s, "vt1", &tags), 0, "bucket tags");
+	T_INT(tags.n, 0, "none at first");
+	spx_kv_add(&tags, "env", "prod");
+	spx_kv_add(&tags, "team", "");
+	T_INT(spx_obj_bucket_set_tags(s, "vt1", &tags), 0, "set bucket tags");
+	spx_kv_free(&tags);
+	T_INT(spx_obj_bucket_tags(s, "vt1", &tags), 0, "read them");
+	T_OK(tags.n == 2 && !strcmp(spx_kv_get(&tags, "env"), "prod") &&
+	     !strcmp(spx_kv_get(&tags, "team"), ""), "both tags");
+	spx_kv_free(&tags);
+	T_INT(spx_obj_bucket_set_versioning(s, "vt1", SPX_OBJ_VERSIONING_ENABLED),
+	      0, "versioning keeps the tags");
+	T_INT(spx_obj_bucket_tags(s, "vt1", &tags), 0, "read them");
+	T_INT(tags.n, 2, "still two");
+	spx_kv_free(&tags);
+	T_INT(spx_obj_bucket_set_tags(s, "vt1", NULL), 0, "remove bucket tags");
+	T_INT(spx_obj_bucket_tags(s, "vt1", &tags), 0, "read them");
+	T_INT(tags.n, 0, "gone");
+	spx_obj_bucket_head(s, "vt1", &b);
+	T_INT(b.versioning, SPX_OBJ_VERSIONING_ENABLED, "tags keep versioning");
+	T_INT(spx_obj_bucket_tags(s, "nobkt", &tags), SPX_OBJ_NO_SUCH_BUCKET,
+	      "tags of no bucket");
+	spx_kv_free(&tags);
+
+	/* Paging through versions, with and without a delimiter, gives the
+	 * same as one page. */
+	{
+		static const char *const keys[] = { "a/1", "a/2", "b", "c/x/y",
+						     "d" };
+		struct spx_buf one = SPX_BUF_INIT;
+		bool same = true;
+
+		for (size_t i = 0; i < SPX_ARRAY_SIZE(keys); i++)
+			for (size_t j = 0; j <= i; j++)
+				put_v(s, "vt1", keys[i], d[j], 10 + j, NULL);
+		spx_obj_delete(s, "vt1", "b");
+		versions_str(s, "vt1", NULL, 0, &one);
+		T_OK(!strncmp(one.p, "a/1:", 4) && strstr(one.p, ":D;"),
+		     "one page: %s", one.p);
+		for (size_t max = 1; max <= 17; max++) {
+			versions_str(s, "vt1", NULL, max, &vs);
+			same = same && !strcmp(vs.p, one.p);
+		}
+		T_OK(same, "pages of 1 to 17 list the same 17 versions");
+		versions_str(s, "vt1", "/", 0, &one);
+		same = true;
+		for (size_t max = 1; max <= 12; max++) {
+			versions_str(s, "vt1", "/", max, &vs);
+			same = same && !strcmp(vs.p, one.p);
+		}
+		T_OK(!strncmp(one.p, "b:", 2) && strstr(one.p, ";d:") &&
+		     !strcmp(strchr(one.p, '|'), "|a/;c/;"),
+		     "delimiter: %s", one.p);
+		T_OK(same, "and in pages");
+		spx_buf_release(&one);
+	}
+	/* A multipart upload completes as a new version. */
+	{
+		char id[SPX_OBJ_UPLOAD_ID_SIZE];
+		struct spx_obj_writer *w;
+		struct spx_obj_complete_part cp = { 1, NULL };
+
+		spx_obj_mpu_create(s, "vt1", "d", NULL, id);
+		spx_obj_part_begin(s, "vt1", "d", id, 1, &w);
+		spx_obj_writer_write(w, d[4], 700);
+		spx_obj_writer_commit(w, NULL, &out);
+		cp.etag = out.etag;
+		T_INT(spx_obj_mpu_complete(s, "vt1", "d", id, &cp, 1, &m), 0,
+		      "complete in a versioned bucket");
+		T_OK(spx_s3_version_id_valid(m.vid), "a new version id");
+		spx_obj_meta_release(&m);
+		spx_obj_meta_release(&out);
+		versions_str(s, "vt1", NULL, 0, &vs);
+		T_OK(strstr(vs.p, ":L:700;d:") != NULL, "the old ones remain: %s",
+		     vs.p);
+	}
+	spx_buf_release(&vs);
+	spx_buf_release(&want);
+	spx_obj_close(s);
+}
+
+/* Writers of one key in a versioned bucket, in several processes: every
+ * commit is a version of its own. */
+static void test_version_race(void)
+{
+	struct spx_obj *s = open_store("vrace", 2, 1, 64, 0);
+	struct spx_obj_versions_opts vo = { 0 };
+	struct spx_obj_versions l;
+	unsigned char data[300];
+	int status, ok = 1, latest = 0, dup = 0;
+
+	fill(data, sizeof(data), 77);
+	spx_obj_bucket_create(s, "vr1", "111122223333", "us-east-1");
+	spx_obj_bucket_set_versioning(s, "vr1", SPX_OBJ_VERSIONING_ENABLED);
+	for (int i = 0; i < 6; i++) {
+		pid_t p = fork();
+
+		if (!p) {
+			int rc = 0;
+
+			for (int j = 0; j < 4; j++) {
+				rc |= put(s, "vr1", "same", data, sizeof(data), 50);
+				if (j == 2)
+					rc |= spx_obj_delete(s, "vr1", "same");
+			}
+			spx_obj_close(s);
+			_exit(rc ? 1 : 0);
+		}
+	}
+	while (wait(&status) > 0)
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			ok = 0;
+	T_OK(ok, "6 processes x (4 puts + 1 delete) all succeed");
+	T_INT(spx_obj_list_versions(s, "vr1", &vo, &l), 0, "list versions");
+	T_INT(l.n, 30, "30 versions (24 objects, 6 markers)");
+	for (size_t i = 0; i < l.n; i++) {
+		latest += l.v[i].latest;
+		for (size_t j = 0; j < i; j++)
+			dup += !strcmp(l.v[i].vid, l.v[j].vid);
+	}
+	T_INT(latest, 1, "one is the latest");
+	T_INT(dup, 0, "every version id is distinct");
+	spx_obj_versions_release(&l);
+	spx_obj_close(s);
+}
+
 int main(void)
 {
 	if (!mkdtemp(root))
@@ -646,6 +1013,8 @@ int main(void)
 	test_writers();
 	test_list();
 	test_mpu();
+	test_versions();
+	test_version_race();
 	rmrf(root);
 	return t_done();
 }
