@@ -98,7 +98,7 @@ static bool get_ver_eq(struct spx_obj *s, const char *b, const char *k,
 	spx_obj_reader_close(r);
 	/* One read with room for every block and its CRC: each whole block
 	 * goes straight into the buffer, and a bad one is reconstructed. */
-	if (ok && spx_obj_reader_open(s, b, k, &r) == 0) {
+	if (ok && spx_obj_reader_open_version(s, b, k, vid, &r) == 0) {
 		unsigned char *all = malloc(n + 4096);
 
 		ok = spx_obj_read(r, 0, all, n + 4096, &g) == 0 && g == n &&
