@@ -68,6 +68,7 @@ struct gw_s3 {
 	unsigned char md5[16];
 	struct spx_buf body;	/* XML bodies */
 	int part;		/* UploadPart: the part number */
+	const char *if_match, *if_none_match; /* conditional PUT */
 };
 
 int gw_s3_open(struct spx_gw *gw)
@@ -480,6 +481,22 @@ static int feed(void *arg, const void *data, size_t len)
 	return 0;
 }
 
+/* PutObject's If-None-Match: * and If-Match against the current object
+ * (cur NULL: none). S3 answers 412 for an object that is there or differs,
+ * and 404 NoSuchKey for If-Match on none. */
+static int put_cond(void *ctx, const struct spx_obj_meta *cur)
+{
+	const struct gw_s3 *s = ctx;
+
+	if (s->if_none_match && cur)
+		return SPX_OBJ_PRECONDITION;
+	if (s->if_match && !cur)
+		return SPX_OBJ_NO_SUCH_KEY;
+	if (s->if_match && !spx_etag_list_match(s->if_match, cur->etag))
+		return SPX_OBJ_PRECONDITION;
+	return 0;
+}
+
 static void begin_write(struct gw_req *g, struct spx_http_req *req,
 			struct spx_http_resp *resp)
 {
@@ -547,22 +564,29 @@ static void begin_write(struct gw_req *g, struct spx_http_req *req,
 		}
 	}
 	if (s->op == OP_PUT_OBJECT) {
-		const char *inm = spx_kv_geti(&req->headers, "If-None-Match");
-		const char *im = spx_kv_geti(&req->headers, "If-Match");
-		struct spx_obj_meta cur = SPX_OBJ_META_INIT;
+		s->if_none_match = spx_kv_geti(&req->headers, "If-None-Match");
+		s->if_match = spx_kv_geti(&req->headers, "If-Match");
+		if (s->if_none_match && strcmp(s->if_none_match, "*")) {
+			/* S3 takes only "*" here. */
+			not_impl(g, req, resp);
+			return;
+		}
+		/* Conditional writes: checked now, so that a doomed upload
+		 * is refused before its body, and again by the engine under
+		 * the key's lock at the commit. */
+		if (s->if_none_match || s->if_match) {
+			struct spx_obj_meta cur = SPX_OBJ_META_INIT;
 
-		/* Conditional writes, checked again just before the commit. */
-		if (inm || im) {
 			rc = spx_obj_stat(g->gw->obj, s->bucket, s->key, &cur);
-			if ((inm && rc == 0 && !strcmp(inm, "*")) ||
-			    (im && (rc < 0 || !spx_etag_list_match(im, cur.etag)))) {
-				spx_obj_meta_release(&cur);
-				gw_error(g, req, resp, 412, "PreconditionFailed",
-					 "At least one of the pre-conditions "
-					 "you specified did not hold");
+			if (rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY)
+				rc = put_cond(s, rc == 0 ? &cur : NULL);
+			else
+				rc = 0; /* the bucket's failure comes below */
+			spx_obj_meta_release(&cur);
+			if (rc < 0) {
+				obj_fail(g, req, resp, rc);
 				return;
 			}
-			spx_obj_meta_release(&cur);
 		}
 		meta_from_headers(req, &in);
 		if (tags_from_header(g, req, resp, &in) < 0) {
@@ -572,6 +596,8 @@ static void begin_write(struct gw_req *g, struct spx_http_req *req,
 		rc = spx_obj_writer_begin(g->gw->obj, s->bucket, s->key, &in,
 					  &s->w);
 		spx_obj_meta_release(&in);
+		if (rc == 0 && (s->if_none_match || s->if_match))
+			spx_obj_writer_condition(s->w, put_cond, s);
 	} else {
 		const char *id = spx_kv_get(&g->params, "uploadId");
 		const char *pn = spx_kv_get(&g->params, "partNumber");
@@ -689,20 +715,6 @@ static void end_write(struct gw_req *g, struct spx_http_req *req,
 			low[i] = '\0';
 			spx_kv_add(&spx_obj_writer_meta(s->w)->checksums, low,
 				   b64.p);
-		}
-	}
-	if (s->op == OP_PUT_OBJECT && spx_kv_geti(&req->headers, "If-None-Match")) {
-		struct spx_obj_meta cur = SPX_OBJ_META_INIT;
-
-		/* XXX: a writer that commits between this stat and our
-		 * commit is not seen; the engine has no conditional commit. */
-		if (spx_obj_stat(g->gw->obj, s->bucket, s->key, &cur) == 0) {
-			spx_obj_meta_release(&cur);
-			spx_buf_release(&b64);
-			gw_error(g, req, resp, 412, "PreconditionFailed",
-				 "At least one of the pre-conditions you "
-				 "specified did not hold");
-			return;
 		}
 	}
 	rc = spx_obj_writer_commit(s->w, s->has_md5 ? s->md5 : NULL, &out);

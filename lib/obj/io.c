@@ -368,6 +368,13 @@ void obj_writer_free(struct spx_obj_writer *w, bool remove)
 	free(w);
 }
 
+void spx_obj_writer_condition(struct spx_obj_writer *w, spx_obj_cond_fn fn,
+			      void *ctx)
+{
+	w->cond = fn;
+	w->cond_ctx = ctx;
+}
+
 void spx_obj_writer_abort(struct spx_obj_writer *w)
 {
 	obj_writer_free(w, true);
@@ -446,6 +453,22 @@ int spx_obj_writer_commit(struct spx_obj_writer *w, const unsigned char *md5,
 	 * read under the lock that PutBucketVersioning takes for writing. */
 	if ((rc = obj_bucket_versioning(s, w->bucket, &v)) < 0)
 		goto out;
+	if (w->cond) {
+		struct spx_obj_meta cur = SPX_OBJ_META_INIT;
+		int st = spx_obj_stat(s, w->bucket, w->key, &cur);
+
+		if (st < 0 && st != SPX_OBJ_NO_SUCH_KEY) {
+			rc = st;
+			goto out;
+		}
+		rc = w->cond(w->cond_ctx, st == 0 ? &cur : NULL);
+		spx_obj_meta_release(&cur);
+		if (rc < 0) {
+			rc = obj_err(rc, "'%s' in '%s': precondition failed",
+				     w->key, w->bucket);
+			goto out;
+		}
+	}
 	if (w->meta.is_inline)
 		w->meta.data[0] = 0;
 	w->meta.delete_marker = false;

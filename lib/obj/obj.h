@@ -119,8 +119,9 @@ enum spx_obj_rc {
 					 * is a delete marker */
 	SPX_OBJ_INVALID_VERSION = -19,	/* 400 InvalidArgument: not a version
 					 * id */
+	SPX_OBJ_PRECONDITION = -20,	/* 412 PreconditionFailed */
 };
-#define SPX_OBJ_RC_MIN (-19)
+#define SPX_OBJ_RC_MIN (-20)
 
 struct spx_obj_code {
 	int http;		/* 404 */
@@ -274,6 +275,15 @@ int spx_obj_writer_commit(struct spx_obj_writer *w, const unsigned char *md5,
 			  struct spx_obj_meta *out);
 /* Throw the write away and free w (NULL: no-op). */
 void spx_obj_writer_abort(struct spx_obj_writer *w);
+/* Make the commit conditional on the key's current object (conditional
+ * PUT). fn runs under the key's lock just before the new object is
+ * installed, so no other writer commits between the check and this one;
+ * cur is NULL when the key has no current object (none, or a delete
+ * marker). fn returns 0 to commit or an SPX_OBJ_ code, which the commit
+ * returns with nothing changed. */
+typedef int (*spx_obj_cond_fn)(void *ctx, const struct spx_obj_meta *cur);
+void spx_obj_writer_condition(struct spx_obj_writer *w, spx_obj_cond_fn fn,
+			      void *ctx);
 
 struct spx_obj_reader;
 

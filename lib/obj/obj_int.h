@@ -135,6 +135,8 @@ struct spx_obj_writer {
 	pthread_cond_t cv;
 	unsigned char *busy_buf;
 	size_t busy_fill;
+	spx_obj_cond_fn cond;	/* conditional commit, or NULL */
+	void *cond_ctx;
 	uint64_t wr_off;	/* bytes written to each shard file */
 	uint64_t wr_kicked;	/* ... of which writeback has been started */
 	uint64_t size;

@@ -57,6 +57,9 @@ static const struct spx_obj_code codes[] = {
 	  "The specified method is not allowed against this resource.",
 	  SPX_NO },
 	{ 400, "InvalidArgument", "Invalid version id specified", SPX_USAGE },
+	{ 412, "PreconditionFailed",
+	  "At least one of the pre-conditions you specified did not hold",
+	  SPX_NO },
 };
 
 const struct spx_obj_code *spx_obj_code(int rc)

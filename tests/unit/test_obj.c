@@ -998,6 +998,63 @@ static void test_version_race(void)
 	spx_obj_close(s);
 }
 
+/* A conditional commit: the condition sees the current object (NULL for
+ * none or a delete marker), and a refusal changes nothing. */
+static int cond_absent(void *ctx, const struct spx_obj_meta *cur)
+{
+	(*(int *)ctx)++;
+	return cur ? SPX_OBJ_PRECONDITION : 0;
+}
+
+static int cond_etag(void *ctx, const struct spx_obj_meta *cur)
+{
+	return cur && !strcmp(cur->etag, (const char *)ctx) ? 0
+							    : SPX_OBJ_PRECONDITION;
+}
+
+static int put_cond(struct spx_obj *s, const char *k, const void *p, size_t n,
+		    spx_obj_cond_fn fn, void *ctx)
+{
+	struct spx_obj_writer *w;
+	int rc = spx_obj_writer_begin(s, "cnd", k, NULL, &w);
+
+	if (rc < 0)
+		return rc;
+	spx_obj_writer_condition(w, fn, ctx);
+	if ((rc = spx_obj_writer_write(w, p, n)) < 0) {
+		spx_obj_writer_abort(w);
+		return rc;
+	}
+	return spx_obj_writer_commit(w, NULL, NULL);
+}
+
+static void test_condition(void)
+{
+	struct spx_obj *s = open_store("cnd", 1, 0, 256, 0);
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	unsigned char a[1000], b[1000];
+	int calls = 0;
+
+	fill(a, sizeof(a), 7);
+	fill(b, sizeof(b), 8);
+	spx_obj_bucket_create(s, "cnd", "111122223333", "us-east-1");
+	T_INT(put_cond(s, "k", a, sizeof(a), cond_absent, &calls), 0,
+	      "if-none-match on a new key commits");
+	T_INT(calls, 1, "the condition ran once, at the commit");
+	T_INT(put_cond(s, "k", b, sizeof(b), cond_absent, &calls),
+	      SPX_OBJ_PRECONDITION, "if-none-match on an existing key fails");
+	T_OK(get_eq(s, "cnd", "k", a, sizeof(a)), "and the object is unchanged");
+	T_INT(spx_obj_stat(s, "cnd", "k", &m), 0, "stat");
+	T_INT(put_cond(s, "k", b, sizeof(b), cond_etag, "0123"),
+	      SPX_OBJ_PRECONDITION, "if-match on another etag fails");
+	T_OK(get_eq(s, "cnd", "k", a, sizeof(a)), "unchanged again");
+	T_INT(put_cond(s, "k", b, sizeof(b), cond_etag, m.etag), 0,
+	      "if-match on the current etag commits");
+	T_OK(get_eq(s, "cnd", "k", b, sizeof(b)), "and the object is new");
+	spx_obj_meta_release(&m);
+	spx_obj_close(s);
+}
+
 int main(void)
 {
 	if (!mkdtemp(root))
@@ -1015,6 +1072,7 @@ int main(void)
 	test_mpu();
 	test_versions();
 	test_version_race();
+	test_condition();
 	rmrf(root);
 	return t_done();
 }
