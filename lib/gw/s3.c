@@ -481,6 +481,67 @@ static int feed(void *arg, const void *data, size_t len)
 	return 0;
 }
 
+/* "crc32" for SPX_CKSUM_CRC32: how checksums are keyed in metadata and
+ * named after "x-amz-checksum-". */
+static const char *cksum_key(enum spx_cksum_algo a, char *out, size_t sz)
+{
+	const char *n = spx_cksum_name(a);
+	size_t i;
+
+	for (i = 0; n[i] && i < sz - 1; i++)
+		out[i] = (char)(n[i] | 0x20);
+	out[i] = '\0';
+	return out;
+}
+
+/* The upload's checksum algorithm, or -1 (with resp filled) when the
+ * upload does not exist; *algo_on false when it asked for none. */
+static int upload_algo(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp, const char *id,
+		       enum spx_cksum_algo *algo, bool *algo_on)
+{
+	struct spx_obj_meta info = SPX_OBJ_META_INIT;
+	const char *a;
+	int rc = spx_obj_mpu_info(g->gw->obj, g->s3->bucket, g->s3->key, id,
+				  &info);
+
+	*algo_on = false;
+	if (rc < 0) {
+		spx_obj_meta_release(&info);
+		obj_fail(g, req, resp, rc);
+		return -1;
+	}
+	a = spx_kv_get(&info.checksums, "algorithm");
+	if (a && spx_cksum_from_name(a, algo) == 0)
+		*algo_on = true;
+	spx_obj_meta_release(&info);
+	return 0;
+}
+
+/* UploadPart to an upload made with a checksum algorithm must carry that
+ * checksum, as S3 requires. */
+static int need_part_checksum(struct gw_req *g, struct spx_http_req *req,
+			      struct spx_http_resp *resp, const char *id)
+{
+	struct gw_s3 *s = g->s3;
+	enum spx_cksum_algo a;
+	bool on;
+
+	if (upload_algo(g, req, resp, id, &a, &on) < 0)
+		return -1;
+	if (on && (!s->has_ck || s->algo != a)) {
+		char low[16];
+
+		gw_error(g, req, resp, 400, "InvalidRequest",
+			 "Checksum Type mismatch occurred, expected checksum "
+			 "Type: %s, actual checksum Type: %s",
+			 cksum_key(a, low, sizeof(low)),
+			 s->has_ck ? spx_cksum_name(s->algo) : "null");
+		return -1;
+	}
+	return 0;
+}
+
 /* PutObject's If-None-Match: * and If-Match against the current object
  * (cur NULL: none). S3 answers 412 for an object that is there or differs,
  * and 404 NoSuchKey for If-Match on none. */
@@ -611,6 +672,8 @@ static void begin_write(struct gw_req *g, struct spx_http_req *req,
 			return;
 		}
 		s->part = (int)n;
+		if (need_part_checksum(g, req, resp, id) < 0)
+			return;
 		rc = spx_obj_part_begin(g->gw->obj, s->bucket, s->key, id,
 					s->part, &s->w);
 	}
@@ -705,16 +768,16 @@ static void end_write(struct gw_req *g, struct spx_http_req *req,
 			return;
 		}
 		spx_base64_encode(dig, dlen, &b64);
-		if (s->op == OP_PUT_OBJECT) {
+		{
+			/* A part's checksum is kept for Complete to fold in. */
+			struct spx_obj_meta *wm = spx_obj_writer_meta(s->w);
 			char low[16];
-			const char *n = spx_cksum_name(s->algo);
-			size_t i;
 
-			for (i = 0; n[i] && i < sizeof(low) - 1; i++)
-				low[i] = (char)(n[i] | 0x20);
-			low[i] = '\0';
-			spx_kv_add(&spx_obj_writer_meta(s->w)->checksums, low,
-				   b64.p);
+			spx_kv_add(&wm->checksums,
+				   cksum_key(s->algo, low, sizeof(low)), b64.p);
+			if (s->op == OP_PUT_OBJECT)
+				spx_kv_add(&wm->checksums, "type",
+					   "FULL_OBJECT");
 		}
 	}
 	rc = spx_obj_writer_commit(s->w, s->has_md5 ? s->md5 : NULL, &out);
@@ -1789,6 +1852,44 @@ static void object_tagging(struct gw_req *g, struct spx_http_req *req,
 
 /* ---- multipart uploads ---------------------------------------------- */
 
+/* CreateMultipartUpload's x-amz-checksum-algorithm and -type: the object
+ * checksum Complete will compute. FULL_OBJECT is for the CRCs only, and
+ * CRC64NVME is only FULL_OBJECT (its default); the others default to
+ * COMPOSITE. */
+static int mpu_algo_from_headers(struct gw_req *g, struct spx_http_req *req,
+				 struct spx_http_resp *resp,
+				 struct spx_obj_meta *in)
+{
+	const char *a = spx_kv_geti(&req->headers, "x-amz-checksum-algorithm");
+	const char *t = spx_kv_geti(&req->headers, "x-amz-checksum-type");
+	enum spx_cksum_algo algo;
+	bool crc;
+
+	if (!a && !t)
+		return 0;
+	if (!a || spx_cksum_from_name(a, &algo) < 0) {
+		gw_error(g, req, resp, 400, "InvalidRequest",
+			 "Value for x-amz-checksum-algorithm header is "
+			 "invalid.");
+		return -1;
+	}
+	crc = algo == SPX_CKSUM_CRC32 || algo == SPX_CKSUM_CRC32C ||
+	      algo == SPX_CKSUM_CRC64NVME;
+	if (!t)
+		t = algo == SPX_CKSUM_CRC64NVME ? "FULL_OBJECT" : "COMPOSITE";
+	if ((strcmp(t, "COMPOSITE") && strcmp(t, "FULL_OBJECT")) ||
+	    (!strcmp(t, "FULL_OBJECT") && !crc) ||
+	    (!strcmp(t, "COMPOSITE") && algo == SPX_CKSUM_CRC64NVME)) {
+		gw_error(g, req, resp, 400, "InvalidRequest",
+			 "The %s checksum type cannot be used with the %s "
+			 "checksum algorithm.", t, spx_cksum_name(algo));
+		return -1;
+	}
+	spx_kv_add(&in->checksums, "algorithm", spx_cksum_name(algo));
+	spx_kv_add(&in->checksums, "type", t);
+	return 0;
+}
+
 static void create_mpu(struct gw_req *g, struct spx_http_req *req,
 		       struct spx_http_resp *resp)
 {
@@ -1801,17 +1902,25 @@ static void create_mpu(struct gw_req *g, struct spx_http_req *req,
 	if (own_bucket(g, req, resp, NULL) < 0)
 		return;
 	meta_from_headers(req, &in);
-	if (tags_from_header(g, req, resp, &in) < 0) {
+	if (tags_from_header(g, req, resp, &in) < 0 ||
+	    mpu_algo_from_headers(g, req, resp, &in) < 0) {
 		spx_obj_meta_release(&in);
 		return;
 	}
 	rc = spx_obj_mpu_create(g->gw->obj, s->bucket, s->key, &in, id);
-	spx_obj_meta_release(&in);
 	if (rc < 0) {
+		spx_obj_meta_release(&in);
 		obj_fail(g, req, resp, rc);
 		return;
 	}
 	gw_xml_begin(g, resp, &x);
+	if (spx_kv_get(&in.checksums, "algorithm")) {
+		spx_kv_add(&resp->headers, "x-amz-checksum-algorithm",
+			   spx_kv_get(&in.checksums, "algorithm"));
+		spx_kv_add(&resp->headers, "x-amz-checksum-type",
+			   spx_kv_get(&in.checksums, "type"));
+	}
+	spx_obj_meta_release(&in);
 	spx_xml_open_ns(&x, "InitiateMultipartUploadResult", GW_S3_NS);
 	spx_xml_elem(&x, "Bucket", s->bucket);
 	spx_xml_elem(&x, "Key", s->key);
@@ -1837,12 +1946,19 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 	struct spx_obj_complete_part *parts = NULL;
 	struct spx_obj_meta out = SPX_OBJ_META_INIT;
 	struct spx_obj_bucket b;
+	enum spx_cksum_algo algo = SPX_CKSUM_CRC32;
+	bool algo_on = false;
+	char ckel[32] = "";
 	size_t n = 0;
 	struct spx_xml x;
 	int rc;
 
 	if (own_bucket(g, req, resp, &b) < 0)
 		return;
+	if (upload_algo(g, req, resp, id, &algo, &algo_on) < 0)
+		return;
+	if (algo_on)
+		snprintf(ckel, sizeof(ckel), "Checksum%s", spx_cksum_name(algo));
 	if (spx_xml_parse(s->body.p, s->body.len, NULL, &doc) < 0 ||
 	    !(root = spx_xml_doc_root(doc)) ||
 	    !spx_xml_is(root, "CompleteMultipartUpload", NULL)) {
@@ -1862,6 +1978,21 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 		}
 		parts[n].num = (int)v;
 		parts[n].etag = etag;
+		if (algo_on) {
+			char low[16];
+
+			parts[n].checksum = spx_xml_child_text(p, ckel);
+			if (!parts[n].checksum) {
+				gw_error(g, req, resp, 400, "InvalidRequest",
+					 "The upload was created using a %s "
+					 "checksum. The complete request must "
+					 "include the checksum for each part. "
+					 "It was missing for part %ld in the "
+					 "request.",
+					 cksum_key(algo, low, sizeof(low)), v);
+				goto out;
+			}
+		}
 		n++;
 	}
 	if (!n) {
@@ -1881,6 +2012,17 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 	spx_xml_elem(&x, "Bucket", s->bucket);
 	spx_xml_elem(&x, "Key", s->key);
 	spx_xml_elemf(&x, "ETag", "\"%s\"", out.etag);
+	if (algo_on) {
+		char low[16];
+		const char *v = spx_kv_get(&out.checksums,
+					   cksum_key(algo, low, sizeof(low)));
+
+		if (v)
+			spx_xml_elem(&x, ckel, v);
+		if (spx_kv_get(&out.checksums, "type"))
+			spx_xml_elem(&x, "ChecksumType",
+				     spx_kv_get(&out.checksums, "type"));
+	}
 	gw_xml_finish(g, req, resp, &x);
 out:
 	free(parts);
@@ -1916,11 +2058,14 @@ static void list_parts(struct gw_req *g, struct spx_http_req *req,
 	bool trunc = false;
 	long marker = mk ? strtol(mk, NULL, 10) : 0;
 	long max = mp ? strtol(mp, NULL, 10) : 1000;
+	enum spx_cksum_algo a = SPX_CKSUM_CRC32;
+	bool algo_on = false;
 	struct spx_xml x;
 	char when[40];
 	int rc;
 
-	if (own_bucket(g, req, resp, NULL) < 0)
+	if (own_bucket(g, req, resp, NULL) < 0 ||
+	    upload_algo(g, req, resp, id, &a, &algo_on) < 0)
 		return;
 	if (max <= 0 || max > 1000)
 		max = 1000;
@@ -1949,9 +2094,18 @@ static void list_parts(struct gw_req *g, struct spx_http_req *req,
 		spx_xml_elem(&x, "LastModified", when);
 		spx_xml_elemf(&x, "ETag", "\"%s\"", parts[i].etag);
 		spx_xml_elem_u64(&x, "Size", parts[i].size);
+		if (parts[i].cksum_name[0] &&
+		    spx_cksum_from_name(parts[i].cksum_name, &a) == 0) {
+			char el[32];
+
+			snprintf(el, sizeof(el), "Checksum%s", spx_cksum_name(a));
+			spx_xml_elem(&x, el, parts[i].cksum);
+		}
 		spx_xml_close(&x);
 	}
 	spx_xml_elem(&x, "StorageClass", "STANDARD");
+	if (algo_on)
+		spx_xml_elem(&x, "ChecksumAlgorithm", spx_cksum_name(a));
 	free(parts);
 	gw_xml_finish(g, req, resp, &x);
 }

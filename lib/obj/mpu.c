@@ -4,6 +4,8 @@
  * is copied. */
 #include "spx.h"
 
+#include "checksum.h"
+
 #include <dirent.h>
 #include <openssl/evp.h>
 
@@ -161,6 +163,92 @@ out:
 	return rc;
 }
 
+int spx_obj_mpu_info(struct spx_obj *s, const char *bucket, const char *key,
+		     const char *id, struct spx_obj_meta *out)
+{
+	return upload_get(s, bucket, key, id, out);
+}
+
+/* The object checksum an upload asked for, folded in part by part. */
+struct mpu_ck {
+	enum spx_cksum_algo algo;
+	bool on, full;
+	char name[16];		  /* "crc32": the parts' checksum key */
+	unsigned char acc[SPX_CKSUM_MAX]; /* FULL_OBJECT: CRC so far */
+	struct spx_buf digests;	  /* COMPOSITE: raw part digests */
+};
+
+static int mpu_ck_init(struct mpu_ck *c, const struct spx_obj_meta *info)
+{
+	const char *a = spx_kv_get(&info->checksums, "algorithm");
+	const char *t = spx_kv_get(&info->checksums, "type");
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	spx_buf_init(&c->digests, 0);
+	if (!a)
+		return 0;
+	if (spx_cksum_from_name(a, &c->algo) < 0)
+		return obj_err(SPX_OBJ_INTERNAL, "upload has algorithm '%s'", a);
+	for (i = 0; a[i] && i < sizeof(c->name) - 1; i++)
+		c->name[i] = (char)(a[i] >= 'A' && a[i] <= 'Z' ? a[i] | 0x20
+							       : a[i]);
+	c->name[i] = '\0';
+	c->on = true;
+	c->full = t && !strcmp(t, "FULL_OBJECT");
+	return 0;
+}
+
+/* Fold part num (size bytes; its metadata pm) into c; given, the
+ * checksum the client named for it, must be the part's own. */
+static int mpu_ck_part(struct mpu_ck *c, int num, const struct spx_obj_meta *pm,
+		       const char *given)
+{
+	const char *have = spx_kv_get(&pm->checksums, c->name);
+	unsigned char raw[SPX_CKSUM_MAX];
+	size_t len = 0;
+
+	if (!c->on)
+		return 0;
+	if (!have || spx_base64_decode(have, strlen(have), raw, sizeof(raw),
+				       &len) < 0 ||
+	    len != spx_cksum_size(c->algo))
+		return obj_err(SPX_OBJ_INVALID_PART,
+			       "part %d has no %s checksum", num, c->name);
+	if (given && strcmp(given, have))
+		return obj_err(SPX_OBJ_INVALID_PART,
+			       "part %d: another %s checksum", num, c->name);
+	if (c->full)
+		return spx_cksum_combine(c->algo, c->acc, raw, pm->size) < 0
+			       ? obj_err(SPX_OBJ_INTERNAL, "checksum combine")
+			       : 0;
+	spx_buf_add(&c->digests, raw, len);
+	return 0;
+}
+
+/* The object's checksums: the algorithm's value and the type. */
+static int mpu_ck_final(struct mpu_ck *c, size_t nparts,
+			struct spx_kvlist *out)
+{
+	struct spx_buf v = SPX_BUF_INIT;
+	int rc = 0;
+
+	spx_kv_free(out);
+	if (!c->on)
+		return 0;
+	if (c->full)
+		spx_base64_encode(c->acc, spx_cksum_size(c->algo), &v);
+	else if (spx_cksum_composite(c->algo, (const unsigned char *)c->digests.p,
+				     nparts, &v) < 0)
+		rc = obj_err(SPX_OBJ_INTERNAL, "composite checksum");
+	if (!rc) {
+		spx_kv_add(out, c->name, v.p);
+		spx_kv_add(out, "type", c->full ? "FULL_OBJECT" : "COMPOSITE");
+	}
+	spx_buf_release(&v);
+	return rc;
+}
+
 static int part_cmp(const void *a, const void *b)
 {
 	return ((const struct spx_obj_part *)a)->num -
@@ -213,6 +301,13 @@ int spx_obj_mpu_parts(struct spx_obj *s, const char *bucket, const char *key,
 		v[nv].size = m.size;
 		memcpy(v[nv].etag, m.etag, sizeof(m.etag));
 		v[nv].mtime_ms = m.mtime_ms;
+		v[nv].cksum_name[0] = v[nv].cksum[0] = '\0';
+		if (m.checksums.n) {
+			snprintf(v[nv].cksum_name, sizeof(v[nv].cksum_name),
+				 "%s", m.checksums.v[0].k);
+			snprintf(v[nv].cksum, sizeof(v[nv].cksum), "%s",
+				 m.checksums.v[0].v);
+		}
 		nv++;
 		spx_obj_meta_release(&m);
 	}
@@ -248,6 +343,7 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 			 struct spx_obj_meta *out)
 {
 	struct spx_obj_meta info = SPX_OBJ_META_INIT;
+	struct mpu_ck ck = { .digests = SPX_BUF_INIT };
 	enum spx_obj_versioning v;
 	char **ud = NULL, **kd = NULL, enc[256], rnd[17], *old[2] = { 0 };
 	EVP_MD_CTX *md = NULL;
@@ -276,6 +372,8 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 				     parts[i - 1].num);
 			goto out;
 		}
+	if ((rc = mpu_ck_init(&ck, &info)) < 0)
+		goto out;
 	ud = udirs(s, bucket, id);
 	md = EVP_MD_CTX_new();
 	EVP_DigestInit_ex(md, EVP_md5(), NULL);
@@ -320,6 +418,11 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 				     parts[i].num);
 			goto out;
 		}
+		if ((rc = mpu_ck_part(&ck, parts[i].num, &pm,
+				      parts[i].checksum)) < 0) {
+			spx_obj_meta_release(&pm);
+			goto out;
+		}
 		info.segs[i] = pm.segs[0];
 		info.nsegs = i + 1;
 		info.size += pm.size;
@@ -333,6 +436,8 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 	spx_hex_encode(dig, 16, info.etag);
 	snprintf(info.etag + 32, sizeof(info.etag) - 32, "-%zu", n);
 	info.nparts = n;
+	if ((rc = mpu_ck_final(&ck, n, &info.checksums)) < 0)
+		goto out;
 	info.k = s->k;
 	info.m = s->m;
 	info.block = s->block;
@@ -403,6 +508,7 @@ out:
 			free(p);
 		}
 	obj_unlock(lk);
+	spx_buf_release(&ck.digests);
 	EVP_MD_CTX_free(md);
 	obj_dirs_free(ud, s->n);
 	obj_dirs_free(kd, s->n);

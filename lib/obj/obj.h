@@ -433,7 +433,14 @@ struct spx_obj_part {
 	uint64_t size;
 	char etag[SPX_OBJ_ETAG_SIZE];
 	int64_t mtime_ms;
+	char cksum_name[16];	/* "crc32" ...: the part's checksum, "" none */
+	char cksum[64];		/* its base64 value */
 };
+/* An upload's metadata as CreateMultipartUpload gave it. Its checksums
+ * hold "algorithm" ("CRC32" ...) and "type" ("COMPOSITE" or
+ * "FULL_OBJECT") when the upload asked for an object checksum. */
+int spx_obj_mpu_info(struct spx_obj *s, const char *bucket, const char *key,
+		     const char *id, struct spx_obj_meta *out);
 /* The parts uploaded so far with num > marker, at most max (0: 1000). */
 int spx_obj_mpu_parts(struct spx_obj *s, const char *bucket, const char *key,
 		      const char *id, int marker, size_t max,
@@ -442,10 +449,16 @@ int spx_obj_mpu_parts(struct spx_obj *s, const char *bucket, const char *key,
  * the object's segments by linking, without copying data. Errors:
  * SPX_OBJ_INVALID_PART_ORDER, SPX_OBJ_INVALID_PART (missing, or another
  * ETag), SPX_OBJ_ENTITY_TOO_SMALL (a part but the last under min_part),
- * SPX_OBJ_NO_SUCH_UPLOAD. The ETag is hex(MD5(part MD5s))-N. */
+ * SPX_OBJ_NO_SUCH_UPLOAD. The ETag is hex(MD5(part MD5s))-N.
+ * An upload with an algorithm (spx_obj_mpu_info) gets the object checksum
+ * of its type from the parts' checksums: COMPOSITE, base64 of the
+ * checksum of the parts' raw checksums, "-N"; FULL_OBJECT, the CRC of
+ * the whole object. Every part must have one (SPX_OBJ_INVALID_PART), and
+ * a checksum given with a part must be the part's. */
 struct spx_obj_complete_part {
 	int num;
 	const char *etag;
+	const char *checksum;	/* base64 of the upload's algorithm, or NULL */
 };
 int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 			 const char *key, const char *id,

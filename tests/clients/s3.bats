@@ -277,6 +277,87 @@ PY
 	[[ "$output" == *"boto3 s3 ok"* ]]
 }
 
+@test "multipart checksums: COMPOSITE and FULL_OBJECT CRC32 through boto3" {
+	python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
+import base64, os, sys, zlib, boto3, botocore
+ak, sk, ep, ca = sys.argv[1:]
+c = boto3.client("s3", aws_access_key_id=ak, aws_secret_access_key=sk,
+                 region_name="us-east-1", endpoint_url=ep, verify=ca)
+c.create_bucket(Bucket="mpuck")
+parts = [os.urandom(5 * 1024 * 1024), os.urandom(1024 * 1024 + 7)]
+raw = [zlib.crc32(p).to_bytes(4, "big") for p in parts]
+b64 = [base64.b64encode(r).decode() for r in raw]
+
+def upload(key, **kw):
+    u = c.create_multipart_upload(Bucket="mpuck", Key=key, ChecksumAlgorithm="CRC32", **kw)
+    assert u["ChecksumAlgorithm"] == "CRC32", u
+    got = []
+    for i, p in enumerate(parts, 1):
+        r = c.upload_part(Bucket="mpuck", Key=key, UploadId=u["UploadId"], PartNumber=i,
+                          Body=p, ChecksumAlgorithm="CRC32")
+        assert r["ChecksumCRC32"] == b64[i - 1], (r, b64)
+        got.append({"PartNumber": i, "ETag": r["ETag"], "ChecksumCRC32": r["ChecksumCRC32"]})
+    lp = c.list_parts(Bucket="mpuck", Key=key, UploadId=u["UploadId"])
+    assert [p["ChecksumCRC32"] for p in lp["Parts"]] == b64, lp
+    assert lp["ChecksumAlgorithm"] == "CRC32", lp
+    return u["UploadId"], got
+
+# COMPOSITE: the CRC32 of the parts' CRC32s, "-2"
+want = base64.b64encode(zlib.crc32(b"".join(raw)).to_bytes(4, "big")).decode() + "-2"
+uid, got = upload("comp")
+r = c.complete_multipart_upload(Bucket="mpuck", Key="comp", UploadId=uid,
+                                MultipartUpload={"Parts": got})
+assert r["ChecksumCRC32"] == want, (r, want)
+h = c.head_object(Bucket="mpuck", Key="comp", ChecksumMode="ENABLED")
+assert h["ChecksumCRC32"] == want, h
+if "ChecksumType" in h:
+    assert h["ChecksumType"] == "COMPOSITE", h
+
+# a part's checksum that is not the part's is InvalidPart; one left out
+# is InvalidRequest; nothing is committed by either
+uid, got = upload("bad")
+wrong = [dict(got[0], ChecksumCRC32=b64[1]), got[1]]
+for parts_sent, code in ((wrong, "InvalidPart"),
+                         ([{k: v for k, v in p.items() if k != "ChecksumCRC32"} for p in got],
+                          "InvalidRequest")):
+    try:
+        c.complete_multipart_upload(Bucket="mpuck", Key="bad", UploadId=uid,
+                                    MultipartUpload={"Parts": parts_sent})
+        raise SystemExit("complete with %s succeeded" % code)
+    except botocore.exceptions.ClientError as e:
+        assert e.response["Error"]["Code"] == code, e.response
+try:
+    c.head_object(Bucket="mpuck", Key="bad")
+    raise SystemExit("a refused complete left an object")
+except botocore.exceptions.ClientError as e:
+    assert e.response["Error"]["Code"] == "404", e.response
+# a part sent with another algorithm is refused
+try:
+    c.upload_part(Bucket="mpuck", Key="bad", UploadId=uid, PartNumber=3,
+                  Body=b"x", ChecksumAlgorithm="SHA256")
+    raise SystemExit("a SHA256 part of a CRC32 upload was taken")
+except botocore.exceptions.ClientError as e:
+    assert e.response["Error"]["Code"] == "InvalidRequest", e.response
+c.abort_multipart_upload(Bucket="mpuck", Key="bad", UploadId=uid)
+
+# FULL_OBJECT: the CRC32 of the whole object, where the model has the type
+m = c.meta.service_model.operation_model("CreateMultipartUpload").input_shape.members
+if "ChecksumType" in m:
+    uid, got = upload("full", ChecksumType="FULL_OBJECT")
+    r = c.complete_multipart_upload(Bucket="mpuck", Key="full", UploadId=uid,
+                                    MultipartUpload={"Parts": got})
+    whole = base64.b64encode(zlib.crc32(b"".join(parts)).to_bytes(4, "big")).decode()
+    assert r["ChecksumCRC32"] == whole and r["ChecksumType"] == "FULL_OBJECT", (r, whole)
+    h = c.head_object(Bucket="mpuck", Key="full", ChecksumMode="ENABLED")
+    assert h["ChecksumCRC32"] == whole and h["ChecksumType"] == "FULL_OBJECT", h
+    o = c.get_object(Bucket="mpuck", Key="full", ChecksumMode="ENABLED")
+    assert o["Body"].read() == b"".join(parts)
+for k in ("comp", "full"):
+    c.delete_object(Bucket="mpuck", Key=k)
+c.delete_bucket(Bucket="mpuck")
+PY
+}
+
 @test "npm SDK v3: CRC32 trailers (aws-chunked), range, metadata" {
 	[ -d "$SPX_TOP/tests/clients/node_modules/@aws-sdk/client-s3" ] || skip "npm SDK v3 not installed (scripts/deps.sh)"
 	run env NODE_EXTRA_CA_CERTS="$ROOT/tls/ca.pem" AWS_ACCESS_KEY_ID="$AK" AWS_SECRET_ACCESS_KEY="$SK" \

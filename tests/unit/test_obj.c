@@ -545,10 +545,10 @@ static void test_mpu(void)
 	T_OK(np == 1 && !strcmp(ups[0].key, "movie") && !strcmp(ups[0].id, id), "one upload");
 	spx_obj_upload_free(ups, np);
 	{
-		struct spx_obj_complete_part order[] = { { 2, etag[2] }, { 1, etag[1] } };
-		struct spx_obj_complete_part wrong[] = { { 1, etag[2] }, { 2, etag[2] } };
-		struct spx_obj_complete_part missing[] = { { 1, etag[1] }, { 4, etag[2] } };
-		struct spx_obj_complete_part all[] = { { 1, etag[1] }, { 2, etag[2] }, { 3, etag[3] } };
+		struct spx_obj_complete_part order[] = { { 2, etag[2], NULL }, { 1, etag[1], NULL } };
+		struct spx_obj_complete_part wrong[] = { { 1, etag[2], NULL }, { 2, etag[2], NULL } };
+		struct spx_obj_complete_part missing[] = { { 1, etag[1], NULL }, { 4, etag[2], NULL } };
+		struct spx_obj_complete_part all[] = { { 1, etag[1], NULL }, { 2, etag[2], NULL }, { 3, etag[3], NULL } };
 
 		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, order, 2, &out),
 		      SPX_OBJ_INVALID_PART_ORDER, "complete: InvalidPartOrder");
@@ -932,7 +932,7 @@ static void test_versions(void)
 	{
 		char id[SPX_OBJ_UPLOAD_ID_SIZE];
 		struct spx_obj_writer *w;
-		struct spx_obj_complete_part cp = { 1, NULL };
+		struct spx_obj_complete_part cp = { 1, NULL, NULL };
 
 		spx_obj_mpu_create(s, "vt1", "d", NULL, id);
 		spx_obj_part_begin(s, "vt1", "d", id, 1, &w);
