@@ -305,12 +305,17 @@ int par_run(int n, void *(*fn)(void *arg, int i), void *arg)
 
 double raw_write(const char *path, uint64_t len)
 {
-	double t0 = now_s();
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char *tmp = spx_xprintf("%s.new", path);
+	double t0 = now_s(), t;
+	bool w_ok;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	uint64_t off = 0;
 
-	if (fd < 0)
-		return spx_error_errno(SPX_FAIL, "open %s", path);
+	if (fd < 0) {
+		spx_error_errno(SPX_FAIL, "open %s", tmp);
+		free(tmp);
+		return -1;
+	}
 	while (off < len) {
 		size_t avail, k;
 		const unsigned char *s = pat_at(off, &avail);
@@ -323,20 +328,33 @@ double raw_write(const char *path, uint64_t len)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			spx_error_errno(SPX_FAIL, "write %s", path);
+			spx_error_errno(SPX_FAIL, "write %s", tmp);
 			close(fd);
+			free(tmp);
 			return -1;
 		}
 		off += (uint64_t)w;
+		/* Writeback started as the bytes go, as a good writer does:
+		 * the fsync then waits for the tail only. */
+		if (off % (8u << 20) == 0)
+			sync_file_range(fd, (off_t)(off - (8u << 20)), 8u << 20,
+					SYNC_FILE_RANGE_WRITE);
 	}
-	if (fsync(fd) < 0) {
-		spx_error_errno(SPX_FAIL, "fsync %s", path);
-		close(fd);
+	/* A new file replacing the old one, as an overwrite must be done
+	 * durably (an object store cannot truncate the old copy first): the
+	 * new pages are allocated while the old are still cached, and the
+	 * old file is freed by the rename, inside the time. */
+	w_ok = fsync(fd) == 0;
+	if (close(fd) < 0)
+		w_ok = false;
+	if (!w_ok || rename(tmp, path) < 0) {
+		spx_error_errno(SPX_FAIL, "write %s", tmp);
+		free(tmp);
 		return -1;
 	}
-	if (close(fd) < 0)
-		return spx_error_errno(SPX_FAIL, "close %s", path);
-	return now_s() - t0;
+	t = now_s() - t0;
+	free(tmp);
+	return t;
 }
 
 struct f4k {

@@ -72,8 +72,10 @@ int req_fail(const struct req *r);
 /* Run fn(arg, i) on n threads, i = 0..n-1, and wait for all. */
 int par_run(int n, void *(*fn)(void *arg, int i), void *arg);
 
-/* Limits. raw_write writes stream bytes [0, len) to path in 1 MiB writes,
- * fsyncs and closes it: the seconds it took. The file stays for nginx. */
+/* Limits. raw_write writes stream bytes [0, len) to a new file in 1 MiB
+ * writes, fsyncs it and renames it over path (freeing the previous one,
+ * as an object overwrite does): the seconds it took. The file stays for
+ * nginx. */
 double raw_write(const char *path, uint64_t len);
 /* Durable 4 KiB files created by n threads for secs: ops per second. */
 double fsync_4k(const char *dir, int n, double secs);
