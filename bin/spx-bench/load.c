@@ -76,8 +76,11 @@ double pat_digest(enum spx_cksum_algo algo, uint64_t off, uint64_t len,
 		spx_cksum_update(&c, s, k);
 		off += k, len -= k;
 	}
-	if (spx_cksum_final(&c, out, NULL) < 0)
+	if (spx_cksum_final(&c, out, NULL) < 0) {
+		spx_cksum_release(&c);
 		return -1;
+	}
+	spx_cksum_release(&c);
 	return now_s() - t0;
 }
 

@@ -66,22 +66,25 @@ struct s3b {
 	struct spx_bench_run *run;
 };
 
+/* A size in whole GiB or MiB: "1g"/"256m" for figure ids (label false),
+ * "1 GiB"/"256 MiB" for people. */
+static const char *size_str(uint64_t size, bool label, char *buf, size_t sz)
+{
+	bool g = size >= (1u << 30) && size % (1u << 30) == 0;
+
+	snprintf(buf, sz, "%llu%s", (unsigned long long)(size >> (g ? 30 : 20)),
+		 label ? (g ? " GiB" : " MiB") : (g ? "g" : "m"));
+	return buf;
+}
+
 static const char *size_name(uint64_t size, char *buf, size_t sz)
 {
-	if (size >= (1u << 30) && size % (1u << 30) == 0)
-		snprintf(buf, sz, "%llug", (unsigned long long)(size >> 30));
-	else
-		snprintf(buf, sz, "%llum", (unsigned long long)(size >> 20));
-	return buf;
+	return size_str(size, false, buf, sz);
 }
 
 static const char *size_label(uint64_t size, char *buf, size_t sz)
 {
-	if (size >= (1u << 30) && size % (1u << 30) == 0)
-		snprintf(buf, sz, "%llu GiB", (unsigned long long)(size >> 30));
-	else
-		snprintf(buf, sz, "%llu MiB", (unsigned long long)(size >> 20));
-	return buf;
+	return size_str(size, true, buf, sz);
 }
 
 static void add(struct s3b *b, const char *section, double v,

@@ -1949,6 +1949,7 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 	enum spx_cksum_algo algo = SPX_CKSUM_CRC32;
 	bool algo_on = false;
 	char ckel[32] = "";
+	const char *want = NULL;
 	size_t n = 0;
 	struct spx_xml x;
 	int rc;
@@ -1999,8 +2000,22 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 		malformed(g, req, resp);
 		goto out;
 	}
+	if (algo_on) {
+		/* The whole object's checksum, if the client states it. */
+		char low[16], h[48];
+
+		snprintf(h, sizeof(h), "x-amz-checksum-%s",
+			 cksum_key(algo, low, sizeof(low)));
+		want = spx_kv_geti(&req->headers, h);
+	}
 	rc = spx_obj_mpu_complete(g->gw->obj, s->bucket, s->key, id, parts, n,
-				  &out);
+				  want, &out);
+	if (rc == SPX_OBJ_BAD_DIGEST) {
+		gw_error(g, req, resp, 400, "BadDigest",
+			 "The %s you specified did not match the calculated "
+			 "checksum.", spx_cksum_name(algo));
+		goto out;
+	}
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
 		goto out;

@@ -249,6 +249,28 @@ static int mpu_ck_final(struct mpu_ck *c, size_t nparts,
 	return rc;
 }
 
+/* The object checksum the client sent with Complete, if any, must be the
+ * one computed (a COMPOSITE one compared without its "-N"). */
+static int mpu_ck_check(const struct mpu_ck *c, const struct spx_kvlist *ck,
+			const char *want)
+{
+	const char *have = c->on ? spx_kv_get(ck, c->name) : NULL;
+	size_t hl, wl;
+
+	if (!want)
+		return 0;
+	if (!have)
+		return obj_err(SPX_OBJ_INVALID_ARG,
+			       "the upload has no checksum to compare with");
+	hl = c->full ? strlen(have) : strcspn(have, "-");
+	wl = c->full ? strlen(want) : strcspn(want, "-");
+	if (hl != wl || memcmp(have, want, hl))
+		return obj_err(SPX_OBJ_BAD_DIGEST,
+			       "the %s of the object is %s, not %s", c->name,
+			       have, want);
+	return 0;
+}
+
 static int part_cmp(const void *a, const void *b)
 {
 	return ((const struct spx_obj_part *)a)->num -
@@ -340,7 +362,7 @@ static void etag_strip(const char *e, char *out, size_t outsz)
 int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 			 const char *key, const char *id,
 			 const struct spx_obj_complete_part *parts, size_t n,
-			 struct spx_obj_meta *out)
+			 const char *want_ck, struct spx_obj_meta *out)
 {
 	struct spx_obj_meta info = SPX_OBJ_META_INIT;
 	struct mpu_ck ck = { .digests = SPX_BUF_INIT };
@@ -436,7 +458,8 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 	spx_hex_encode(dig, 16, info.etag);
 	snprintf(info.etag + 32, sizeof(info.etag) - 32, "-%zu", n);
 	info.nparts = n;
-	if ((rc = mpu_ck_final(&ck, n, &info.checksums)) < 0)
+	if ((rc = mpu_ck_final(&ck, n, &info.checksums)) < 0 ||
+	    (rc = mpu_ck_check(&ck, &info.checksums, want_ck)) < 0)
 		goto out;
 	info.k = s->k;
 	info.m = s->m;

@@ -460,10 +460,13 @@ struct spx_obj_complete_part {
 	const char *etag;
 	const char *checksum;	/* base64 of the upload's algorithm, or NULL */
 };
+/* want_ck: the object checksum the client stated (base64; NULL: none),
+ * checked before anything changes: SPX_OBJ_BAD_DIGEST when it differs,
+ * SPX_OBJ_INVALID_ARG when the upload has no algorithm. */
 int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 			 const char *key, const char *id,
 			 const struct spx_obj_complete_part *parts, size_t n,
-			 struct spx_obj_meta *out);
+			 const char *want_ck, struct spx_obj_meta *out);
 int spx_obj_mpu_abort(struct spx_obj *s, const char *bucket, const char *key,
 		      const char *id);
 

@@ -344,9 +344,16 @@ c.abort_multipart_upload(Bucket="mpuck", Key="bad", UploadId=uid)
 m = c.meta.service_model.operation_model("CreateMultipartUpload").input_shape.members
 if "ChecksumType" in m:
     uid, got = upload("full", ChecksumType="FULL_OBJECT")
-    r = c.complete_multipart_upload(Bucket="mpuck", Key="full", UploadId=uid,
-                                    MultipartUpload={"Parts": got})
     whole = base64.b64encode(zlib.crc32(b"".join(parts)).to_bytes(4, "big")).decode()
+    # a stated whole-object checksum that is wrong: BadDigest, no object
+    try:
+        c.complete_multipart_upload(Bucket="mpuck", Key="full", UploadId=uid,
+                                    MultipartUpload={"Parts": got}, ChecksumCRC32=b64[0])
+        raise SystemExit("complete with a wrong object checksum succeeded")
+    except botocore.exceptions.ClientError as e:
+        assert e.response["Error"]["Code"] == "BadDigest", e.response
+    r = c.complete_multipart_upload(Bucket="mpuck", Key="full", UploadId=uid,
+                                    MultipartUpload={"Parts": got}, ChecksumCRC32=whole)
     assert r["ChecksumCRC32"] == whole and r["ChecksumType"] == "FULL_OBJECT", (r, whole)
     h = c.head_object(Bucket="mpuck", Key="full", ChecksumMode="ENABLED")
     assert h["ChecksumCRC32"] == whole and h["ChecksumType"] == "FULL_OBJECT", h

@@ -550,11 +550,11 @@ static void test_mpu(void)
 		struct spx_obj_complete_part missing[] = { { 1, etag[1], NULL }, { 4, etag[2], NULL } };
 		struct spx_obj_complete_part all[] = { { 1, etag[1], NULL }, { 2, etag[2], NULL }, { 3, etag[3], NULL } };
 
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, order, 2, &out),
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, order, 2, NULL, &out),
 		      SPX_OBJ_INVALID_PART_ORDER, "complete: InvalidPartOrder");
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, wrong, 2, &out),
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, wrong, 2, NULL, &out),
 		      SPX_OBJ_INVALID_PART, "complete: wrong etag is InvalidPart");
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, missing, 2, &out),
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, missing, 2, NULL, &out),
 		      SPX_OBJ_INVALID_PART, "complete: missing part is InvalidPart");
 		/* A small part that is not the last one. */
 		T_INT(spx_obj_part_begin(s, "mm1", "movie", id, 2, &w), 0, "part 2 again, small");
@@ -562,20 +562,20 @@ static void test_mpu(void)
 		spx_obj_writer_commit(w, NULL, &out);
 		snprintf(etag[0], sizeof(etag[0]), "%s", out.etag);
 		all[1].etag = etag[0];
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, &out),
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, NULL, &out),
 		      SPX_OBJ_ENTITY_TOO_SMALL, "complete: EntityTooSmall");
 		T_INT(spx_obj_part_begin(s, "mm1", "movie", id, 2, &w), 0, "part 2 again");
 		spx_obj_writer_write(w, data + 1500, 1500);
 		spx_obj_writer_commit(w, NULL, &out);
 		T_OK(!strncmp(out.etag, etag[2] + 1, 32), "same bytes, same part etag");
 		all[1].etag = etag[2];
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, &out), 0, "complete");
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, NULL, &out), 0, "complete");
 		T_OK(out.size == 4500 && out.nsegs == 3 && !strcmp(out.etag + 32, "-3"),
 		     "3 segments, etag -3 (%s)", out.etag);
 		T_STR(spx_kv_get(&out.sys, "content-type"), "video/mp4", "upload's metadata");
 		spx_obj_meta_release(&out);
 		T_OK(get_eq(s, "mm1", "movie", data, sizeof(data)), "completed object reads back");
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, &out),
+		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, NULL, &out),
 		      SPX_OBJ_NO_SUCH_UPLOAD, "complete again: NoSuchUpload");
 	}
 	T_INT(spx_obj_mpu_create(s, "mm1", "other", NULL, id), 0, "create 2");
@@ -939,7 +939,7 @@ static void test_versions(void)
 		spx_obj_writer_write(w, d[4], 700);
 		spx_obj_writer_commit(w, NULL, &out);
 		cp.etag = out.etag;
-		T_INT(spx_obj_mpu_complete(s, "vt1", "d", id, &cp, 1, &m), 0,
+		T_INT(spx_obj_mpu_complete(s, "vt1", "d", id, &cp, 1, NULL, &m), 0,
 		      "complete in a versioned bucket");
 		T_OK(spx_s3_version_id_valid(m.vid), "a new version id");
 		spx_obj_meta_release(&m);
