@@ -582,9 +582,60 @@ static bool build_sts(const struct spx_sigv4_auth *a,
 	return ok;
 }
 
+static bool derive_key_uncached(const char *secret, const char *date,
+				const char *region, const char *service,
+				unsigned char key[32]);
+
+/* The signing key changes once a day per key, region and service, and
+ * deriving it is four HMACs: each thread keeps the last one it made. */
+static _Thread_local struct {
+	bool ok;
+	char secret[SPX_SIGV4_SECRET_MAX + 1], date[9], region[64],
+		service[16];
+	unsigned char key[32];
+} key_cache;
+
+static bool cache_fits(const char *v, size_t cap)
+{
+	return strlen(v) < cap;
+}
+
 static bool derive_key(const char *secret, const char *date,
 		       const char *region, const char *service,
 		       unsigned char key[32])
+{
+	bool fits = cache_fits(secret, sizeof(key_cache.secret)) &&
+		    cache_fits(date, sizeof(key_cache.date)) &&
+		    cache_fits(region, sizeof(key_cache.region)) &&
+		    cache_fits(service, sizeof(key_cache.service));
+
+	if (fits && key_cache.ok && !strcmp(key_cache.date, date) &&
+	    !strcmp(key_cache.region, region) &&
+	    !strcmp(key_cache.service, service) &&
+	    strlen(key_cache.secret) == strlen(secret) &&
+	    !CRYPTO_memcmp(key_cache.secret, secret, strlen(secret))) {
+		memcpy(key, key_cache.key, 32);
+		return true;
+	}
+	if (!derive_key_uncached(secret, date, region, service, key))
+		return false;
+	if (fits) {
+		snprintf(key_cache.secret, sizeof(key_cache.secret), "%s",
+			 secret);
+		snprintf(key_cache.date, sizeof(key_cache.date), "%s", date);
+		snprintf(key_cache.region, sizeof(key_cache.region), "%s",
+			 region);
+		snprintf(key_cache.service, sizeof(key_cache.service), "%s",
+			 service);
+		memcpy(key_cache.key, key, 32);
+		key_cache.ok = true;
+	}
+	return true;
+}
+
+static bool derive_key_uncached(const char *secret, const char *date,
+				const char *region, const char *service,
+				unsigned char key[32])
 {
 	char k0[4 + SPX_SIGV4_SECRET_MAX];
 	size_t n = strlen(secret);

@@ -89,17 +89,8 @@ int spx_obj_writer_begin(struct spx_obj *s, const char *bucket,
 	for (int i = 0; i < s->n; i++)
 		w->dirs[i] = spx_xprintf("%s/b/%s/o/%s/%s", s->drives[i], bucket,
 					 w->enc, w->meta.data);
-	/* The data directory on drive 0 exists, locked, for the writer's
-	 * whole life: heal removes only unlocked, unreferenced ones. */
-	if (spx_mkdirs(w->dirs[0], 0755) < 0) {
-		rc = obj_errno("cannot create '%s'", w->dirs[0]);
-		goto fail;
-	}
-	w->dirlock = open(w->dirs[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (w->dirlock < 0 || flock(w->dirlock, LOCK_EX) < 0) {
-		rc = obj_errno("cannot lock '%s'", w->dirs[0]);
-		goto fail;
-	}
+	/* The data directory is made at the first stripe (writer_datadir):
+	 * an object small enough to live inline never has one. */
 	*out = w;
 	return 0;
 fail:
@@ -110,6 +101,21 @@ fail:
 struct spx_obj_meta *spx_obj_writer_meta(struct spx_obj_writer *w)
 {
 	return &w->meta;
+}
+
+/* A PUT's data directory on drive 0 exists, locked, from its first
+ * stripe to the end of the writer: heal removes only unlocked,
+ * unreferenced ones. */
+static int writer_datadir(struct spx_obj_writer *w)
+{
+	if (w->mode != OBJ_W_PUT || w->dirlock >= 0)
+		return 0;
+	if (spx_mkdirs(w->dirs[0], 0755) < 0)
+		return obj_errno("cannot create '%s'", w->dirs[0]);
+	w->dirlock = open(w->dirs[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w->dirlock < 0 || flock(w->dirlock, LOCK_EX) < 0)
+		return obj_errno("cannot lock '%s'", w->dirs[0]);
+	return 0;
 }
 
 /* Encode the first L bytes of stripe buffer buf and append one block to
@@ -123,6 +129,8 @@ static int flush_buf(struct spx_obj_writer *w, unsigned char *buf, size_t L)
 
 	if (!L)
 		return 0;
+	if ((rc = writer_datadir(w)) < 0)
+		return rc;
 	/* A short stripe: spread the bytes over k blocks of bl, highest
 	 * first so that no source is overwritten before it moves. */
 	if (L < (size_t)s->k * B) {
@@ -480,10 +488,6 @@ out:
 			meta_copy(out, &w->meta);
 		obj_remove_data(s, w->bucket, w->enc, old[0]);
 		obj_remove_data(s, w->bucket, w->enc, old[1]);
-		if (w->meta.is_inline) {
-			/* Nothing references the empty data directory. */
-			obj_rmtree(w->dirs[0]);
-		}
 	}
 	free(old[0]);
 	free(old[1]);
