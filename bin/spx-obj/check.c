@@ -37,6 +37,17 @@ static int run(const struct spx_args *a, bool heal)
 
 	if (rc)
 		return rc;
+	if (heal && spx_flag(a, "drive0-replaced")) {
+		size_t n = 0;
+
+		if ((rc = spx_obj_restore_drive0(c.s, &n)) < 0) {
+			rc = objcli_fail(a, rc);
+			objcli_close(&c);
+			return rc;
+		}
+		printf("drive 0: %zu metadata files restored from the other "
+		       "drives\n", n);
+	}
 	rc = spx_obj_verify(c.s, a->argc ? a->argv[0] : NULL, heal, report, &t);
 	if (rc < 0)
 		rc = objcli_fail(a, rc);

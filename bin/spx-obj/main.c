@@ -54,6 +54,13 @@ int objcli_fail(const struct spx_args *a, int rc)
 
 
 static const struct spx_opt root_opts[] = { SPX_OPT_ROOT, { 0 } };
+static const struct spx_opt heal_opts[] = {
+	SPX_OPT_ROOT,
+	{ "drive0-replaced", 0, NULL,
+	  "drive 0 is new: first copy the buckets' and objects' metadata it "
+	  "lacks from the other drives" },
+	{ 0 },
+};
 static const struct spx_opt ls_opts[] = {
 	SPX_OPT_ROOT,
 	{ "prefix", 'p', "P", "only keys that begin with P" },
@@ -113,7 +120,7 @@ static const struct spx_verb verbs[] = {
 	  "print a bucket's versioning state, or set it", 1, 2 },
 	{ "verify", cmd_verify, root_opts, "[BUCKET]",
 	  "check every shard block; exit 1 if any object is damaged", 0, 1 },
-	{ "heal", cmd_heal, root_opts, "[BUCKET]",
+	{ "heal", cmd_heal, heal_opts, "[BUCKET]",
 	  "rewrite missing or corrupt shards; exit 1 if any object is lost",
 	  0, 1 },
 	{ 0 },

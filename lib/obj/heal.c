@@ -235,18 +235,14 @@ static int check_version(struct spx_obj *s, char **kd, const char *name,
 	return rc;
 }
 
-static int check_key(struct spx_obj *s, const char *bucket, const char *enc,
-		     bool heal, spx_obj_check_fn *fn, void *ctx)
+/* The key of key directory enc: decoded from the name, or read from the
+ * metadata (any drive's copy) for a hashed name; NULL if unknown. */
+static const char *key_of(struct spx_obj *s, char **kd, const char *enc,
+			  char keybuf[SPX_OBJ_KEY_MAX + 1])
 {
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
-	struct spx_obj_check c = { .bucket = bucket };
-	char *kd[32], keybuf[SPX_OBJ_KEY_MAX + 1];
-	int rc, lk = -1, n = s->n;
 	const char *key = NULL;
 
-	for (int i = 0; i < n; i++)
-		kd[i] = obj_kdir(s, i, bucket, enc);
-	/* The key: from the name, or from the metadata for a hashed name. */
 	if (enc[0] != '~') {
 		size_t o = 0;
 
@@ -260,12 +256,38 @@ static int check_key(struct spx_obj *s, const char *bucket, const char *enc,
 		}
 		keybuf[o] = 0;
 		key = keybuf;
-	} else if (obj_get_meta(s, kd, "meta", &m, SPX_OBJ_NO_SUCH_KEY) == 0) {
-		snprintf(keybuf, sizeof(keybuf), "%s", m.key);
-		key = keybuf;
-		spx_obj_meta_release(&m);
+	} else {
+		for (int i = 0; i < s->n && !key; i++) {
+			char *p = spx_xprintf("%s/meta", kd[i]);
+			struct spx_buf b = SPX_BUF_INIT;
+
+			if (spx_buf_read_file(&b, p, 80u << 20) == 0 &&
+			    spx_obj_meta_decode(b.p, b.len, &m) == 0) {
+				snprintf(keybuf, SPX_OBJ_KEY_MAX + 1, "%s",
+					 m.key);
+				key = keybuf;
+				spx_obj_meta_release(&m);
+			}
+			spx_buf_release(&b);
+			free(p);
+		}
 	}
 	spx_error_clear();
+	return key;
+}
+
+static int check_key(struct spx_obj *s, const char *bucket, const char *enc,
+		     bool heal, spx_obj_check_fn *fn, void *ctx)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	struct spx_obj_check c = { .bucket = bucket };
+	char *kd[32], keybuf[SPX_OBJ_KEY_MAX + 1];
+	int rc, lk = -1, n = s->n;
+	const char *key = NULL;
+
+	for (int i = 0; i < n; i++)
+		kd[i] = obj_kdir(s, i, bucket, enc);
+	key = key_of(s, kd, enc, keybuf);
 	if (!key) {
 		rc = 0; /* XXX: a hashed key never committed: left for now */
 		goto out;
@@ -373,5 +395,163 @@ int spx_obj_verify(struct spx_obj *s, const char *bucket, bool heal,
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = check_bucket(s, b[i].name, heal, fn, ctx);
 	free(b);
+	return rc;
+}
+
+/* ---- a replaced drive 0 ---- */
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of D_i/rel on drives 1..n-1 (not starting with '.'),
+ * sorted, without repeats. */
+static size_t other_names(struct spx_obj *s, const char *rel, char ***out)
+{
+	char **v = NULL;
+	size_t n = 0, cap = 0, k = 0;
+
+	for (int i = 1; i < s->n; i++) {
+		char *d = spx_xprintf("%s/%s", s->drives[i], rel);
+		DIR *dp = opendir(d);
+		struct dirent *e;
+
+		free(d);
+		while (dp && (e = readdir(dp))) {
+			if (e->d_name[0] == '.')
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				v = spx_realloc(v, cap * sizeof(*v));
+			}
+			v[n++] = spx_strdup(e->d_name);
+		}
+		if (dp)
+			closedir(dp);
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), name_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (k && !strcmp(v[k - 1], v[i]))
+			free(v[i]);
+		else
+			v[k++] = v[i];
+	}
+	*out = v;
+	return k;
+}
+
+static void names_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Put on drive 0 the first good copy of metadata file name that drive 0
+ * lacks. Returns 1 when one was copied, 0 when none was needed or
+ * found, or an error. */
+static int restore_file(struct spx_obj *s, char **dirs, const char *name)
+{
+	char *p0 = spx_xprintf("%s/%s", dirs[0], name);
+	int rc = 0;
+
+	if (access(p0, F_OK) == 0 || errno != ENOENT) {
+		free(p0);
+		return 0;
+	}
+	for (int i = 1; i < s->n && !rc; i++) {
+		char *p = spx_xprintf("%s/%s", dirs[i], name);
+		struct spx_buf b = SPX_BUF_INIT;
+		struct spx_obj_meta m = SPX_OBJ_META_INIT;
+
+		if (spx_buf_read_file(&b, p, 80u << 20) == 0 &&
+		    spx_obj_meta_decode(b.p, b.len, &m) == 0) {
+			spx_obj_meta_release(&m);
+			if (spx_mkdirs(dirs[0], 0755) < 0)
+				rc = obj_errno("cannot create '%s'", dirs[0]);
+			else
+				rc = obj_put_file(p0, b.p, b.len) < 0 ? -1 : 1;
+		}
+		spx_buf_release(&b);
+		free(p);
+	}
+	spx_error_clear();
+	free(p0);
+	return rc < 0 ? SPX_OBJ_INTERNAL : rc;
+}
+
+static int restore_key(struct spx_obj *s, const char *bucket, const char *enc,
+		       size_t *restored)
+{
+	char *kd[32], keybuf[SPX_OBJ_KEY_MAX + 1], **files = NULL, *rel;
+	const char *key;
+	size_t nf;
+	int rc = 0, lk = -1;
+
+	for (int i = 0; i < s->n; i++)
+		kd[i] = obj_kdir(s, i, bucket, enc);
+	key = key_of(s, kd, enc, keybuf);
+	rel = spx_xprintf("b/%s/o/%s", bucket, enc);
+	nf = other_names(s, rel, &files);
+	free(rel);
+	/* Under the key's lock: a writer commits drive 0 last, so nothing
+	 * it writes is replaced by an older copy from here. */
+	if (key && (rc = obj_lock(s, bucket, key, true, &lk)) == 0) {
+		for (size_t i = 0; i < nf && rc >= 0; i++) {
+			if (strcmp(files[i], "meta") &&
+			    strncmp(files[i], "v-", 2))
+				continue;
+			rc = restore_file(s, kd, files[i]);
+			if (rc > 0)
+				(*restored)++;
+		}
+		obj_unlock(lk);
+	}
+	names_free(files, nf);
+	for (int i = 0; i < s->n; i++)
+		free(kd[i]);
+	return rc < 0 ? rc : 0;
+}
+
+int spx_obj_restore_drive0(struct spx_obj *s, size_t *restored)
+{
+	char **buckets = NULL;
+	size_t nb;
+	int rc = 0;
+
+	*restored = 0;
+	if (s->n < 2)
+		return obj_err(SPX_OBJ_INVALID_ARG,
+			       "one drive: no copies to restore drive 0 from");
+	nb = other_names(s, "b", &buckets);
+	for (size_t i = 0; i < nb && !rc; i++) {
+		char *bd[32], **keys = NULL, *rel;
+		size_t nk;
+		int lk = -1;
+
+		if (!spx_obj_bucket_name_valid(buckets[i]))
+			continue;
+		for (int j = 0; j < s->n; j++)
+			bd[j] = obj_bdir(s, j, buckets[i]);
+		if ((rc = obj_lock(s, buckets[i], NULL, true, &lk)) == 0) {
+			rc = restore_file(s, bd, "info");
+			if (rc > 0) {
+				(*restored)++;
+				rc = 0;
+			}
+			obj_unlock(lk);
+		}
+		for (int j = 0; j < s->n; j++)
+			free(bd[j]);
+		rel = spx_xprintf("b/%s/o", buckets[i]);
+		nk = other_names(s, rel, &keys);
+		free(rel);
+		for (size_t k = 0; k < nk && !rc; k++)
+			rc = restore_key(s, buckets[i], keys[k], restored);
+		names_free(keys, nk);
+	}
+	names_free(buckets, nb);
 	return rc;
 }

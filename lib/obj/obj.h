@@ -497,6 +497,14 @@ typedef int spx_obj_check_fn(void *ctx, const struct spx_obj_check *c);
 /* Scan every object of bucket (NULL: every bucket). With heal, rewrite
  * the bad shard files and metadata copies (under the key's lock) and
  * remove leftovers of killed writers. */
+/* Drive 0 was replaced (it is empty, or lost some files): copy onto it
+ * the bucket records and object metadata (current and older versions)
+ * that it lacks, from the first good copy on the other drives, under the
+ * bucket's and key's locks. Drive 0's copy is the commit point, so a
+ * missing one otherwise means "never committed": only the operator knows
+ * the drive was replaced. spx_obj_verify(..., heal) then rebuilds its
+ * shard files. *restored counts the files copied. */
+int spx_obj_restore_drive0(struct spx_obj *s, size_t *restored);
 int spx_obj_verify(struct spx_obj *s, const char *bucket, bool heal,
 		   spx_obj_check_fn *fn, void *ctx);
 

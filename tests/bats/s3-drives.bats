@@ -81,3 +81,42 @@ roundtrip_with_damage() {
 	umount "$MNT"
 	MNT=
 }
+
+@test "a replaced drive 0 is rebuilt by heal --drive0-replaced, through the gateway after" {
+	local f="$BATS_TEST_TMPDIR/obj" long
+	head -c 5000001 /dev/urandom >"$f"
+	long=$(printf 'k%.0s' $(seq 1000)) # a key stored under a hashed name
+	node_rs 2 1
+	aws2() { /usr/bin/aws --endpoint-url "$EP" "$@"; }
+	aws2 s3 mb s3://repl >/dev/null
+	aws2 s3api put-object --bucket repl --key big --body "$f" >/dev/null
+	printf small | aws2 s3 cp - "s3://repl/dir/small one" >/dev/null
+	printf long | aws2 s3 cp - "s3://repl/$long" >/dev/null
+	aws2 s3api put-bucket-versioning --bucket repl --versioning-configuration Status=Enabled
+	printf v1 | aws2 s3 cp - s3://repl/ver >/dev/null
+	printf v2 | aws2 s3 cp - s3://repl/ver >/dev/null
+	stop_node
+	# The disk behind drive 0 is replaced: an empty directory.
+	rm -rf "$ROOT/drives/d0" && mkdir "$ROOT/drives/d0"
+	# Without being told, drive 0's absence means "never committed".
+	run spx-obj ls --root "$ROOT" repl
+	[ "$status" -ne 0 ]
+	run spx-obj heal --root "$ROOT" --drive0-replaced
+	[ "$status" -eq 0 ]
+	[[ "$output" == "drive 0: 6 metadata files restored from the other drives"* ]]
+	[[ "$output" == *"repl/big healed missing=3 corrupt=0 meta=0"* ]]
+	run spx-obj verify --root "$ROOT"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *damaged* ]]
+	# every shard of drive 0 is back
+	[ "$(find "$ROOT/drives/d0" -path '*/o/big/d-*' -type f | wc -l)" -eq 1 ]
+	start_node
+	aws_env
+	aws2 s3 cp s3://repl/big "$BATS_TEST_TMPDIR/back" >/dev/null
+	cmp "$f" "$BATS_TEST_TMPDIR/back"
+	[ "$(aws2 s3 cp "s3://repl/dir/small one" -)" = small ]
+	[ "$(aws2 s3 cp "s3://repl/$long" -)" = long ]
+	[ "$(aws2 s3 cp s3://repl/ver -)" = v2 ]
+	[ "$(aws2 s3api list-object-versions --bucket repl --prefix ver --query 'length(Versions)')" = 2 ]
+	[ "$(aws2 s3api get-bucket-versioning --bucket repl --query Status --output text)" = Enabled ]
+}
