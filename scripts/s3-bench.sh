@@ -7,7 +7,8 @@
 #
 #   scripts/s3-bench.sh [--root DIR | --endpoint URL] [SIZE_MB]
 #
-# The node is --root DIR, else $SPX_ROOT, else the system node; or any S3
+# The node is --root DIR, else $SPX_ROOT, else ./run/node1 (the node
+# `make run` starts), else the system node; or any S3
 # endpoint with --endpoint (key from AWS_ACCESS_KEY_ID and
 # AWS_SECRET_ACCESS_KEY). SIZE_MB defaults to 256. RUNS (3), BENCHDIR
 # (/var/tmp/spx-bench) and SPX_BENCH_RESULTS change what it does. Every
@@ -31,7 +32,10 @@ case $size in
 '' | *[!0-9]*) echo "s3-bench.sh: SIZE_MB must be a whole number of MiB, not '$size'" >&2; exit 100 ;;
 esac
 if [ ${#target[@]} -eq 0 ]; then
-	target=(--root "${SPX_ROOT:-/etc/spinifex}")
+	# $SPX_ROOT, else the node `make run` starts, else the system node.
+	root=${SPX_ROOT:-}
+	[ -z "$root" ] && [ -f run/node1/spinifex.toml ] && root=run/node1
+	target=(--root "${root:-/etc/spinifex}")
 fi
 # spx-bench from PATH (an installed or a built tree's), else this tree's build.
 bench=spx-bench

@@ -782,6 +782,10 @@ static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 
 	printf("\n== spx-bench s3: medians of %zu run%s (tag %s)\n", rs->n,
 	       rs->n == 1 ? "" : "s", tag);
+	if (!strncmp(b->gw->base, "https:", 6))
+		printf("== the gateway answered over HTTPS and nginx over plain "
+		       "HTTP: the ratios include TLS (an --http node, or "
+		       "--endpoint http://..., compares like with like)\n");
 	row(s, n, "s3.limit.md5.mibs", NULL, 0, NULL);
 	row(s, n, "s3.limit.sha256.mibs", NULL, 0, NULL);
 	for (int i = 0; i < b->nsizes; i++) {
