@@ -6,17 +6,17 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "auth/cred.h"
 #include "file.h"
+#include "http/client.h"
 #include "id.h"
+#include "node/svc.h"
 #include "proc.h"
 #include "s3bench.h"
 
-extern char **environ;
 
 /* ---- the data stream ---- */
 
@@ -85,13 +85,6 @@ double pat_digest(enum spx_cksum_algo algo, uint64_t off, uint64_t len,
 }
 
 /* ---- the HTTP client ---- */
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-
-static void curl_init(void)
-{
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 void ep_set(struct ep *e, const char *base, const char *ca)
 {
@@ -163,14 +156,13 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 int ep_do(CURL **h, const struct ep *e, struct req *r)
 {
 	struct spx_kvlist hdrs = SPX_KVLIST_INIT;
-	struct spx_buf auth = SPX_BUF_INIT;
 	struct curl_slist *sl = NULL;
 	char *url;
 	bool put = !strcmp(r->method, "PUT");
 	CURLcode cc;
 	int rc = -1;
 
-	pthread_once(&curl_once, curl_init);
+	spx_http_client_init();
 	if (!*h && !(*h = curl_easy_init()))
 		return spx_error(SPX_FAIL, "cannot initialise libcurl");
 	curl_easy_reset(*h); /* keeps the connection */
@@ -183,25 +175,17 @@ int ep_do(CURL **h, const struct ep *e, struct req *r)
 		spx_kv_add(&hdrs, "Range", r->range);
 	if (r->content_md5)
 		spx_kv_add(&hdrs, "Content-MD5", r->content_md5);
-	if (e->sign) {
+	{
 		struct spx_sigv4_cred cred = { e->access_key, e->secret,
 					       e->region, "s3", NULL };
 
-		if (spx_sigv4_sign(&cred, r->method, e->host, r->path, "",
-				   &hdrs, put ? SPX_SIGV4_UNSIGNED_PAYLOAD
-					      : SPX_SIGV4_EMPTY_SHA256,
-				   time(NULL), &auth) < 0)
+		if (spx_http_headers(e->sign ? &cred : NULL, r->method, e->base,
+				     r->path, "", &hdrs,
+				     put ? SPX_SIGV4_UNSIGNED_PAYLOAD
+					 : SPX_SIGV4_EMPTY_SHA256,
+				     &sl) < 0)
 			goto out;
-		spx_kv_add(&hdrs, "Authorization", auth.p);
 	}
-	for (size_t i = 0; i < hdrs.n; i++) {
-		char *line = spx_xprintf("%s: %s", hdrs.v[i].k, hdrs.v[i].v);
-
-		sl = curl_slist_append(sl, line);
-		free(line);
-	}
-	/* As the SDKs do for a body they hold: no 100-continue round trip. */
-	sl = curl_slist_append(sl, "Expect:");
 	url = spx_xprintf("%s%s", e->base, r->path);
 	curl_easy_setopt(*h, CURLOPT_URL, url);
 	curl_easy_setopt(*h, CURLOPT_HTTPHEADER, sl);
@@ -239,7 +223,6 @@ int ep_do(CURL **h, const struct ep *e, struct req *r)
 out:
 	curl_slist_free_all(sl);
 	spx_kv_free(&hdrs);
-	spx_buf_release(&auth);
 	return rc;
 }
 
@@ -514,22 +497,12 @@ int nginx_start(struct nginx *n, const char *prefix, const char *docroot)
 	if (spx_write_file(conf, c.p, c.len, 0644, false) < 0)
 		goto fail;
 	{
-		char *argv[] = { "nginx", "-p", (char *)prefix, "-c", conf,
+		char *argv[] = { bin, "-p", (char *)prefix, "-c", conf,
 				 "-e", err, "-g", "daemon off;", NULL };
-		posix_spawn_file_actions_t fa;
-		int e;
 
-		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
-						 O_RDONLY, 0);
-		posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO,
-						 "/dev/null", O_WRONLY, 0);
-		e = posix_spawn(&n->pid, bin, &fa, NULL, argv, environ);
-		posix_spawn_file_actions_destroy(&fa);
-		if (e) {
+		n->pid = spx_spawn(argv, true);
+		if (n->pid < 0) {
 			n->pid = 0;
-			errno = e;
-			spx_error_errno(SPX_FAIL, "cannot run %s", bin);
 			goto fail;
 		}
 	}
@@ -578,29 +551,6 @@ void nginx_stop(struct nginx *n)
 	memset(n, 0, sizeof(*n));
 }
 
-static char *find_spx(void)
-{
-	char *dir = spx_self_dir();
-	char *p = dir ? spx_xprintf("%s/spx", dir) : NULL;
-
-	free(dir);
-	if (p && access(p, X_OK) == 0)
-		return p;
-	free(p);
-	return spx_strdup("spx");
-}
-
-static long long read_pid(const char *path)
-{
-	struct spx_buf b = SPX_BUF_INIT;
-	long long v = -1;
-
-	if (spx_buf_read_file(&b, path, 64) == 0 && b.len)
-		v = strtoll(b.p, NULL, 10);
-	spx_buf_release(&b);
-	return v;
-}
-
 int s3node_start(struct s3node *n, const char *root, int k, int m)
 {
 	int ec2 = free_port(), s3 = free_port();
@@ -613,7 +563,9 @@ int s3node_start(struct s3node *n, const char *root, int k, int m)
 
 	memset(n, 0, sizeof(*n));
 	n->root = spx_strdup(root);
-	n->spx = find_spx();
+	n->spx = spx_find_prog("spx");
+	if (!n->spx)
+		n->spx = spx_strdup("spx");
 	n->k = k, n->m = m;
 	while (s3 == ec2)
 		s3 = free_port();
@@ -641,8 +593,8 @@ int s3node_start(struct s3node *n, const char *root, int k, int m)
 		spx_error(SPX_FAIL, "spx up --root %s failed", root);
 		goto out;
 	}
-	pidf = spx_xprintf("%s/run/gw.pid", root);
-	n->gw = (pid_t)read_pid(pidf);
+	pidf = spx_xprintf("%s/run", root);
+	n->gw = spx_svc_pid(pidf, "gw");
 	base = spx_xprintf("http://127.0.0.1:%d", s3);
 	ep_set(&n->ep, base, NULL);
 	free(base);

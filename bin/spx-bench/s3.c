@@ -32,6 +32,7 @@
 #include "file.h"
 #include "hex.h"
 #include "node/node.h"
+#include "node/svc.h"
 #include "proc.h"
 #include "s3bench.h"
 #include "size.h"
@@ -502,11 +503,7 @@ static int small_ops(struct s3b *b)
 	       get, lget, 100.0 * get / lget);
 	rc = 0;
 out:
-	{
-		char *rm[] = { "rm", "-rf", fdir, NULL };
-
-		spx_run(rm, true);
-	}
+	spx_rmtree(fdir);
 	free(prefix);
 	free(fdir);
 	return rc;
@@ -687,14 +684,8 @@ static int from_root(struct s3b *b, const char *root)
 		memset(&key, 0, sizeof(key));
 		rc = 0;
 	}
-	pidf = spx_path_join(loc.root, "run/gw.pid");
-	{
-		struct spx_buf p = SPX_BUF_INIT;
-
-		if (spx_buf_read_file(&p, pidf, 64) == 0 && p.len)
-			b->gwpid = (pid_t)strtol(p.p, NULL, 10);
-		spx_buf_release(&p);
-	}
+	pidf = spx_path_join(loc.root, "run");
+	b->gwpid = spx_svc_pid(pidf, "gw");
 	free(pidf);
 	spx_cred_close(creds);
 	spx_conf_release(&conf);
@@ -1015,11 +1006,8 @@ out:
 		s3node_stop(&b.node[i]);
 	nginx_stop(&b.ngx);
 	ep_release(&b.ext);
-	if (scratch && !spx_flag(a, "keep")) {
-		char *rm[] = { "rm", "-rf", scratch, NULL };
-
-		spx_run(rm, true);
-	}
+	if (scratch && !spx_flag(a, "keep"))
+		spx_rmtree(scratch);
 	for (size_t i = 0; i < runs.n; i++)
 		spx_bench_run_release(&runs.v[i]);
 	free(runs.v);

@@ -1,5 +1,7 @@
 #include "spx.h"
 
+#include <dirent.h>
+
 #include <libgen.h>
 
 #include "file.h"
@@ -166,5 +168,37 @@ fail:
 out:
 	free(tmp);
 	free(dcopy);
+	return rc;
+}
+
+int spx_rmtree(const char *path)
+{
+	DIR *d;
+	struct dirent *e;
+	int rc = 0;
+
+	if (unlink(path) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return spx_error_errno(SPX_FAIL, "cannot remove '%s'", path);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT
+			       ? 0
+			       : spx_error_errno(SPX_FAIL, "cannot open '%s'",
+						 path);
+	while ((e = readdir(d))) {
+		char *sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		sub = spx_xprintf("%s/%s", path, e->d_name);
+		if (spx_rmtree(sub) < 0)
+			rc = -1;
+		free(sub);
+	}
+	closedir(d);
+	if (rmdir(path) < 0 && errno != ENOENT && !rc)
+		rc = spx_error_errno(SPX_FAIL, "cannot remove '%s'", path);
 	return rc;
 }

@@ -13,6 +13,9 @@ int spx_write_file(const char *path, const void *data, size_t len,
 /* mkdir -p with mode for the directories it makes, each synced into its
  * parent so that it survives power loss. */
 int spx_mkdirs(const char *path, mode_t mode);
+/* rm -rf path (absent is fine); -1 with an error on the first failure,
+ * after removing what it can. */
+int spx_rmtree(const char *path);
 /* fsync a directory by path. */
 int spx_fsync_dir(const char *dir);
 bool spx_exists(const char *path);

@@ -7,22 +7,35 @@
 
 extern char **environ;
 
-int spx_run(char *const argv[], bool quiet)
+pid_t spx_spawn(char *const argv[], bool quiet)
 {
 	posix_spawn_file_actions_t fa;
 	pid_t pid;
-	int st, e;
+	int e;
 
 	posix_spawn_file_actions_init(&fa);
-	if (quiet)
+	if (quiet) {
+		posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
+						 O_RDONLY, 0);
 		posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO,
 						 "/dev/null", O_WRONLY, 0);
+	}
 	e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (e) {
 		errno = e;
 		return spx_error_errno(SPX_FAIL, "cannot run %s", argv[0]);
 	}
+	return pid;
+}
+
+int spx_run(char *const argv[], bool quiet)
+{
+	pid_t pid = spx_spawn(argv, quiet);
+	int st;
+
+	if (pid < 0)
+		return -1;
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return spx_error_errno(SPX_FAIL, "waitpid");

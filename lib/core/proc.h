@@ -4,10 +4,14 @@
 
 #include "spx.h"
 
-/* Run argv[0] (searched in PATH) with argv and wait for it. quiet sends
- * its stdout to /dev/null (stderr is always kept: it says why something
- * failed). Returns its exit status (0..255), or -1 with an error recorded
- * (SPX_FAIL) when it could not be started or was killed by a signal. */
+/* Start argv[0] (searched in PATH unless it has a '/') with argv. quiet
+ * gives it /dev/null for stdin and stdout (stderr is always kept: it says
+ * why something failed). Returns its pid, or -1 with an error recorded
+ * (SPX_FAIL). */
+pid_t spx_spawn(char *const argv[], bool quiet);
+/* spx_spawn, then wait for it. Returns its exit status (0..255), or -1
+ * with an error recorded (SPX_FAIL) when it could not be started or was
+ * killed by a signal. */
 int spx_run(char *const argv[], bool quiet);
 
 /* The directory of the running executable (from /proc/self/exe), or NULL.

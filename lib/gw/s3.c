@@ -69,6 +69,7 @@ struct gw_s3 {
 	struct spx_buf body;	/* XML bodies */
 	int part;		/* UploadPart: the part number */
 	const char *if_match, *if_none_match; /* conditional PUT */
+	bool versioned;		/* PutObject: the bucket has versioning */
 };
 
 int gw_s3_open(struct spx_gw *gw)
@@ -481,17 +482,11 @@ static int feed(void *arg, const void *data, size_t len)
 	return 0;
 }
 
-/* "crc32" for SPX_CKSUM_CRC32: how checksums are keyed in metadata and
- * named after "x-amz-checksum-". */
-static const char *cksum_key(enum spx_cksum_algo a, char *out, size_t sz)
+/* "crc32" for SPX_CKSUM_CRC32: how checksums are keyed in metadata, the
+ * part of the header's name after "x-amz-checksum-". */
+static const char *cksum_key(enum spx_cksum_algo a)
 {
-	const char *n = spx_cksum_name(a);
-	size_t i;
-
-	for (i = 0; n[i] && i < sz - 1; i++)
-		out[i] = (char)(n[i] | 0x20);
-	out[i] = '\0';
-	return out;
+	return spx_cksum_header(a) + strlen("x-amz-checksum-");
 }
 
 /* The upload's checksum algorithm, or -1 (with resp filled) when the
@@ -530,12 +525,10 @@ static int need_part_checksum(struct gw_req *g, struct spx_http_req *req,
 	if (upload_algo(g, req, resp, id, &a, &on) < 0)
 		return -1;
 	if (on && (!s->has_ck || s->algo != a)) {
-		char low[16];
-
 		gw_error(g, req, resp, 400, "InvalidRequest",
 			 "Checksum Type mismatch occurred, expected checksum "
 			 "Type: %s, actual checksum Type: %s",
-			 cksum_key(a, low, sizeof(low)),
+			 cksum_key(a),
 			 s->has_ck ? spx_cksum_name(s->algo) : "null");
 		return -1;
 	}
@@ -566,10 +559,12 @@ static void begin_write(struct gw_req *g, struct spx_http_req *req,
 	const char *md5 = spx_kv_geti(&req->headers, "Content-MD5");
 	const char *dl = spx_kv_geti(&req->headers,
 				     "x-amz-decoded-content-length");
+	struct spx_obj_bucket b;
 	int rc;
 
-	if (own_bucket(g, req, resp, NULL) < 0)
+	if (own_bucket(g, req, resp, &b) < 0)
 		return;
+	s->versioned = b.versioning != SPX_OBJ_UNVERSIONED;
 	{
 		const char *sc = spx_kv_geti(&req->headers,
 					     "x-amz-storage-class");
@@ -771,10 +766,8 @@ static void end_write(struct gw_req *g, struct spx_http_req *req,
 		{
 			/* A part's checksum is kept for Complete to fold in. */
 			struct spx_obj_meta *wm = spx_obj_writer_meta(s->w);
-			char low[16];
 
-			spx_kv_add(&wm->checksums,
-				   cksum_key(s->algo, low, sizeof(low)), b64.p);
+			spx_kv_add(&wm->checksums, cksum_key(s->algo), b64.p);
 			if (s->op == OP_PUT_OBJECT)
 				spx_kv_add(&wm->checksums, "type",
 					   "FULL_OBJECT");
@@ -801,14 +794,10 @@ static void end_write(struct gw_req *g, struct spx_http_req *req,
 	spx_kv_add(&resp->headers, "ETag", quoted);
 	if (s->has_ck)
 		spx_kv_add(&resp->headers, spx_cksum_header(s->algo), b64.p);
-	if (s->op == OP_PUT_OBJECT) {
-		struct spx_obj_bucket b;
-
-		version_header(resp,
-			       spx_obj_bucket_head(g->gw->obj, s->bucket, &b) == 0 &&
-				       b.versioning != SPX_OBJ_UNVERSIONED,
-			       out.vid);
-	}
+	/* The bucket's versioning as begin read it; a version id means
+	 * versioning was enabled while the body streamed. */
+	if (s->op == OP_PUT_OBJECT)
+		version_header(resp, s->versioned || out.vid[0], out.vid);
 	resp->ready = true;
 	spx_info("%s %s %s -> 200 %llu bytes", req->method, req->path,
 		 g->reqid, (unsigned long long)out.size);
@@ -1980,8 +1969,6 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 		parts[n].num = (int)v;
 		parts[n].etag = etag;
 		if (algo_on) {
-			char low[16];
-
 			parts[n].checksum = spx_xml_child_text(p, ckel);
 			if (!parts[n].checksum) {
 				gw_error(g, req, resp, 400, "InvalidRequest",
@@ -1990,7 +1977,7 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 					 "include the checksum for each part. "
 					 "It was missing for part %ld in the "
 					 "request.",
-					 cksum_key(algo, low, sizeof(low)), v);
+					 cksum_key(algo), v);
 				goto out;
 			}
 		}
@@ -2000,14 +1987,9 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 		malformed(g, req, resp);
 		goto out;
 	}
-	if (algo_on) {
-		/* The whole object's checksum, if the client states it. */
-		char low[16], h[48];
-
-		snprintf(h, sizeof(h), "x-amz-checksum-%s",
-			 cksum_key(algo, low, sizeof(low)));
-		want = spx_kv_geti(&req->headers, h);
-	}
+	/* The whole object's checksum, if the client states it. */
+	if (algo_on)
+		want = spx_kv_geti(&req->headers, spx_cksum_header(algo));
 	rc = spx_obj_mpu_complete(g->gw->obj, s->bucket, s->key, id, parts, n,
 				  want, &out);
 	if (rc == SPX_OBJ_BAD_DIGEST) {
@@ -2028,9 +2010,7 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 	spx_xml_elem(&x, "Key", s->key);
 	spx_xml_elemf(&x, "ETag", "\"%s\"", out.etag);
 	if (algo_on) {
-		char low[16];
-		const char *v = spx_kv_get(&out.checksums,
-					   cksum_key(algo, low, sizeof(low)));
+		const char *v = spx_kv_get(&out.checksums, cksum_key(algo));
 
 		if (v)
 			spx_xml_elem(&x, ckel, v);

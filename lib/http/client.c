@@ -12,6 +12,11 @@ static void curl_init(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+void spx_http_client_init(void)
+{
+	pthread_once(&curl_once, curl_init);
+}
+
 struct sink {
 	struct spx_buf *b;
 	size_t max;
@@ -41,38 +46,29 @@ static const char *host_of(const char *endpoint, char *out, size_t sz)
 	return out;
 }
 
-int spx_http_call(const struct spx_http_call *c, long *status,
-		  struct spx_buf *body, size_t max_body)
+int spx_http_headers(const struct spx_sigv4_cred *cred, const char *method,
+		     const char *endpoint, const char *path, const char *query,
+		     struct spx_kvlist *hdrs, const char *payload_hash,
+		     struct curl_slist **out)
 {
-	struct spx_kvlist hdrs = SPX_KVLIST_INIT;
-	struct spx_buf auth = SPX_BUF_INIT, url = SPX_BUF_INIT;
+	struct spx_buf auth = SPX_BUF_INIT;
 	struct curl_slist *sl = NULL;
-	struct sink sink = { body, max_body, false };
-	char host[256], hash[65];
-	CURL *curl;
-	CURLcode cc;
+	char host[256];
 	int rc = -1;
 
-	pthread_once(&curl_once, curl_init);
-	curl = curl_easy_init();
-	if (!curl)
-		return spx_error(SPX_FAIL, "cannot initialise libcurl");
-	spx_buf_addf(&url, "%s%s%s%s", c->endpoint, c->path,
-		     c->query && *c->query ? "?" : "",
-		     c->query ? c->query : "");
-	if (c->content_type)
-		spx_kv_add(&hdrs, "Content-Type", c->content_type);
-	if (c->cred) {
-		spx_sigv4_sha256_hex(c->body ? c->body : "", c->body_len, hash);
-		if (spx_sigv4_sign(c->cred, c->method,
-				   host_of(c->endpoint, host, sizeof(host)),
-				   c->path, c->query ? c->query : "", &hdrs,
-				   hash, time(NULL), &auth) < 0)
+	*out = NULL;
+	if (cred) {
+		if (spx_sigv4_sign(cred, method,
+				   host_of(endpoint, host, sizeof(host)), path,
+				   query ? query : "", hdrs, payload_hash,
+				   time(NULL), &auth) < 0)
 			goto out;
-		spx_kv_add(&hdrs, "Authorization", auth.p);
+		spx_kv_add(hdrs, "Authorization", auth.p);
 	}
-	for (size_t i = 0; i < hdrs.n; i++) {
-		char *line = spx_xprintf("%s: %s", hdrs.v[i].k, hdrs.v[i].v);
+	for (size_t i = 0; i <= hdrs->n; i++) {
+		char *line = i < hdrs->n ? spx_xprintf("%s: %s", hdrs->v[i].k,
+						       hdrs->v[i].v)
+					 : spx_strdup("Expect:");
 		struct curl_slist *n = curl_slist_append(sl, line);
 
 		free(line);
@@ -82,8 +78,42 @@ int spx_http_call(const struct spx_http_call *c, long *status,
 		}
 		sl = n;
 	}
+	*out = sl;
+	sl = NULL;
+	rc = 0;
+out:
+	curl_slist_free_all(sl);
+	spx_buf_release(&auth);
+	return rc;
+}
+
+int spx_http_call(const struct spx_http_call *c, long *status,
+		  struct spx_buf *body, size_t max_body)
+{
+	struct spx_kvlist hdrs = SPX_KVLIST_INIT;
+	struct spx_buf url = SPX_BUF_INIT;
+	struct curl_slist *sl = NULL;
+	struct sink sink = { body, max_body, false };
+	char hash[65];
+	CURL *curl;
+	CURLcode cc;
+	int rc = -1;
+
+	spx_http_client_init();
+	curl = curl_easy_init();
+	if (!curl)
+		return spx_error(SPX_FAIL, "cannot initialise libcurl");
+	spx_buf_addf(&url, "%s%s%s%s", c->endpoint, c->path,
+		     c->query && *c->query ? "?" : "",
+		     c->query ? c->query : "");
+	if (c->content_type)
+		spx_kv_add(&hdrs, "Content-Type", c->content_type);
+	if (c->cred)
+		spx_sigv4_sha256_hex(c->body ? c->body : "", c->body_len, hash);
 	/* The body is small and whole: no "Expect: 100-continue" round trip. */
-	sl = curl_slist_append(sl, "Expect:");
+	if (spx_http_headers(c->cred, c->method, c->endpoint, c->path,
+			     c->query, &hdrs, hash, &sl) < 0)
+		goto out;
 	curl_easy_setopt(curl, CURLOPT_URL, url.p);
 	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, c->method);
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, sl);
@@ -115,7 +145,6 @@ out:
 	curl_slist_free_all(sl);
 	curl_easy_cleanup(curl);
 	spx_kv_free(&hdrs);
-	spx_buf_release(&auth);
 	spx_buf_release(&url);
 	return rc;
 }

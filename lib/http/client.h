@@ -23,6 +23,20 @@ struct spx_http_call {
 	long timeout_ms;	  /* 0: 30 s */
 };
 
+/* libcurl's global set-up, once per process (thread-safe). */
+void spx_http_client_init(void);
+
+/* The headers of a request for libcurl: hdrs, signed with SigV4 for cred
+ * (NULL: unsigned; hdrs gains X-Amz-Date, X-Amz-Content-Sha256 =
+ * payload_hash and Authorization), and an empty "Expect:" (no
+ * 100-continue round trip). *out is freed with curl_slist_free_all.
+ * Returns 0, or -1 with an error recorded. */
+struct curl_slist;
+int spx_http_headers(const struct spx_sigv4_cred *cred, const char *method,
+		     const char *endpoint, const char *path, const char *query,
+		     struct spx_kvlist *hdrs, const char *payload_hash,
+		     struct curl_slist **out);
+
 /* Make the call; *status gets the HTTP status and body the response body
  * (bounded by max_body). Returns 0 when a response arrived (whatever its
  * status), -1 with an error recorded (SPX_FAIL) when none did. */

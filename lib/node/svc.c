@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include "file.h"
+#include "proc.h"
 #include "node/svc.h"
 
 static const struct spx_svc services[] = {
@@ -20,20 +21,15 @@ size_t spx_svc_list(const struct spx_svc **out)
 
 char *spx_find_prog(const char *prog)
 {
-	char self[PATH_MAX], *slash, *cand;
+	char *self = spx_self_dir(), *cand;
 	const char *path = getenv("PATH");
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
-	if (n > 0) {
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			cand = spx_xprintf("%s/%s", self, prog);
-			if (access(cand, X_OK) == 0)
-				return cand;
-			free(cand);
-		}
+	if (self) {
+		cand = spx_xprintf("%s/%s", self, prog);
+		free(self);
+		if (access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
 	}
 	while (path && *path) {
 		const char *c = strchr(path, ':');

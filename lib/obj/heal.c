@@ -346,73 +346,20 @@ out:
 	return rc;
 }
 
-static int check_bucket(struct spx_obj *s, const char *bucket, bool heal,
-			spx_obj_check_fn *fn, void *ctx)
-{
-	char *od = spx_xprintf("%s/b/%s/o", s->drives[0], bucket);
-	struct dirent *e;
-	char **names = NULL;
-	size_t nn = 0, cap = 0;
-	DIR *dp = opendir(od);
-	int rc = 0;
-
-	free(od);
-	if (!dp)
-		return 0;
-	while ((e = readdir(dp))) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (nn == cap) {
-			cap = cap ? cap * 2 : 64;
-			names = spx_realloc(names, cap * sizeof(char *));
-		}
-		names[nn++] = spx_strdup(e->d_name);
-	}
-	closedir(dp);
-	for (size_t i = 0; i < nn; i++) {
-		if (!rc)
-			rc = check_key(s, bucket, names[i], heal, fn, ctx);
-		free(names[i]);
-	}
-	free(names);
-	return rc;
-}
-
-int spx_obj_verify(struct spx_obj *s, const char *bucket, bool heal,
-		   spx_obj_check_fn *fn, void *ctx)
-{
-	struct spx_obj_bucket *b = NULL;
-	size_t n = 0;
-	int rc;
-
-	if (bucket) {
-		if ((rc = obj_bucket_check(s, bucket)) < 0)
-			return rc;
-		return check_bucket(s, bucket, heal, fn, ctx);
-	}
-	if ((rc = spx_obj_bucket_list(s, &b, &n)) < 0)
-		return rc;
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = check_bucket(s, b[i].name, heal, fn, ctx);
-	free(b);
-	return rc;
-}
-
-/* ---- a replaced drive 0 ---- */
-
 static int name_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The entries of D_i/rel on drives 1..n-1 (not starting with '.'),
+/* The entries of D_i/rel on drives from..to-1 (not starting with '.'),
  * sorted, without repeats. */
-static size_t other_names(struct spx_obj *s, const char *rel, char ***out)
+static size_t drive_names(struct spx_obj *s, int from, int to, const char *rel,
+			  char ***out)
 {
 	char **v = NULL;
 	size_t n = 0, cap = 0, k = 0;
 
-	for (int i = 1; i < s->n; i++) {
+	for (int i = from; i < to; i++) {
 		char *d = spx_xprintf("%s/%s", s->drives[i], rel);
 		DIR *dp = opendir(d);
 		struct dirent *e;
@@ -448,6 +395,42 @@ static void names_free(char **v, size_t n)
 		free(v[i]);
 	free(v);
 }
+
+static int check_bucket(struct spx_obj *s, const char *bucket, bool heal,
+			spx_obj_check_fn *fn, void *ctx)
+{
+	char *rel = spx_xprintf("b/%s/o", bucket), **names = NULL;
+	size_t nn = drive_names(s, 0, 1, rel, &names);
+	int rc = 0;
+
+	free(rel);
+	for (size_t i = 0; i < nn && !rc; i++)
+		rc = check_key(s, bucket, names[i], heal, fn, ctx);
+	names_free(names, nn);
+	return rc;
+}
+
+int spx_obj_verify(struct spx_obj *s, const char *bucket, bool heal,
+		   spx_obj_check_fn *fn, void *ctx)
+{
+	struct spx_obj_bucket *b = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (bucket) {
+		if ((rc = obj_bucket_check(s, bucket)) < 0)
+			return rc;
+		return check_bucket(s, bucket, heal, fn, ctx);
+	}
+	if ((rc = spx_obj_bucket_list(s, &b, &n)) < 0)
+		return rc;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = check_bucket(s, b[i].name, heal, fn, ctx);
+	free(b);
+	return rc;
+}
+
+/* ---- a replaced drive 0 ---- */
 
 /* Put on drive 0 the first good copy of metadata file name that drive 0
  * lacks. Returns 1 when one was copied, 0 when none was needed or
@@ -494,7 +477,7 @@ static int restore_key(struct spx_obj *s, const char *bucket, const char *enc,
 		kd[i] = obj_kdir(s, i, bucket, enc);
 	key = key_of(s, kd, enc, keybuf);
 	rel = spx_xprintf("b/%s/o/%s", bucket, enc);
-	nf = other_names(s, rel, &files);
+	nf = drive_names(s, 1, s->n, rel, &files);
 	free(rel);
 	/* Under the key's lock: a writer commits drive 0 last, so nothing
 	 * it writes is replaced by an older copy from here. */
@@ -525,7 +508,7 @@ int spx_obj_restore_drive0(struct spx_obj *s, size_t *restored)
 	if (s->n < 2)
 		return obj_err(SPX_OBJ_INVALID_ARG,
 			       "one drive: no copies to restore drive 0 from");
-	nb = other_names(s, "b", &buckets);
+	nb = drive_names(s, 1, s->n, "b", &buckets);
 	for (size_t i = 0; i < nb && !rc; i++) {
 		char *bd[32], **keys = NULL, *rel;
 		size_t nk;
@@ -546,7 +529,7 @@ int spx_obj_restore_drive0(struct spx_obj *s, size_t *restored)
 		for (int j = 0; j < s->n; j++)
 			free(bd[j]);
 		rel = spx_xprintf("b/%s/o", buckets[i]);
-		nk = other_names(s, rel, &keys);
+		nk = drive_names(s, 1, s->n, rel, &keys);
 		free(rel);
 		for (size_t k = 0; k < nk && !rc; k++)
 			rc = restore_key(s, buckets[i], keys[k], restored);

@@ -173,7 +173,7 @@ int spx_obj_mpu_info(struct spx_obj *s, const char *bucket, const char *key,
 struct mpu_ck {
 	enum spx_cksum_algo algo;
 	bool on, full;
-	char name[16];		  /* "crc32": the parts' checksum key */
+	const char *name;	  /* "crc32": the parts' checksum key */
 	unsigned char acc[SPX_CKSUM_MAX]; /* FULL_OBJECT: CRC so far */
 	struct spx_buf digests;	  /* COMPOSITE: raw part digests */
 };
@@ -182,7 +182,6 @@ static int mpu_ck_init(struct mpu_ck *c, const struct spx_obj_meta *info)
 {
 	const char *a = spx_kv_get(&info->checksums, "algorithm");
 	const char *t = spx_kv_get(&info->checksums, "type");
-	size_t i;
 
 	memset(c, 0, sizeof(*c));
 	spx_buf_init(&c->digests, 0);
@@ -190,10 +189,8 @@ static int mpu_ck_init(struct mpu_ck *c, const struct spx_obj_meta *info)
 		return 0;
 	if (spx_cksum_from_name(a, &c->algo) < 0)
 		return obj_err(SPX_OBJ_INTERNAL, "upload has algorithm '%s'", a);
-	for (i = 0; a[i] && i < sizeof(c->name) - 1; i++)
-		c->name[i] = (char)(a[i] >= 'A' && a[i] <= 'Z' ? a[i] | 0x20
-							       : a[i]);
-	c->name[i] = '\0';
+	/* Checksums are keyed by the header's suffix: "crc32". */
+	c->name = spx_cksum_header(c->algo) + strlen("x-amz-checksum-");
 	c->on = true;
 	c->full = t && !strcmp(t, "FULL_OBJECT");
 	return 0;

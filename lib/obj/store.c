@@ -296,31 +296,12 @@ int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 
 int obj_rmtree(const char *path)
 {
-	DIR *d;
-	struct dirent *e;
-	int rc = 0;
+	char why[512];
 
-	if (unlink(path) == 0 || errno == ENOENT)
+	if (spx_rmtree(path) == 0)
 		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return obj_errno("cannot remove '%s'", path);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? 0 : obj_errno("cannot open '%s'", path);
-	while ((e = readdir(d))) {
-		char *sub;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		sub = spx_xprintf("%s/%s", path, e->d_name);
-		if (obj_rmtree(sub) < 0)
-			rc = -1;
-		free(sub);
-	}
-	closedir(d);
-	if (rmdir(path) < 0 && errno != ENOENT && !rc)
-		rc = obj_errno("cannot remove '%s'", path);
-	return rc;
+	snprintf(why, sizeof(why), "%s", spx_errmsg());
+	return obj_err(SPX_OBJ_INTERNAL, "%s", why);
 }
 
 int obj_discard(const char *path)
