@@ -23,8 +23,43 @@ make_node() {
 }
 
 # Start the node made by make_node; stop it in teardown with stop_node.
+# A port free_port picked may have been taken since (by a client's
+# outgoing connection, or another test): then pick new ones, rewrite the
+# node's configuration and try again, a bounded number of times.
 start_node() {
-	spx up --root "$ROOT" >/dev/null
+	local try out
+	for try in 1 2 3 4 5; do
+		out=$(spx up --root "$ROOT" 2>&1) && return 0
+		case "$out" in
+		*"cannot listen on"*) ;;
+		*) echo "$out" >&2; return 1 ;;
+		esac
+		EC2_PORT=$(free_port)
+		S3_PORT=$(free_port)
+		while [ "$S3_PORT" = "$EC2_PORT" ]; do S3_PORT=$(free_port); done
+		sed -i -e "s/^ec2_port = .*/ec2_port = $EC2_PORT/" \
+			-e "s/^s3_port = .*/s3_port = $S3_PORT/" "$ROOT/spinifex.toml"
+	done
+	echo "$out" >&2
+	return 1
+}
+
+# Hold a TCP port on 127.0.0.1 with a listening socket: the kernel picks
+# it, so it cannot be taken already. Sets HELD_PORT and HOLDER_PID once the
+# socket listens (the holder writes the port only after listen()).
+hold_port() {
+	local f="$BATS_TEST_TMPDIR/held.$$.$RANDOM" i
+	python3 -c 'import socket,sys,time,os
+s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen()
+t=sys.argv[1]+".tmp"; open(t,"w").write(str(s.getsockname()[1])); os.rename(t,sys.argv[1])
+time.sleep(120)' "$f" &
+	HOLDER_PID=$!
+	for i in $(seq 200); do
+		[ -s "$f" ] && break
+		kill -0 "$HOLDER_PID" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	HELD_PORT=$(cat "$f") || return 1
 }
 
 stop_node() {

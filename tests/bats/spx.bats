@@ -144,8 +144,7 @@ teardown() { stop_node; }
 
 @test "up returns once the gateway answers; status, get nodes, down" {
 	make_node
-	run spx up --root "$ROOT"
-	[ "$status" -eq 0 ]
+	start_node
 	# It answers at once: no sleep between up and the first request.
 	run curl -s -o /dev/null -w '%{http_code}' --cacert "$ROOT/tls/ca.pem" "https://127.0.0.1:$EC2_PORT/"
 	[ "$output" = 403 ]
@@ -171,13 +170,15 @@ teardown() { stop_node; }
 }
 
 @test "up reports a service that cannot start, with its log" {
-	make_node
-	# Occupy the EC2 port.
-	python3 -c 'import socket,time,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(30)' "$EC2_PORT" &
-	holder=$!
-	sleep 0.3
+	# The EC2 port is held by a socket that listens before the node is
+	# made, so the port is certainly taken when spx up runs.
+	hold_port
+	ROOT=$(mktemp -d "$BATS_TEST_TMPDIR/node.XXXXXX")
+	EC2_PORT=$HELD_PORT
+	S3_PORT=$(free_port)
+	spx admin init --root "$ROOT" --ec2-port "$EC2_PORT" --s3-port "$S3_PORT" >/dev/null
 	run spx up --root "$ROOT"
-	kill $holder
+	kill "$HOLDER_PID"
 	[ "$status" -eq 111 ]
 	[[ "$output" == *"spx-gw failed to start"* ]]
 	[[ "$output" == *"cannot listen on 127.0.0.1 port $EC2_PORT"* ]]
