@@ -490,40 +490,57 @@ static const char *cksum_key(enum spx_cksum_algo a)
 }
 
 /* The upload's checksum algorithm, or -1 (with resp filled) when the
- * upload does not exist; *algo_on false when it asked for none. */
+ * upload does not exist; *algo_on false when it asked for none, *full
+ * (may be NULL) true for the FULL_OBJECT type. */
 static int upload_algo(struct gw_req *g, struct spx_http_req *req,
 		       struct spx_http_resp *resp, const char *id,
-		       enum spx_cksum_algo *algo, bool *algo_on)
+		       enum spx_cksum_algo *algo, bool *algo_on, bool *full)
 {
 	struct spx_obj_meta info = SPX_OBJ_META_INIT;
-	const char *a;
+	const char *a, *t;
 	int rc = spx_obj_mpu_info(g->gw->obj, g->s3->bucket, g->s3->key, id,
 				  &info);
 
 	*algo_on = false;
+	if (full)
+		*full = false;
 	if (rc < 0) {
 		spx_obj_meta_release(&info);
 		obj_fail(g, req, resp, rc);
 		return -1;
 	}
 	a = spx_kv_get(&info.checksums, "algorithm");
+	t = spx_kv_get(&info.checksums, "type");
 	if (a && spx_cksum_from_name(a, algo) == 0)
 		*algo_on = true;
+	if (full && t && !strcmp(t, "FULL_OBJECT"))
+		*full = true;
 	spx_obj_meta_release(&info);
 	return 0;
 }
 
-/* UploadPart to an upload made with a checksum algorithm must carry that
- * checksum, as S3 requires. */
+/* UploadPart to an upload made with a checksum algorithm: a checksum the
+ * part carries must be of that algorithm; a COMPOSITE upload requires
+ * one, as S3 does, while for a FULL_OBJECT one the gateway computes it
+ * when the client sent none. */
 static int need_part_checksum(struct gw_req *g, struct spx_http_req *req,
 			      struct spx_http_resp *resp, const char *id)
 {
 	struct gw_s3 *s = g->s3;
 	enum spx_cksum_algo a;
-	bool on;
+	bool on, full;
 
-	if (upload_algo(g, req, resp, id, &a, &on) < 0)
+	if (upload_algo(g, req, resp, id, &a, &on, &full) < 0)
 		return -1;
+	if (on && full && !s->has_ck) {
+		if (spx_cksum_init(&s->ck, a) < 0) {
+			obj_fail(g, req, resp, SPX_OBJ_INTERNAL);
+			return -1;
+		}
+		s->algo = a;
+		s->has_ck = true;
+		return 0;
+	}
 	if (on && (!s->has_ck || s->algo != a)) {
 		gw_error(g, req, resp, 400, "InvalidRequest",
 			 "Checksum Type mismatch occurred, expected checksum "
@@ -1936,7 +1953,7 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 	struct spx_obj_meta out = SPX_OBJ_META_INIT;
 	struct spx_obj_bucket b;
 	enum spx_cksum_algo algo = SPX_CKSUM_CRC32;
-	bool algo_on = false;
+	bool algo_on = false, full = false;
 	char ckel[32] = "";
 	const char *want = NULL;
 	size_t n = 0;
@@ -1945,7 +1962,7 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 
 	if (own_bucket(g, req, resp, &b) < 0)
 		return;
-	if (upload_algo(g, req, resp, id, &algo, &algo_on) < 0)
+	if (upload_algo(g, req, resp, id, &algo, &algo_on, &full) < 0)
 		return;
 	if (algo_on)
 		snprintf(ckel, sizeof(ckel), "Checksum%s", spx_cksum_name(algo));
@@ -1968,9 +1985,11 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 		}
 		parts[n].num = (int)v;
 		parts[n].etag = etag;
+		/* S3 wants each part's checksum for a COMPOSITE upload; for
+		 * FULL_OBJECT they are optional, and checked when given. */
 		if (algo_on) {
 			parts[n].checksum = spx_xml_child_text(p, ckel);
-			if (!parts[n].checksum) {
+			if (!parts[n].checksum && !full) {
 				gw_error(g, req, resp, 400, "InvalidRequest",
 					 "The upload was created using a %s "
 					 "checksum. The complete request must "
@@ -2060,7 +2079,7 @@ static void list_parts(struct gw_req *g, struct spx_http_req *req,
 	int rc;
 
 	if (own_bucket(g, req, resp, NULL) < 0 ||
-	    upload_algo(g, req, resp, id, &a, &algo_on) < 0)
+	    upload_algo(g, req, resp, id, &a, &algo_on, NULL) < 0)
 		return;
 	if (max <= 0 || max > 1000)
 		max = 1000;

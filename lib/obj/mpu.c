@@ -201,12 +201,15 @@ static int mpu_ck_init(struct mpu_ck *c, const struct spx_obj_meta *info)
 static int mpu_ck_part(struct mpu_ck *c, int num, const struct spx_obj_meta *pm,
 		       const char *given)
 {
-	const char *have = spx_kv_get(&pm->checksums, c->name);
 	unsigned char raw[SPX_CKSUM_MAX];
+	const char *have;
 	size_t len = 0;
 
+	/* An upload made without an algorithm has no object checksum, and
+	 * whatever checksums its parts carry are not folded in. */
 	if (!c->on)
 		return 0;
+	have = spx_kv_get(&pm->checksums, c->name);
 	if (!have || spx_base64_decode(have, strlen(have), raw, sizeof(raw),
 				       &len) < 0 ||
 	    len != spx_cksum_size(c->algo))

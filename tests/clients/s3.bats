@@ -379,6 +379,79 @@ PY
 	[[ "$output" == *"done"* ]]
 }
 
+@test "boto3 (Debian): part checksums, completed with PartNumber and ETag only" {
+	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
+	# Current SDKs send a CRC32 with every UploadPart; a part list without
+	# the checksums is the common way to complete. It once crashed spx-gw.
+	run /usr/bin/python3 - "$EP" "$ROOT/tls/ca.pem" <<'PY'
+import os, sys, boto3
+ep, ca = sys.argv[1:3]
+s3 = boto3.session.Session(profile_name="spx").client("s3", endpoint_url=ep, verify=ca)
+s3.create_bucket(Bucket="plainlist")
+MiB = 1024 * 1024
+data = [os.urandom(5 * MiB), os.urandom(5 * MiB), os.urandom(5 * MiB), os.urandom(3 * MiB)]
+
+def upload(key, **create):
+    u = s3.create_multipart_upload(Bucket="plainlist", Key=key, **create)
+    parts = []
+    for n, d in enumerate(data, 1):
+        r = s3.upload_part(Bucket="plainlist", Key=key, UploadId=u["UploadId"],
+                           PartNumber=n, Body=d, ChecksumAlgorithm="CRC32")
+        assert "ChecksumCRC32" in r, r
+        parts.append({"ETag": r["ETag"], "PartNumber": n})
+    return u["UploadId"], parts
+
+# No algorithm on the upload: the part list needs no checksums.
+uid, parts = upload("none")
+r = s3.complete_multipart_upload(Bucket="plainlist", Key="none", UploadId=uid,
+                                 MultipartUpload={"Parts": parts})
+assert r["ETag"].endswith('-4"'), r
+assert s3.get_object(Bucket="plainlist", Key="none")["Body"].read() == b"".join(data)
+# A COMPOSITE CRC32 upload: S3 wants each part's checksum in the list.
+uid, parts = upload("comp", ChecksumAlgorithm="CRC32")
+try:
+    s3.complete_multipart_upload(Bucket="plainlist", Key="comp", UploadId=uid,
+                                 MultipartUpload={"Parts": parts})
+    raise SystemExit("a COMPOSITE upload completed without part checksums")
+except s3.exceptions.ClientError as e:
+    assert e.response["Error"]["Code"] == "InvalidRequest", e.response
+    assert "must include the checksum for each part" in e.response["Error"]["Message"], e.response
+s3.abort_multipart_upload(Bucket="plainlist", Key="comp", UploadId=uid)
+# A FULL_OBJECT CRC32 upload: the part checksums are optional.
+uid, parts = upload("full", ChecksumAlgorithm="CRC32", ChecksumType="FULL_OBJECT") \
+    if "ChecksumType" in s3.meta.service_model.operation_model("CreateMultipartUpload").input_shape.members \
+    else (None, None)
+if uid:
+    r = s3.complete_multipart_upload(Bucket="plainlist", Key="full", UploadId=uid,
+                                     MultipartUpload={"Parts": parts})
+    assert s3.get_object(Bucket="plainlist", Key="full")["Body"].read() == b"".join(data)
+    s3.delete_object(Bucket="plainlist", Key="full")
+s3.delete_object(Bucket="plainlist", Key="none")
+s3.delete_bucket(Bucket="plainlist")
+print("plain part list ok")
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"plain part list ok"* ]]
+	# The gateway is still the one that started.
+	run curl -s -o /dev/null -w '%{http_code}' --cacert "$ROOT/tls/ca.pem" "$EP/"
+	[ "$output" = 403 ]
+}
+
+@test "npm SDK v3: part checksums, completed with PartNumber and ETag only" {
+	[ -d "$SPX_TOP/tests/clients/node_modules/@aws-sdk/client-s3" ] || skip "npm SDK v3 not installed (scripts/deps.sh)"
+	run env NODE_EXTRA_CA_CERTS="$ROOT/tls/ca.pem" AWS_ACCESS_KEY_ID="$AK" AWS_SECRET_ACCESS_KEY="$SK" \
+		AWS_REGION=us-east-1 AWS_PROFILE= AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null \
+		node "$SPX_TOP/tests/clients/s3-mpu-sdk-v3.mjs" "$EP" sdkv3mpu
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"part 4 crc32"* ]]
+	[[ "$output" == *"complete"*"-4"* ]]
+	[[ "$output" == *"same true"* ]]
+	[[ "$output" == *"full FULL_OBJECT true"* ]]
+	[[ "$output" == *"done"* ]]
+}
+
 @test "presigned URLs: PUT and GET with curl" {
 	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
 	/usr/bin/aws --endpoint-url "$EP" s3 mb s3://pre >/dev/null

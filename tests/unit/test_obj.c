@@ -578,6 +578,32 @@ static void test_mpu(void)
 		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, NULL, &out),
 		      SPX_OBJ_NO_SUCH_UPLOAD, "complete again: NoSuchUpload");
 	}
+	{
+		/* An upload made without an algorithm whose parts carry
+		 * checksums (current SDKs send a CRC32 with every part):
+		 * completed with plain part numbers and ETags, and no object
+		 * checksum. This once dereferenced a NULL checksum name. */
+		struct spx_obj_complete_part plain[2] = { { 1, NULL, NULL },
+							  { 2, NULL, NULL } };
+		char pe[2][SPX_OBJ_ETAG_SIZE];
+
+		T_INT(spx_obj_mpu_create(s, "mm1", "cks", NULL, id), 0, "create 3");
+		for (int p = 1; p <= 2; p++) {
+			T_INT(spx_obj_part_begin(s, "mm1", "cks", id, p, &w), 0,
+			      "cks part %d", p);
+			spx_obj_writer_write(w, data, 1200);
+			spx_kv_add(&spx_obj_writer_meta(w)->checksums, "crc32",
+				   "AAAAAA==");
+			T_INT(spx_obj_writer_commit(w, NULL, &out), 0,
+			      "cks part %d commit", p);
+			snprintf(pe[p - 1], sizeof(pe[p - 1]), "%s", out.etag);
+			plain[p - 1].etag = pe[p - 1];
+		}
+		T_INT(spx_obj_mpu_complete(s, "mm1", "cks", id, plain, 2, NULL, &out),
+		      0, "complete: parts with checksums, upload without");
+		T_OK(out.checksums.n == 0, "no object checksum");
+		spx_obj_meta_release(&out);
+	}
 	T_INT(spx_obj_mpu_create(s, "mm1", "other", NULL, id), 0, "create 2");
 	T_INT(spx_obj_mpu_abort(s, "mm1", "other", id), 0, "abort");
 	T_INT(spx_obj_mpu_abort(s, "mm1", "other", id), SPX_OBJ_NO_SUCH_UPLOAD, "abort again");
