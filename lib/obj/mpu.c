@@ -15,8 +15,21 @@
 
 static bool id_ok(const char *id)
 {
-	return strlen(id) == SPX_OBJ_UPLOAD_ID_SIZE - 1 &&
+	return id && strlen(id) == SPX_OBJ_UPLOAD_ID_SIZE - 1 &&
 	       spx_is_lower_hex(id, SPX_OBJ_UPLOAD_ID_SIZE - 1);
+}
+
+/* The upload's lock: a part's commit holds it while it replaces the part,
+ * and Complete and Abort hold it (inside the key's lock) from the moment
+ * they read the parts until the upload is gone, so Complete sees one
+ * consistent set of parts and no part is replaced under it. */
+static int upload_lock(struct spx_obj *s, const char *bucket, const char *id,
+		       int *lk)
+{
+	char name[SPX_OBJ_UPLOAD_ID_SIZE + 2];
+
+	snprintf(name, sizeof(name), "\x01%s", id);
+	return obj_lock(s, bucket, name, true, lk);
 }
 
 static char **udirs(struct spx_obj *s, const char *bucket, const char *id)
@@ -123,13 +136,12 @@ int obj_part_commit(struct spx_obj_writer *w, struct spx_obj_meta *out)
 	struct spx_obj *s = w->s;
 	struct spx_obj_meta old = SPX_OBJ_META_INIT, info;
 	struct spx_buf b = SPX_BUF_INIT;
-	char lockname[64], pname[8];
+	char pname[8];
 	bool had = false;
 	int rc, lk;
 
-	snprintf(lockname, sizeof(lockname), "\x01%s/%d", w->upload, w->partnum);
 	snprintf(pname, sizeof(pname), "p%05d", w->partnum);
-	if ((rc = obj_lock(s, w->bucket, lockname, true, &lk)) < 0)
+	if ((rc = upload_lock(s, w->bucket, w->upload, &lk)) < 0)
 		return rc;
 	if ((rc = upload_get(s, w->bucket, w->key, w->upload, &info)) < 0)
 		goto out;
@@ -149,10 +161,13 @@ int obj_part_commit(struct spx_obj_writer *w, struct spx_obj_meta *out)
 	}
 	spx_obj_meta_encode(&w->meta, &b);
 	rc = obj_put_all(s, w->dirs, pname, &b);
-out:
-	obj_unlock(lk);
+	/* The replaced part's shards go while the lock is held: a Complete
+	 * that read the old part has linked them already, one that reads
+	 * after sees the new part. */
 	if (!rc && had && old.nsegs && strcmp(old.segs[0].name, w->segname))
 		unlink_all(s, w->dirs, old.segs[0].name);
+out:
+	obj_unlock(lk);
 	if (!rc && out) {
 		out->size = w->meta.size;
 		memcpy(out->etag, w->meta.etag, sizeof(out->etag));
@@ -371,7 +386,8 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 	EVP_MD_CTX *md = NULL;
 	unsigned char dig[EVP_MAX_MD_SIZE];
 	unsigned int dl = 0;
-	int rc, lk = -1;
+	size_t *linked = NULL;
+	int rc, lk = -1, ulk = -1;
 
 	if (out) {
 		memset(out, 0, sizeof(*out));
@@ -379,8 +395,12 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 	}
 	if ((rc = spx_obj_key_check(key)) < 0)
 		return rc;
+	if (!id_ok(id))
+		return obj_err(SPX_OBJ_NO_SUCH_UPLOAD, "no such upload '%s'", id);
 	if ((rc = obj_lock(s, bucket, key, true, &lk)) < 0)
 		return rc;
+	if ((rc = upload_lock(s, bucket, id, &ulk)) < 0)
+		goto out;
 	if ((rc = upload_get(s, bucket, key, id, &info)) < 0)
 		goto out;
 	if (!n || n > SPX_OBJ_MAX_PARTS) {
@@ -469,6 +489,7 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 	snprintf(info.data, sizeof(info.data), "d-%s", rnd);
 	spx_obj_key_encode(key, enc, sizeof(enc));
 	kd = spx_calloc((size_t)s->n, sizeof(char *));
+	linked = spx_calloc(n, sizeof(*linked));
 	for (int i = 0; i < s->n; i++) {
 		char *dd = spx_xprintf("%s/b/%s/o/%s/%s", s->drives[i], bucket,
 				       enc, info.data);
@@ -483,8 +504,11 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 			char *from = spx_xprintf("%s/%s", ud[i], info.segs[j].name);
 			char *to = spx_xprintf("%s/%s", dd, info.segs[j].name);
 
-			/* A shard lost on this drive stays lost: heal. */
-			if (link(from, to) < 0 && errno != ENOENT && errno != EEXIST)
+			/* A shard lost on this drive stays lost (heal rebuilds
+			 * it), as long as each segment keeps k of them. */
+			if (link(from, to) == 0 || errno == EEXIST)
+				linked[j]++;
+			else if (errno != ENOENT)
 				rc = obj_errno("cannot link '%s'", from);
 			free(from);
 			free(to);
@@ -497,6 +521,14 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 		if (rc)
 			goto out;
 	}
+	/* Never acknowledge an object whose data is not all there. */
+	for (size_t j = 0; j < n; j++)
+		if (info.segs[j].size && linked[j] < (size_t)s->k) {
+			rc = obj_err(SPX_OBJ_INTERNAL,
+				     "part %d has %zu of the %d shards it needs",
+				     parts[j].num, linked[j], s->k);
+			goto out;
+		}
 	if ((rc = obj_bucket_versioning(s, bucket, &v)) < 0)
 		goto out;
 	info.is_inline = false;
@@ -530,7 +562,9 @@ out:
 			obj_rmtree(p);
 			free(p);
 		}
+	obj_unlock(ulk);
 	obj_unlock(lk);
+	free(linked);
 	spx_buf_release(&ck.digests);
 	EVP_MD_CTX_free(md);
 	obj_dirs_free(ud, s->n);
@@ -546,11 +580,15 @@ int spx_obj_mpu_abort(struct spx_obj *s, const char *bucket, const char *key,
 {
 	struct spx_obj_meta info;
 	char **d, *p;
-	int rc, lk;
+	int rc, lk, ulk = -1;
 
+	if (!id_ok(id))
+		return obj_err(SPX_OBJ_NO_SUCH_UPLOAD, "no such upload '%s'", id);
 	if ((rc = obj_lock(s, bucket, key, true, &lk)) < 0)
 		return rc;
-	if ((rc = upload_get(s, bucket, key, id, &info)) < 0) {
+	if ((rc = upload_lock(s, bucket, id, &ulk)) < 0 ||
+	    (rc = upload_get(s, bucket, key, id, &info)) < 0) {
+		obj_unlock(ulk);
 		obj_unlock(lk);
 		return rc;
 	}
@@ -562,6 +600,7 @@ int spx_obj_mpu_abort(struct spx_obj *s, const char *bucket, const char *key,
 	else if (spx_fsync_dir(d[0]) < 0)
 		rc = SPX_OBJ_INTERNAL;
 	free(p);
+	obj_unlock(ulk);
 	obj_unlock(lk);
 	if (!rc)
 		for (int i = 0; i < s->n; i++)

@@ -1024,6 +1024,72 @@ static void test_version_race(void)
 	spx_obj_close(s);
 }
 
+/* Re-sending a part while CompleteMultipartUpload runs: Complete must see
+ * one consistent set of parts, so the object it acknowledges has all its
+ * shards. A child process re-commits part 1 (same bytes, so the same
+ * ETag, in a new segment) in a loop while the parent completes. */
+static void test_mpu_race(void)
+{
+	struct spx_obj *s = open_store("mrace", 2, 1, 64, SPX_OBJ_NO_INLINE);
+	unsigned char data[3000];
+	int bad = 0, done = 0, resent = 0;
+
+	fill(data, sizeof(data), 31);
+	spx_obj_bucket_create(s, "mr1", "111122223333", "us-east-1");
+	for (int round = 0; round < 40; round++) {
+		struct spx_obj_complete_part cp[2] = { { 1, NULL, NULL },
+						       { 2, NULL, NULL } };
+		char id[SPX_OBJ_UPLOAD_ID_SIZE], e[2][SPX_OBJ_ETAG_SIZE];
+		struct spx_obj_meta out = SPX_OBJ_META_INIT;
+		struct spx_obj_writer *w;
+		struct count c = { 0 };
+		int status;
+		pid_t child;
+
+		spx_obj_mpu_create(s, "mr1", "obj", NULL, id);
+		for (int p = 1; p <= 2; p++) {
+			spx_obj_part_begin(s, "mr1", "obj", id, p, &w);
+			spx_obj_writer_write(w, data + (p - 1) * 1500, 1500);
+			spx_obj_writer_commit(w, NULL, &out);
+			snprintf(e[p - 1], sizeof(e[p - 1]), "%s", out.etag);
+			cp[p - 1].etag = e[p - 1];
+		}
+		child = fork();
+		if (!child) {
+			int i;
+
+			/* Until the upload is gone. */
+			for (i = 0; i < 2000; i++) {
+				if (spx_obj_part_begin(s, "mr1", "obj", id, 1, &w) < 0)
+					break;
+				spx_obj_writer_write(w, data, 1500);
+				if (spx_obj_writer_commit(w, NULL, NULL) < 0)
+					break;
+			}
+			spx_obj_close(s);
+			_exit(i > 250 ? 250 : i);
+		}
+		/* Let the child get going. */
+		usleep((useconds_t)(1000 + (round % 8) * 1500));
+		if (spx_obj_mpu_complete(s, "mr1", "obj", id, cp, 2, NULL, &out) == 0) {
+			done++;
+			if (!get_eq(s, "mr1", "obj", data, sizeof(data)))
+				bad++;
+			spx_obj_verify(s, "mr1", false, count_cb, &c);
+			if (c.bad)
+				bad++;
+		}
+		spx_obj_meta_release(&out);
+		waitpid(child, &status, 0);
+		if (WIFEXITED(status))
+			resent += WEXITSTATUS(status);
+	}
+	printf("# %d parts re-sent\n", resent);
+	T_OK(done > 0, "%d of 40 completes succeeded", done);
+	T_INT(bad, 0, "every completed object has all its data");
+	spx_obj_close(s);
+}
+
 /* A conditional commit: the condition sees the current object (NULL for
  * none or a delete marker), and a refusal changes nothing. */
 static int cond_absent(void *ctx, const struct spx_obj_meta *cur)
@@ -1098,6 +1164,7 @@ int main(void)
 	test_mpu();
 	test_versions();
 	test_version_race();
+	test_mpu_race();
 	test_condition();
 	rmrf(root);
 	return t_done();
