@@ -3,6 +3,7 @@
  * way the API in question does. */
 #include "spx.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "gw/gw_int.h"
@@ -409,6 +410,18 @@ static void end_query(struct gw_req *g, struct spx_http_req *req,
 	}
 	if (auth_verify(g, req, resp, g->body_hash) < 0)
 		return;
+	/* The Query APIs sign the body through its hash. When the client
+	 * sends x-amz-content-sha256, the signature covers that header's
+	 * value, not the bytes received: they must be the same, or the
+	 * parameters just parsed are not the ones that were signed. */
+	if (g->auth.payload == SPX_SIGV4_PAYLOAD_SHA256 &&
+	    CRYPTO_memcmp(g->auth.payload_sha256, g->body_sha, 32)) {
+		g->authed = false;
+		spx_info("gw: %s: the body is not the one whose hash was "
+			 "signed", g->reqid);
+		auth_fail(g, req, resp, SPX_SIGV4_ESIGNATURE);
+		return;
+	}
 	action = spx_kv_get(&g->params, "Action");
 	if (!action || !*action) {
 		gw_error(g, req, resp, 400, "MissingAction",
@@ -429,6 +442,7 @@ static void on_end(void *app, struct spx_http_req *req,
 	unsigned int n = 0;
 
 	EVP_DigestFinal_ex(g->sha, md, &n);
+	memcpy(g->body_sha, md, 32);
 	spx_hex_encode(md, 32, g->body_hash);
 	if (g->api != GW_S3) {
 		end_query(g, req, resp);

@@ -50,6 +50,7 @@ struct gw_req {
 	bool auth_deferred; /* S3 without x-amz-content-sha256 */
 	bool hash_body;	    /* the signature covers the body's SHA-256 */
 	char body_hash[65];
+	unsigned char body_sha[32]; /* the same, binary */
 	struct gw_s3 *s3;   /* S3 request state (s3.c) */
 	bool err_region;    /* S3 error names our region (wrong scope) */
 };

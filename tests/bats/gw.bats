@@ -30,6 +30,36 @@ form() { echo "Action=$1&Version=2016-11-15"; }
 	[[ "$output" == *"<regionName>us-east-1</regionName>"* ]]
 }
 
+@test "an EC2/STS body swapped after signing is refused (x-amz-content-sha256 not trusted)" {
+	signed=$(form DescribeRegions)
+	hash=$(printf '%s' "$signed" | sha256sum | cut -d' ' -f1)
+	ct='Content-Type: application/x-www-form-urlencoded; charset=utf-8'
+	# The signed body with the unsigned header is fine: it is that body's hash.
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" --header "$ct" \
+		--body "$signed" --unsigned-header "X-Amz-Content-Sha256: $hash"
+	[ "${lines[0]}" = 200 ]
+	# The same headers with another body: the other action must not run.
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" --header "$ct" \
+		--body "$signed" --unsigned-header "X-Amz-Content-Sha256: $hash" \
+		--send-body "$(form DescribeAvailabilityZones)"
+	[ "${lines[0]}" = 403 ]
+	[[ "$output" == *"<Code>SignatureDoesNotMatch</Code>"* ]]
+	[[ "$output" != *"zoneName"* ]]
+	# Without the header the swap fails as well (the body's hash is signed).
+	run req "$(ec2)" --method POST --key "$AK" --secret "$SK" --header "$ct" \
+		--body "$signed" --send-body "$(form DescribeAvailabilityZones)"
+	[ "${lines[0]}" != 200 ]
+	[[ "$output" != *"zoneName"* ]]
+	# STS, the same.
+	sts="Action=GetCallerIdentity&Version=2011-06-15"
+	shash=$(printf '%s' "$sts" | sha256sum | cut -d' ' -f1)
+	run req "$(ec2)" --method POST --service sts --key "$AK" --secret "$SK" --header "$ct" \
+		--body "$sts" --unsigned-header "X-Amz-Content-Sha256: $shash" \
+		--send-body "Action=GetCallerIdentity&Version=2011-06-15&X=1"
+	[ "${lines[0]}" = 403 ]
+	[[ "$output" == *"<Code>SignatureDoesNotMatch</Code>"* ]]
+}
+
 @test "GET with the query in the URL works too" {
 	run req "$(ec2)?Action=DescribeAvailabilityZones&Version=2016-11-15" --key "$AK" --secret "$SK"
 	[ "${lines[0]}" = 200 ]

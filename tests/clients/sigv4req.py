@@ -6,6 +6,10 @@ line and body, for the gateway's bad-input tests.
               [--key AK --secret SK] [--skew SECONDS] [--tamper]
               [--header 'Name: value' ...] [--no-auth] [--ca FILE]
               [--unsigned-header 'Name: value'] [--presign SECONDS]
+              [--send-body B]
+
+--send-body sends B instead of the body that was signed (an attacker who
+saw one signed request replaying its headers with another body).
 
 Prints "STATUS" on the first line, then the response body.
 """
@@ -36,6 +40,7 @@ p.add_argument("--header", action="append", default=[])
 p.add_argument("--unsigned-header", action="append", default=[])
 p.add_argument("--ca")
 p.add_argument("--presign", type=int)
+p.add_argument("--send-body")
 a = p.parse_args()
 
 headers = {}
@@ -80,6 +85,9 @@ for h in a.unsigned_header:
     req.headers[k.strip()] = v.strip()
 
 prepared = req.prepare()
+if a.send_body is not None:
+    prepared.body = a.send_body.encode()
+    prepared.headers["Content-Length"] = str(len(prepared.body))
 ctx = ssl.create_default_context(cafile=a.ca) if a.ca else None
 r = urllib.request.Request(prepared.url, data=prepared.body or None,
                            method=a.method, headers=dict(prepared.headers.items()))
