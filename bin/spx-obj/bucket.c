@@ -23,11 +23,11 @@ int cmd_mb(const struct spx_args *a)
 int cmd_rb(const struct spx_args *a)
 {
 	struct objcli c;
-	int rc = objcli_open(a, &c);
+	int rc = objcli_open_bucket(a, &c, a->argv[0]);
 
 	if (rc)
 		return rc;
-	rc = spx_obj_bucket_delete(c.s, a->argv[0]);
+	rc = spx_obj_bucket_delete(c.s, &c.b);
 	if (rc < 0)
 		rc = objcli_fail(a, rc);
 	objcli_close(&c);
@@ -38,7 +38,6 @@ int cmd_versioning(const struct spx_args *a)
 {
 	static const char *const names[] = { "", "Enabled", "Suspended" };
 	struct objcli c;
-	struct spx_obj_bucket b;
 	enum spx_obj_versioning v = SPX_OBJ_UNVERSIONED;
 	int rc;
 
@@ -53,14 +52,14 @@ int cmd_versioning(const struct spx_args *a)
 			return SPX_USAGE;
 		}
 	}
-	if ((rc = objcli_open(a, &c)))
+	if ((rc = objcli_open_bucket(a, &c, a->argv[0])))
 		return rc;
 	if (v != SPX_OBJ_UNVERSIONED)
-		rc = spx_obj_bucket_set_versioning(c.s, a->argv[0], v);
-	else if ((rc = spx_obj_bucket_head(c.s, a->argv[0], &b)) == 0)
-		printf("%s\n", b.versioning == SPX_OBJ_UNVERSIONED
+		rc = spx_obj_bucket_set_versioning(c.s, &c.b, v);
+	else
+		printf("%s\n", c.b.versioning == SPX_OBJ_UNVERSIONED
 				       ? "Unversioned"
-				       : names[b.versioning]);
+				       : names[c.b.versioning]);
 	if (rc < 0)
 		rc = objcli_fail(a, rc);
 	objcli_close(&c);
@@ -126,7 +125,7 @@ static int ls_versions(const struct spx_args *a, struct objcli *c,
 		o.key_marker = km;
 		o.vid_marker = vm[0] ? vm : NULL;
 		o.max = left < 1000 ? left : 1000;
-		if ((rc = spx_obj_list_versions(c->s, a->argv[0], &o, &l)) < 0) {
+		if ((rc = spx_obj_list_versions(c->s, &c->b, &o, &l)) < 0) {
 			rc = objcli_fail(a, rc);
 			break;
 		}
@@ -202,6 +201,8 @@ int cmd_ls(const struct spx_args *a)
 		rc = ls_buckets(a, &c);
 		goto out;
 	}
+	if ((rc = objcli_bucket(a, &c, a->argv[0], &c.b)))
+		goto out;
 	if (spx_flag(a, "versions")) {
 		rc = ls_versions(a, &c, max ? (size_t)max : SIZE_MAX, arr);
 		if (!rc && json) {
@@ -218,7 +219,7 @@ int cmd_ls(const struct spx_args *a)
 	while (left) {
 		o.after = after;
 		o.max = left < 1000 ? left : 1000;
-		if ((rc = spx_obj_list(c.s, a->argv[0], &o, &l)) < 0) {
+		if ((rc = spx_obj_list(c.s, &c.b, &o, &l)) < 0) {
 			rc = objcli_fail(a, rc);
 			goto out;
 		}

@@ -39,6 +39,26 @@ int objcli_open(const struct spx_args *a, struct objcli *c)
 	return 0;
 }
 
+int objcli_bucket(const struct spx_args *a, struct objcli *c,
+		  const char *name, struct spx_obj_bucket *b)
+{
+	int rc = spx_obj_bucket_open(c->s, name, b);
+
+	return rc < 0 ? objcli_fail(a, rc) : 0;
+}
+
+int objcli_open_bucket(const struct spx_args *a, struct objcli *c,
+		       const char *name)
+{
+	int rc = objcli_open(a, c);
+
+	if (rc)
+		return rc;
+	if ((rc = objcli_bucket(a, c, name, &c->b)))
+		objcli_close(c);
+	return rc;
+}
+
 void objcli_close(struct objcli *c)
 {
 	spx_obj_close(c->s);

@@ -9,11 +9,19 @@ struct objcli {
 	struct spx_obj *s;
 	char *owner;	/* the node's account id */
 	char *region;
+	struct spx_obj_bucket b; /* objcli_open_bucket's bucket */
 };
 
 /* Open the store of the node (--root, $SPX_ROOT, the system layout);
  * on failure print why and return the exit status. */
 int objcli_open(const struct spx_args *a, struct objcli *c);
+/* The same, and open bucket `name` into c->b (the handle the engine's
+ * calls take); on failure the store is closed again. */
+int objcli_open_bucket(const struct spx_args *a, struct objcli *c,
+		       const char *name);
+/* Open another bucket of the open store into *b. */
+int objcli_bucket(const struct spx_args *a, struct objcli *c,
+		  const char *name, struct spx_obj_bucket *b);
 void objcli_close(struct objcli *c);
 /* Print "spx-obj: VERB: message" and return the exit status of rc. */
 int objcli_fail(const struct spx_args *a, int rc);

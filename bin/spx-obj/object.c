@@ -21,14 +21,14 @@ int cmd_put(const struct spx_args *a)
 		spx_warn_errno("put: cannot open '%s'", file);
 		return errno == ENOENT ? SPX_NO : SPX_FAIL;
 	}
-	if ((rc = objcli_open(a, &c))) {
+	if ((rc = objcli_open_bucket(a, &c, a->argv[0]))) {
 		if (file)
 			close(fd);
 		return rc;
 	}
 	if (spx_arg(a, "content-type"))
 		spx_kv_add(&in.sys, "content-type", spx_arg(a, "content-type"));
-	if ((rc = spx_obj_writer_begin(c.s, a->argv[0], a->argv[1], &in, &w)) < 0) {
+	if ((rc = spx_obj_writer_begin(c.s, &c.b, a->argv[1], &in, &w)) < 0) {
 		rc = objcli_fail(a, rc);
 		goto out;
 	}
@@ -101,9 +101,9 @@ static int copy_out(const struct spx_args *a, const char *file)
 	FILE *f = stdout;
 	int rc;
 
-	if ((rc = objcli_open(a, &c)))
+	if ((rc = objcli_open_bucket(a, &c, a->argv[0])))
 		return rc;
-	if ((rc = spx_obj_reader_open_version(c.s, a->argv[0], a->argv[1],
+	if ((rc = spx_obj_reader_open_version(c.s, &c.b, a->argv[1],
 					      spx_arg(a, "version-id"), &r)) < 0) {
 		rc = objcli_fail(a, rc);
 		goto out;
@@ -168,16 +168,20 @@ int cmd_cp(const struct spx_args *a)
 {
 	struct objcli c;
 	struct spx_obj_meta out = SPX_OBJ_META_INIT;
-	int rc = objcli_open(a, &c);
+	struct spx_obj_bucket to;
+	int rc = objcli_open_bucket(a, &c, a->argv[0]);
 
 	if (rc)
 		return rc;
-	rc = spx_obj_copy(c.s, a->argv[0], a->argv[1], spx_arg(a, "version-id"),
-			  a->argv[2], a->argv[3], NULL, &out);
+	if ((rc = objcli_bucket(a, &c, a->argv[2], &to)))
+		goto out;
+	rc = spx_obj_copy(c.s, &c.b, a->argv[1], spx_arg(a, "version-id"),
+			  &to, a->argv[3], NULL, &out);
 	if (rc < 0)
 		rc = objcli_fail(a, rc);
 	else
 		printf("%s\n", out.etag);
+out:
 	spx_obj_meta_release(&out);
 	objcli_close(&c);
 	return rc;
@@ -190,15 +194,15 @@ int cmd_rm(const struct spx_args *a)
 	struct objcli c;
 	struct spx_obj_deleted d;
 	struct spx_obj_bucket b;
-	int rc = objcli_open(a, &c);
+	int rc = objcli_open_bucket(a, &c, a->argv[0]);
 
 	if (rc)
 		return rc;
-	rc = spx_obj_delete_version(c.s, a->argv[0], a->argv[1],
+	rc = spx_obj_delete_version(c.s, &c.b, a->argv[1],
 				    spx_arg(a, "version-id"), &d);
 	if (rc < 0)
 		rc = objcli_fail(a, rc);
-	else if (spx_obj_bucket_head(c.s, a->argv[0], &b) == 0 &&
+	else if (spx_obj_bucket_open(c.s, a->argv[0], &b) == 0 &&
 		 b.versioning != SPX_OBJ_UNVERSIONED)
 		printf("%s%s\n", spx_obj_vid_name(d.vid),
 		       d.delete_marker ? " delete-marker" : "");
@@ -220,11 +224,11 @@ int cmd_stat(const struct spx_args *a)
 	struct objcli c;
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
 	json_t *o, *segs;
-	int rc = objcli_open(a, &c);
+	int rc = objcli_open_bucket(a, &c, a->argv[0]);
 
 	if (rc)
 		return rc;
-	if ((rc = spx_obj_stat_version(c.s, a->argv[0], a->argv[1],
+	if ((rc = spx_obj_stat_version(c.s, &c.b, a->argv[1],
 				       spx_arg(a, "version-id"), &m)) < 0) {
 		rc = objcli_fail(a, rc);
 		goto out;

@@ -56,6 +56,7 @@ enum s3op {
 
 struct gw_s3 {
 	char *bucket, *key;
+	struct spx_obj_bucket b; /* the bucket, once own_bucket opened it */
 	enum s3op op;
 	struct spx_obj_writer *w;
 	int werr;		/* a write failed: its rc */
@@ -144,22 +145,22 @@ static void headless(struct spx_http_req *req, struct spx_http_resp *resp)
 		spx_buf_reset(&resp->body);
 }
 
-/* The bucket exists and the caller's account owns it. */
+/* The bucket exists and the caller's account owns it: open it into
+ * g->s3->b, the handle every engine call of the request then takes (and
+ * copy it to *b, which may be NULL). */
 static int own_bucket(struct gw_req *g, struct spx_http_req *req,
-		      struct spx_http_resp *resp, struct spx_obj_bucket *b)
+		      struct spx_http_resp *resp, struct spx_obj_bucket *out)
 {
-	struct spx_obj_bucket tmp;
+	struct spx_obj_bucket *b = &g->s3->b;
 	int rc;
 
-	if (!b)
-		b = &tmp;
 	if (!spx_obj_bucket_name_valid(g->s3->bucket)) {
 		/* An invalid name cannot exist: S3 says NoSuchBucket for
 		 * reads and InvalidBucketName for creation. */
 		obj_fail(g, req, resp, SPX_OBJ_NO_SUCH_BUCKET);
 		return -1;
 	}
-	rc = spx_obj_bucket_head(g->gw->obj, g->s3->bucket, b);
+	rc = spx_obj_bucket_open(g->gw->obj, g->s3->bucket, b);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
 		return -1;
@@ -168,6 +169,8 @@ static int own_bucket(struct gw_req *g, struct spx_http_req *req,
 		gw_error(g, req, resp, 403, "AccessDenied", "Access Denied");
 		return -1;
 	}
+	if (out)
+		*out = *b;
 	return 0;
 }
 
@@ -219,7 +222,7 @@ static void marker_headers(struct gw_req *g, struct spx_http_resp *resp,
 		return;
 	}
 	if (rc == SPX_OBJ_NO_SUCH_KEY && !vid &&
-	    spx_obj_stat_version(g->gw->obj, g->s3->bucket, g->s3->key, NULL,
+	    spx_obj_stat_version(g->gw->obj, &g->s3->b, g->s3->key, NULL,
 				 &m) == 0 &&
 	    m.delete_marker) {
 		spx_kv_add(&resp->headers, "x-amz-delete-marker", "true");
@@ -498,7 +501,7 @@ static int upload_algo(struct gw_req *g, struct spx_http_req *req,
 {
 	struct spx_obj_meta info = SPX_OBJ_META_INIT;
 	const char *a, *t;
-	int rc = spx_obj_mpu_info(g->gw->obj, g->s3->bucket, g->s3->key, id,
+	int rc = spx_obj_mpu_info(g->gw->obj, &g->s3->b, g->s3->key, id,
 				  &info);
 
 	*algo_on = false;
@@ -650,7 +653,7 @@ static void begin_write(struct gw_req *g, struct spx_http_req *req,
 		if (s->if_none_match || s->if_match) {
 			struct spx_obj_meta cur = SPX_OBJ_META_INIT;
 
-			rc = spx_obj_stat(g->gw->obj, s->bucket, s->key, &cur);
+			rc = spx_obj_stat(g->gw->obj, &s->b, s->key, &cur);
 			if (rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY)
 				rc = put_cond(s, rc == 0 ? &cur : NULL);
 			else
@@ -666,7 +669,7 @@ static void begin_write(struct gw_req *g, struct spx_http_req *req,
 			spx_obj_meta_release(&in);
 			return;
 		}
-		rc = spx_obj_writer_begin(g->gw->obj, s->bucket, s->key, &in,
+		rc = spx_obj_writer_begin(g->gw->obj, &s->b, s->key, &in,
 					  &s->w);
 		spx_obj_meta_release(&in);
 		if (rc == 0 && (s->if_none_match || s->if_match))
@@ -686,7 +689,7 @@ static void begin_write(struct gw_req *g, struct spx_http_req *req,
 		s->part = (int)n;
 		if (need_part_checksum(g, req, resp, id) < 0)
 			return;
-		rc = spx_obj_part_begin(g->gw->obj, s->bucket, s->key, id,
+		rc = spx_obj_part_begin(g->gw->obj, &s->b, s->key, id,
 					s->part, &s->w);
 	}
 	if (rc < 0) {
@@ -935,7 +938,7 @@ static void get_object(struct gw_req *g, struct spx_http_req *req,
 	if (bad)
 		goto fail;
 	showv = vid || b.versioning != SPX_OBJ_UNVERSIONED;
-	rc = spx_obj_reader_open_version(g->gw->obj, s->bucket, s->key, vid, &r);
+	rc = spx_obj_reader_open_version(g->gw->obj, &s->b, s->key, vid, &r);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
 		marker_headers(g, resp, vid, rc);
@@ -1023,7 +1026,7 @@ static void delete_object(struct gw_req *g, struct spx_http_req *req,
 	vid = version_param(g, req, resp, &bad);
 	if (bad)
 		return;
-	rc = spx_obj_delete_version(g->gw->obj, g->s3->bucket, g->s3->key, vid,
+	rc = spx_obj_delete_version(g->gw->obj, &g->s3->b, g->s3->key, vid,
 				    &d);
 	/* Deleting what is not there succeeds, as in S3. */
 	if (rc < 0 && rc != SPX_OBJ_NO_SUCH_KEY && rc != SPX_OBJ_NO_SUCH_VERSION) {
@@ -1044,6 +1047,7 @@ static void delete_object(struct gw_req *g, struct spx_http_req *req,
 struct copy_src {
 	char *bucket;		/* the bucket and, after its NUL, the key */
 	const char *key;
+	struct spx_obj_bucket b; /* the source bucket, opened */
 	char *vid;		/* ?versionId=, or NULL */
 	bool versioned;		/* the source bucket has versioning */
 	struct spx_obj_meta cur;
@@ -1068,7 +1072,6 @@ static int copy_source(struct gw_req *g, struct spx_http_req *req,
 	const char *src = spx_kv_geti(&req->headers, "x-amz-copy-source");
 	const char *q = strchr(src, '?');
 	struct spx_buf dec = SPX_BUF_INIT;
-	struct spx_obj_bucket sb;
 	struct spx_cond cond = {
 		spx_kv_geti(&req->headers, "x-amz-copy-source-if-match"),
 		spx_kv_geti(&req->headers, "x-amz-copy-source-if-none-match"),
@@ -1111,19 +1114,19 @@ static int copy_source(struct gw_req *g, struct spx_http_req *req,
 		memmove(c->bucket, c->bucket + 1, strlen(c->bucket + 1) + 1 +
 				 strlen(slash + 1) + 1);
 	c->key = c->bucket + strlen(c->bucket) + 1;
-	rc = spx_obj_bucket_head(g->gw->obj, c->bucket, &sb);
+	rc = spx_obj_bucket_open(g->gw->obj, c->bucket, &c->b);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
 		return -1;
 	}
-	if (strcmp(sb.owner, g->who.account)) {
+	if (strcmp(c->b.owner, g->who.account)) {
 		gw_error(g, req, resp, 403, "AccessDenied", "Access Denied");
 		return -1;
 	}
-	c->versioned = sb.versioning != SPX_OBJ_UNVERSIONED;
-	rc = c->vid ? spx_obj_stat_version(g->gw->obj, c->bucket, c->key,
+	c->versioned = c->b.versioning != SPX_OBJ_UNVERSIONED;
+	rc = c->vid ? spx_obj_stat_version(g->gw->obj, &c->b, c->key,
 					   c->vid, &c->cur)
-		    : spx_obj_stat(g->gw->obj, c->bucket, c->key, &c->cur);
+		    : spx_obj_stat(g->gw->obj, &c->b, c->key, &c->cur);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
 		return -1;
@@ -1206,7 +1209,7 @@ static void copy_object(struct gw_req *g, struct spx_http_req *req,
 			spx_kv_add(&in.tags, c.cur.tags.v[i].k, c.cur.tags.v[i].v);
 	else if (tags_from_header(g, req, resp, &in) < 0)
 		goto out;
-	rc = spx_obj_copy(g->gw->obj, c.bucket, c.key, c.vid, s->bucket, s->key,
+	rc = spx_obj_copy(g->gw->obj, &c.b, c.key, c.vid, &s->b, s->key,
 			  &in, &out);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
@@ -1275,9 +1278,9 @@ static void upload_part_copy(struct gw_req *g, struct spx_http_req *req,
 	} else {
 		rg.last = c.cur.size ? c.cur.size - 1 : 0;
 	}
-	rc = spx_obj_part_begin(g->gw->obj, s->bucket, s->key, id, (int)n, &w);
+	rc = spx_obj_part_begin(g->gw->obj, &s->b, s->key, id, (int)n, &w);
 	if (rc == 0)
-		rc = spx_obj_reader_open_version(g->gw->obj, c.bucket, c.key,
+		rc = spx_obj_reader_open_version(g->gw->obj, &c.b, c.key,
 						 c.vid, &r);
 	buf = spx_malloc(1u << 20);
 	for (uint64_t off = rg.first; rc == 0 && c.cur.size && off <= rg.last;) {
@@ -1415,7 +1418,7 @@ static void delete_bucket(struct gw_req *g, struct spx_http_req *req,
 
 	if (own_bucket(g, req, resp, NULL) < 0)
 		return;
-	rc = spx_obj_bucket_delete(g->gw->obj, g->s3->bucket);
+	rc = spx_obj_bucket_delete(g->gw->obj, &g->s3->b);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
 		return;
@@ -1570,7 +1573,7 @@ static void list_objects(struct gw_req *g, struct spx_http_req *req,
 	if (max == 0) {
 		l.truncated = false;
 	} else {
-		rc = spx_obj_list(g->gw->obj, s->bucket, &o, &l);
+		rc = spx_obj_list(g->gw->obj, &s->b, &o, &l);
 		if (rc < 0) {
 			free(tkey);
 			obj_fail(g, req, resp, rc);
@@ -1655,7 +1658,7 @@ static void put_versioning(struct gw_req *g, struct spx_http_req *req,
 		conf_fail(g, req, resp, &e);
 		return;
 	}
-	rc = spx_obj_bucket_set_versioning(g->gw->obj, g->s3->bucket,
+	rc = spx_obj_bucket_set_versioning(g->gw->obj, &g->s3->b,
 					   enabled ? SPX_OBJ_VERSIONING_ENABLED
 						   : SPX_OBJ_VERSIONING_SUSPENDED);
 	if (rc < 0) {
@@ -1697,7 +1700,7 @@ static void list_versions(struct gw_req *g, struct spx_http_req *req,
 	o.delimiter = delim;
 	o.max = max ? (size_t)max : 1;
 	if (max) {
-		rc = spx_obj_list_versions(g->gw->obj, s->bucket, &o, &l);
+		rc = spx_obj_list_versions(g->gw->obj, &s->b, &o, &l);
 		if (rc < 0) {
 			obj_fail(g, req, resp, rc);
 			return;
@@ -1775,7 +1778,7 @@ static void bucket_tagging(struct gw_req *g, struct spx_http_req *req,
 		return;
 	switch (s->op) {
 	case OP_GET_BUCKET_TAGGING:
-		rc = spx_obj_bucket_tags(g->gw->obj, s->bucket, &tags);
+		rc = spx_obj_bucket_tags(g->gw->obj, &s->b, &tags);
 		if (rc < 0)
 			obj_fail(g, req, resp, rc);
 		else if (!tags.n)
@@ -1790,14 +1793,14 @@ static void bucket_tagging(struct gw_req *g, struct spx_http_req *req,
 			conf_fail(g, req, resp, &e);
 			break;
 		}
-		rc = spx_obj_bucket_set_tags(g->gw->obj, s->bucket, &tags);
+		rc = spx_obj_bucket_set_tags(g->gw->obj, &s->b, &tags);
 		if (rc < 0)
 			obj_fail(g, req, resp, rc);
 		else
 			empty_answer(g, resp, 204);
 		break;
 	default:
-		rc = spx_obj_bucket_set_tags(g->gw->obj, s->bucket, NULL);
+		rc = spx_obj_bucket_set_tags(g->gw->obj, &s->b, NULL);
 		if (rc < 0)
 			obj_fail(g, req, resp, rc);
 		else
@@ -1827,7 +1830,7 @@ static void object_tagging(struct gw_req *g, struct spx_http_req *req,
 		return;
 	showv = want || b.versioning != SPX_OBJ_UNVERSIONED;
 	if (s->op == OP_GET_OBJECT_TAGGING) {
-		rc = spx_obj_stat_version(g->gw->obj, s->bucket, s->key, want, &m);
+		rc = spx_obj_stat_version(g->gw->obj, &s->b, s->key, want, &m);
 		if (rc == 0 && m.delete_marker)
 			rc = want ? SPX_OBJ_DELETE_MARKER : SPX_OBJ_NO_SUCH_KEY;
 		if (rc < 0) {
@@ -1845,7 +1848,7 @@ static void object_tagging(struct gw_req *g, struct spx_http_req *req,
 		conf_fail(g, req, resp, &e);
 		return;
 	}
-	rc = spx_obj_set_tags(g->gw->obj, s->bucket, s->key, want, &tags, vid);
+	rc = spx_obj_set_tags(g->gw->obj, &s->b, s->key, want, &tags, vid);
 	spx_kv_free(&tags);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
@@ -1913,7 +1916,7 @@ static void create_mpu(struct gw_req *g, struct spx_http_req *req,
 		spx_obj_meta_release(&in);
 		return;
 	}
-	rc = spx_obj_mpu_create(g->gw->obj, s->bucket, s->key, &in, id);
+	rc = spx_obj_mpu_create(g->gw->obj, &s->b, s->key, &in, id);
 	if (rc < 0) {
 		spx_obj_meta_release(&in);
 		obj_fail(g, req, resp, rc);
@@ -2009,7 +2012,7 @@ static void complete_mpu(struct gw_req *g, struct spx_http_req *req,
 	/* The whole object's checksum, if the client states it. */
 	if (algo_on)
 		want = spx_kv_geti(&req->headers, spx_cksum_header(algo));
-	rc = spx_obj_mpu_complete(g->gw->obj, s->bucket, s->key, id, parts, n,
+	rc = spx_obj_mpu_complete(g->gw->obj, &s->b, s->key, id, parts, n,
 				  want, &out);
 	if (rc == SPX_OBJ_BAD_DIGEST) {
 		gw_error(g, req, resp, 400, "BadDigest",
@@ -2051,7 +2054,7 @@ static void abort_mpu(struct gw_req *g, struct spx_http_req *req,
 
 	if (own_bucket(g, req, resp, NULL) < 0)
 		return;
-	rc = spx_obj_mpu_abort(g->gw->obj, g->s3->bucket, g->s3->key,
+	rc = spx_obj_mpu_abort(g->gw->obj, &g->s3->b, g->s3->key,
 			       spx_kv_get(&g->params, "uploadId"));
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
@@ -2083,7 +2086,7 @@ static void list_parts(struct gw_req *g, struct spx_http_req *req,
 		return;
 	if (max <= 0 || max > 1000)
 		max = 1000;
-	rc = spx_obj_mpu_parts(g->gw->obj, s->bucket, s->key, id,
+	rc = spx_obj_mpu_parts(g->gw->obj, &s->b, s->key, id,
 			       marker < 0 ? 0 : (int)marker, (size_t)max,
 			       &parts, &n, &trunc);
 	if (rc < 0) {
@@ -2137,7 +2140,7 @@ static void list_uploads(struct gw_req *g, struct spx_http_req *req,
 
 	if (own_bucket(g, req, resp, NULL) < 0)
 		return;
-	rc = spx_obj_mpu_list(g->gw->obj, s->bucket, prefix ? prefix : "", &u,
+	rc = spx_obj_mpu_list(g->gw->obj, &s->b, prefix ? prefix : "", &u,
 			      &n);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
@@ -2194,7 +2197,7 @@ static void delete_objects(struct gw_req *g, struct spx_http_req *req,
 		const char *k = spx_xml_child_text(o, "Key");
 		const char *vid = spx_xml_child_text(o, "VersionId");
 		struct spx_obj_deleted d = { 0 };
-		int rc = k ? spx_obj_delete_version(g->gw->obj, s->bucket, k,
+		int rc = k ? spx_obj_delete_version(g->gw->obj, &s->b, k,
 						    vid, &d)
 			   : SPX_OBJ_INVALID_ARG;
 

@@ -418,7 +418,9 @@ int spx_obj_verify(struct spx_obj *s, const char *bucket, bool heal,
 	int rc;
 
 	if (bucket) {
-		if ((rc = obj_bucket_check(s, bucket)) < 0)
+		struct spx_obj_bucket one;
+
+		if ((rc = spx_obj_bucket_open(s, bucket, &one)) < 0)
 			return rc;
 		return check_bucket(s, bucket, heal, fn, ctx);
 	}

@@ -25,15 +25,15 @@ static void kv_copy(struct spx_kvlist *to, const struct spx_kvlist *from)
 		spx_kv_add(to, from->v[i].k, from->v[i].v);
 }
 
-int obj_writer_new(struct spx_obj *s, const char *bucket, const char *key,
-		   const struct spx_obj_meta *in, int mode,
+int obj_writer_new(struct spx_obj *s, const struct spx_obj_bucket *b,
+		   const char *key, const struct spx_obj_meta *in, int mode,
 		   struct spx_obj_writer **out)
 {
 	struct spx_obj_writer *w;
 	int rc;
 
 	*out = NULL;
-	if ((rc = obj_bucket_check(s, bucket)) < 0)
+	if ((rc = obj_bucket_name(b)) < 0)
 		return rc;
 	if ((rc = spx_obj_key_check(key)) < 0)
 		return rc;
@@ -45,7 +45,8 @@ int obj_writer_new(struct spx_obj *s, const char *bucket, const char *key,
 	w = spx_calloc(1, sizeof(*w));
 	w->s = s;
 	w->mode = mode;
-	w->bucket = spx_strdup(bucket);
+	w->b = *b;
+	w->bucket = w->b.name;
 	w->key = spx_strdup(key);
 	spx_obj_key_encode(key, w->enc, sizeof(w->enc));
 	w->dirlock = -1;
@@ -71,15 +72,16 @@ int obj_writer_new(struct spx_obj *s, const char *bucket, const char *key,
 	return 0;
 }
 
-int spx_obj_writer_begin(struct spx_obj *s, const char *bucket,
+int spx_obj_writer_begin(struct spx_obj *s, const struct spx_obj_bucket *b,
 			 const char *key, const struct spx_obj_meta *in,
 			 struct spx_obj_writer **out)
 {
 	struct spx_obj_writer *w;
+	const char *bucket = b ? b->name : NULL;
 	char rnd[17];
 	int rc;
 
-	if ((rc = obj_writer_new(s, bucket, key, in, OBJ_W_PUT, &w)) < 0)
+	if ((rc = obj_writer_new(s, b, key, in, OBJ_W_PUT, &w)) < 0)
 		return rc;
 	if ((rc = obj_randhex(rnd, 8)) < 0)
 		goto fail;
@@ -296,6 +298,10 @@ int spx_obj_writer_write(struct spx_obj_writer *w, const void *p, size_t n)
 		if (w->fill == sw) {
 			int rc = writer_submit(w);
 
+			/* The bucket went, and the data directory with it. */
+			if (rc == SPX_OBJ_INTERNAL &&
+			    obj_bucket_current(w->s, &w->b, NULL) < 0)
+				rc = SPX_OBJ_NO_SUCH_BUCKET;
 			if (rc < 0)
 				return w->err = rc;
 		}
@@ -371,7 +377,6 @@ void obj_writer_free(struct spx_obj_writer *w, bool remove)
 	free(w->buf);
 	EVP_MD_CTX_free(w->md5);
 	spx_obj_meta_release(&w->meta);
-	free(w->bucket);
 	free(w->key);
 	free(w);
 }
@@ -448,22 +453,32 @@ int spx_obj_writer_commit(struct spx_obj_writer *w, const unsigned char *md5,
 	}
 	if (w->mode == OBJ_W_PART) {
 		rc = writer_finish(w, md5);
-		if (!rc)
+		if (rc == SPX_OBJ_INTERNAL && obj_bucket_current(s, &w->b, NULL) < 0)
+			rc = SPX_OBJ_NO_SUCH_BUCKET;
+		else if (!rc)
 			rc = obj_part_commit(w, out);
 		obj_writer_free(w, rc < 0);
 		return rc;
 	}
-	if ((rc = writer_finish(w, md5)) < 0)
+	/* A bucket deleted while the data streamed took the data directory
+	 * with it: say so, rather than report the missing files. */
+	if ((rc = writer_finish(w, md5)) < 0) {
+		if (rc == SPX_OBJ_INTERNAL &&
+		    obj_bucket_current(s, &w->b, NULL) < 0)
+			rc = SPX_OBJ_NO_SUCH_BUCKET;
 		goto out;
+	}
 	if ((rc = obj_lock(s, w->bucket, w->key, true, &lk)) < 0)
 		goto out;
-	/* The bucket may have gone while we streamed; its versioning is
-	 * read under the lock that PutBucketVersioning takes for writing. */
-	if ((rc = obj_bucket_versioning(s, w->bucket, &v)) < 0)
+	/* The bucket may have gone while we streamed, and another of its
+	 * name may have been made: the commit goes only into the bucket the
+	 * handle was opened on. Its versioning is read under the lock that
+	 * PutBucketVersioning takes for writing. */
+	if ((rc = obj_bucket_current(s, &w->b, &v)) < 0)
 		goto out;
 	if (w->cond) {
 		struct spx_obj_meta cur = SPX_OBJ_META_INIT;
-		int st = spx_obj_stat(s, w->bucket, w->key, &cur);
+		int st = spx_obj_stat(s, &w->b, w->key, &cur);
 
 		if (st < 0 && st != SPX_OBJ_NO_SUCH_KEY) {
 			rc = st;
@@ -602,29 +617,41 @@ static int reader_try(struct spx_obj_reader *r, const char *bucket,
 	return 0;
 }
 
-int spx_obj_reader_open(struct spx_obj *s, const char *bucket,
+int spx_obj_reader_open(struct spx_obj *s, const struct spx_obj_bucket *b,
 			const char *key, struct spx_obj_reader **out)
 {
-	return spx_obj_reader_open_version(s, bucket, key, NULL, out);
+	return spx_obj_reader_open_version(s, b, key, NULL, out);
 }
 
-int spx_obj_reader_open_version(struct spx_obj *s, const char *bucket,
+int spx_obj_reader_open_version(struct spx_obj *s,
+				const struct spx_obj_bucket *b,
 				const char *key, const char *vid,
 				struct spx_obj_reader **out)
 {
 	struct spx_obj_reader *r;
+	const char *bucket;
 	char enc[256];
 	bool retry = false;
 	int rc;
 
 	*out = NULL;
-	if ((rc = obj_target(s, bucket, key, vid, enc)) < 0)
+	if ((rc = obj_target(b, key, vid, enc)) < 0)
 		return rc;
+	bucket = b->name;
 	for (int attempt = 0; attempt < 5; attempt++) {
 		r = spx_calloc(1, sizeof(*r));
 		r->s = s;
 		r->meta.inl = (struct spx_buf)SPX_BUF_INIT;
 		rc = reader_try(r, bucket, enc, vid, &retry);
+		/* What was opened belongs to the bucket the handle names
+		 * only if that bucket is still there now that it is open. */
+		if ((rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY ||
+		     rc == SPX_OBJ_NO_SUCH_VERSION ||
+		     rc == SPX_OBJ_DELETE_MARKER) &&
+		    obj_bucket_current(s, b, NULL) < 0) {
+			spx_obj_reader_close(r);
+			return SPX_OBJ_NO_SUCH_BUCKET;
+		}
 		if (rc == SPX_OBJ_NO_SUCH_KEY) {
 			spx_obj_reader_close(r);
 			return obj_err(rc, "no such key '%s' in '%s'", key,
@@ -804,8 +831,9 @@ int spx_obj_read(struct spx_obj_reader *r, uint64_t off, void *p, size_t len,
 	return 0;
 }
 
-int spx_obj_copy(struct spx_obj *s, const char *sbucket, const char *skey,
-		 const char *svid, const char *dbucket, const char *dkey,
+int spx_obj_copy(struct spx_obj *s, const struct spx_obj_bucket *sbucket,
+		 const char *skey, const char *svid,
+		 const struct spx_obj_bucket *dbucket, const char *dkey,
 		 const struct spx_obj_meta *in, struct spx_obj_meta *out)
 {
 	struct spx_obj_reader *r = NULL;

@@ -85,8 +85,6 @@ static int gather(struct spx_obj *s, const char *bucket, const char *prefix,
 
 	*c = NULL;
 	*nc = 0;
-	if ((rc = obj_bucket_check(s, bucket)) < 0)
-		return rc;
 	odir = spx_xprintf("%s/b/%s/o", s->drives[0], bucket);
 	dp = opendir(odir);
 	if (!dp) {
@@ -167,9 +165,10 @@ static char *rollup(const char *key, size_t plen, const char *delim)
 	return d ? spx_strndup(key, (size_t)(d - key) + strlen(delim)) : NULL;
 }
 
-int spx_obj_list(struct spx_obj *s, const char *bucket,
+int spx_obj_list(struct spx_obj *s, const struct spx_obj_bucket *b,
 		 const struct spx_obj_list_opts *o, struct spx_obj_list *out)
 {
+	const char *bucket = b ? b->name : NULL;
 	const char *prefix = o && o->prefix ? o->prefix : "";
 	const char *after = o && o->after ? o->after : NULL;
 	const char *delim = o && o->delimiter && *o->delimiter ? o->delimiter : NULL;
@@ -178,7 +177,8 @@ int spx_obj_list(struct spx_obj *s, const char *bucket,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = gather(s, bucket, prefix, after, false, delim, &c, &nc)) < 0)
+	if ((rc = obj_bucket_name(b)) < 0 ||
+	    (rc = gather(s, bucket, prefix, after, false, delim, &c, &nc)) < 0)
 		return rc;
 	rc = 0;
 	for (size_t i = 0, cape = 0, capp = 0; i < nc; i++) {
@@ -245,6 +245,9 @@ int spx_obj_list(struct spx_obj *s, const char *bucket,
 		out->next = NULL;
 	}
 	cands_free(c, nc);
+	/* What was listed is the handle's bucket only if it still is. */
+	if (!rc && (rc = obj_bucket_current(s, b, NULL)) < 0)
+		spx_obj_list_release(out);
 	return rc;
 }
 
@@ -272,10 +275,11 @@ static bool has_meta(struct spx_obj *s, const char *bucket, const char *enc)
 /* Every version in S3's order: keys bytewise, each key's newest first.
  * Paging resumes after (key_marker, vid_marker); a vid_marker that is no
  * longer there resumes after the whole key. */
-int spx_obj_list_versions(struct spx_obj *s, const char *bucket,
+int spx_obj_list_versions(struct spx_obj *s, const struct spx_obj_bucket *b,
 			  const struct spx_obj_versions_opts *o,
 			  struct spx_obj_versions *out)
 {
+	const char *bucket = b ? b->name : NULL;
 	const char *prefix = o->prefix ? o->prefix : "";
 	const char *km = o->key_marker && *o->key_marker ? o->key_marker : NULL;
 	const char *vm = km && o->vid_marker && *o->vid_marker ? o->vid_marker
@@ -292,7 +296,8 @@ int spx_obj_list_versions(struct spx_obj *s, const char *bucket,
 			       "a version id marker needs a key marker");
 	if (vm && !spx_obj_vid_valid(vm))
 		return obj_err(SPX_OBJ_INVALID_VERSION, "bad version id marker");
-	if ((rc = gather(s, bucket, prefix, km, vm != NULL, delim, &c, &nc)) < 0)
+	if ((rc = obj_bucket_name(b)) < 0 ||
+	    (rc = gather(s, bucket, prefix, km, vm != NULL, delim, &c, &nc)) < 0)
 		return rc;
 	for (size_t i = 0; i < nc && !out->truncated; i++) {
 		char *p = rollup(c[i].key, plen, delim);
@@ -367,5 +372,7 @@ int spx_obj_list_versions(struct spx_obj *s, const char *bucket,
 		out->next_is_prefix = false;
 	}
 	cands_free(c, nc);
-	return 0;
+	if ((rc = obj_bucket_current(s, b, NULL)) < 0)
+		spx_obj_versions_release(out);
+	return rc;
 }

@@ -41,19 +41,19 @@ static char **udirs(struct spx_obj *s, const char *bucket, const char *id)
 	return d;
 }
 
-/* The upload's info, checked against key. */
-static int upload_get(struct spx_obj *s, const char *bucket, const char *key,
-		      const char *id, struct spx_obj_meta *m)
+/* The upload's info, checked against key, in the bucket of handle b
+ * (checked after the read; under a lock that holds the bucket, that
+ * check holds until the lock is dropped). */
+static int upload_read(struct spx_obj *s, const char *bucket,
+		       const char *key, const char *id, struct spx_obj_meta *m)
 {
 	char **d;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
 	m->inl = (struct spx_buf)SPX_BUF_INIT;
-	if ((rc = obj_bucket_check(s, bucket)) < 0)
-		return rc;
 	if (!id_ok(id))
-		return obj_err(SPX_OBJ_NO_SUCH_UPLOAD, "no such upload '%s'", id);
+		return SPX_OBJ_NO_SUCH_UPLOAD;
 	d = udirs(s, bucket, id);
 	rc = obj_get_meta(s, d, "info", m, SPX_OBJ_NO_SUCH_UPLOAD);
 	obj_dirs_free(d, s->n);
@@ -61,41 +61,68 @@ static int upload_get(struct spx_obj *s, const char *bucket, const char *key,
 		spx_obj_meta_release(m);
 		rc = SPX_OBJ_NO_SUCH_UPLOAD;
 	}
+	return rc;
+}
+
+static int upload_get(struct spx_obj *s, const struct spx_obj_bucket *b,
+		      const char *key, const char *id, struct spx_obj_meta *m)
+{
+	int rc = obj_bucket_name(b);
+
+	if (rc < 0) {
+		memset(m, 0, sizeof(*m));
+		m->inl = (struct spx_buf)SPX_BUF_INIT;
+		return rc;
+	}
+	rc = upload_read(s, b->name, key, id, m);
+	if ((rc == 0 || rc == SPX_OBJ_NO_SUCH_UPLOAD) &&
+	    obj_bucket_current(s, b, NULL) < 0) {
+		spx_obj_meta_release(m);
+		return SPX_OBJ_NO_SUCH_BUCKET;
+	}
 	if (rc == SPX_OBJ_NO_SUCH_UPLOAD)
 		return obj_err(rc, "no such upload '%s'", id);
 	return rc;
 }
 
-int spx_obj_mpu_create(struct spx_obj *s, const char *bucket,
+int spx_obj_mpu_create(struct spx_obj *s, const struct spx_obj_bucket *bk,
 		       const char *key, const struct spx_obj_meta *in,
 		       char id[SPX_OBJ_UPLOAD_ID_SIZE])
 {
 	struct spx_obj_writer *w;
 	struct spx_buf b = SPX_BUF_INIT;
 	char **d;
-	int rc;
+	int rc, lk = -1;
 
 	/* A writer validates and copies the metadata; it writes nothing. */
-	if ((rc = obj_writer_new(s, bucket, key, in, OBJ_W_PART, &w)) < 0)
+	if ((rc = obj_writer_new(s, bk, key, in, OBJ_W_PART, &w)) < 0)
 		return rc;
 	if ((rc = obj_randhex(id, 16)) < 0)
 		goto out;
 	w->meta.mtime_ms = obj_now_ms();
 	spx_obj_meta_encode(&w->meta, &b);
-	d = udirs(s, bucket, id);
+	/* Into the bucket the handle names, which cannot go while the key's
+	 * lock holds it. */
+	if ((rc = obj_lock(s, bk->name, key, true, &lk)) < 0 ||
+	    (rc = obj_bucket_current(s, bk, NULL)) < 0)
+		goto out;
+	d = udirs(s, bk->name, id);
 	rc = obj_put_all(s, d, "info", &b);
 	obj_dirs_free(d, s->n);
 out:
+	obj_unlock(lk);
 	spx_buf_release(&b);
 	obj_writer_free(w, false);
 	return rc;
 }
 
-int spx_obj_part_begin(struct spx_obj *s, const char *bucket, const char *key,
-		       const char *id, int num, struct spx_obj_writer **out)
+int spx_obj_part_begin(struct spx_obj *s, const struct spx_obj_bucket *b,
+		       const char *key, const char *id, int num,
+		       struct spx_obj_writer **out)
 {
 	struct spx_obj_meta info;
 	struct spx_obj_writer *w;
+	const char *bucket = b ? b->name : NULL;
 	char rnd[9];
 	int rc;
 
@@ -104,10 +131,10 @@ int spx_obj_part_begin(struct spx_obj *s, const char *bucket, const char *key,
 		return obj_err(SPX_OBJ_INVALID_ARG,
 			       "part number %d: must be 1 to %d", num,
 			       SPX_OBJ_MAX_PARTS);
-	if ((rc = upload_get(s, bucket, key, id, &info)) < 0)
+	if ((rc = upload_get(s, b, key, id, &info)) < 0)
 		return rc;
 	spx_obj_meta_release(&info);
-	if ((rc = obj_writer_new(s, bucket, key, NULL, OBJ_W_PART, &w)) < 0)
+	if ((rc = obj_writer_new(s, b, key, NULL, OBJ_W_PART, &w)) < 0)
 		return rc;
 	if ((rc = obj_randhex(rnd, 4)) < 0) {
 		obj_writer_free(w, false);
@@ -143,7 +170,7 @@ int obj_part_commit(struct spx_obj_writer *w, struct spx_obj_meta *out)
 	snprintf(pname, sizeof(pname), "p%05d", w->partnum);
 	if ((rc = upload_lock(s, w->bucket, w->upload, &lk)) < 0)
 		return rc;
-	if ((rc = upload_get(s, w->bucket, w->key, w->upload, &info)) < 0)
+	if ((rc = upload_get(s, &w->b, w->key, w->upload, &info)) < 0)
 		goto out;
 	spx_obj_meta_release(&info);
 	if (obj_get_meta(s, w->dirs, pname, &old, SPX_OBJ_INVALID_PART) == 0)
@@ -178,10 +205,10 @@ out:
 	return rc;
 }
 
-int spx_obj_mpu_info(struct spx_obj *s, const char *bucket, const char *key,
-		     const char *id, struct spx_obj_meta *out)
+int spx_obj_mpu_info(struct spx_obj *s, const struct spx_obj_bucket *b,
+		     const char *key, const char *id, struct spx_obj_meta *out)
 {
-	return upload_get(s, bucket, key, id, out);
+	return upload_get(s, b, key, id, out);
 }
 
 /* The object checksum an upload asked for, folded in part by part. */
@@ -292,10 +319,11 @@ static int part_cmp(const void *a, const void *b)
 	       ((const struct spx_obj_part *)b)->num;
 }
 
-int spx_obj_mpu_parts(struct spx_obj *s, const char *bucket, const char *key,
-		      const char *id, int marker, size_t max,
+int spx_obj_mpu_parts(struct spx_obj *s, const struct spx_obj_bucket *b,
+		      const char *key, const char *id, int marker, size_t max,
 		      struct spx_obj_part **out, size_t *n, bool *truncated)
 {
+	const char *bucket = b ? b->name : NULL;
 	struct spx_obj_meta info;
 	struct spx_obj_part *v = NULL;
 	size_t nv = 0, cap = 0;
@@ -307,7 +335,7 @@ int spx_obj_mpu_parts(struct spx_obj *s, const char *bucket, const char *key,
 	*out = NULL;
 	*n = 0;
 	*truncated = false;
-	if ((rc = upload_get(s, bucket, key, id, &info)) < 0)
+	if ((rc = upload_get(s, b, key, id, &info)) < 0)
 		return rc;
 	spx_obj_meta_release(&info);
 	d = udirs(s, bucket, id);
@@ -374,11 +402,12 @@ static void etag_strip(const char *e, char *out, size_t outsz)
 	snprintf(out, outsz, "%.*s", (int)n, e);
 }
 
-int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
+int spx_obj_mpu_complete(struct spx_obj *s, const struct spx_obj_bucket *b,
 			 const char *key, const char *id,
 			 const struct spx_obj_complete_part *parts, size_t n,
 			 const char *want_ck, struct spx_obj_meta *out)
 {
+	const char *bucket;
 	struct spx_obj_meta info = SPX_OBJ_META_INIT;
 	struct mpu_ck ck = { .digests = SPX_BUF_INIT };
 	enum spx_obj_versioning v;
@@ -393,15 +422,16 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 		memset(out, 0, sizeof(*out));
 		out->inl = (struct spx_buf)SPX_BUF_INIT;
 	}
-	if ((rc = spx_obj_key_check(key)) < 0)
+	if ((rc = obj_bucket_name(b)) < 0 || (rc = spx_obj_key_check(key)) < 0)
 		return rc;
+	bucket = b->name;
 	if (!id_ok(id))
 		return obj_err(SPX_OBJ_NO_SUCH_UPLOAD, "no such upload '%s'", id);
 	if ((rc = obj_lock(s, bucket, key, true, &lk)) < 0)
 		return rc;
 	if ((rc = upload_lock(s, bucket, id, &ulk)) < 0)
 		goto out;
-	if ((rc = upload_get(s, bucket, key, id, &info)) < 0)
+	if ((rc = upload_get(s, b, key, id, &info)) < 0)
 		goto out;
 	if (!n || n > SPX_OBJ_MAX_PARTS) {
 		rc = obj_err(SPX_OBJ_INVALID_PART, "no parts to complete");
@@ -529,7 +559,7 @@ int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
 				     parts[j].num, linked[j], s->k);
 			goto out;
 		}
-	if ((rc = obj_bucket_versioning(s, bucket, &v)) < 0)
+	if ((rc = obj_bucket_current(s, b, &v)) < 0)
 		goto out;
 	info.is_inline = false;
 	info.delete_marker = false;
@@ -575,19 +605,22 @@ out:
 	return rc;
 }
 
-int spx_obj_mpu_abort(struct spx_obj *s, const char *bucket, const char *key,
-		      const char *id)
+int spx_obj_mpu_abort(struct spx_obj *s, const struct spx_obj_bucket *b,
+		      const char *key, const char *id)
 {
 	struct spx_obj_meta info;
+	const char *bucket = b ? b->name : NULL;
 	char **d, *p;
 	int rc, lk, ulk = -1;
 
+	if ((rc = obj_bucket_name(b)) < 0)
+		return rc;
 	if (!id_ok(id))
 		return obj_err(SPX_OBJ_NO_SUCH_UPLOAD, "no such upload '%s'", id);
 	if ((rc = obj_lock(s, bucket, key, true, &lk)) < 0)
 		return rc;
 	if ((rc = upload_lock(s, bucket, id, &ulk)) < 0 ||
-	    (rc = upload_get(s, bucket, key, id, &info)) < 0) {
+	    (rc = upload_get(s, b, key, id, &info)) < 0) {
 		obj_unlock(ulk);
 		obj_unlock(lk);
 		return rc;
@@ -628,10 +661,11 @@ void spx_obj_upload_free(struct spx_obj_upload *v, size_t n)
 	free(v);
 }
 
-int spx_obj_mpu_list(struct spx_obj *s, const char *bucket,
+int spx_obj_mpu_list(struct spx_obj *s, const struct spx_obj_bucket *b,
 		     const char *prefix, struct spx_obj_upload **out,
 		     size_t *n)
 {
+	const char *bucket = b ? b->name : NULL;
 	char *ud;
 	DIR *dp;
 	struct dirent *e;
@@ -640,18 +674,17 @@ int spx_obj_mpu_list(struct spx_obj *s, const char *bucket,
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = obj_bucket_check(s, bucket)) < 0)
+	if ((rc = obj_bucket_name(b)) < 0)
 		return rc;
 	ud = spx_xprintf("%s/b/%s/u", s->drives[0], bucket);
 	dp = opendir(ud);
 	free(ud);
 	if (!dp)
-		return 0;
+		return obj_bucket_current(s, b, NULL);
 	while ((e = readdir(dp))) {
 		struct spx_obj_meta m;
 
-		if (!id_ok(e->d_name) ||
-		    upload_get(s, bucket, NULL, e->d_name, &m) < 0)
+		if (upload_read(s, bucket, NULL, e->d_name, &m) < 0)
 			continue;
 		if (prefix && strncmp(m.key, prefix, strlen(prefix))) {
 			spx_obj_meta_release(&m);
@@ -662,13 +695,19 @@ int spx_obj_mpu_list(struct spx_obj *s, const char *bucket,
 			*out = spx_realloc(*out, cap * sizeof(**out));
 		}
 		(*out)[*n].key = spx_strdup(m.key);
-		snprintf((*out)[*n].id, sizeof((*out)[*n].id), "%s", e->d_name);
+		snprintf((*out)[*n].id, sizeof((*out)[*n].id), "%.32s", e->d_name);
 		(*out)[*n].initiated_ms = m.mtime_ms;
 		(*n)++;
 		spx_obj_meta_release(&m);
 	}
 	closedir(dp);
 	spx_error_clear();
+	if ((rc = obj_bucket_current(s, b, NULL)) < 0) {
+		spx_obj_upload_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return rc;
+	}
 	if (*n)
 		qsort(*out, *n, sizeof(**out), upload_cmp);
 	return 0;

@@ -212,12 +212,22 @@ enum spx_obj_versioning {
 	SPX_OBJ_VERSIONING_SUSPENDED,
 };
 
+/* A bucket as spx_obj_bucket_open found it: also the handle every object
+ * call takes. inc, drawn from the CSPRNG when the bucket is made, tells
+ * this bucket from another of the same name made after it was deleted:
+ * every change the engine makes for a handle happens under the bucket's
+ * lock after checking that inc is still the bucket's, and every read
+ * checks it after opening what it reads, so a caller authorised against
+ * one bucket never reads or writes its successor (SPX_OBJ_NO_SUCH_BUCKET
+ * instead). Plain data: copy it freely. */
 struct spx_obj_bucket {
 	char name[SPX_OBJ_BUCKET_MAX + 1];
 	char owner[16];		/* account id */
 	char region[32];
 	int64_t created_ms;
-	enum spx_obj_versioning versioning;
+	enum spx_obj_versioning versioning; /* when opened */
+	char inc[17];		/* incarnation: 16 hex, "" for buckets made
+				 * before incarnations existed */
 };
 
 /* S3's rules: 3-63 of [a-z0-9.-], starting and ending with a letter or
@@ -230,21 +240,24 @@ bool spx_obj_bucket_name_valid(const char *name);
  * [0-9A-Za-z], region: 1..31 of [a-z0-9-]. */
 int spx_obj_bucket_create(struct spx_obj *s, const char *name,
 			  const char *owner, const char *region);
+/* Open a bucket: check the name (SPX_OBJ_INVALID_BUCKET) and read it
+ * (SPX_OBJ_NO_SUCH_BUCKET) into *out, the handle the calls below take. */
+int spx_obj_bucket_open(struct spx_obj *s, const char *name,
+			struct spx_obj_bucket *out);
 /* SPX_OBJ_NO_SUCH_BUCKET, SPX_OBJ_BUCKET_NOT_EMPTY (objects; pending
  * multipart uploads are aborted with the bucket). */
-int spx_obj_bucket_delete(struct spx_obj *s, const char *name);
-int spx_obj_bucket_head(struct spx_obj *s, const char *name,
-			struct spx_obj_bucket *out);
+int spx_obj_bucket_delete(struct spx_obj *s, const struct spx_obj_bucket *b);
 /* Enabled or Suspended (SPX_OBJ_INVALID_ARG for UNVERSIONED: a bucket
  * cannot go back). Waits for commits in progress in the bucket. */
-int spx_obj_bucket_set_versioning(struct spx_obj *s, const char *name,
+int spx_obj_bucket_set_versioning(struct spx_obj *s,
+				  const struct spx_obj_bucket *b,
 				  enum spx_obj_versioning v);
 /* The bucket's tags (empty: none) into *out, which the caller frees. */
-int spx_obj_bucket_tags(struct spx_obj *s, const char *name,
+int spx_obj_bucket_tags(struct spx_obj *s, const struct spx_obj_bucket *b,
 			struct spx_kvlist *out);
 /* Replace the bucket's tags (NULL or empty: remove them). The caller
  * validates them (S3's rules live in the gateway). */
-int spx_obj_bucket_set_tags(struct spx_obj *s, const char *name,
+int spx_obj_bucket_set_tags(struct spx_obj *s, const struct spx_obj_bucket *b,
 			    const struct spx_kvlist *tags);
 /* Every bucket, sorted by name; *out (caller frees) holds *n. */
 int spx_obj_bucket_list(struct spx_obj *s, struct spx_obj_bucket **out,
@@ -260,7 +273,7 @@ struct spx_obj_writer;
 
 /* Start writing bucket/key with the caller's metadata (in: sys, user,
  * checksums and tags are copied; NULL for none). */
-int spx_obj_writer_begin(struct spx_obj *s, const char *bucket,
+int spx_obj_writer_begin(struct spx_obj *s, const struct spx_obj_bucket *b,
 			 const char *key, const struct spx_obj_meta *in,
 			 struct spx_obj_writer **out);
 int spx_obj_writer_write(struct spx_obj_writer *w, const void *p, size_t n);
@@ -295,11 +308,11 @@ const char *spx_obj_vid_name(const char *vid);
 
 /* Open the current version of bucket/key for reading: SPX_OBJ_NO_SUCH_KEY
  * if there is none or it is a delete marker. */
-int spx_obj_reader_open(struct spx_obj *s, const char *bucket,
+int spx_obj_reader_open(struct spx_obj *s, const struct spx_obj_bucket *b,
 			const char *key, struct spx_obj_reader **out);
 /* Open version vid (NULL: as above). SPX_OBJ_NO_SUCH_VERSION if there is
  * no such version, SPX_OBJ_DELETE_MARKER if vid names a delete marker. */
-int spx_obj_reader_open_version(struct spx_obj *s, const char *bucket,
+int spx_obj_reader_open_version(struct spx_obj *s, const struct spx_obj_bucket *b,
 				const char *key, const char *vid,
 				struct spx_obj_reader **out);
 const struct spx_obj_meta *spx_obj_reader_meta(const struct spx_obj_reader *r);
@@ -312,12 +325,12 @@ void spx_obj_reader_close(struct spx_obj_reader *r);
 
 /* The current version's metadata; SPX_OBJ_NO_SUCH_KEY if there is none
  * or it is a delete marker. */
-int spx_obj_stat(struct spx_obj *s, const char *bucket, const char *key,
+int spx_obj_stat(struct spx_obj *s, const struct spx_obj_bucket *b, const char *key,
 		 struct spx_obj_meta *out);
 /* Version vid's metadata (NULL: the current version), delete markers
  * included (out->delete_marker). SPX_OBJ_NO_SUCH_KEY when vid is NULL
  * and the key has no version, else SPX_OBJ_NO_SUCH_VERSION. */
-int spx_obj_stat_version(struct spx_obj *s, const char *bucket,
+int spx_obj_stat_version(struct spx_obj *s, const struct spx_obj_bucket *b,
 			 const char *key, const char *vid,
 			 struct spx_obj_meta *out);
 /* Delete the current version. Unversioned bucket: the object goes
@@ -325,7 +338,7 @@ int spx_obj_stat_version(struct spx_obj *s, const char *bucket,
  * new version id becomes current, even if the key had no version;
  * Suspended: a delete marker with the null version id, replacing the
  * null version. */
-int spx_obj_delete(struct spx_obj *s, const char *bucket, const char *key);
+int spx_obj_delete(struct spx_obj *s, const struct spx_obj_bucket *b, const char *key);
 struct spx_obj_deleted {
 	bool delete_marker;	/* a marker was made, or the version removed
 				 * was one */
@@ -334,21 +347,22 @@ struct spx_obj_deleted {
 /* With vid NULL as spx_obj_delete; else remove that version for good
  * (SPX_OBJ_NO_SUCH_VERSION if there is none); when it was the current
  * one, the newest remaining version becomes current. out may be NULL. */
-int spx_obj_delete_version(struct spx_obj *s, const char *bucket,
+int spx_obj_delete_version(struct spx_obj *s, const struct spx_obj_bucket *b,
 			   const char *key, const char *vid,
 			   struct spx_obj_deleted *out);
 /* Replace the tags of version vid (NULL: the current one) in place: no
  * new version, same generation and time. SPX_OBJ_NO_SUCH_KEY /
  * SPX_OBJ_DELETE_MARKER as for reading; vid_out (may be NULL) receives
  * the version's id. */
-int spx_obj_set_tags(struct spx_obj *s, const char *bucket, const char *key,
+int spx_obj_set_tags(struct spx_obj *s, const struct spx_obj_bucket *b, const char *key,
 		     const char *vid, const struct spx_kvlist *tags,
 		     char vid_out[SPX_OBJ_VID_SIZE]);
 /* Copy version svid (NULL: current) of an object (streamed through
  * memory, k + m blocks at a time). in NULL keeps the source's sys, user
  * and tags (CopyObject's COPY directive); else in's replace them. */
-int spx_obj_copy(struct spx_obj *s, const char *sbucket, const char *skey,
-		 const char *svid, const char *dbucket, const char *dkey,
+int spx_obj_copy(struct spx_obj *s, const struct spx_obj_bucket *sb,
+		 const char *skey, const char *svid,
+		 const struct spx_obj_bucket *db, const char *dkey,
 		 const struct spx_obj_meta *in, struct spx_obj_meta *out);
 
 /* ---- listing ---- */
@@ -378,7 +392,7 @@ struct spx_obj_list {
 /* Keys greater than after (bytewise) that begin with prefix, in S3's
  * order. With a delimiter, keys that have it after the prefix are rolled
  * up into common prefixes (each counts once toward max). */
-int spx_obj_list(struct spx_obj *s, const char *bucket,
+int spx_obj_list(struct spx_obj *s, const struct spx_obj_bucket *b,
 		 const struct spx_obj_list_opts *o, struct spx_obj_list *out);
 void spx_obj_list_release(struct spx_obj_list *l);
 
@@ -412,20 +426,20 @@ struct spx_obj_versions {
 };
 /* SPX_OBJ_NO_SUCH_VERSION if vid_marker is not a version of key_marker
  * (SPX_OBJ_INVALID_ARG without a key_marker). */
-int spx_obj_list_versions(struct spx_obj *s, const char *bucket,
+int spx_obj_list_versions(struct spx_obj *s, const struct spx_obj_bucket *b,
 			  const struct spx_obj_versions_opts *o,
 			  struct spx_obj_versions *out);
 void spx_obj_versions_release(struct spx_obj_versions *l);
 
 /* ---- multipart uploads ---- */
 
-int spx_obj_mpu_create(struct spx_obj *s, const char *bucket,
+int spx_obj_mpu_create(struct spx_obj *s, const struct spx_obj_bucket *b,
 		       const char *key, const struct spx_obj_meta *in,
 		       char id[SPX_OBJ_UPLOAD_ID_SIZE]);
 /* A writer for part num (1..10000) of an upload; its commit records the
  * part (replacing an earlier one of that number) and fills out->size and
  * out->etag (the part's hex MD5). */
-int spx_obj_part_begin(struct spx_obj *s, const char *bucket, const char *key,
+int spx_obj_part_begin(struct spx_obj *s, const struct spx_obj_bucket *b, const char *key,
 		       const char *id, int num, struct spx_obj_writer **out);
 
 struct spx_obj_part {
@@ -439,10 +453,10 @@ struct spx_obj_part {
 /* An upload's metadata as CreateMultipartUpload gave it. Its checksums
  * hold "algorithm" ("CRC32" ...) and "type" ("COMPOSITE" or
  * "FULL_OBJECT") when the upload asked for an object checksum. */
-int spx_obj_mpu_info(struct spx_obj *s, const char *bucket, const char *key,
+int spx_obj_mpu_info(struct spx_obj *s, const struct spx_obj_bucket *b, const char *key,
 		     const char *id, struct spx_obj_meta *out);
 /* The parts uploaded so far with num > marker, at most max (0: 1000). */
-int spx_obj_mpu_parts(struct spx_obj *s, const char *bucket, const char *key,
+int spx_obj_mpu_parts(struct spx_obj *s, const struct spx_obj_bucket *b, const char *key,
 		      const char *id, int marker, size_t max,
 		      struct spx_obj_part **out, size_t *n, bool *truncated);
 /* Complete: parts (num ascending, etag hex with or without quotes) become
@@ -463,11 +477,11 @@ struct spx_obj_complete_part {
 /* want_ck: the object checksum the client stated (base64; NULL: none),
  * checked before anything changes: SPX_OBJ_BAD_DIGEST when it differs,
  * SPX_OBJ_INVALID_ARG when the upload has no algorithm. */
-int spx_obj_mpu_complete(struct spx_obj *s, const char *bucket,
+int spx_obj_mpu_complete(struct spx_obj *s, const struct spx_obj_bucket *b,
 			 const char *key, const char *id,
 			 const struct spx_obj_complete_part *parts, size_t n,
 			 const char *want_ck, struct spx_obj_meta *out);
-int spx_obj_mpu_abort(struct spx_obj *s, const char *bucket, const char *key,
+int spx_obj_mpu_abort(struct spx_obj *s, const struct spx_obj_bucket *b, const char *key,
 		      const char *id);
 
 struct spx_obj_upload {
@@ -476,7 +490,7 @@ struct spx_obj_upload {
 	int64_t initiated_ms;
 };
 /* Pending uploads whose key begins with prefix, by key then time. */
-int spx_obj_mpu_list(struct spx_obj *s, const char *bucket,
+int spx_obj_mpu_list(struct spx_obj *s, const struct spx_obj_bucket *b,
 		     const char *prefix, struct spx_obj_upload **out,
 		     size_t *n);
 void spx_obj_upload_free(struct spx_obj_upload *v, size_t n);

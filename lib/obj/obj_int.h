@@ -29,17 +29,20 @@ char *obj_kdir(const struct spx_obj *s, int i, const char *bucket,
 char *obj_udir(const struct spx_obj *s, int i, const char *bucket,
 	       const char *id);
 
-/* Check bucket, key and version id (NULL: none) as every object call
- * does, and encode the key into enc (256 bytes). */
-int obj_target(struct spx_obj *s, const char *bucket, const char *key,
+/* Check the handle's name, key and version id (NULL: none) as every
+ * object call does (no I/O), and encode the key into enc (256 bytes). */
+int obj_target(const struct spx_obj_bucket *b, const char *key,
 	       const char *vid, char *enc);
 /* Every key and value of l non-empty (keys), bounded and valid UTF-8. */
 bool obj_kv_valid(const struct spx_kvlist *l);
-/* Check the name and that the bucket exists (drive 0's info). */
-int obj_bucket_check(struct spx_obj *s, const char *bucket);
-/* The same, and its versioning state. */
-int obj_bucket_versioning(struct spx_obj *s, const char *bucket,
-			  enum spx_obj_versioning *v);
+/* The handle names a valid bucket (no I/O). */
+int obj_bucket_name(const struct spx_obj_bucket *b);
+/* The bucket of handle b still exists and is the same one (its
+ * incarnation): SPX_OBJ_NO_SUCH_BUCKET if not. *v (may be NULL) receives
+ * its versioning now. Changes call it under the bucket's lock (held
+ * shared by obj_lock with a key), reads after opening what they read. */
+int obj_bucket_current(struct spx_obj *s, const struct spx_obj_bucket *b,
+		       enum spx_obj_versioning *v);
 
 /* OFD locks on drive 0's .locks: key NULL locks the bucket (exclusive
  * when write); with a key, the bucket shared and the key exclusive. */
@@ -104,8 +107,8 @@ int obj_version_get(struct spx_obj *s, const char *bucket, const char *enc,
 
 /* The writer for a part (mpu.c) and the PUT path share struct and code. */
 enum { OBJ_W_PUT, OBJ_W_PART };
-int obj_writer_new(struct spx_obj *s, const char *bucket, const char *key,
-		   const struct spx_obj_meta *in, int mode,
+int obj_writer_new(struct spx_obj *s, const struct spx_obj_bucket *b,
+		   const char *key, const struct spx_obj_meta *in, int mode,
 		   struct spx_obj_writer **out);
 int obj_part_commit(struct spx_obj_writer *w, struct spx_obj_meta *out);
 
@@ -114,7 +117,9 @@ int obj_part_commit(struct spx_obj_writer *w, struct spx_obj_meta *out);
 
 struct spx_obj_writer {
 	struct spx_obj *s;
-	char *bucket, *key;
+	struct spx_obj_bucket b;	/* the handle the write is bound to */
+	const char *bucket;	/* b.name */
+	char *key;
 	char enc[256];
 	int mode;
 	char upload[SPX_OBJ_UPLOAD_ID_SIZE];

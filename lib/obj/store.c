@@ -672,48 +672,72 @@ static int bucket_read(struct spx_obj *s, const char *name,
 		snprintf(out->region, sizeof(out->region), "%.31s", m.etag);
 		out->created_ms = m.mtime_ms;
 		out->versioning = versioning_of(&m);
+		snprintf(out->inc, sizeof(out->inc), "%s",
+			 spx_kv_get(&m.sys, "incarnation")
+				 ? spx_kv_get(&m.sys, "incarnation")
+				 : "");
 	}
 	spx_obj_meta_release(&m);
 	return 0;
 }
 
-int obj_bucket_check(struct spx_obj *s, const char *bucket)
+int obj_bucket_name(const struct spx_obj_bucket *b)
 {
-	int rc = bucket_name_check(bucket);
-
-	return rc ? rc : bucket_read(s, bucket, NULL);
+	if (!b)
+		return obj_err(SPX_OBJ_NO_SUCH_BUCKET, "no bucket");
+	return bucket_name_check(b->name);
 }
 
-int obj_bucket_versioning(struct spx_obj *s, const char *bucket,
-			  enum spx_obj_versioning *v)
+/* The bucket info m read for handle b is the same bucket's. */
+static int bucket_same(const struct spx_obj_bucket *b,
+		       const struct spx_obj_meta *m)
 {
-	struct spx_obj_bucket b;
-	int rc = bucket_name_check(bucket);
+	const char *inc = spx_kv_get(&m->sys, "incarnation");
+
+	if (strcmp(inc ? inc : "", b->inc) || strcmp(m->key, b->owner))
+		return obj_err(SPX_OBJ_NO_SUCH_BUCKET,
+			       "bucket '%s' was deleted (another of the name "
+			       "exists now)",
+			       b->name);
+	return 0;
+}
+
+int obj_bucket_current(struct spx_obj *s, const struct spx_obj_bucket *b,
+		       enum spx_obj_versioning *v)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	int rc = obj_bucket_name(b);
 
 	if (!rc)
-		rc = bucket_read(s, bucket, &b);
-	*v = rc ? SPX_OBJ_UNVERSIONED : b.versioning;
+		rc = bucket_info(s, b->name, &m);
+	if (!rc)
+		rc = bucket_same(b, &m);
+	if (v)
+		*v = rc ? SPX_OBJ_UNVERSIONED : versioning_of(&m);
+	spx_obj_meta_release(&m);
 	return rc;
 }
 
 /* Change the bucket's info under its exclusive lock: commits in the
  * bucket (which hold it shared) finish first and later ones see the
  * change. */
-static int bucket_update(struct spx_obj *s, const char *name,
+static int bucket_update(struct spx_obj *s, const struct spx_obj_bucket *b,
 			 enum spx_obj_versioning v,
 			 const struct spx_kvlist *tags, bool set_tags)
 {
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
 	struct spx_kvlist sys = SPX_KVLIST_INIT;
 	struct spx_buf enc = SPX_BUF_INIT;
+	const char *name;
 	char **d = NULL;
 	int rc, lk;
 
-	if ((rc = bucket_name_check(name)) < 0)
+	if ((rc = obj_bucket_name(b)) < 0)
 		return rc;
+	name = b->name;
 	if ((rc = obj_lock(s, name, NULL, true, &lk)) < 0)
 		return rc;
-	if ((rc = bucket_info(s, name, &m)) < 0)
+	if ((rc = bucket_info(s, name, &m)) < 0 || (rc = bucket_same(b, &m)) < 0)
 		goto out;
 	if (v != SPX_OBJ_UNVERSIONED) {
 		for (size_t i = 0; i < m.sys.n; i++)
@@ -741,42 +765,47 @@ out:
 	return rc;
 }
 
-int spx_obj_bucket_set_versioning(struct spx_obj *s, const char *name,
+int spx_obj_bucket_set_versioning(struct spx_obj *s,
+				  const struct spx_obj_bucket *b,
 				  enum spx_obj_versioning v)
 {
 	if (v != SPX_OBJ_VERSIONING_ENABLED && v != SPX_OBJ_VERSIONING_SUSPENDED)
 		return obj_err(SPX_OBJ_INVALID_ARG,
 			       "versioning is Enabled or Suspended");
-	return bucket_update(s, name, v, NULL, false);
+	return bucket_update(s, b, v, NULL, false);
 }
 
-int spx_obj_bucket_tags(struct spx_obj *s, const char *name,
+int spx_obj_bucket_tags(struct spx_obj *s, const struct spx_obj_bucket *b,
 			struct spx_kvlist *out)
 {
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
-	int rc = bucket_name_check(name);
+	int rc = obj_bucket_name(b);
 
 	memset(out, 0, sizeof(*out));
 	if (!rc)
-		rc = bucket_info(s, name, &m);
-	if (rc < 0)
+		rc = bucket_info(s, b->name, &m);
+	if (!rc)
+		rc = bucket_same(b, &m);
+	if (rc < 0) {
+		spx_obj_meta_release(&m);
 		return rc;
+	}
 	*out = m.tags;
 	m.tags = (struct spx_kvlist)SPX_KVLIST_INIT;
 	spx_obj_meta_release(&m);
 	return 0;
 }
 
-int spx_obj_bucket_set_tags(struct spx_obj *s, const char *name,
+int spx_obj_bucket_set_tags(struct spx_obj *s, const struct spx_obj_bucket *b,
 			    const struct spx_kvlist *tags)
 {
 	if (tags && !obj_kv_valid(tags))
 		return obj_err(SPX_OBJ_INVALID_ARG,
 			       "a tag is not valid UTF-8 or too long");
-	return bucket_update(s, name, SPX_OBJ_UNVERSIONED, tags, true);
+	return bucket_update(s, b, SPX_OBJ_UNVERSIONED, tags, true);
 }
 
-int spx_obj_bucket_head(struct spx_obj *s, const char *name,
+int spx_obj_bucket_open(struct spx_obj *s, const char *name,
 			struct spx_obj_bucket *out)
 {
 	int rc = bucket_name_check(name);
@@ -826,6 +855,13 @@ int spx_obj_bucket_create(struct spx_obj *s, const char *name,
 		if (rc)
 			goto out;
 	}
+	{
+		char inc[17];
+
+		if ((rc = obj_randhex(inc, 8)) < 0)
+			goto out;
+		spx_kv_add(&m.sys, "incarnation", inc);
+	}
 	m.key = spx_strdup(owner);
 	snprintf(m.etag, sizeof(m.etag), "%s", region);
 	m.mtime_ms = obj_now_ms();
@@ -865,17 +901,19 @@ static int has_objects(const char *odir, bool *yes)
 	return 0;
 }
 
-int spx_obj_bucket_delete(struct spx_obj *s, const char *name)
+int spx_obj_bucket_delete(struct spx_obj *s, const struct spx_obj_bucket *b)
 {
 	char **d = NULL, *odir = NULL, *info = NULL;
+	const char *name;
 	bool full;
 	int rc, lk;
 
-	if ((rc = bucket_name_check(name)) < 0)
+	if ((rc = obj_bucket_name(b)) < 0)
 		return rc;
+	name = b->name;
 	if ((rc = obj_lock(s, name, NULL, true, &lk)) < 0)
 		return rc;
-	if ((rc = bucket_read(s, name, NULL)) < 0)
+	if ((rc = obj_bucket_current(s, b, NULL)) < 0)
 		goto out;
 	d = bdirs(s, name);
 	odir = spx_xprintf("%s/o", d[0]);

@@ -15,13 +15,12 @@ bool spx_obj_vid_valid(const char *vid)
 	return !vid || !strcmp(vid, "null") || spx_s3_version_id_valid(vid);
 }
 
-int obj_target(struct spx_obj *s, const char *bucket, const char *key,
+int obj_target(const struct spx_obj_bucket *b, const char *key,
 	       const char *vid, char *enc)
 {
 	int rc;
 
-	if ((rc = obj_bucket_check(s, bucket)) < 0 ||
-	    (rc = spx_obj_key_check(key)) < 0)
+	if ((rc = obj_bucket_name(b)) < 0 || (rc = spx_obj_key_check(key)) < 0)
 		return rc;
 	if (!spx_obj_vid_valid(vid))
 		return obj_err(SPX_OBJ_INVALID_VERSION, "bad version id '%s'",
@@ -264,7 +263,7 @@ out:
 	return rc;
 }
 
-int spx_obj_stat_version(struct spx_obj *s, const char *bucket,
+int spx_obj_stat_version(struct spx_obj *s, const struct spx_obj_bucket *b,
 			 const char *key, const char *vid,
 			 struct spx_obj_meta *out)
 {
@@ -273,24 +272,31 @@ int spx_obj_stat_version(struct spx_obj *s, const char *bucket,
 
 	memset(out, 0, sizeof(*out));
 	out->inl = (struct spx_buf)SPX_BUF_INIT;
-	if ((rc = obj_target(s, bucket, key, vid, enc)) < 0)
+	if ((rc = obj_target(b, key, vid, enc)) < 0)
 		return rc;
-	rc = obj_version_get(s, bucket, enc, vid, out, name);
+	rc = obj_version_get(s, b->name, enc, vid, out, name);
+	/* Read, then check that it was this bucket's. */
+	if ((rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY ||
+	     rc == SPX_OBJ_NO_SUCH_VERSION) &&
+	    obj_bucket_current(s, b, NULL) < 0) {
+		spx_obj_meta_release(out);
+		return SPX_OBJ_NO_SUCH_BUCKET;
+	}
 	if (rc == SPX_OBJ_NO_SUCH_KEY)
-		return obj_err(rc, "no such key '%s' in '%s'", key, bucket);
+		return obj_err(rc, "no such key '%s' in '%s'", key, b->name);
 	return rc;
 }
 
-int spx_obj_stat(struct spx_obj *s, const char *bucket, const char *key,
-		 struct spx_obj_meta *out)
+int spx_obj_stat(struct spx_obj *s, const struct spx_obj_bucket *b,
+		 const char *key, struct spx_obj_meta *out)
 {
-	int rc = spx_obj_stat_version(s, bucket, key, NULL, out);
+	int rc = spx_obj_stat_version(s, b, key, NULL, out);
 
 	if (rc == 0 && out->delete_marker) {
 		spx_obj_meta_release(out);
 		return obj_err(SPX_OBJ_NO_SUCH_KEY,
 			       "'%s' in '%s' is deleted (a delete marker)", key,
-			       bucket);
+			       b->name);
 	}
 	return rc;
 }
@@ -374,23 +380,25 @@ out:
 	return rc;
 }
 
-int spx_obj_delete_version(struct spx_obj *s, const char *bucket,
+int spx_obj_delete_version(struct spx_obj *s, const struct spx_obj_bucket *b,
 			   const char *key, const char *vid,
 			   struct spx_obj_deleted *out)
 {
 	struct spx_obj_deleted tmp;
 	enum spx_obj_versioning v;
 	char enc[256], **d = NULL, *old[2] = { NULL, NULL };
+	const char *bucket;
 	int rc, lk = -1;
 
 	if (!out)
 		out = &tmp;
 	memset(out, 0, sizeof(*out));
-	if ((rc = obj_target(s, bucket, key, vid, enc)) < 0)
+	if ((rc = obj_target(b, key, vid, enc)) < 0)
 		return rc;
+	bucket = b->name;
 	if ((rc = obj_lock(s, bucket, key, true, &lk)) < 0)
 		return rc;
-	if ((rc = obj_bucket_versioning(s, bucket, &v)) < 0)
+	if ((rc = obj_bucket_current(s, b, &v)) < 0)
 		goto out;
 	d = obj_kdirs(s, bucket, enc);
 	if (vid) {
@@ -426,27 +434,33 @@ out:
 	return rc;
 }
 
-int spx_obj_delete(struct spx_obj *s, const char *bucket, const char *key)
+int spx_obj_delete(struct spx_obj *s, const struct spx_obj_bucket *b,
+		   const char *key)
 {
-	return spx_obj_delete_version(s, bucket, key, NULL, NULL);
+	return spx_obj_delete_version(s, b, key, NULL, NULL);
 }
 
-int spx_obj_set_tags(struct spx_obj *s, const char *bucket, const char *key,
-		     const char *vid, const struct spx_kvlist *tags,
+int spx_obj_set_tags(struct spx_obj *s, const struct spx_obj_bucket *bk,
+		     const char *key, const char *vid,
+		     const struct spx_kvlist *tags,
 		     char vid_out[SPX_OBJ_VID_SIZE])
 {
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
 	struct spx_buf b = SPX_BUF_INIT;
 	char enc[256], name[OBJ_VFILE_SIZE], **d = NULL;
+	const char *bucket;
 	int rc, lk = -1;
 
-	if ((rc = obj_target(s, bucket, key, vid, enc)) < 0)
+	if ((rc = obj_target(bk, key, vid, enc)) < 0)
 		return rc;
+	bucket = bk->name;
 	if (tags && !obj_kv_valid(tags))
 		return obj_err(SPX_OBJ_INVALID_ARG,
 			       "a tag is not valid UTF-8 or too long");
 	if ((rc = obj_lock(s, bucket, key, true, &lk)) < 0)
 		return rc;
+	if ((rc = obj_bucket_current(s, bk, NULL)) < 0)
+		goto out;
 	rc = obj_version_get(s, bucket, enc, vid, &m, name);
 	if (rc == SPX_OBJ_NO_SUCH_KEY) {
 		rc = obj_err(rc, "no such key '%s' in '%s'", key, bucket);

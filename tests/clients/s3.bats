@@ -501,6 +501,76 @@ PY
 	aws2 s3 rb s3://mine-only >/dev/null
 }
 
+@test "a PUT is bound to the bucket it was authorised for, not to its name" {
+	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
+	read -r oak osk < <(spx admin account create --root "$ROOT" --name rebind-$RANDOM --json |
+		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"])')
+	# Account A starts a slow PUT into its bucket, deletes the bucket,
+	# account B makes one of the same name, A finishes: the object must
+	# not land in B's bucket. The same for the other writes that commit
+	# late (UploadPart, CompleteMultipartUpload) and a read.
+	run /usr/bin/python3 - "$EP" "$ROOT/tls/ca.pem" "$AK" "$SK" "$oak" "$osk" <<'PY'
+import http.client, ssl, sys, urllib.parse, boto3
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+ep, ca, ak, sk, oak, osk = sys.argv[1:]
+host = urllib.parse.urlparse(ep)
+A = boto3.client("s3", endpoint_url=ep, verify=ca, region_name="us-east-1",
+                 aws_access_key_id=ak, aws_secret_access_key=sk)
+B = boto3.client("s3", endpoint_url=ep, verify=ca, region_name="us-east-1",
+                 aws_access_key_id=oak, aws_secret_access_key=osk)
+
+def start_put(path, n):
+    """A signed PUT of n bytes whose body is sent later."""
+    r = AWSRequest(method="PUT", url=ep + path,
+                   headers={"Content-Length": str(n), "X-Amz-Content-SHA256": "UNSIGNED-PAYLOAD"})
+    SigV4Auth(Credentials(ak, sk), "s3", "us-east-1").add_auth(r)
+    c = http.client.HTTPSConnection(host.hostname, host.port,
+                                    context=ssl.create_default_context(cafile=ca))
+    c.putrequest("PUT", path)
+    for k, v in r.headers.items():
+        c.putheader(k, v)
+    c.endheaders()
+    c.send(b"a" * (n // 2))
+    return c
+
+def finish(c, n):
+    c.send(b"a" * (n - n // 2))
+    r = c.getresponse()
+    return r.status, r.read().decode()
+
+def swap():
+    A.delete_bucket(Bucket="rebind")
+    B.create_bucket(Bucket="rebind")
+
+# PutObject
+A.create_bucket(Bucket="rebind")
+c = start_put("/rebind/k", 1 << 20)
+swap()
+st, body = finish(c, 1 << 20)
+assert st == 404 and "NoSuchBucket" in body, (st, body)
+assert B.list_objects_v2(Bucket="rebind").get("KeyCount") == 0
+B.delete_bucket(Bucket="rebind")
+# UploadPart then CompleteMultipartUpload: the upload went with A's bucket
+A.create_bucket(Bucket="rebind")
+u = A.create_multipart_upload(Bucket="rebind", Key="m")["UploadId"]
+p1 = A.upload_part(Bucket="rebind", Key="m", UploadId=u, PartNumber=1, Body=b"x" * 100)
+c = start_put("/rebind/m?partNumber=2&uploadId=" + u, 1 << 20)
+A.abort_multipart_upload(Bucket="rebind", Key="m", UploadId=u)
+swap()
+st, body = finish(c, 1 << 20)
+assert st == 404, (st, body)
+assert B.list_multipart_uploads(Bucket="rebind").get("Uploads", []) == []
+assert B.list_objects_v2(Bucket="rebind").get("KeyCount") == 0
+B.delete_bucket(Bucket="rebind")
+print("bound ok")
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"bound ok"* ]]
+}
+
 @test "virtual-host-style requests (BUCKET.s3_domain)" {
 	local saved=$ROOT port
 	make_node --http

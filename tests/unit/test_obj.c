@@ -53,6 +53,24 @@ static struct spx_obj *open_store(const char *name, int k, int m,
 	return s;
 }
 
+/* The handle of bucket name, opened now (a ring of them, so that a call
+ * may take two). */
+static const struct spx_obj_bucket *B(struct spx_obj *s, const char *name)
+{
+	static struct spx_obj_bucket ring[4];
+	static unsigned at;
+	struct spx_obj_bucket *b = &ring[at++ % 4];
+
+	if (spx_obj_bucket_open(s, name, b) < 0) {
+		/* Calls with it then fail as for a bucket that is gone. */
+		memset(b, 0, sizeof(*b));
+		snprintf(b->name, sizeof(b->name), "%s", name);
+		snprintf(b->inc, sizeof(b->inc), "none");
+		spx_error_clear();
+	}
+	return b;
+}
+
 static void fill(unsigned char *p, size_t n, unsigned seed)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -65,7 +83,7 @@ static int put(struct spx_obj *s, const char *b, const char *k,
 	       const void *p, size_t n, size_t piece)
 {
 	struct spx_obj_writer *w;
-	int rc = spx_obj_writer_begin(s, b, k, NULL, &w);
+	int rc = spx_obj_writer_begin(s, B(s, b), k, NULL, &w);
 
 	if (rc < 0)
 		return rc;
@@ -86,7 +104,7 @@ static bool get_ver_eq(struct spx_obj *s, const char *b, const char *k,
 	size_t g, off = 0;
 	bool ok;
 
-	if (spx_obj_reader_open_version(s, b, k, vid, &r) < 0) {
+	if (spx_obj_reader_open_version(s, B(s, b), k, vid, &r) < 0) {
 		printf("# open '%s': %s\n", k, spx_errmsg());
 		free(got);
 		return false;
@@ -98,7 +116,7 @@ static bool get_ver_eq(struct spx_obj *s, const char *b, const char *k,
 	spx_obj_reader_close(r);
 	/* One read with room for every block and its CRC: each whole block
 	 * goes straight into the buffer, and a bad one is reconstructed. */
-	if (ok && spx_obj_reader_open_version(s, b, k, vid, &r) == 0) {
+	if (ok && spx_obj_reader_open_version(s, B(s, b), k, vid, &r) == 0) {
 		unsigned char *all = malloc(n + 4096);
 
 		ok = spx_obj_read(r, 0, all, n + 4096, &g) == 0 && g == n &&
@@ -341,12 +359,12 @@ static void test_objects(void)
 	T_INT(put(s, "nob1", "k", small, 1, 1), SPX_OBJ_NO_SUCH_BUCKET, "put: no bucket");
 	spx_kv_add(&in.sys, "content-type", "text/plain");
 	spx_kv_add(&in.user, "x-amz-meta-colour", "blue");
-	T_INT(spx_obj_writer_begin(s, "bk1", "a/b", &in, &w), 0, "begin");
+	T_INT(spx_obj_writer_begin(s, B(s, "bk1"), "a/b", &in, &w), 0, "begin");
 	spx_obj_writer_write(w, small, sizeof(small));
 	T_INT(spx_obj_writer_commit(w, NULL, &out), 0, "commit small");
 	T_OK(out.is_inline && out.size == 100 && strlen(out.etag) == 32, "small inline");
 	spx_obj_meta_release(&out);
-	T_INT(spx_obj_stat(s, "bk1", "a/b", &out), 0, "stat");
+	T_INT(spx_obj_stat(s, B(s, "bk1"), "a/b", &out), 0, "stat");
 	T_STR(spx_kv_get(&out.sys, "content-type"), "text/plain", "stat: content-type");
 	T_STR(spx_kv_get(&out.user, "x-amz-meta-colour"), "blue", "stat: user meta");
 	spx_obj_meta_release(&out);
@@ -360,18 +378,18 @@ static void test_objects(void)
 		unsigned char got[100];
 		size_t g;
 
-		spx_obj_reader_open(s, "bk1", "big", &r);
+		spx_obj_reader_open(s, B(s, "bk1"), "big", &r);
 		T_INT(put(s, "bk1", "big", small, sizeof(small), 7), 0, "overwrite");
 		T_INT(spx_obj_read(r, 1000, got, 100, &g), 0, "old reader reads");
 		T_OK(g == 100 && !memcmp(got, big + 1000, 100), "old reader sees the old object");
 		spx_obj_reader_close(r);
 		T_OK(get_eq(s, "bk1", "big", small, sizeof(small)), "new reader sees the new");
-		T_INT(spx_obj_stat(s, "bk1", "big", &out), 0, "stat");
+		T_INT(spx_obj_stat(s, B(s, "bk1"), "big", &out), 0, "stat");
 		T_INT(out.gen, 2, "generation 2");
 		spx_obj_meta_release(&out);
 	}
 	/* Content-MD5 mismatch leaves the old object. */
-	T_INT(spx_obj_writer_begin(s, "bk1", "big", NULL, &w), 0, "begin");
+	T_INT(spx_obj_writer_begin(s, B(s, "bk1"), "big", NULL, &w), 0, "begin");
 	spx_obj_writer_write(w, big, 5000);
 	T_INT(spx_obj_writer_commit(w, (const unsigned char *)"0123456789abcdef", NULL),
 	      SPX_OBJ_BAD_DIGEST, "bad digest");
@@ -390,12 +408,12 @@ static void test_objects(void)
 	T_INT(put(s, "bk1", "..", small, 5, 5), 0, "key ..");
 	T_INT(put(s, "bk1", "empty", small, 0, 1), 0, "empty object");
 	T_OK(get_eq(s, "bk1", "empty", small, 0), "empty reads back");
-	T_INT(spx_obj_bucket_delete(s, "bk1"), SPX_OBJ_BUCKET_NOT_EMPTY, "rb: not empty");
-	T_INT(spx_obj_delete(s, "bk1", "a/b"), 0, "rm");
-	T_INT(spx_obj_delete(s, "bk1", "a/b"), SPX_OBJ_NO_SUCH_KEY, "rm again");
-	T_INT(spx_obj_stat(s, "bk1", "a/b", &out), SPX_OBJ_NO_SUCH_KEY, "stat gone");
+	T_INT(spx_obj_bucket_delete(s, B(s, "bk1")), SPX_OBJ_BUCKET_NOT_EMPTY, "rb: not empty");
+	T_INT(spx_obj_delete(s, B(s, "bk1"), "a/b"), 0, "rm");
+	T_INT(spx_obj_delete(s, B(s, "bk1"), "a/b"), SPX_OBJ_NO_SUCH_KEY, "rm again");
+	T_INT(spx_obj_stat(s, B(s, "bk1"), "a/b", &out), SPX_OBJ_NO_SUCH_KEY, "stat gone");
 	spx_obj_meta_release(&out);
-	T_INT(spx_obj_copy(s, "bk1", "big", NULL, "bk1", "copy", NULL, &out), 0, "copy");
+	T_INT(spx_obj_copy(s, B(s, "bk1"), "big", NULL, B(s, "bk1"), "copy", NULL, &out), 0, "copy");
 	spx_obj_meta_release(&out);
 	T_OK(get_eq(s, "bk1", "copy", small, sizeof(small)), "copy reads back");
 	{
@@ -404,10 +422,10 @@ static void test_objects(void)
 
 		longkey[1024] = 0;
 		for (size_t i = 0; i < SPX_ARRAY_SIZE(keys); i++)
-			spx_obj_delete(s, "bk1", keys[i]);
+			spx_obj_delete(s, B(s, "bk1"), keys[i]);
 	}
-	T_INT(spx_obj_bucket_delete(s, "bk1"), 0, "rb");
-	T_INT(spx_obj_bucket_delete(s, "bk1"), SPX_OBJ_NO_SUCH_BUCKET, "rb again");
+	T_INT(spx_obj_bucket_delete(s, B(s, "bk1")), 0, "rb");
+	T_INT(spx_obj_bucket_delete(s, B(s, "bk1")), SPX_OBJ_NO_SUCH_BUCKET, "rb again");
 	T_INT(spx_obj_code(SPX_OBJ_NO_SUCH_KEY)->http, 404, "code http");
 	T_STR(spx_obj_code(SPX_OBJ_NO_SPACE)->code, "InsufficientStorage", "code name");
 	T_INT(spx_obj_code(SPX_OBJ_INVALID_BUCKET)->status, SPX_USAGE, "code status");
@@ -445,7 +463,7 @@ static void test_writers(void)
 	{
 		struct spx_obj_meta m = SPX_OBJ_META_INIT;
 
-		spx_obj_stat(s, "rr1", "same", &m);
+		spx_obj_stat(s, B(s, "rr1"), "same", &m);
 		T_INT(m.gen, 40, "40 generations");
 		spx_obj_meta_release(&m);
 	}
@@ -471,7 +489,7 @@ static void test_list(void)
 	do {
 		o.after = after;
 		o.max = 700;
-		if (spx_obj_list(s, "ll1", &o, &l) < 0)
+		if (spx_obj_list(s, B(s, "ll1"), &o, &l) < 0)
 			break;
 		for (size_t i = 0; i < l.n; i++) {
 			if (strcmp(prev, l.v[i].key) >= 0)
@@ -490,22 +508,22 @@ static void test_list(void)
 	T_INT(pages, 5, "in 5 pages of 700");
 	T_INT(bad, 0, "in byte order, with sizes");
 	o = (struct spx_obj_list_opts){ .prefix = "dir-x/", .max = 10 };
-	spx_obj_list(s, "ll1", &o, &l);
+	spx_obj_list(s, B(s, "ll1"), &o, &l);
 	T_OK(l.n == 10 && l.truncated && !strncmp(l.v[0].key, "dir-x/", 6), "prefix");
 	spx_obj_list_release(&l);
 	o = (struct spx_obj_list_opts){ .delimiter = "/" };
-	spx_obj_list(s, "ll1", &o, &l);
+	spx_obj_list(s, B(s, "ll1"), &o, &l);
 	T_INT(l.nprefixes, 2, "delimiter: two common prefixes");
 	T_OK(l.nprefixes == 2 && !strcmp(l.prefixes[0], "dir-x/") &&
 	     !strcmp(l.prefixes[1], "dir/"), "prefixes in order");
 	T_OK(l.n == 1 && !strcmp(l.v[0].key, "Z"), "and the one key");
 	spx_obj_list_release(&l);
 	o = (struct spx_obj_list_opts){ .delimiter = "/", .max = 1 };
-	spx_obj_list(s, "ll1", &o, &l);
+	spx_obj_list(s, B(s, "ll1"), &o, &l);
 	T_OK(l.n == 1 && !l.nprefixes && l.truncated && !strcmp(l.next, "Z"), "max 1: Z first");
 	spx_obj_list_release(&l);
 	o = (struct spx_obj_list_opts){ .delimiter = "/", .after = "dir-x/", .max = 5 };
-	spx_obj_list(s, "ll1", &o, &l);
+	spx_obj_list(s, B(s, "ll1"), &o, &l);
 	T_OK(l.nprefixes == 1 && !strcmp(l.prefixes[0], "dir/") && !l.truncated,
 	     "after a common prefix: the next one");
 	spx_obj_list_release(&l);
@@ -527,21 +545,21 @@ static void test_mpu(void)
 	fill(data, sizeof(data), 5);
 	spx_obj_bucket_create(s, "mm1", "111122223333", "us-east-1");
 	spx_kv_add(&in.sys, "content-type", "video/mp4");
-	T_INT(spx_obj_mpu_create(s, "mm1", "movie", &in, id), 0, "create upload");
+	T_INT(spx_obj_mpu_create(s, B(s, "mm1"), "movie", &in, id), 0, "create upload");
 	spx_obj_meta_release(&in);
 	/* Parts 1..3 of 1500 bytes (min_part is 1000 here), 3 out of order. */
 	for (int p = 3; p >= 1; p--) {
-		T_INT(spx_obj_part_begin(s, "mm1", "movie", id, p, &w), 0, "part %d", p);
+		T_INT(spx_obj_part_begin(s, B(s, "mm1"), "movie", id, p, &w), 0, "part %d", p);
 		spx_obj_writer_write(w, data + (p - 1) * 1500, p == 3 ? 1500 : 1500);
 		T_INT(spx_obj_writer_commit(w, NULL, &out), 0, "part %d commit", p);
 		snprintf(etag[p], sizeof(etag[p]), "\"%s\"", out.etag);
 	}
-	T_INT(spx_obj_part_begin(s, "mm1", "movie", id, 10001, &w), SPX_OBJ_INVALID_ARG, "part 10001");
-	T_INT(spx_obj_part_begin(s, "mm1", "movie", "00", 1, &w), SPX_OBJ_NO_SUCH_UPLOAD, "bad id");
-	T_INT(spx_obj_mpu_parts(s, "mm1", "movie", id, 0, 0, &parts, &np, &trunc), 0, "list parts");
+	T_INT(spx_obj_part_begin(s, B(s, "mm1"), "movie", id, 10001, &w), SPX_OBJ_INVALID_ARG, "part 10001");
+	T_INT(spx_obj_part_begin(s, B(s, "mm1"), "movie", "00", 1, &w), SPX_OBJ_NO_SUCH_UPLOAD, "bad id");
+	T_INT(spx_obj_mpu_parts(s, B(s, "mm1"), "movie", id, 0, 0, &parts, &np, &trunc), 0, "list parts");
 	T_OK(np == 3 && parts[0].num == 1 && parts[2].num == 3 && parts[1].size == 1500, "3 parts");
 	free(parts);
-	T_INT(spx_obj_mpu_list(s, "mm1", NULL, &ups, &np), 0, "list uploads");
+	T_INT(spx_obj_mpu_list(s, B(s, "mm1"), NULL, &ups, &np), 0, "list uploads");
 	T_OK(np == 1 && !strcmp(ups[0].key, "movie") && !strcmp(ups[0].id, id), "one upload");
 	spx_obj_upload_free(ups, np);
 	{
@@ -550,32 +568,32 @@ static void test_mpu(void)
 		struct spx_obj_complete_part missing[] = { { 1, etag[1], NULL }, { 4, etag[2], NULL } };
 		struct spx_obj_complete_part all[] = { { 1, etag[1], NULL }, { 2, etag[2], NULL }, { 3, etag[3], NULL } };
 
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, order, 2, NULL, &out),
+		T_INT(spx_obj_mpu_complete(s, B(s, "mm1"), "movie", id, order, 2, NULL, &out),
 		      SPX_OBJ_INVALID_PART_ORDER, "complete: InvalidPartOrder");
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, wrong, 2, NULL, &out),
+		T_INT(spx_obj_mpu_complete(s, B(s, "mm1"), "movie", id, wrong, 2, NULL, &out),
 		      SPX_OBJ_INVALID_PART, "complete: wrong etag is InvalidPart");
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, missing, 2, NULL, &out),
+		T_INT(spx_obj_mpu_complete(s, B(s, "mm1"), "movie", id, missing, 2, NULL, &out),
 		      SPX_OBJ_INVALID_PART, "complete: missing part is InvalidPart");
 		/* A small part that is not the last one. */
-		T_INT(spx_obj_part_begin(s, "mm1", "movie", id, 2, &w), 0, "part 2 again, small");
+		T_INT(spx_obj_part_begin(s, B(s, "mm1"), "movie", id, 2, &w), 0, "part 2 again, small");
 		spx_obj_writer_write(w, data + 1500, 10);
 		spx_obj_writer_commit(w, NULL, &out);
 		snprintf(etag[0], sizeof(etag[0]), "%s", out.etag);
 		all[1].etag = etag[0];
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, NULL, &out),
+		T_INT(spx_obj_mpu_complete(s, B(s, "mm1"), "movie", id, all, 3, NULL, &out),
 		      SPX_OBJ_ENTITY_TOO_SMALL, "complete: EntityTooSmall");
-		T_INT(spx_obj_part_begin(s, "mm1", "movie", id, 2, &w), 0, "part 2 again");
+		T_INT(spx_obj_part_begin(s, B(s, "mm1"), "movie", id, 2, &w), 0, "part 2 again");
 		spx_obj_writer_write(w, data + 1500, 1500);
 		spx_obj_writer_commit(w, NULL, &out);
 		T_OK(!strncmp(out.etag, etag[2] + 1, 32), "same bytes, same part etag");
 		all[1].etag = etag[2];
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, NULL, &out), 0, "complete");
+		T_INT(spx_obj_mpu_complete(s, B(s, "mm1"), "movie", id, all, 3, NULL, &out), 0, "complete");
 		T_OK(out.size == 4500 && out.nsegs == 3 && !strcmp(out.etag + 32, "-3"),
 		     "3 segments, etag -3 (%s)", out.etag);
 		T_STR(spx_kv_get(&out.sys, "content-type"), "video/mp4", "upload's metadata");
 		spx_obj_meta_release(&out);
 		T_OK(get_eq(s, "mm1", "movie", data, sizeof(data)), "completed object reads back");
-		T_INT(spx_obj_mpu_complete(s, "mm1", "movie", id, all, 3, NULL, &out),
+		T_INT(spx_obj_mpu_complete(s, B(s, "mm1"), "movie", id, all, 3, NULL, &out),
 		      SPX_OBJ_NO_SUCH_UPLOAD, "complete again: NoSuchUpload");
 	}
 	{
@@ -587,9 +605,9 @@ static void test_mpu(void)
 							  { 2, NULL, NULL } };
 		char pe[2][SPX_OBJ_ETAG_SIZE];
 
-		T_INT(spx_obj_mpu_create(s, "mm1", "cks", NULL, id), 0, "create 3");
+		T_INT(spx_obj_mpu_create(s, B(s, "mm1"), "cks", NULL, id), 0, "create 3");
 		for (int p = 1; p <= 2; p++) {
-			T_INT(spx_obj_part_begin(s, "mm1", "cks", id, p, &w), 0,
+			T_INT(spx_obj_part_begin(s, B(s, "mm1"), "cks", id, p, &w), 0,
 			      "cks part %d", p);
 			spx_obj_writer_write(w, data, 1200);
 			spx_kv_add(&spx_obj_writer_meta(w)->checksums, "crc32",
@@ -599,14 +617,14 @@ static void test_mpu(void)
 			snprintf(pe[p - 1], sizeof(pe[p - 1]), "%s", out.etag);
 			plain[p - 1].etag = pe[p - 1];
 		}
-		T_INT(spx_obj_mpu_complete(s, "mm1", "cks", id, plain, 2, NULL, &out),
+		T_INT(spx_obj_mpu_complete(s, B(s, "mm1"), "cks", id, plain, 2, NULL, &out),
 		      0, "complete: parts with checksums, upload without");
 		T_OK(out.checksums.n == 0, "no object checksum");
 		spx_obj_meta_release(&out);
 	}
-	T_INT(spx_obj_mpu_create(s, "mm1", "other", NULL, id), 0, "create 2");
-	T_INT(spx_obj_mpu_abort(s, "mm1", "other", id), 0, "abort");
-	T_INT(spx_obj_mpu_abort(s, "mm1", "other", id), SPX_OBJ_NO_SUCH_UPLOAD, "abort again");
+	T_INT(spx_obj_mpu_create(s, B(s, "mm1"), "other", NULL, id), 0, "create 2");
+	T_INT(spx_obj_mpu_abort(s, B(s, "mm1"), "other", id), 0, "abort");
+	T_INT(spx_obj_mpu_abort(s, B(s, "mm1"), "other", id), SPX_OBJ_NO_SUCH_UPLOAD, "abort again");
 	spx_obj_close(s);
 }
 
@@ -670,7 +688,7 @@ static int put_v(struct spx_obj *s, const char *b, const char *k,
 {
 	struct spx_obj_writer *w;
 	struct spx_obj_meta out = SPX_OBJ_META_INIT;
-	int rc = spx_obj_writer_begin(s, b, k, NULL, &w);
+	int rc = spx_obj_writer_begin(s, B(s, b), k, NULL, &w);
 
 	if (rc < 0)
 		return rc;
@@ -700,7 +718,7 @@ static void versions_str(struct spx_obj *s, const char *b, const char *delim,
 	for (int page = 0; page < 1000; page++) {
 		vo.key_marker = km;
 		vo.vid_marker = vm[0] ? vm : NULL;
-		if (spx_obj_list_versions(s, b, &vo, &l) < 0) {
+		if (spx_obj_list_versions(s, B(s, b), &vo, &l) < 0) {
 			spx_buf_addf(o, "error %s", spx_errmsg());
 			break;
 		}
@@ -767,13 +785,13 @@ static void test_versions(void)
 	spx_obj_bucket_create(s, "vv1", "111122223333", "us-east-1");
 	T_INT(put_v(s, "vv1", "k", d[0], 100, vx), 0, "unversioned put");
 	T_STR(vx, "", "unversioned: the null version");
-	spx_obj_bucket_head(s, "vv1", &b);
+	spx_obj_bucket_open(s, "vv1", &b);
 	T_INT(b.versioning, SPX_OBJ_UNVERSIONED, "a new bucket is unversioned");
-	T_INT(spx_obj_bucket_set_versioning(s, "vv1", SPX_OBJ_UNVERSIONED),
+	T_INT(spx_obj_bucket_set_versioning(s, B(s, "vv1"), SPX_OBJ_UNVERSIONED),
 	      SPX_OBJ_INVALID_ARG, "a bucket cannot go back to unversioned");
-	T_INT(spx_obj_bucket_set_versioning(s, "vv1", SPX_OBJ_VERSIONING_ENABLED),
+	T_INT(spx_obj_bucket_set_versioning(s, B(s, "vv1"), SPX_OBJ_VERSIONING_ENABLED),
 	      0, "enable versioning");
-	spx_obj_bucket_head(s, "vv1", &b);
+	spx_obj_bucket_open(s, "vv1", &b);
 	T_INT(b.versioning, SPX_OBJ_VERSIONING_ENABLED, "enabled");
 	T_INT(put_v(s, "vv1", "k", d[1], 200, vb), 0, "put B");
 	T_INT(put_v(s, "vv1", "k", d[2], 300, vc), 0, "put C");
@@ -790,28 +808,28 @@ static void test_versions(void)
 	T_STR(vs.p, want.p, "versions newest first, the latest marked");
 
 	/* A delete makes a marker. */
-	T_INT(spx_obj_delete_version(s, "vv1", "k", NULL, &del), 0, "delete");
+	T_INT(spx_obj_delete_version(s, B(s, "vv1"), "k", NULL, &del), 0, "delete");
 	T_OK(del.delete_marker && spx_s3_version_id_valid(del.vid),
 	     "a delete marker with a version id");
 	memcpy(vx, del.vid, sizeof(vx));
-	T_INT(spx_obj_stat(s, "vv1", "k", &m), SPX_OBJ_NO_SUCH_KEY,
+	T_INT(spx_obj_stat(s, B(s, "vv1"), "k", &m), SPX_OBJ_NO_SUCH_KEY,
 	      "stat: no such key behind a marker");
-	T_INT(spx_obj_stat_version(s, "vv1", "k", NULL, &m), 0, "stat_version");
+	T_INT(spx_obj_stat_version(s, B(s, "vv1"), "k", NULL, &m), 0, "stat_version");
 	T_OK(m.delete_marker && !strcmp(m.vid, vx), "stat_version sees the marker");
 	spx_obj_meta_release(&m);
-	T_INT(spx_obj_reader_open(s, "vv1", "k", &r), SPX_OBJ_NO_SUCH_KEY,
+	T_INT(spx_obj_reader_open(s, B(s, "vv1"), "k", &r), SPX_OBJ_NO_SUCH_KEY,
 	      "read: no such key");
-	T_INT(spx_obj_reader_open_version(s, "vv1", "k", vx, &r),
+	T_INT(spx_obj_reader_open_version(s, B(s, "vv1"), "k", vx, &r),
 	      SPX_OBJ_DELETE_MARKER, "read the marker by id: method not allowed");
-	T_INT(spx_obj_reader_open_version(s, "vv1", "k",
+	T_INT(spx_obj_reader_open_version(s, B(s, "vv1"), "k",
 					  "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", &r),
 	      SPX_OBJ_NO_SUCH_VERSION, "a version that is not there");
-	T_INT(spx_obj_reader_open_version(s, "vv1", "k", "a/b", &r),
+	T_INT(spx_obj_reader_open_version(s, B(s, "vv1"), "k", "a/b", &r),
 	      SPX_OBJ_INVALID_VERSION, "a malformed version id");
-	T_INT(spx_obj_list(s, "vv1", &lo, &l), 0, "list");
+	T_INT(spx_obj_list(s, B(s, "vv1"), &lo, &l), 0, "list");
 	T_INT(l.n, 0, "a key behind a marker is not listed");
 	spx_obj_list_release(&l);
-	T_INT(spx_obj_bucket_delete(s, "vv1"), SPX_OBJ_BUCKET_NOT_EMPTY,
+	T_INT(spx_obj_bucket_delete(s, B(s, "vv1")), SPX_OBJ_BUCKET_NOT_EMPTY,
 	      "versions left: bucket not empty");
 	versions_str(s, "vv1", NULL, 0, &vs);
 	spx_buf_reset(&want);
@@ -820,42 +838,42 @@ static void test_versions(void)
 	T_STR(vs.p, want.p, "the marker is the latest");
 
 	/* Removing the marker brings C back; removing C brings B. */
-	T_INT(spx_obj_delete_version(s, "vv1", "k", vx, &del), 0,
+	T_INT(spx_obj_delete_version(s, B(s, "vv1"), "k", vx, &del), 0,
 	      "delete the marker by id");
 	T_OK(del.delete_marker && !strcmp(del.vid, vx), "it was a marker");
 	T_OK(get_eq(s, "vv1", "k", d[2], 300), "C is current again");
-	T_INT(spx_obj_delete_version(s, "vv1", "k", vc, &del), 0, "delete C");
+	T_INT(spx_obj_delete_version(s, B(s, "vv1"), "k", vc, &del), 0, "delete C");
 	T_OK(!del.delete_marker, "C was no marker");
 	T_OK(get_eq(s, "vv1", "k", d[1], 200), "B is current");
 	T_INT(count_data("ver", "vv1", "k"), 2, "C's data is gone");
-	T_INT(spx_obj_delete_version(s, "vv1", "k", vc, NULL),
+	T_INT(spx_obj_delete_version(s, B(s, "vv1"), "k", vc, NULL),
 	      SPX_OBJ_NO_SUCH_VERSION, "C again: no such version");
-	T_INT(spx_obj_delete_version(s, "vv1", "k", "..", NULL),
+	T_INT(spx_obj_delete_version(s, B(s, "vv1"), "k", "..", NULL),
 	      SPX_OBJ_INVALID_VERSION, "delete a malformed version id");
 
 	/* Copy from a version; tags on a version. */
-	T_INT(spx_obj_copy(s, "vv1", "k", "null", "vv1", "cp", NULL, &out), 0,
+	T_INT(spx_obj_copy(s, B(s, "vv1"), "k", "null", B(s, "vv1"), "cp", NULL, &out), 0,
 	      "copy the null version");
 	T_OK(spx_s3_version_id_valid(out.vid), "the copy is a new version");
 	spx_obj_meta_release(&out);
 	T_OK(get_eq(s, "vv1", "cp", d[0], 100), "the copy has the null version's bytes");
 	spx_kv_add(&tags, "colour", "blue");
-	T_INT(spx_obj_stat_version(s, "vv1", "k", "null", &m), 0, "stat null");
-	T_INT(spx_obj_set_tags(s, "vv1", "k", "null", &tags, vx), 0,
+	T_INT(spx_obj_stat_version(s, B(s, "vv1"), "k", "null", &m), 0, "stat null");
+	T_INT(spx_obj_set_tags(s, B(s, "vv1"), "k", "null", &tags, vx), 0,
 	      "tag the null version");
 	T_STR(vx, "", "the null version's id");
-	T_INT(spx_obj_stat_version(s, "vv1", "k", "null", &out), 0, "stat null again");
+	T_INT(spx_obj_stat_version(s, B(s, "vv1"), "k", "null", &out), 0, "stat null again");
 	T_STR(spx_kv_get(&out.tags, "colour"), "blue", "its tag");
 	T_OK(out.gen == m.gen && out.mtime_ms == m.mtime_ms,
 	     "tagging keeps the generation and time");
 	spx_obj_meta_release(&out);
 	spx_obj_meta_release(&m);
-	T_INT(spx_obj_stat(s, "vv1", "k", &m), 0, "stat current");
+	T_INT(spx_obj_stat(s, B(s, "vv1"), "k", &m), 0, "stat current");
 	T_INT(m.tags.n, 0, "the current version has no tags");
 	spx_obj_meta_release(&m);
 
 	/* Suspended: writes are the null version, which they replace. */
-	T_INT(spx_obj_bucket_set_versioning(s, "vv1", SPX_OBJ_VERSIONING_SUSPENDED),
+	T_INT(spx_obj_bucket_set_versioning(s, B(s, "vv1"), SPX_OBJ_VERSIONING_SUSPENDED),
 	      0, "suspend");
 	T_INT(put_v(s, "vv1", "k", d[3], 400, vx), 0, "put D");
 	T_STR(vx, "", "D is the null version");
@@ -868,7 +886,7 @@ static void test_versions(void)
 	T_INT(put_v(s, "vv1", "k", d[4], 500, vx), 0, "put E");
 	T_OK(get_ver_eq(s, "vv1", "k", "null", d[4], 500), "E replaced D");
 	T_INT(count_data("ver", "vv1", "k"), 2, "still two data directories");
-	T_INT(spx_obj_delete_version(s, "vv1", "k", NULL, &del), 0,
+	T_INT(spx_obj_delete_version(s, B(s, "vv1"), "k", NULL, &del), 0,
 	      "suspended delete");
 	T_OK(del.delete_marker && !del.vid[0], "a null delete marker");
 	T_INT(count_data("ver", "vv1", "k"), 1, "which replaced E");
@@ -885,40 +903,40 @@ static void test_versions(void)
 	}
 
 	/* Remove every version: then the bucket can go. */
-	T_INT(spx_obj_delete_version(s, "vv1", "k", "null", NULL), 0, "rm null marker");
-	T_INT(spx_obj_delete_version(s, "vv1", "k", vb, NULL), 0, "rm B");
-	T_INT(spx_obj_stat_version(s, "vv1", "k", NULL, &m), SPX_OBJ_NO_SUCH_KEY,
+	T_INT(spx_obj_delete_version(s, B(s, "vv1"), "k", "null", NULL), 0, "rm null marker");
+	T_INT(spx_obj_delete_version(s, B(s, "vv1"), "k", vb, NULL), 0, "rm B");
+	T_INT(spx_obj_stat_version(s, B(s, "vv1"), "k", NULL, &m), SPX_OBJ_NO_SUCH_KEY,
 	      "no version left");
 	spx_obj_meta_release(&out);
-	spx_obj_stat(s, "vv1", "cp", &out);
-	T_INT(spx_obj_delete_version(s, "vv1", "cp", out.vid, NULL), 0, "rm cp");
+	spx_obj_stat(s, B(s, "vv1"), "cp", &out);
+	T_INT(spx_obj_delete_version(s, B(s, "vv1"), "cp", out.vid, NULL), 0, "rm cp");
 	spx_obj_meta_release(&out);
-	T_INT(spx_obj_bucket_delete(s, "vv1"), 0, "an emptied bucket goes");
+	T_INT(spx_obj_bucket_delete(s, B(s, "vv1")), 0, "an emptied bucket goes");
 
 	/* Bucket tags. */
 	spx_kv_free(&tags);
 	spx_obj_bucket_create(s, "vt1", "111122223333", "us-east-1");
-	T_INT(spx_obj_bucket_tags(s, "vt1", &tags), 0, "bucket tags");
+	T_INT(spx_obj_bucket_tags(s, B(s, "vt1"), &tags), 0, "bucket tags");
 	T_INT(tags.n, 0, "none at first");
 	spx_kv_add(&tags, "env", "prod");
 	spx_kv_add(&tags, "team", "");
-	T_INT(spx_obj_bucket_set_tags(s, "vt1", &tags), 0, "set bucket tags");
+	T_INT(spx_obj_bucket_set_tags(s, B(s, "vt1"), &tags), 0, "set bucket tags");
 	spx_kv_free(&tags);
-	T_INT(spx_obj_bucket_tags(s, "vt1", &tags), 0, "read them");
+	T_INT(spx_obj_bucket_tags(s, B(s, "vt1"), &tags), 0, "read them");
 	T_OK(tags.n == 2 && !strcmp(spx_kv_get(&tags, "env"), "prod") &&
 	     !strcmp(spx_kv_get(&tags, "team"), ""), "both tags");
 	spx_kv_free(&tags);
-	T_INT(spx_obj_bucket_set_versioning(s, "vt1", SPX_OBJ_VERSIONING_ENABLED),
+	T_INT(spx_obj_bucket_set_versioning(s, B(s, "vt1"), SPX_OBJ_VERSIONING_ENABLED),
 	      0, "versioning keeps the tags");
-	T_INT(spx_obj_bucket_tags(s, "vt1", &tags), 0, "read them");
+	T_INT(spx_obj_bucket_tags(s, B(s, "vt1"), &tags), 0, "read them");
 	T_INT(tags.n, 2, "still two");
 	spx_kv_free(&tags);
-	T_INT(spx_obj_bucket_set_tags(s, "vt1", NULL), 0, "remove bucket tags");
-	T_INT(spx_obj_bucket_tags(s, "vt1", &tags), 0, "read them");
+	T_INT(spx_obj_bucket_set_tags(s, B(s, "vt1"), NULL), 0, "remove bucket tags");
+	T_INT(spx_obj_bucket_tags(s, B(s, "vt1"), &tags), 0, "read them");
 	T_INT(tags.n, 0, "gone");
-	spx_obj_bucket_head(s, "vt1", &b);
+	spx_obj_bucket_open(s, "vt1", &b);
 	T_INT(b.versioning, SPX_OBJ_VERSIONING_ENABLED, "tags keep versioning");
-	T_INT(spx_obj_bucket_tags(s, "nobkt", &tags), SPX_OBJ_NO_SUCH_BUCKET,
+	T_INT(spx_obj_bucket_tags(s, B(s, "nobkt"), &tags), SPX_OBJ_NO_SUCH_BUCKET,
 	      "tags of no bucket");
 	spx_kv_free(&tags);
 
@@ -933,7 +951,7 @@ static void test_versions(void)
 		for (size_t i = 0; i < SPX_ARRAY_SIZE(keys); i++)
 			for (size_t j = 0; j <= i; j++)
 				put_v(s, "vt1", keys[i], d[j], 10 + j, NULL);
-		spx_obj_delete(s, "vt1", "b");
+		spx_obj_delete(s, B(s, "vt1"), "b");
 		versions_str(s, "vt1", NULL, 0, &one);
 		T_OK(!strncmp(one.p, "a/1:", 4) && strstr(one.p, ":D;"),
 		     "one page: %s", one.p);
@@ -960,12 +978,12 @@ static void test_versions(void)
 		struct spx_obj_writer *w;
 		struct spx_obj_complete_part cp = { 1, NULL, NULL };
 
-		spx_obj_mpu_create(s, "vt1", "d", NULL, id);
-		spx_obj_part_begin(s, "vt1", "d", id, 1, &w);
+		spx_obj_mpu_create(s, B(s, "vt1"), "d", NULL, id);
+		spx_obj_part_begin(s, B(s, "vt1"), "d", id, 1, &w);
 		spx_obj_writer_write(w, d[4], 700);
 		spx_obj_writer_commit(w, NULL, &out);
 		cp.etag = out.etag;
-		T_INT(spx_obj_mpu_complete(s, "vt1", "d", id, &cp, 1, NULL, &m), 0,
+		T_INT(spx_obj_mpu_complete(s, B(s, "vt1"), "d", id, &cp, 1, NULL, &m), 0,
 		      "complete in a versioned bucket");
 		T_OK(spx_s3_version_id_valid(m.vid), "a new version id");
 		spx_obj_meta_release(&m);
@@ -991,7 +1009,7 @@ static void test_version_race(void)
 
 	fill(data, sizeof(data), 77);
 	spx_obj_bucket_create(s, "vr1", "111122223333", "us-east-1");
-	spx_obj_bucket_set_versioning(s, "vr1", SPX_OBJ_VERSIONING_ENABLED);
+	spx_obj_bucket_set_versioning(s, B(s, "vr1"), SPX_OBJ_VERSIONING_ENABLED);
 	for (int i = 0; i < 6; i++) {
 		pid_t p = fork();
 
@@ -1001,7 +1019,7 @@ static void test_version_race(void)
 			for (int j = 0; j < 4; j++) {
 				rc |= put(s, "vr1", "same", data, sizeof(data), 50);
 				if (j == 2)
-					rc |= spx_obj_delete(s, "vr1", "same");
+					rc |= spx_obj_delete(s, B(s, "vr1"), "same");
 			}
 			spx_obj_close(s);
 			_exit(rc ? 1 : 0);
@@ -1011,7 +1029,7 @@ static void test_version_race(void)
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
 			ok = 0;
 	T_OK(ok, "6 processes x (4 puts + 1 delete) all succeed");
-	T_INT(spx_obj_list_versions(s, "vr1", &vo, &l), 0, "list versions");
+	T_INT(spx_obj_list_versions(s, B(s, "vr1"), &vo, &l), 0, "list versions");
 	T_INT(l.n, 30, "30 versions (24 objects, 6 markers)");
 	for (size_t i = 0; i < l.n; i++) {
 		latest += l.v[i].latest;
@@ -1021,6 +1039,48 @@ static void test_version_race(void)
 	T_INT(latest, 1, "one is the latest");
 	T_INT(dup, 0, "every version id is distinct");
 	spx_obj_versions_release(&l);
+	spx_obj_close(s);
+}
+
+/* A handle is bound to the bucket it opened, not to its name: after the
+ * bucket is deleted and another of the name made (by another account),
+ * nothing done with the old handle reaches the new bucket. */
+static void test_incarnation(void)
+{
+	struct spx_obj *s = open_store("inc", 2, 1, 64, 0);
+	struct spx_obj_bucket a, b;
+	struct spx_obj_writer *w;
+	struct spx_obj_reader *r;
+	struct spx_obj_list l;
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	char id[SPX_OBJ_UPLOAD_ID_SIZE];
+	unsigned char data[500];
+
+	fill(data, sizeof(data), 3);
+	T_INT(spx_obj_bucket_create(s, "ib1", "111111111111", "us-east-1"), 0, "A's bucket");
+	T_INT(spx_obj_bucket_open(s, "ib1", &a), 0, "open it");
+	T_OK(strlen(a.inc) == 16, "an incarnation (%s)", a.inc);
+	T_INT(spx_obj_writer_begin(s, &a, "k", NULL, &w), 0, "A starts a write");
+	spx_obj_writer_write(w, data, sizeof(data));
+	T_INT(spx_obj_bucket_delete(s, &a), 0, "A deletes the (empty) bucket");
+	T_INT(spx_obj_bucket_create(s, "ib1", "222222222222", "us-east-1"), 0, "B makes one of the name");
+	T_INT(spx_obj_bucket_open(s, "ib1", &b), 0, "open B's");
+	T_OK(strcmp(a.inc, b.inc), "another incarnation");
+	T_INT(spx_obj_writer_commit(w, NULL, NULL), SPX_OBJ_NO_SUCH_BUCKET, "A's write does not land in B's bucket (%s)", spx_errmsg());
+	T_INT(spx_obj_mpu_create(s, &a, "m", NULL, id), SPX_OBJ_NO_SUCH_BUCKET, "nor an upload");
+	T_INT(spx_obj_list(s, &b, NULL, &l), 0, "B lists");
+	T_INT(l.n, 0, "B's bucket is empty");
+	spx_obj_list_release(&l);
+	T_INT(put(s, "ib1", "k", data, sizeof(data), 100), 0, "B writes k");
+	T_INT(spx_obj_reader_open(s, &a, "k", &r), SPX_OBJ_NO_SUCH_BUCKET, "A cannot read B's k");
+	T_INT(spx_obj_stat(s, &a, "k", &m), SPX_OBJ_NO_SUCH_BUCKET, "nor stat it");
+	T_INT(spx_obj_list(s, &a, NULL, &l), SPX_OBJ_NO_SUCH_BUCKET, "nor list the bucket");
+	T_INT(spx_obj_delete(s, &a, "k"), SPX_OBJ_NO_SUCH_BUCKET, "nor delete k");
+	T_INT(spx_obj_bucket_set_versioning(s, &a, SPX_OBJ_VERSIONING_ENABLED),
+	      SPX_OBJ_NO_SUCH_BUCKET, "nor configure the bucket");
+	T_INT(spx_obj_delete(s, &b, "k"), 0, "B deletes k");
+	T_INT(spx_obj_bucket_delete(s, &a), SPX_OBJ_NO_SUCH_BUCKET, "A cannot delete B's bucket");
+	T_INT(spx_obj_bucket_delete(s, &b), 0, "B can");
 	spx_obj_close(s);
 }
 
@@ -1046,9 +1106,9 @@ static void test_mpu_race(void)
 		int status;
 		pid_t child;
 
-		spx_obj_mpu_create(s, "mr1", "obj", NULL, id);
+		spx_obj_mpu_create(s, B(s, "mr1"), "obj", NULL, id);
 		for (int p = 1; p <= 2; p++) {
-			spx_obj_part_begin(s, "mr1", "obj", id, p, &w);
+			spx_obj_part_begin(s, B(s, "mr1"), "obj", id, p, &w);
 			spx_obj_writer_write(w, data + (p - 1) * 1500, 1500);
 			spx_obj_writer_commit(w, NULL, &out);
 			snprintf(e[p - 1], sizeof(e[p - 1]), "%s", out.etag);
@@ -1060,7 +1120,7 @@ static void test_mpu_race(void)
 
 			/* Until the upload is gone. */
 			for (i = 0; i < 2000; i++) {
-				if (spx_obj_part_begin(s, "mr1", "obj", id, 1, &w) < 0)
+				if (spx_obj_part_begin(s, B(s, "mr1"), "obj", id, 1, &w) < 0)
 					break;
 				spx_obj_writer_write(w, data, 1500);
 				if (spx_obj_writer_commit(w, NULL, NULL) < 0)
@@ -1071,7 +1131,7 @@ static void test_mpu_race(void)
 		}
 		/* Let the child get going. */
 		usleep((useconds_t)(1000 + (round % 8) * 1500));
-		if (spx_obj_mpu_complete(s, "mr1", "obj", id, cp, 2, NULL, &out) == 0) {
+		if (spx_obj_mpu_complete(s, B(s, "mr1"), "obj", id, cp, 2, NULL, &out) == 0) {
 			done++;
 			if (!get_eq(s, "mr1", "obj", data, sizeof(data)))
 				bad++;
@@ -1108,7 +1168,7 @@ static int put_cond(struct spx_obj *s, const char *k, const void *p, size_t n,
 		    spx_obj_cond_fn fn, void *ctx)
 {
 	struct spx_obj_writer *w;
-	int rc = spx_obj_writer_begin(s, "cnd", k, NULL, &w);
+	int rc = spx_obj_writer_begin(s, B(s, "cnd"), k, NULL, &w);
 
 	if (rc < 0)
 		return rc;
@@ -1136,7 +1196,7 @@ static void test_condition(void)
 	T_INT(put_cond(s, "k", b, sizeof(b), cond_absent, &calls),
 	      SPX_OBJ_PRECONDITION, "if-none-match on an existing key fails");
 	T_OK(get_eq(s, "cnd", "k", a, sizeof(a)), "and the object is unchanged");
-	T_INT(spx_obj_stat(s, "cnd", "k", &m), 0, "stat");
+	T_INT(spx_obj_stat(s, B(s, "cnd"), "k", &m), 0, "stat");
 	T_INT(put_cond(s, "k", b, sizeof(b), cond_etag, "0123"),
 	      SPX_OBJ_PRECONDITION, "if-match on another etag fails");
 	T_OK(get_eq(s, "cnd", "k", a, sizeof(a)), "unchanged again");
@@ -1165,6 +1225,7 @@ int main(void)
 	test_versions();
 	test_version_race();
 	test_mpu_race();
+	test_incarnation();
 	test_condition();
 	rmrf(root);
 	return t_done();
