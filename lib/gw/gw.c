@@ -283,6 +283,19 @@ static int auth_verify(struct gw_req *g, struct spx_http_req *req,
 
 /* ---- the handler -------------------------------------------------- */
 
+/* A body signed only through its hash, too big to keep until the
+ * signature can be checked. */
+static void unsigned_too_big(struct gw_req *g, struct spx_http_req *req,
+			     struct spx_http_resp *resp)
+{
+	gw_error(g, req, resp, 400, "InvalidRequest",
+		 "Missing required header for this request: "
+		 "x-amz-content-sha256 (a body of more than %u bytes must be "
+		 "signed with it)",
+		 GW_UNVERIFIED_MAX);
+	resp->close = true;
+}
+
 static void on_begin(void *app, struct spx_http_req *req,
 		     struct spx_http_resp *resp)
 {
@@ -320,23 +333,28 @@ static void on_begin(void *app, struct spx_http_req *req,
 			return;
 		}
 		/* curl --aws-sigv4 sends no x-amz-content-sha256 and signs
-		 * the body's hash: with a body, authenticate at the end. The
-		 * key is looked up now so that the request can be routed;
-		 * nothing is committed until the signature is verified. */
+		 * the body's hash: with a body, the signature can only be
+		 * checked at the end. Until then nothing may be observable
+		 * (no bucket looked up, no precondition answered, no byte
+		 * written), so the body is kept in memory, up to a bound, and
+		 * the request runs once the signature is verified. */
 		g->hash_body = g->auth.payload == SPX_SIGV4_PAYLOAD_BODY ||
 			       g->auth.payload == SPX_SIGV4_PAYLOAD_SHA256;
 		if (g->auth.payload == SPX_SIGV4_PAYLOAD_BODY &&
-		    req->content_length != 0) {
-			g->auth_deferred = true;
-			if (spx_cred_lookup(g->gw->creds, g->auth.access_key,
-					    &g->who) < 0) {
-				auth_fail(g, req, resp, SPX_SIGV4_EUNKNOWNKEY);
+		    (req->content_length > 0 ||
+		     (req->content_length < 0 &&
+		      spx_kv_geti(&req->headers, "Transfer-Encoding")))) {
+			if (req->content_length > 0 &&
+			    (uint64_t)req->content_length > GW_UNVERIFIED_MAX) {
+				unsigned_too_big(g, req, resp);
 				return;
 			}
-		} else if (auth_verify(g, req, resp, SPX_SIGV4_EMPTY_SHA256) <
-			   0) {
+			g->auth_deferred = true;
+			g->keep_form = true;
 			return;
 		}
+		if (auth_verify(g, req, resp, SPX_SIGV4_EMPTY_SHA256) < 0)
+			return;
 		gw_s3_begin(g, req, resp);
 		return;
 	}
@@ -356,6 +374,16 @@ static void on_body(void *app, struct spx_http_req *req, const char *data,
 
 	if (g->hash_body)
 		EVP_DigestUpdate(g->sha, data, len);
+	if (g->api == GW_S3 && g->auth_deferred) {
+		/* Not authenticated yet: kept, bounded (checked in begin
+		 * against Content-Length, here against what arrives). */
+		if (g->form.len + len > GW_UNVERIFIED_MAX) {
+			unsigned_too_big(g, req, resp);
+			return;
+		}
+		spx_buf_add(&g->form, data, len);
+		return;
+	}
 	if (g->api == GW_S3) {
 		gw_s3_body(g, req, data, len, resp);
 		return;
@@ -448,8 +476,20 @@ static void on_end(void *app, struct spx_http_req *req,
 		end_query(g, req, resp);
 		return;
 	}
-	if (g->auth_deferred && auth_verify(g, req, resp, g->body_hash) < 0)
-		return;
+	if (g->auth_deferred) {
+		/* Verified at last: now the request runs, as if its body
+		 * were arriving. */
+		if (auth_verify(g, req, resp, g->body_hash) < 0)
+			return;
+		gw_s3_begin(g, req, resp);
+		if (resp->ready)
+			return;
+		if (g->form.len)
+			gw_s3_body(g, req, g->form.p, g->form.len, resp);
+		spx_buf_release(&g->form);
+		if (resp->ready)
+			return;
+	}
 	if (g->auth.payload == SPX_SIGV4_PAYLOAD_SHA256 &&
 	    memcmp(md, g->auth.payload_sha256, 32)) {
 		gw_error(g, req, resp, 400, "XAmzContentSHA256Mismatch",

@@ -16,6 +16,11 @@
 
 enum gw_api { GW_EC2, GW_STS, GW_S3 };
 
+/* The most an S3 request whose signature covers its body's hash (no
+ * x-amz-content-sha256: curl --aws-sigv4) may send: it is kept in memory
+ * until the signature, checked at the end, lets it run. */
+#define GW_UNVERIFIED_MAX (8u << 20)
+
 /* Parameters an EC2 Query request may carry (a DescribeInstances with
  * 1000 instance ids and filters has more than the parser's default). */
 #define GW_MAX_PARAMS 20000
@@ -47,7 +52,8 @@ struct gw_req {
 	struct spx_sigv4_auth auth; /* what the request's SigV4 said */
 	struct spx_cred who;	  /* the authenticated caller */
 	bool authed;
-	bool auth_deferred; /* S3 without x-amz-content-sha256 */
+	bool auth_deferred; /* S3 without x-amz-content-sha256, with a body:
+			     * kept in form until verified at the end */
 	bool hash_body;	    /* the signature covers the body's SHA-256 */
 	char body_hash[65];
 	unsigned char body_sha[32]; /* the same, binary */

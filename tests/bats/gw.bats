@@ -249,6 +249,57 @@ form() { echo "Action=$1&Version=2016-11-15"; }
 	[[ "$output" == *"HTTP/1.1 403"* ]]
 }
 
+@test "nothing observable happens before the signature is verified" {
+	# curl --aws-sigv4 sends no x-amz-content-sha256: the signature covers
+	# the body's hash and can only be checked at the end. With a forged
+	# signature (the right access key, the wrong secret), preconditions
+	# must not answer and nothing may be written first.
+	fput() { # BUCKET/KEY FILE SECRET HEADER... -> status
+		local k=$1 f=$2 sec=$3; shift 3
+		curl -sS -o "$BATS_TEST_TMPDIR/body" -w '%{http_code}' --cacert "$ROOT/tls/ca.pem" \
+			--aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$sec" "$@" -X PUT --data-binary @"$f" "$(s3)$k"
+	}
+	run req "$(s3)preauth" --method PUT --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 200 ]
+	printf secret-content >"$BATS_TEST_TMPDIR/v"
+	[ "$(fput preauth/k "$BATS_TEST_TMPDIR/v" "$SK")" = 200 ]
+	etag=\"$(md5sum "$BATS_TEST_TMPDIR/v" | cut -d' ' -f1)\"
+	# A forged If-None-Match: * on an existing key, and a forged If-Match
+	# with the right guess: both 403, never 412 or anything that tells.
+	[ "$(fput preauth/k "$BATS_TEST_TMPDIR/v" wrong -H 'If-None-Match: *')" = 403 ]
+	grep -q '<Code>SignatureDoesNotMatch</Code>' "$BATS_TEST_TMPDIR/body"
+	[ "$(fput preauth/k "$BATS_TEST_TMPDIR/v" wrong -H "If-Match: $etag")" = 403 ]
+	[ "$(fput preauth/k "$BATS_TEST_TMPDIR/v" wrong -H 'If-Match: "00000000000000000000000000000000"')" = 403 ]
+	# Nor does the bucket's existence or owner show.
+	[ "$(fput no-such-bucket-$RANDOM/k "$BATS_TEST_TMPDIR/v" wrong)" = 403 ]
+	# A stream of forged bytes is not written to the disk: the gateway
+	# buffers a bounded amount and refuses more.
+	head -c $((150 << 20)) /dev/zero >"$BATS_TEST_TMPDIR/big"
+	before=$(du -sk "$ROOT/data" | cut -f1)
+	st=$(fput preauth/big "$BATS_TEST_TMPDIR/big" wrong || true)
+	after=$(du -sk "$ROOT/data" | cut -f1)
+	echo "# status $st, data dir ${before}K -> ${after}K" >&3
+	[ "$st" = 400 ] || [ "$st" = 403 ]
+	[ $((after - before)) -lt 1024 ]
+	# The same without a Content-Length (chunked transfer coding).
+	st=$(fput preauth/big "$BATS_TEST_TMPDIR/big" wrong -H 'Transfer-Encoding: chunked' || true)
+	after=$(du -sk "$ROOT/data" | cut -f1)
+	echo "# chunked: status $st, data dir ${before}K -> ${after}K" >&3
+	# (refused mid-body: the answer or a cut connection)
+	[ "$st" != 200 ]
+	[ $((after - before)) -lt 1024 ]
+	# The genuine key is untouched and small signed uploads still work.
+	run curl -sS --cacert "$ROOT/tls/ca.pem" --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" "$(s3)preauth/k"
+	[ "$output" = secret-content ]
+	[ "$(fput preauth/k2 "$BATS_TEST_TMPDIR/v" "$SK" -H 'If-None-Match: *')" = 200 ]
+	[ "$(fput preauth/k2 "$BATS_TEST_TMPDIR/v" "$SK" -H 'If-None-Match: *')" = 412 ]
+	for k in k k2; do
+		run req "$(s3)preauth/$k" --method DELETE --service s3 --key "$AK" --secret "$SK"
+	done
+	run req "$(s3)preauth" --method DELETE --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 204 ]
+}
+
 @test "curl --aws-sigv4 (no x-amz-content-sha256) is accepted" {
 	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" "$(s3)"
 	[ "${lines[-1]}" = 200 ]
