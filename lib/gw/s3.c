@@ -371,7 +371,7 @@ static int parse_target(struct gw_req *g, struct spx_http_req *req)
 			return 0;
 		slash = strchr(p, '/');
 		if (spx_uri_decode(p, slash ? (size_t)(slash - p) : strlen(p),
-				   0, &b) < 0) {
+				   SPX_URI_NONUL, &b) < 0) {
 			spx_buf_release(&b);
 			return -1;
 		}
@@ -382,7 +382,7 @@ static int parse_target(struct gw_req *g, struct spx_http_req *req)
 	} else if (!*p) {
 		return 0;
 	}
-	if (spx_uri_decode(p, strlen(p), 0, &b) < 0) {
+	if (spx_uri_decode(p, strlen(p), SPX_URI_NONUL, &b) < 0) {
 		spx_buf_release(&b);
 		return -1;
 	}
@@ -1100,7 +1100,8 @@ static int copy_source(struct gw_req *g, struct spx_http_req *req,
 			return -1;
 		}
 	}
-	if (spx_uri_decode(src, q ? (size_t)(q - src) : strlen(src), 0, &dec) <
+	if (spx_uri_decode(src, q ? (size_t)(q - src) : strlen(src),
+			   SPX_URI_NONUL, &dec) <
 	    0)
 		goto bad;
 	lead = dec.p[0] == '/';

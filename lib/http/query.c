@@ -32,6 +32,10 @@ static int decode(const char *s, size_t len, int flags, size_t base,
 				continue;
 			}
 			c = (char)(hi << 4 | lo);
+			if (!c && (flags & SPX_URI_NONUL))
+				return spx_error(SPX_USAGE,
+						 "an encoded NUL at byte %zu",
+						 base + i);
 			spx_buf_add(out, s + run, i - run);
 			spx_buf_addc(out, c);
 			i += 3;

@@ -7,12 +7,14 @@
  *   SPX_URI_LENIENT  decoding: a '%' not followed by two hex digits stays
  *                    as it is. Without it that is an error (the default).
  *   SPX_URI_SLASH    encoding: keep '/' (a SigV4 canonical S3 path).
+ *   SPX_URI_NONUL    decoding: a %00 is an error (SPX_USAGE), for names
+ *                    kept as C strings (an S3 bucket, key, copy source).
  *
  * spx_uri_encode keeps A-Z a-z 0-9 - . _ ~ and writes every other byte
  * as %XX with uppercase hex, so it also gives SigV4's canonical form.
  * spx_uri_decode accepts either case of hex. Both append to out and are
  * binary-safe: the decoded bytes may hold NUL (a caller that keeps a C
- * string must check, as spx_query_parse does).
+ * string must refuse it: SPX_URI_NONUL, or as spx_query_parse does).
  *
  * spx_query_parse appends the parameters of s[0..len) to out in order,
  * duplicates included: it splits on '&', then on the first '=', and
@@ -31,6 +33,7 @@ enum {
 	SPX_URI_PLUS = 1 << 0,
 	SPX_URI_LENIENT = 1 << 1,
 	SPX_URI_SLASH = 1 << 2,
+	SPX_URI_NONUL = 1 << 3,
 };
 
 #define SPX_QUERY_MAX_PARAMS ((size_t)1000)

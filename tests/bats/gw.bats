@@ -300,6 +300,28 @@ form() { echo "Action=$1&Version=2016-11-15"; }
 	[ "${lines[0]}" = 204 ]
 }
 
+@test "an encoded NUL in a bucket, key or copy source is refused, never cut short" {
+	s3c() { # METHOD PATH [curl args] -> status (body in $BATS_TEST_TMPDIR/body)
+		local m=$1 p=$2; shift 2
+		curl -sS --path-as-is -o "$BATS_TEST_TMPDIR/body" -w '%{http_code}' --cacert "$ROOT/tls/ca.pem" \
+			--aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" -X "$m" "$@" "$(s3)$p"
+	}
+	[ "$(s3c PUT nulb)" = 200 ]
+	printf keep >"$BATS_TEST_TMPDIR/v"
+	[ "$(s3c PUT nulb/important --data-binary @"$BATS_TEST_TMPDIR/v")" = 200 ]
+	[ "$(s3c PUT nulb/src --data-binary @"$BATS_TEST_TMPDIR/v")" = 200 ]
+	[ "$(s3c DELETE 'nulb/important%00.tmp')" = 400 ]
+	grep -q '<Code>InvalidURI</Code>' "$BATS_TEST_TMPDIR/body"
+	[ "$(s3c GET nulb/important)" = 200 ]
+	[ "$(s3c PUT 'nulb%00xyz/k' --data-binary @"$BATS_TEST_TMPDIR/v")" = 400 ]
+	[ "$(s3c GET nulb/k)" = 404 ]
+	[ "$(s3c PUT nulb/copy -H 'x-amz-copy-source: nulb/src%00junk')" = 400 ]
+	[ "$(s3c GET nulb/copy)" = 404 ]
+	[ "$(s3c GET 'nulb?prefix=a%00b')" = 400 ]
+	for k in important src; do s3c DELETE "nulb/$k" >/dev/null; done
+	[ "$(s3c DELETE nulb)" = 204 ]
+}
+
 @test "curl --aws-sigv4 (no x-amz-content-sha256) is accepted" {
 	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" "$(s3)"
 	[ "${lines[-1]}" = 200 ]
