@@ -3,10 +3,10 @@
  * One MHD daemon per listener, each with its own thread pool. MHD parses
  * HTTP/1.1, keep-alive, chunked bodies, "Expect: 100-continue" and TLS
  * (GnuTLS); this file turns its calls into the begin/body/end pipeline of
- * driver.h. Two MHD defaults are switched off because SigV4 signs the raw
- * bytes of the request: the unescape callback leaves the path and the query
- * arguments percent-encoded, and the query string is rebuilt from MHD's
- * argument list in arrival order.
+ * driver.h. SigV4 signs the raw bytes of the request, so the unescape
+ * callback leaves the path percent-encoded, and the query string is taken
+ * from the raw request target that MHD's URI log callback sees before it
+ * parses anything (MHD's argument list turns '+' into a space).
  */
 #include "spx.h"
 
@@ -40,10 +40,23 @@ struct conn {
 	struct spx_http_req req;
 	struct spx_http_resp resp;
 	struct spx_http_limits lim;
+	char *raw_query;	/* from the request target, as sent */
 	bool began;
 	bool queued;
 	uint64_t drained;
 };
+
+/* The request target as it came: its query, raw, is what SigV4 signs.
+ * The state made here is the request's from then on (con_cls). */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct conn *cn = spx_calloc(1, sizeof(*cn));
+	const char *q = uri ? strchr(uri, '?') : NULL;
+
+	spx_http_resp_init(&cn->resp);
+	cn->raw_query = spx_strdup(q ? q + 1 : "");
+	return cn;
+}
 
 static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
 {
@@ -52,7 +65,6 @@ static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
 
 struct collect {
 	struct spx_http_req *req;
-	struct spx_buf *q;
 	size_t bytes;
 };
 
@@ -63,21 +75,6 @@ static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind,
 
 	spx_kv_add(&c->req->headers, k, v ? v : "");
 	c->bytes += strlen(k) + (v ? strlen(v) : 0) + 4;
-	return MHD_YES;
-}
-
-static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind,
-			       const char *k, const char *v)
-{
-	struct collect *c = cls;
-
-	if (c->q->len)
-		spx_buf_addc(c->q, '&');
-	spx_buf_adds(c->q, k);
-	if (v) {
-		spx_buf_addc(c->q, '=');
-		spx_buf_adds(c->q, v);
-	}
 	return MHD_YES;
 }
 
@@ -154,15 +151,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	struct lctx *l = cls;
 	struct spx_http_server *srv = l->srv;
 	struct conn *cn = *con_cls;
-	struct spx_buf q = SPX_BUF_INIT;
 	struct collect col;
 	const char *cl;
 	char *end;
 
 	if (!cn) {
-		cn = spx_calloc(1, sizeof(*cn));
+		cn = on_uri(NULL, NULL, c);
 		*con_cls = cn;
-		spx_http_resp_init(&cn->resp);
+	}
+	if (!cn->began) {
 		cn->req.method = spx_strdup(method);
 		cn->req.path = spx_strdup(url);
 		cn->req.service = l->service;
@@ -170,13 +167,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		cn->req.content_length = -1;
 		peer(c, cn->req.remote, sizeof(cn->req.remote));
 		col.req = &cn->req;
-		col.q = &q;
 		col.bytes = strlen(method) + strlen(url) + strlen(version) + 4;
 		MHD_get_connection_values(c, MHD_HEADER_KIND, add_header, &col);
-		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_arg,
-					  &col);
-		col.bytes += q.len;
-		cn->req.query = spx_buf_detach(&q, NULL);
+		col.bytes += strlen(cn->raw_query);
+		cn->req.query = cn->raw_query;
+		cn->raw_query = NULL;
 		cl = spx_kv_geti(&cn->req.headers, "Content-Length");
 		if (cl) {
 			errno = 0;
@@ -229,6 +224,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		l->srv->h->done(l->srv->h->app, &cn->req);
 	spx_http_resp_release(&cn->resp);
 	spx_http_req_release(&cn->req);
+	free(cn->raw_query);
 	free(cn);
 	*con_cls = NULL;
 }
@@ -314,6 +310,8 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 			  NULL },
 			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed,
 			  &srv->l[i] },
+			{ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri,
+			  &srv->l[i] },
 			{ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)ls[i].key_pem },
 			{ MHD_OPTION_HTTPS_MEM_CERT, 0,
 			  (void *)ls[i].cert_pem },
@@ -321,7 +319,7 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 		};
 
 		if (!ls[i].cert_pem)
-			opts[7].option = MHD_OPTION_END;
+			opts[8].option = MHD_OPTION_END;
 		srv->d[i] = MHD_start_daemon(flags, 0, NULL, NULL, on_request,
 					     &srv->l[i], MHD_OPTION_ARRAY,
 					     opts, MHD_OPTION_END);

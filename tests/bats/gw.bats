@@ -322,6 +322,22 @@ form() { echo "Action=$1&Version=2016-11-15"; }
 	[ "$(s3c DELETE nulb)" = 204 ]
 }
 
+@test "a literal + in a query string is a plus, as signed" {
+	run req "$(s3)plusq" --method PUT --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 200 ]
+	# Signed as prefix=a%2Bb, sent as prefix=a+b: RFC 3986 makes them the
+	# same parameter, and the prefix is "a+b", not "a b".
+	run req "$(s3)plusq?prefix=a%2Bb" --service s3 --key "$AK" --secret "$SK" --send-query 'prefix=a+b'
+	[ "${lines[0]}" = 200 ]
+	[[ "$output" == *"<Prefix>a+b</Prefix>"* ]]
+	# A value holding an encoded '&' or '=' stays one value.
+	run req "$(s3)plusq?prefix=a%26b%3Dc" --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 200 ]
+	[[ "$output" == *"<Prefix>a&amp;b=c</Prefix>"* ]]
+	run req "$(s3)plusq" --method DELETE --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 204 ]
+}
+
 @test "curl --aws-sigv4 (no x-amz-content-sha256) is accepted" {
 	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" "$(s3)"
 	[ "${lines[-1]}" = 200 ]

@@ -6,10 +6,13 @@ line and body, for the gateway's bad-input tests.
               [--key AK --secret SK] [--skew SECONDS] [--tamper]
               [--header 'Name: value' ...] [--no-auth] [--ca FILE]
               [--unsigned-header 'Name: value'] [--presign SECONDS]
-              [--send-body B]
+              [--send-body B] [--send-query Q]
 
 --send-body sends B instead of the body that was signed (an attacker who
 saw one signed request replaying its headers with another body).
+--send-query sends the query string Q instead of the URL's: another
+spelling of the same parameters (a literal '+' for '%2B') that a server
+must canonicalise to the same string.
 
 Prints "STATUS" on the first line, then the response body.
 """
@@ -41,6 +44,7 @@ p.add_argument("--unsigned-header", action="append", default=[])
 p.add_argument("--ca")
 p.add_argument("--presign", type=int)
 p.add_argument("--send-body")
+p.add_argument("--send-query")
 a = p.parse_args()
 
 headers = {}
@@ -85,6 +89,8 @@ for h in a.unsigned_header:
     req.headers[k.strip()] = v.strip()
 
 prepared = req.prepare()
+if a.send_query is not None:
+    prepared.url = prepared.url.split("?", 1)[0] + "?" + a.send_query
 if a.send_body is not None:
     prepared.body = a.send_body.encode()
     prepared.headers["Content-Length"] = str(len(prepared.body))
