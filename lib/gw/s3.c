@@ -571,14 +571,87 @@ static int put_cond(void *ctx, const struct spx_obj_meta *cur)
 	return 0;
 }
 
+/* The small bodies (XML) of the other operations, decoded. */
+static int feed_xml(void *arg, const void *data, size_t len)
+{
+	struct gw_s3 *s = arg;
+
+	if (s->body.len + len > S3_XML_BODY_MAX)
+		return -1;
+	spx_buf_add(&s->body, data, len);
+	return 0;
+}
+
+static bool streaming(const struct gw_req *g)
+{
+	return g->auth.payload == SPX_SIGV4_PAYLOAD_STREAMING ||
+	       g->auth.payload == SPX_SIGV4_PAYLOAD_STREAMING_TRAILER ||
+	       g->auth.payload == SPX_SIGV4_PAYLOAD_STREAMING_UNSIGNED_TRAILER;
+}
+
+/* An aws-chunked body: the decoder, its data going to out. */
+static int chunked_begin(struct gw_req *g, struct spx_http_req *req,
+			 struct spx_http_resp *resp, spx_chunked_out_fn out)
+{
+	struct gw_s3 *s = g->s3;
+	const char *dl = spx_kv_geti(&req->headers,
+				     "x-amz-decoded-content-length");
+	char *e = NULL;
+	long long d = dl ? strtoll(dl, &e, 10) : -1;
+
+	if (dl && (*e || d < 0 || !*dl)) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "x-amz-decoded-content-length is invalid");
+		return -1;
+	}
+	if (spx_chunked_init(&s->ch, &g->auth, d, out, s) < 0) {
+		obj_fail(g, req, resp, SPX_OBJ_INTERNAL);
+		return -1;
+	}
+	s->chunked = true;
+	return 0;
+}
+
+/* Feed a piece of an aws-chunked body; on an error, answer it. */
+static void chunked_feed(struct gw_req *g, struct spx_http_req *req,
+			 const char *data, size_t len,
+			 struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	enum spx_chunked_err e = spx_chunked_feed(&s->ch, data, len);
+
+	if (e == SPX_CHUNKED_EOUTPUT && !s->w) {
+		gw_error(g, req, resp, 400, "MaxMessageLengthExceeded",
+			 "Your request was too big.");
+	} else if (e != SPX_CHUNKED_OK && !s->werr) {
+		struct spx_sigv4_status st = spx_chunked_code(e);
+
+		gw_error(g, req, resp, st.http, st.code, "%s", st.message);
+	}
+}
+
+/* The end of an aws-chunked body: -1 (answered) unless it is whole and
+ * every signature held. */
+static int chunked_end(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp)
+{
+	enum spx_chunked_err e = spx_chunked_finish(&g->s3->ch);
+
+	if (e != SPX_CHUNKED_OK) {
+		struct spx_sigv4_status st = spx_chunked_code(e);
+
+		gw_error(g, req, resp, st.http, st.code, "%s", st.message);
+		return -1;
+	}
+	return 0;
+}
+
 static void begin_write(struct gw_req *g, struct spx_http_req *req,
 			struct spx_http_resp *resp)
 {
 	struct gw_s3 *s = g->s3;
 	struct spx_obj_meta in = SPX_OBJ_META_INIT;
 	const char *md5 = spx_kv_geti(&req->headers, "Content-MD5");
-	const char *dl = spx_kv_geti(&req->headers,
-				     "x-amz-decoded-content-length");
 	struct spx_obj_bucket b;
 	int rc;
 
@@ -696,23 +769,8 @@ static void begin_write(struct gw_req *g, struct spx_http_req *req,
 		obj_fail(g, req, resp, rc);
 		return;
 	}
-	if (g->auth.payload == SPX_SIGV4_PAYLOAD_STREAMING ||
-	    g->auth.payload == SPX_SIGV4_PAYLOAD_STREAMING_TRAILER ||
-	    g->auth.payload == SPX_SIGV4_PAYLOAD_STREAMING_UNSIGNED_TRAILER) {
-		char *e = NULL;
-		long long d = dl ? strtoll(dl, &e, 10) : -1;
-
-		if (dl && (*e || d < 0)) {
-			gw_error(g, req, resp, 400, "InvalidArgument",
-				 "x-amz-decoded-content-length is invalid");
-			return;
-		}
-		if (spx_chunked_init(&s->ch, &g->auth, d, feed, s) < 0) {
-			obj_fail(g, req, resp, SPX_OBJ_INTERNAL);
-			return;
-		}
-		s->chunked = true;
-	}
+	if (streaming(g))
+		chunked_begin(g, req, resp, feed);
 }
 
 static void write_body(struct gw_req *g, struct spx_http_req *req,
@@ -721,15 +779,9 @@ static void write_body(struct gw_req *g, struct spx_http_req *req,
 	struct gw_s3 *s = g->s3;
 
 	if (s->chunked) {
-		enum spx_chunked_err e = spx_chunked_feed(&s->ch, data, len);
-
-		if (e != SPX_CHUNKED_OK && !s->werr) {
-			struct spx_sigv4_status st = spx_chunked_code(e);
-
-			gw_error(g, req, resp, st.http, st.code, "%s",
-				 st.message);
+		chunked_feed(g, req, data, len, resp);
+		if (resp->ready)
 			return;
-		}
 	} else {
 		feed(s, data, len);
 	}
@@ -748,17 +800,8 @@ static void end_write(struct gw_req *g, struct spx_http_req *req,
 	size_t dlen = 0;
 	int rc;
 
-	if (s->chunked) {
-		enum spx_chunked_err e = spx_chunked_finish(&s->ch);
-
-		if (e != SPX_CHUNKED_OK) {
-			struct spx_sigv4_status st = spx_chunked_code(e);
-
-			gw_error(g, req, resp, st.http, st.code, "%s",
-				 st.message);
-			return;
-		}
-	}
+	if (s->chunked && chunked_end(g, req, resp) < 0)
+		return;
 	if (s->has_ck) {
 		const char *h = spx_cksum_header(s->algo);
 		const char *sent = spx_kv_geti(&req->headers, h);
@@ -2257,6 +2300,10 @@ void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
 		begin_write(g, req, resp);
 		return;
 	default:
+		/* Any other body sent aws-chunked is decoded, and its chunk
+		 * signatures checked, like an object's. */
+		if (streaming(g))
+			chunked_begin(g, req, resp, feed_xml);
 		return;
 	}
 }
@@ -2268,6 +2315,10 @@ void gw_s3_body(struct gw_req *g, struct spx_http_req *req, const char *data,
 
 	if (s->w) {
 		write_body(g, req, data, len, resp);
+		return;
+	}
+	if (s->chunked) {
+		chunked_feed(g, req, data, len, resp);
 		return;
 	}
 	if (s->body.len + len > S3_XML_BODY_MAX) {
@@ -2283,6 +2334,11 @@ void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
 {
 	struct gw_s3 *s = g->s3;
 
+	if (s->chunked && !s->w && s->op != OP_PUT_OBJECT &&
+	    s->op != OP_UPLOAD_PART && chunked_end(g, req, resp) < 0) {
+		headless(req, resp);
+		return;
+	}
 	switch (s->op) {
 	case OP_PUT_OBJECT:
 	case OP_UPLOAD_PART:
