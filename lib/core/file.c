@@ -60,7 +60,7 @@ char *spx_path_abs(const char *path)
 int spx_mkdirs(const char *path, mode_t mode)
 {
 	char *p = spx_strdup(path);
-	int rc = 0;
+	int rc = 0, again = 0;
 
 	for (char *s = p + 1;; s++) {
 		char c = *s;
@@ -87,6 +87,14 @@ int spx_mkdirs(const char *path, mode_t mode)
 				rc = -1;
 				break;
 			}
+		} else if (errno == ENOENT && s != p + 1 && again < 100) {
+			/* A parent made or seen a moment ago was removed
+			 * meanwhile (another process removes empty ones, as a
+			 * DELETE does with a key's directory): start over. */
+			*s = c;
+			s = p;
+			again++;
+			continue;
 		} else if (errno != EEXIST) {
 			rc = spx_error_errno(SPX_FAIL, "cannot create '%s'", p);
 			break;

@@ -1042,6 +1042,39 @@ static void test_version_race(void)
 	spx_obj_close(s);
 }
 
+/* PUT racing DELETE of the same key: every write either lands or loses
+ * to a later delete, never fails because the delete removed the key's
+ * directory between the writer's steps. */
+static void test_put_delete_race(void)
+{
+	struct spx_obj *s = open_store("pdrace", 2, 1, 64, SPX_OBJ_NO_INLINE);
+	unsigned char data[2000];
+	int failed = 0, status;
+	pid_t child;
+
+	fill(data, sizeof(data), 41);
+	spx_obj_bucket_create(s, "pd1", "111122223333", "us-east-1");
+	child = fork();
+	if (!child) {
+		/* Until the parent is done (its kill). */
+		for (;;) {
+			spx_obj_delete(s, B(s, "pd1"), "k");
+			spx_error_clear();
+		}
+	}
+	for (int i = 0; i < 1000; i++)
+		if (put(s, "pd1", "k", data, 100 + (size_t)(i % 7) * 150,
+			100) < 0) {
+			if (!failed)
+				printf("# put %d: %s\n", i, spx_errmsg());
+			failed++;
+		}
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	T_INT(failed, 0, "1000 PUTs racing DELETEs all succeed");
+	spx_obj_close(s);
+}
+
 /* A handle is bound to the bucket it opened, not to its name: after the
  * bucket is deleted and another of the name made (by another account),
  * nothing done with the old handle reaches the new bucket. */
@@ -1226,6 +1259,7 @@ int main(void)
 	test_version_race();
 	test_mpu_race();
 	test_incarnation();
+	test_put_delete_race();
 	test_condition();
 	rmrf(root);
 	return t_done();
