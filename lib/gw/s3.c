@@ -1540,12 +1540,24 @@ static void list_tail(struct spx_xml *x, char **prefixes, size_t n, bool url)
 		spx_xml_elem(x, "EncodingType", "url");
 }
 
+static int list_params_max(struct gw_req *g, struct spx_http_req *req,
+			   struct spx_http_resp *resp, const char *name,
+			   long *max);
+
 /* encoding-type (only "url") and max-keys (0..1000, default 1000) of a
  * listing; on a bad one the error is answered. */
 static int list_params(struct gw_req *g, struct spx_http_req *req,
 		       struct spx_http_resp *resp, long *max)
 {
-	const char *mk = spx_kv_get(&g->params, "max-keys");
+	return list_params_max(g, req, resp, "max-keys", max);
+}
+
+/* The same with the count named name (max-uploads, ...). */
+static int list_params_max(struct gw_req *g, struct spx_http_req *req,
+			   struct spx_http_resp *resp, const char *name,
+			   long *max)
+{
+	const char *mk = spx_kv_get(&g->params, name);
 	const char *enc = spx_kv_get(&g->params, "encoding-type");
 	char *e;
 
@@ -1560,8 +1572,8 @@ static int list_params(struct gw_req *g, struct spx_http_req *req,
 	*max = strtol(mk, &e, 10);
 	if (*e || !*mk || *max < 0) {
 		gw_error(g, req, resp, 400, "InvalidArgument",
-			 "Provided max-keys not an integer or within integer "
-			 "range");
+			 "Provided %s not an integer or within integer range",
+			 name);
 		return -1;
 	}
 	if (*max > 1000)
@@ -2171,43 +2183,122 @@ static void list_parts(struct gw_req *g, struct spx_http_req *req,
 	gw_xml_finish(g, req, resp, &x);
 }
 
+/* ListMultipartUploads: by key, then by initiation; paged with
+ * key-marker and upload-id-marker, max-uploads at a time, keys rolled up
+ * into common prefixes at a delimiter. XXX: the engine reads every
+ * pending upload of the bucket for each page. */
 static void list_uploads(struct gw_req *g, struct spx_http_req *req,
 			 struct spx_http_resp *resp)
 {
 	struct gw_s3 *s = g->s3;
 	const char *prefix = spx_kv_get(&g->params, "prefix");
+	const char *delim = spx_kv_get(&g->params, "delimiter");
+	const char *km = spx_kv_get(&g->params, "key-marker");
+	const char *um = spx_kv_get(&g->params, "upload-id-marker");
+	const char *enc = spx_kv_get(&g->params, "encoding-type");
+	bool url = enc && !strcmp(enc, "url");
 	struct spx_obj_upload *u = NULL;
-	size_t n = 0;
+	char **pfx = NULL, when[40];
+	const char *last_key = NULL, *last_id = NULL;
+	size_t n = 0, i = 0, np = 0, *show = NULL, ns = 0, plen;
+	bool trunc = false;
+	long max = 1000;
 	struct spx_xml x;
-	char when[40];
 	int rc;
 
-	if (own_bucket(g, req, resp, NULL) < 0)
+	if (own_bucket(g, req, resp, NULL) < 0 ||
+	    list_params_max(g, req, resp, "max-uploads", &max) < 0)
 		return;
+	delim = delim && *delim ? delim : NULL;
+	km = km && *km ? km : NULL;
+	um = km && um && *um ? um : NULL;
+	plen = prefix ? strlen(prefix) : 0;
 	rc = spx_obj_mpu_list(g->gw->obj, &s->b, prefix ? prefix : "", &u,
 			      &n);
 	if (rc < 0) {
 		obj_fail(g, req, resp, rc);
 		return;
 	}
+	/* Skip what the markers say was shown: keys before key-marker, and
+	 * key-marker's own uploads up to upload-id-marker (all of them
+	 * without one, or when that id is not among them). */
+	if (km) {
+		size_t j;
+
+		while (i < n && strcmp(u[i].key, km) < 0)
+			i++;
+		for (j = i; um && j < n && !strcmp(u[j].key, km); j++)
+			if (!strcmp(u[j].id, um))
+				break;
+		if (um && j < n && !strcmp(u[j].key, km))
+			i = j + 1;
+		else
+			while (i < n && !strcmp(u[i].key, km))
+				i++;
+	}
+	show = spx_calloc(n + 1, sizeof(*show));
+	for (; i < n; i++) {
+		const char *d = delim ? strstr(u[i].key + plen, delim) : NULL;
+		size_t l = d ? (size_t)(d - u[i].key) + strlen(delim) : 0;
+
+		/* A common prefix counts once; one a key-marker names was
+		 * shown on an earlier page. */
+		if (d && ((np && strlen(pfx[np - 1]) == l &&
+			   !strncmp(pfx[np - 1], u[i].key, l)) ||
+			  (km && strlen(km) == l && !strncmp(km, u[i].key, l))))
+			continue;
+		if (ns + np == (size_t)max) {
+			trunc = true;
+			break;
+		}
+		if (d) {
+			pfx = spx_realloc(pfx, (np + 1) * sizeof(*pfx));
+			pfx[np] = spx_strndup(u[i].key, l);
+			last_key = pfx[np++];
+			last_id = NULL;
+		} else {
+			show[ns++] = i;
+			last_key = u[i].key;
+			last_id = u[i].id;
+		}
+	}
 	gw_xml_begin(g, resp, &x);
 	spx_xml_open_ns(&x, "ListMultipartUploadsResult", GW_S3_NS);
 	spx_xml_elem(&x, "Bucket", s->bucket);
-	spx_xml_elem(&x, "KeyMarker", "");
-	spx_xml_elem(&x, "UploadIdMarker", "");
-	spx_xml_elem(&x, "Prefix", prefix ? prefix : "");
-	spx_xml_elem_u64(&x, "MaxUploads", 1000);
-	spx_xml_elem(&x, "IsTruncated", "false");
-	for (size_t i = 0; i < n; i++) {
+	list_text(&x, "KeyMarker", km ? km : "", url);
+	spx_xml_elem(&x, "UploadIdMarker", um ? um : "");
+	if (trunc && last_key) {
+		list_text(&x, "NextKeyMarker", last_key, url);
+		spx_xml_elem(&x, "NextUploadIdMarker", last_id ? last_id : "");
+	}
+	if (delim)
+		list_text(&x, "Delimiter", delim, url);
+	list_text(&x, "Prefix", prefix ? prefix : "", url);
+	spx_xml_elem_i64(&x, "MaxUploads", max);
+	spx_xml_elem(&x, "IsTruncated", trunc ? "true" : "false");
+	for (size_t j = 0; j < ns; j++) {
+		const struct spx_obj_upload *v = &u[show[j]];
+
 		spx_xml_open(&x, "Upload");
-		spx_xml_elem(&x, "Key", u[i].key);
-		spx_xml_elem(&x, "UploadId", u[i].id);
-		spx_iso8601_ms((time_t)(u[i].initiated_ms / 1000), when,
+		list_text(&x, "Key", v->key, url);
+		spx_xml_elem(&x, "UploadId", v->id);
+		spx_xml_open(&x, "Initiator");
+		spx_xml_elem(&x, "ID", g->who.account);
+		spx_xml_elem(&x, "DisplayName",
+			     g->who.user[0] ? g->who.user : g->who.account);
+		spx_xml_close(&x);
+		owner_elem(g, &x);
+		spx_xml_elem(&x, "StorageClass", "STANDARD");
+		spx_iso8601_ms((time_t)(v->initiated_ms / 1000), when,
 			       sizeof(when));
 		spx_xml_elem(&x, "Initiated", when);
-		spx_xml_elem(&x, "StorageClass", "STANDARD");
 		spx_xml_close(&x);
 	}
+	list_tail(&x, pfx, np, url);
+	for (size_t j = 0; j < np; j++)
+		free(pfx[j]);
+	free(pfx);
+	free(show);
 	spx_obj_upload_free(u, n);
 	gw_xml_finish(g, req, resp, &x);
 }

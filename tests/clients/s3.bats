@@ -452,6 +452,63 @@ PY
 	[[ "$output" == *"done"* ]]
 }
 
+@test "boto3 (Debian): ListMultipartUploads pages with max-uploads and its markers" {
+	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
+	run /usr/bin/python3 - "$EP" "$ROOT/tls/ca.pem" <<'PY'
+import sys, boto3
+ep, ca = sys.argv[1:3]
+s3 = boto3.session.Session(profile_name="spx").client("s3", endpoint_url=ep, verify=ca)
+s3.create_bucket(Bucket="uploads")
+made = []
+for i in range(1040):
+    k = "k%04d" % i
+    made.append((k, s3.create_multipart_upload(Bucket="uploads", Key=k)["UploadId"]))
+for i in range(5):   # one key, several uploads
+    made.append(("dup", s3.create_multipart_upload(Bucket="uploads", Key="dup")["UploadId"]))
+for k in ("dir/a", "dir/b", "dir/sub/c", "else/x"):
+    made.append((k, s3.create_multipart_upload(Bucket="uploads", Key=k)["UploadId"]))
+want = sorted(made)
+
+def same(got):
+    """Every upload once, keys in order (one key's uploads are ordered by
+    initiation, which may tie within a millisecond)."""
+    keys = [k for k, _ in got]
+    return keys == sorted(keys) and len(got) == len(set(got)) and sorted(got) == want
+r = s3.list_multipart_uploads(Bucket="uploads")
+assert len(r["Uploads"]) == 1000 and r["IsTruncated"] and r["MaxUploads"] == 1000, (len(r["Uploads"]), r["IsTruncated"])
+# Paging 7 at a time with the markers gives every upload once, in order.
+got, kw = [], {}
+while True:
+    r = s3.list_multipart_uploads(Bucket="uploads", MaxUploads=7, **kw)
+    got += [(u["Key"], u["UploadId"]) for u in r.get("Uploads", [])]
+    assert len(r.get("Uploads", [])) <= 7
+    if not r["IsTruncated"]:
+        break
+    kw = {"KeyMarker": r["NextKeyMarker"], "UploadIdMarker": r["NextUploadIdMarker"]}
+assert same(got), (len(got), len(want), [g for g in got if g not in want][:3])
+# boto3's own paginator agrees
+pg = s3.get_paginator("list_multipart_uploads")
+seen = [(u["Key"], u["UploadId"]) for page in pg.paginate(Bucket="uploads", PaginationConfig={"PageSize": 100}) for u in page.get("Uploads", [])]
+assert same(seen), len(seen)
+# A delimiter rolls keys up into common prefixes, each counted once.
+r = s3.list_multipart_uploads(Bucket="uploads", Prefix="d", Delimiter="/")
+assert [p["Prefix"] for p in r.get("CommonPrefixes", [])] == ["dir/"], r
+assert [u["Key"] for u in r["Uploads"]] == ["dup"] * 5, r["Uploads"]
+r = s3.list_multipart_uploads(Bucket="uploads", Prefix="dir/", Delimiter="/", MaxUploads=2)
+assert [u["Key"] for u in r["Uploads"]] == ["dir/a", "dir/b"] and r["IsTruncated"], r
+r = s3.list_multipart_uploads(Bucket="uploads", Prefix="dir/", Delimiter="/", KeyMarker=r["NextKeyMarker"], UploadIdMarker=r["NextUploadIdMarker"])
+assert [p["Prefix"] for p in r.get("CommonPrefixes", [])] == ["dir/sub/"] and not r.get("Uploads"), r
+for k, u in made:
+    s3.abort_multipart_upload(Bucket="uploads", Key=k, UploadId=u)
+assert "Uploads" not in s3.list_multipart_uploads(Bucket="uploads")
+s3.delete_bucket(Bucket="uploads")
+print("uploads ok")
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"uploads ok"* ]]
+}
+
 @test "presigned URLs: PUT and GET with curl" {
 	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
 	/usr/bin/aws --endpoint-url "$EP" s3 mb s3://pre >/dev/null
