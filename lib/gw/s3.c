@@ -2125,12 +2125,12 @@ static void list_parts(struct gw_req *g, struct spx_http_req *req,
 	struct gw_s3 *s = g->s3;
 	const char *id = spx_kv_get(&g->params, "uploadId");
 	const char *mk = spx_kv_get(&g->params, "part-number-marker");
-	const char *mp = spx_kv_get(&g->params, "max-parts");
 	struct spx_obj_part *parts = NULL;
 	size_t n = 0;
 	bool trunc = false;
-	long marker = mk ? strtol(mk, NULL, 10) : 0;
-	long max = mp ? strtol(mp, NULL, 10) : 1000;
+	char *end = NULL;
+	long marker = mk ? strtol(mk, &end, 10) : 0;
+	long max = 1000;
 	enum spx_cksum_algo a = SPX_CKSUM_CRC32;
 	bool algo_on = false;
 	struct spx_xml x;
@@ -2138,9 +2138,17 @@ static void list_parts(struct gw_req *g, struct spx_http_req *req,
 	int rc;
 
 	if (own_bucket(g, req, resp, NULL) < 0 ||
-	    upload_algo(g, req, resp, id, &a, &algo_on, NULL) < 0)
+	    list_params_max(g, req, resp, "max-parts", &max) < 0)
 		return;
-	if (max <= 0 || max > 1000)
+	if (mk && (!*mk || *end || marker < 0 || marker > SPX_OBJ_MAX_PARTS)) {
+		gw_error(g, req, resp, 400, "InvalidArgument",
+			 "Provided part-number-marker not an integer or within "
+			 "integer range");
+		return;
+	}
+	if (upload_algo(g, req, resp, id, &a, &algo_on, NULL) < 0)
+		return;
+	if (max == 0)
 		max = 1000;
 	rc = spx_obj_mpu_parts(g->gw->obj, &s->b, s->key, id,
 			       marker < 0 ? 0 : (int)marker, (size_t)max,
@@ -2167,11 +2175,13 @@ static void list_parts(struct gw_req *g, struct spx_http_req *req,
 		spx_xml_elem(&x, "LastModified", when);
 		spx_xml_elemf(&x, "ETag", "\"%s\"", parts[i].etag);
 		spx_xml_elem_u64(&x, "Size", parts[i].size);
+		enum spx_cksum_algo pa;
+
 		if (parts[i].cksum_name[0] &&
-		    spx_cksum_from_name(parts[i].cksum_name, &a) == 0) {
+		    spx_cksum_from_name(parts[i].cksum_name, &pa) == 0) {
 			char el[32];
 
-			snprintf(el, sizeof(el), "Checksum%s", spx_cksum_name(a));
+			snprintf(el, sizeof(el), "Checksum%s", spx_cksum_name(pa));
 			spx_xml_elem(&x, el, parts[i].cksum);
 		}
 		spx_xml_close(&x);

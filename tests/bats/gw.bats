@@ -371,6 +371,30 @@ form() { echo "Action=$1&Version=2016-11-15"; }
 	[ "${lines[0]}" = 204 ]
 }
 
+@test "listing counts and markers that are not numbers are InvalidArgument" {
+	run req "$(s3)lparams" --method PUT --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 200 ]
+	for q in "max-keys=abc" "max-keys=-1" "uploads&max-uploads=x" "uploads&max-uploads=-3"; do
+		run req "$(s3)lparams?$q" --service s3 --key "$AK" --secret "$SK"
+		[ "${lines[0]}" = 400 ]
+		[[ "$output" == *"<Code>InvalidArgument</Code>"* ]]
+	done
+	run req "$(s3)lparams/k?uploads" --method POST --service s3 --key "$AK" --secret "$SK"
+	id=$(sed -n 's:.*<UploadId>\(.*\)</UploadId>.*:\1:p' <<<"$output")
+	[ -n "$id" ]
+	for q in "max-parts=abc" "max-parts=-1" "part-number-marker=x" "part-number-marker=-2"; do
+		run req "$(s3)lparams/k?uploadId=$id&$q" --service s3 --key "$AK" --secret "$SK"
+		[ "${lines[0]}" = 400 ]
+		[[ "$output" == *"<Code>InvalidArgument</Code>"* ]]
+	done
+	run req "$(s3)lparams/k?uploadId=$id&max-parts=2" --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 200 ]
+	run req "$(s3)lparams/k?uploadId=$id" --method DELETE --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 204 ]
+	run req "$(s3)lparams" --method DELETE --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 204 ]
+}
+
 @test "curl --aws-sigv4 (no x-amz-content-sha256) is accepted" {
 	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" "$(s3)"
 	[ "${lines[-1]}" = 200 ]
