@@ -260,6 +260,14 @@ static void crc32c_update(uint32_t *crc, const unsigned char *p, size_t n)
 	}
 }
 
+uint32_t spx_crc32c(const void *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+
+	crc32c_update(&c, p, n);
+	return c ^ 0xffffffffu;
+}
+
 static const EVP_MD *evp_md(enum spx_cksum_algo algo)
 {
 	switch (algo) {

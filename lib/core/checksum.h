@@ -76,6 +76,10 @@ struct spx_cksum {
 size_t spx_cksum_size(enum spx_cksum_algo algo);
 /* "CRC32", "CRC32C", "CRC64NVME", "SHA1", "SHA256", "MD5"; NULL if invalid. */
 const char *spx_cksum_name(enum spx_cksum_algo algo);
+/* CRC-32C (Castagnoli, as iSCSI and S3's CRC32C) of p[0..n), with ISA-L:
+ * the one CRC-32C of spx (shard blocks, state records, metadata). */
+uint32_t spx_crc32c(const void *p, size_t n);
+
 /* The header carrying the value: "x-amz-checksum-crc32", ...,
  * "x-amz-checksum-sha256", and "content-md5" for MD5; NULL if invalid.
  * The part after "x-amz-checksum-" is the lowercase name. */

@@ -170,9 +170,16 @@ int spx_write_file(const char *path, const void *data, size_t len,
 	rc = spx_fsync_dir(dir);
 	goto out;
 fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
+	{
+		/* The failure's errno outlives the clean-up (ENOSPC tells
+		 * callers a full disk from a broken one). */
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		errno = e;
+	}
 out:
 	free(tmp);
 	free(dcopy);

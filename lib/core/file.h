@@ -7,7 +7,8 @@
 /* Write data to path crash-safely: a temp file in the same directory,
  * fsync, rename over path, fsync the directory. After it returns 0 the
  * file holds either the old or the new contents, never a mix, across
- * kill -9 and power loss. excl: fail with SPX_NO if path exists. */
+ * kill -9 and power loss. excl: fail with SPX_NO if path exists. On
+ * failure errno is that of the step that failed. */
 int spx_write_file(const char *path, const void *data, size_t len,
 		   mode_t mode, bool excl);
 /* mkdir -p with mode for the directories it makes, each synced into its

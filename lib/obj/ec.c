@@ -6,22 +6,6 @@
 
 #include "obj/obj.h"
 
-uint32_t spx_obj_crc32c(const void *p, size_t n)
-{
-	uint32_t c = 0xffffffffu;
-	const unsigned char *s = p;
-
-	/* crc32_iscsi takes an int length: feed it in bounded pieces. */
-	while (n) {
-		size_t piece = n > (1u << 30) ? (1u << 30) : n;
-
-		c = crc32_iscsi((unsigned char *)s, (int)piece, c);
-		s += piece;
-		n -= piece;
-	}
-	return c ^ 0xffffffffu;
-}
-
 uint64_t spx_obj_nstripes(uint64_t size, int k, uint32_t block)
 {
 	uint64_t sw = (uint64_t)k * block;

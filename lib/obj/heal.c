@@ -3,6 +3,8 @@
  * killed writers. */
 #include "spx.h"
 
+#include "checksum.h"
+
 #include <dirent.h>
 #include <sys/file.h>
 
@@ -33,7 +35,7 @@ static int block_state(int fd, const struct spx_obj_stripe *st,
 	}
 	crc = (uint32_t)p[st->bl] | (uint32_t)p[st->bl + 1] << 8 |
 	      (uint32_t)p[st->bl + 2] << 16 | (uint32_t)p[st->bl + 3] << 24;
-	return spx_obj_crc32c(p, st->bl) == crc ? B_OK : B_CORRUPT;
+	return spx_crc32c(p, st->bl) == crc ? B_OK : B_CORRUPT;
 }
 
 /* Check (and with heal, rebuild) one segment. */
@@ -115,7 +117,7 @@ static int check_seg(struct spx_obj *s, const struct spx_obj_meta *m,
 
 				if (out[i] < 0)
 					continue;
-				crc = spx_obj_crc32c(sh[i], st.bl);
+				crc = spx_crc32c(sh[i], st.bl);
 				c4[0] = crc & 255, c4[1] = crc >> 8 & 255;
 				c4[2] = crc >> 16 & 255, c4[3] = crc >> 24;
 				if ((rc = obj_write_all(out[i], sh[i], st.bl, tmp[i])) == 0)

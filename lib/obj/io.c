@@ -1,6 +1,8 @@
 /* io.c: the streaming writer and reader, stat, delete, copy. */
 #include "spx.h"
 
+#include "checksum.h"
+
 #include <sys/file.h>
 #include <openssl/evp.h>
 
@@ -149,7 +151,7 @@ static int flush_buf(struct spx_obj_writer *w, unsigned char *buf, size_t L)
 		sh[i] = buf + (size_t)i * B;
 	spx_ec_encode(&s->ec, bl, sh);
 	for (int i = 0; i < s->n; i++) {
-		uint32_t crc = spx_obj_crc32c(sh[i], bl);
+		uint32_t crc = spx_crc32c(sh[i], bl);
 		unsigned char c4[4] = { crc & 255, crc >> 8 & 255,
 					crc >> 16 & 255, crc >> 24 };
 
@@ -695,7 +697,7 @@ static bool read_block(int fd, const struct spx_obj_stripe *st,
 	}
 	crc = (uint32_t)p[st->bl] | (uint32_t)p[st->bl + 1] << 8 |
 	      (uint32_t)p[st->bl + 2] << 16 | (uint32_t)p[st->bl + 3] << 24;
-	return spx_obj_crc32c(p, st->bl) == crc;
+	return spx_crc32c(p, st->bl) == crc;
 }
 
 /* The shard files of segment seg (opened now if the reader is lazy). */

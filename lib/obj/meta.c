@@ -8,6 +8,8 @@
  * field's type and range and refuses anything else (fuzz_obj_meta). */
 #include "spx.h"
 
+#include "checksum.h"
+
 #include <inttypes.h>
 #include <jansson.h>
 
@@ -85,7 +87,7 @@ void spx_obj_meta_encode(const struct spx_obj_meta *m, struct spx_buf *out)
 		spx_buf_add(&body, js, jl);
 		if (m->is_inline)
 			spx_buf_add(&body, m->inl.p, m->inl.len);
-		crc = spx_obj_crc32c(body.p, body.len);
+		crc = spx_crc32c(body.p, body.len);
 		spx_buf_addf(out, MAGIC "json=%zu data=%zu crc32c=%08" PRIx32 "\n",
 			     jl, m->is_inline ? m->inl.len : (size_t)0, crc);
 		spx_buf_add(out, body.p, body.len);
@@ -195,7 +197,7 @@ int spx_obj_meta_decode(const char *p, size_t n, struct spx_obj_meta *m)
 	if (jl > META_JSON_MAX || dl > (64u << 20) ||
 	    (uint64_t)(end - s) != jl + dl)
 		return bad("bad length");
-	if (spx_obj_crc32c(s, (size_t)(jl + dl)) != (uint32_t)crc)
+	if (spx_crc32c(s, (size_t)(jl + dl)) != (uint32_t)crc)
 		return bad("checksum mismatch");
 	o = json_loadb(s, (size_t)jl, JSON_REJECT_DUPLICATES, &je);
 	if (!json_is_object(o)) {

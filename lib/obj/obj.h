@@ -554,7 +554,6 @@ void spx_ec_encode(const struct spx_ec *e, size_t len, unsigned char **sh);
  * fewer than k are ok. */
 int spx_ec_decode(const struct spx_ec *e, size_t len, unsigned char **sh,
 		  const bool *ok);
-uint32_t spx_obj_crc32c(const void *p, size_t n);
 
 /* The metadata file: "spx-obj-meta 1 json=N data=N crc32c=HEX\n", N bytes
  * of JSON and N bytes of inline content; decode checks all of it and

@@ -163,50 +163,22 @@ static char *dir_of(const char *path)
 	return sl ? spx_strndup(path, (size_t)(sl - path)) : spx_strdup(".");
 }
 
+/* An error recorded by lib/core, as the engine's code: a full disk is
+ * SPX_OBJ_NO_SPACE, anything else SPX_OBJ_INTERNAL. */
+static int core_fail(void)
+{
+	return errno == ENOSPC || errno == EDQUOT ? SPX_OBJ_NO_SPACE
+						   : SPX_OBJ_INTERNAL;
+}
+
 static int sync_dir(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = 0;
-
-	if (fd < 0)
-		return obj_errno("cannot open '%s'", dir);
-	if (fsync(fd) < 0)
-		rc = obj_errno("cannot sync '%s'", dir);
-	close(fd);
-	return rc;
+	return spx_fsync_dir(dir) < 0 ? core_fail() : 0;
 }
 
 int obj_put_file(const char *path, const void *p, size_t n)
 {
-	char *dir = dir_of(path), *tmp;
-	char rnd[17];
-	int fd, rc;
-
-	if ((rc = obj_randhex(rnd, 8)) < 0) {
-		free(dir);
-		return rc;
-	}
-	tmp = spx_xprintf("%s/.tmp.%s", dir, rnd);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = obj_errno("cannot create '%s'", tmp);
-		goto out;
-	}
-	rc = obj_write_all(fd, p, n, tmp);
-	if (!rc && fsync(fd) < 0)
-		rc = obj_errno("cannot sync '%s'", tmp);
-	if (close(fd) < 0 && !rc)
-		rc = obj_errno("cannot close '%s'", tmp);
-	if (!rc && rename(tmp, path) < 0)
-		rc = obj_errno("cannot rename '%s'", tmp);
-	if (rc)
-		unlink(tmp);
-	else
-		rc = sync_dir(dir);
-out:
-	free(tmp);
-	free(dir);
-	return rc;
+	return spx_write_file(path, p, n, 0644, false) < 0 ? core_fail() : 0;
 }
 
 int obj_put_all(struct spx_obj *s, char **dirs, const char *name,

@@ -225,6 +225,5 @@ void spx_state_record_encode(struct spx_buf *out, uint64_t rev,
 			     const void *val, size_t len);
 int spx_state_record_decode(const char *p, size_t n, uint64_t *rev,
 			    size_t *off, size_t *len);
-uint32_t spx_state_crc32c(const void *p, size_t n);
 
 #endif

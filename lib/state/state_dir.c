@@ -38,6 +38,7 @@
 #include <sys/file.h>
 #include <sys/uio.h>
 
+#include "checksum.h"
 #include "state/state.h"
 
 #define TMP_PREFIX ".tmp."
@@ -49,31 +50,6 @@ struct dir_be {
 	bool nosync; /* SPX_STATE_UNSAFE_NOSYNC */
 };
 
-/* CRC-32C (Castagnoli), reflected, table-driven. */
-static uint32_t crc_table[256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-uint32_t spx_state_crc32c(const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	uint32_t c = 0xffffffffu;
-
-	pthread_once(&crc_once, crc_init);
-	while (n--)
-		c = crc_table[(c ^ *s++) & 0xff] ^ (c >> 8);
-	return c ^ 0xffffffffu;
-}
 
 static size_t header_fmt(char *h, size_t cap, uint64_t rev, size_t len,
 			 uint32_t crc)
@@ -92,7 +68,7 @@ void spx_state_record_encode(struct spx_buf *out, uint64_t rev,
 {
 	char h[SPX_STATE_HEADER_MAX];
 	size_t hn = header_fmt(h, sizeof(h), rev, len,
-			       spx_state_crc32c(val, len));
+			       spx_crc32c(val, len));
 
 	spx_buf_add(out, h, hn);
 	spx_buf_add(out, val, len);
@@ -176,7 +152,7 @@ int spx_state_record_decode(const char *p, size_t n, uint64_t *rev,
 	if (n - *off != *len)
 		return spx_error(SPX_FAIL, "length %zu does not match the "
 				 "header's %zu (torn write?)", n - *off, *len);
-	if (spx_state_crc32c(p + *off, *len) != crc)
+	if (spx_crc32c(p + *off, *len) != crc)
 		return spx_error(SPX_FAIL, "checksum mismatch");
 	return 0;
 }
@@ -442,7 +418,7 @@ static int write_temp(struct dir_be *d, int at, const char *tmp,
 {
 	char h[SPX_STATE_HEADER_MAX];
 	size_t hn = header_fmt(h, sizeof(h), rev, len,
-			       spx_state_crc32c(val, len));
+			       spx_crc32c(val, len));
 	int fd, rc = 0;
 
 	fd = openat(at, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |

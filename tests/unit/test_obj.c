@@ -3,6 +3,8 @@
  * rules, bucket names, the metadata codec. */
 #include "spx.h"
 
+#include "checksum.h"
+
 #include <dirent.h>
 #include <sys/wait.h>
 
@@ -220,7 +222,7 @@ static void test_ec(void)
 		}
 		spx_ec_release(&e);
 	}
-	T_INT(spx_obj_crc32c("123456789", 9), 0xe3069283, "crc32c check value");
+	T_INT(spx_crc32c("123456789", 9), 0xe3069283, "crc32c check value");
 }
 
 static char *shard_path(const char *name, int drive, const char *bucket,
