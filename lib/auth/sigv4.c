@@ -7,6 +7,8 @@
 #include <openssl/hmac.h>
 
 #include "auth/sigv4.h"
+#include "http/httpdate.h"
+#include "http/query.h"
 
 /* The latest instant a request time may name: 9999-12-31T23:59:59Z. */
 #define TIME_MAX 253402300799LL
@@ -127,147 +129,20 @@ static const char *header_get(const struct spx_kvlist *h, const char *name)
 	return h ? spx_kv_geti(h, name) : NULL;
 }
 
-/* ---- dates ------------------------------------------------------------ */
-
-static long long days_from_civil(long long y, unsigned m, unsigned d)
-{
-	long long era;
-	unsigned yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = (unsigned)(y - era * 400);
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (long long)doe - 719468;
-}
-
-static int num(const char *s, int n)
-{
-	int v = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (!is_digit(s[i]))
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	return v;
-}
-
-static bool valid_ymd(int y, int m, int d)
-{
-	static const int mdays[] = { 31, 28, 31, 30, 31, 30,
-				     31, 31, 30, 31, 30, 31 };
-	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-
-	if (y < 1970 || m < 1 || m > 12 || d < 1)
-		return false;
-	return d <= mdays[m - 1] + (m == 2 && leap);
-}
-
-static bool make_time(int y, int mo, int d, int h, int mi, int s, time_t *out)
-{
-	if (!valid_ymd(y, mo, d) || h < 0 || h > 23 || mi < 0 || mi > 59 ||
-	    s < 0 || s > 59)
-		return false;
-	*out = (time_t)(days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 +
-			h * 3600 + mi * 60 + s);
-	return true;
-}
-
-/* "YYYYMMDD" */
-static bool parse_date8(const char *s, size_t n)
-{
-	if (n != 8)
-		return false;
-	return valid_ymd(num(s, 4), num(s + 4, 2), num(s + 6, 2));
-}
-
-/* ISO 8601 basic, as SigV4 writes it: "20130524T000000Z". */
-static bool parse_amz_date(const char *s, size_t n, time_t *t)
-{
-	if (n != 16 || s[8] != 'T' || s[15] != 'Z')
-		return false;
-	return make_time(num(s, 4), num(s + 4, 2), num(s + 6, 2),
-			 num(s + 9, 2), num(s + 11, 2), num(s + 13, 2), t);
-}
-
-/* RFC 7231 IMF-fixdate, "Fri, 24 May 2013 00:00:00 GMT", also with the
- * zone written "+0000" or "-0000" as RFC 2822 (and botocore) do. */
-static bool parse_http_date(const char *s, time_t *t)
-{
-	static const char days[] = "MonTueWedThuFriSatSun";
-	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
-	size_t n = strlen(s);
-	int mo = 0;
-	bool wday = false;
-
-	if (n == 29 ? memcmp(s + 26, "GMT", 3)
-		    : n != 31 || (memcmp(s + 26, "+0000", 5) &&
-				  memcmp(s + 26, "-0000", 5)))
-		return false;
-	if (s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' ||
-	    s[16] != ' ' || s[19] != ':' || s[22] != ':' || s[25] != ' ')
-		return false;
-	for (int i = 0; i < 7; i++)
-		wday |= !memcmp(s, days + 3 * i, 3);
-	for (int i = 0; i < 12; i++)
-		if (!memcmp(s + 8, months + 3 * i, 3))
-			mo = i + 1;
-	if (!wday || !mo)
-		return false;
-	return make_time(num(s + 12, 4), mo, num(s + 5, 2), num(s + 17, 2),
-			 num(s + 20, 2), num(s + 23, 2), t);
-}
-
-static bool format_amz_date(time_t t, char out[17])
-{
-	struct tm tm;
-
-	if (!gmtime_r(&t, &tm))
-		return false;
-	return strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm) == 16;
-}
-
 /* ---- percent-encoding ------------------------------------------------- */
 
-static bool unreserved(unsigned char c)
-{
-	return is_alnum(c) || c == '-' || c == '.' || c == '_' || c == '~';
-}
-
+/* SigV4's encoding: RFC 3986, uppercase hex, '/' kept in S3 paths. */
 static void uri_encode(struct spx_buf *b, const char *s, size_t n,
 		       bool keep_slash)
 {
-	spx_buf_grow(b, n);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (unreserved(c) || (keep_slash && c == '/')) {
-			spx_buf_addc(b, (char)c);
-		} else {
-			char e[3] = { '%', "0123456789ABCDEF"[c >> 4],
-				      "0123456789ABCDEF"[c & 15] };
-			spx_buf_add(b, e, 3);
-		}
-	}
+	spx_uri_encode(s, n, keep_slash ? SPX_URI_SLASH : 0, b);
 }
 
 /* Lenient: a '%' without two hex digits stays a '%'; '+' stays '+'. The
  * result is binary (may hold NUL): it is only ever encoded again. */
 static void uri_decode(struct spx_buf *b, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		int h, l;
-
-		if (s[i] == '%' && i + 2 < n && (h = spx_hexval(s[i + 1])) >= 0 &&
-		    (l = spx_hexval(s[i + 2])) >= 0) {
-			spx_buf_addc(b, (char)(h << 4 | l));
-			i += 2;
-		} else {
-			spx_buf_addc(b, s[i]);
-		}
-	}
+	(void)spx_uri_decode(s, n, SPX_URI_LENIENT, b);
 }
 
 /* Decode into a bounded C string; false if it does not fit or holds NUL. */
@@ -709,7 +584,7 @@ static enum spx_sigv4_err parse_credential(const char *s, size_t n,
 		return fail(a, SPX_SIGV4_ECREDENTIAL,
 			    "invalid access key in credential '%s'",
 			    clip(c, sizeof(c), s, n));
-	if (!parse_date8(part[1].p, part[1].n))
+	if (!spx_amz_day_valid(part[1].p, part[1].n))
 		return fail(a, SPX_SIGV4_ECREDENTIAL,
 			    "invalid date in credential '%s'",
 			    clip(c, sizeof(c), s, n));
@@ -998,7 +873,7 @@ static enum spx_sigv4_err parse_presigned(const struct qauth *q,
 	if (e)
 		return e;
 	if (!decode_into(q->v[QP_DATE].p, q->v[QP_DATE].n, date, sizeof(date)) ||
-	    !parse_amz_date(date, strlen(date), &t))
+	    !spx_amz_date_parse(date, strlen(date), &t))
 		return fail(a, SPX_SIGV4_EDATE,
 			    "X-Amz-Date is not YYYYMMDDTHHMMSSZ");
 	memcpy(a->amz_date, date, 17);
@@ -1050,7 +925,7 @@ static enum spx_sigv4_err parse_header_auth(const struct spx_sigv4_req *req,
 		return fail(a, SPX_SIGV4_EDATE, "repeated x-amz-date header");
 	if (nx == 1) {
 		d = header_get(req->headers, "x-amz-date");
-		if (!parse_amz_date(d, strlen(d), &a->time))
+		if (!spx_amz_date_parse(d, strlen(d), &a->time))
 			return fail(a, SPX_SIGV4_EDATE,
 				    "x-amz-date is not YYYYMMDDTHHMMSSZ");
 		memcpy(a->amz_date, d, 17);
@@ -1062,8 +937,8 @@ static enum spx_sigv4_err parse_header_auth(const struct spx_sigv4_req *req,
 			return fail(a, SPX_SIGV4_EDATE,
 				    "no x-amz-date or date header");
 		d = header_get(req->headers, "date");
-		if (!parse_http_date(d, &a->time) ||
-		    !format_amz_date(a->time, a->amz_date))
+		if (spx_http_date_parse(d, &a->time) < 0 ||
+		    !spx_amz_date(a->time, a->amz_date))
 			return fail(a, SPX_SIGV4_EDATE,
 				    "date header is not an IMF-fixdate");
 		if (!list_has(a->signed_headers, "date", 4))
@@ -1392,7 +1267,7 @@ static int sign_scope(const struct spx_sigv4_cred *cred, time_t now,
 {
 	memset(a, 0, sizeof(*a));
 	if ((long long)now < 0 || (long long)now > TIME_MAX ||
-	    !format_amz_date(now, a->amz_date))
+	    !spx_amz_date(now, a->amz_date))
 		return spx_error(SPX_USAGE, "invalid signing time %lld",
 				 (long long)now);
 	a->time = now;

@@ -46,67 +46,120 @@ static int digits(const char *s, int n)
 	return v;
 }
 
-static int hms(const char *s, struct tm *tm)
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+ * days_from_civil), without the time zone timegm would consult. */
+static long long days_from_civil(long long y, unsigned m, unsigned d)
+{
+	long long era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (long long)doe - 719468;
+}
+
+static bool valid_ymd(int y, int m, int d)
+{
+	static const int mdays[] = { 31, 28, 31, 30, 31, 30,
+				     31, 31, 30, 31, 30, 31 };
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+	if (y < 1970 || m < 1 || m > 12 || d < 1)
+		return false;
+	return d <= mdays[m - 1] + (m == 2 && leap);
+}
+
+/* A UTC time from its parts (month 1..12), checked. */
+static bool make_time(int y, int mo, int d, int h, int mi, int sec,
+		      time_t *out)
+{
+	if (!valid_ymd(y, mo, d) || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+	    sec < 0 || sec > 60)
+		return false;
+	*out = (time_t)(days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 +
+			h * 3600 + mi * 60 + sec);
+	return true;
+}
+
+/* "HH:MM:SS" at s into h, m, sec. */
+static bool hms(const char *s, int *h, int *m, int *sec)
 {
 	if (s[2] != ':' || s[5] != ':')
-		return -1;
-	tm->tm_hour = digits(s, 2);
-	tm->tm_min = digits(s + 3, 2);
-	tm->tm_sec = digits(s + 6, 2);
-	return tm->tm_hour < 0 || tm->tm_hour > 23 || tm->tm_min < 0 ||
-			       tm->tm_min > 59 || tm->tm_sec < 0 ||
-			       tm->tm_sec > 60
-		       ? -1
-		       : 0;
+		return false;
+	*h = digits(s, 2);
+	*m = digits(s + 3, 2);
+	*sec = digits(s + 6, 2);
+	return *h >= 0 && *m >= 0 && *sec >= 0;
 }
 
 int spx_http_date_parse(const char *s, time_t *out)
 {
-	struct tm tm = { 0 };
 	size_t n = strlen(s);
+	int y, mo, d, h, mi, sec;
 	const char *c;
-	time_t t;
 
-	if (n == 29 && s[3] == ',' && s[4] == ' ' && s[7] == ' ' &&
-	    s[11] == ' ' && s[16] == ' ' && !strcmp(s + 25, " GMT")) {
+	if ((n == 29 && !strcmp(s + 25, " GMT")) ||
+	    (n == 31 && (!strcmp(s + 25, " +0000") ||
+			 !strcmp(s + 25, " -0000")))) {
 		/* Sun, 06 Nov 1994 08:49:37 GMT */
-		tm.tm_mday = digits(s + 5, 2);
-		tm.tm_mon = month(s + 8);
-		tm.tm_year = digits(s + 12, 4) - 1900;
-		if (hms(s + 17, &tm) < 0)
+		if (s[3] != ',' || s[4] != ' ' || s[7] != ' ' || s[11] != ' ' ||
+		    s[16] != ' ' || !hms(s + 17, &h, &mi, &sec))
 			goto bad;
+		d = digits(s + 5, 2);
+		mo = month(s + 8) + 1;
+		y = digits(s + 12, 4);
 	} else if (n == 24 && s[3] == ' ' && s[7] == ' ' && s[10] == ' ' &&
 		   s[19] == ' ') {
 		/* Sun Nov  6 08:49:37 1994 */
-		tm.tm_mon = month(s + 4);
-		tm.tm_mday = s[8] == ' ' ? digits(s + 9, 1) : digits(s + 8, 2);
-		tm.tm_year = digits(s + 20, 4) - 1900;
-		if (hms(s + 11, &tm) < 0)
+		if (!hms(s + 11, &h, &mi, &sec))
 			goto bad;
+		mo = month(s + 4) + 1;
+		d = s[8] == ' ' ? digits(s + 9, 1) : digits(s + 8, 2);
+		y = digits(s + 20, 4);
 	} else if ((c = strchr(s, ',')) && c - s >= 6 && c - s <= 9 &&
 		   strlen(c) == 24 && c[1] == ' ' && c[4] == '-' &&
 		   c[8] == '-' && c[11] == ' ' && !strcmp(c + 20, " GMT")) {
 		/* Sunday, 06-Nov-94 08:49:37 GMT */
-		int y = digits(c + 9, 2);
-
-		tm.tm_mday = digits(c + 2, 2);
-		tm.tm_mon = month(c + 5);
-		tm.tm_year = y < 0 ? -1 : y < 70 ? y + 100 : y;
-		if (hms(c + 12, &tm) < 0)
+		if (!hms(c + 12, &h, &mi, &sec))
 			goto bad;
+		y = digits(c + 9, 2);
+		y = y < 0 ? -1 : y < 70 ? y + 2000 : y + 1900;
+		d = digits(c + 2, 2);
+		mo = month(c + 5) + 1;
 	} else {
 		goto bad;
 	}
-	if (tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_mon < 0 ||
-	    tm.tm_year < 0)
-		goto bad;
-	t = timegm(&tm);
-	if (t == (time_t)-1)
-		goto bad;
-	*out = t;
-	return 0;
+	if (make_time(y, mo, d, h, mi, sec, out))
+		return 0;
 bad:
 	return spx_error(SPX_USAGE, "bad HTTP date");
+}
+
+bool spx_amz_date_parse(const char *s, size_t n, time_t *out)
+{
+	if (n != 16 || s[8] != 'T' || s[15] != 'Z')
+		return false;
+	return make_time(digits(s, 4), digits(s + 4, 2), digits(s + 6, 2),
+			 digits(s + 9, 2), digits(s + 11, 2), digits(s + 13, 2),
+			 out);
+}
+
+bool spx_amz_date(time_t t, char out[17])
+{
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm))
+		return false;
+	return strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm) == 16;
+}
+
+bool spx_amz_day_valid(const char *s, size_t n)
+{
+	return n == 8 &&
+	       valid_ymd(digits(s, 4), digits(s + 4, 2), digits(s + 6, 2));
 }
 
 static bool parse_u64(const char *s, size_t n, uint64_t *out)

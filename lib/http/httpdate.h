@@ -10,9 +10,21 @@
 void spx_http_date(time_t t, char *out, size_t sz);
 /* "2026-11-30T20:15:00.000Z" (S3 listings' LastModified). */
 void spx_iso8601_ms(time_t t, char *out, size_t sz);
-/* Parse the three HTTP-date forms (IMF-fixdate, RFC 850, asctime).
- * Returns 0, or -1 (SPX_USAGE) for anything else. */
+/* Parse the three HTTP-date forms (IMF-fixdate, also with the zone
+ * written "+0000" or "-0000" as RFC 2822 and botocore write it; RFC 850;
+ * asctime). Strict: a day the month does not have is refused, never
+ * rolled over. Returns 0, or -1 (SPX_USAGE) for anything else. */
 int spx_http_date_parse(const char *s, time_t *out);
+
+/* SigV4's dates. "20130524T000000Z" (ISO 8601 basic, UTC), exactly
+ * those n = 16 bytes, strict as above: true and *out, or false. */
+bool spx_amz_date_parse(const char *s, size_t n, time_t *out);
+/* The same form of t into out (17 bytes); false for a time gmtime
+ * cannot show. */
+bool spx_amz_date(time_t t, char out[17]);
+/* "20130524", a credential scope's day: exactly n = 8 bytes, a real
+ * date. */
+bool spx_amz_day_valid(const char *s, size_t n);
 
 /* A single byte range of a representation of `size` bytes. */
 struct spx_range {

@@ -22,8 +22,47 @@ static void dates(void)
 		{ "", -1 },
 		{ "1994-11-06T08:49:37Z", -1 },
 		{ "Sun, 00 Nov 1994 08:49:37 GMT", -1 },
+		{ "Sun, 06 Nov 1994 08:49:37 +0000", 784111777 },
+		{ "Sun, 06 Nov 1994 08:49:37 -0000", 784111777 },
+		{ "Sun, 06 Nov 1994 08:49:37 +0100", -1 },
+		/* never rolled over into the next month */
+		{ "Mon, 30 Feb 2026 00:00:00 GMT", -1 },
+		{ "Thu, 31 Apr 2026 00:00:00 GMT", -1 },
+		{ "Thu, 29 Feb 2024 00:00:00 GMT", 1709164800 },
+		{ "Fri, 29 Feb 2025 00:00:00 GMT", -1 },
+		{ "Sun, 06 Nov 1994 08:60:37 GMT", -1 },
+	};
+	static const struct {
+		const char *in;
+		long long want; /* -1: refused */
+	} amz[] = {
+		{ "20130524T000000Z", 1369353600 },
+		{ "19700101T000000Z", 0 },
+		{ "20240229T235959Z", 1709251199 },
+		{ "20250229T000000Z", -1 },
+		{ "20130524T240000Z", -1 },
+		{ "20130524T000000", -1 },
+		{ "20130524 000000Z", -1 },
+		{ "2013052AT000000Z", -1 },
+		{ "20130524T000000Z0", -1 },
 	};
 	char buf[64];
+	char ad[17];
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(amz); i++) {
+		time_t t = 0;
+		bool ok = spx_amz_date_parse(amz[i].in, strlen(amz[i].in), &t);
+
+		if (amz[i].want < 0)
+			T_OK(!ok, "amz date '%s' is refused", amz[i].in);
+		else
+			T_OK(ok && t == amz[i].want, "amz date '%s'", amz[i].in);
+	}
+	T_OK(spx_amz_date(1369353600, ad) && !strcmp(ad, "20130524T000000Z"),
+	     "format an amz date (%s)", ad);
+	T_OK(spx_amz_day_valid("20240229", 8), "a leap day is a day");
+	T_OK(!spx_amz_day_valid("20250229", 8), "Feb 29 2025 is not");
+	T_OK(!spx_amz_day_valid("2025022", 7), "8 digits");
 
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(cases); i++) {
 		time_t t = 0;
