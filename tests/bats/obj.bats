@@ -134,21 +134,38 @@ shard() { # drive bucket key: the s0 shard file of the object
 @test "kill -9 mid-put leaves the previous version or the new one, never a part" {
 	use_rs 2 1
 	spx-obj mb --root "$ROOT" kbk
-	head -c 4000000 /dev/urandom >"$BATS_TEST_TMPDIR/old"
-	head -c 4000000 /dev/urandom >"$BATS_TEST_TMPDIR/new"
-	spx-obj put --root "$ROOT" kbk k "$BATS_TEST_TMPDIR/old" >/dev/null
-	old=$(md5sum <"$BATS_TEST_TMPDIR/old" | cut -d' ' -f1)
-	new=$(md5sum <"$BATS_TEST_TMPDIR/new" | cut -d' ' -f1)
+	for i in $(seq 0 15); do
+		head -c 24000000 /dev/urandom >"$BATS_TEST_TMPDIR/v$i"
+	done
+	spx-obj put --root "$ROOT" kbk k "$BATS_TEST_TMPDIR/v0" >/dev/null
+	# How long one put takes here, so that the kills below spread from
+	# early in the data to past the commit: some must reach it.
+	t0=$(date +%s%N)
+	spx-obj put --root "$ROOT" kbk k "$BATS_TEST_TMPDIR/v0" >/dev/null
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	prev=0 reached=0 before=0
 	for i in $(seq 1 15); do
-		( cat "$BATS_TEST_TMPDIR/new"; sleep 5 ) | spx-obj put --root "$ROOT" kbk k &
+		spx-obj put --root "$ROOT" kbk k "$BATS_TEST_TMPDIR/v$i" >/dev/null &
 		pid=$!
-		sleep 0.$((RANDOM % 3))
+		# From 20% to 160% of a put's time, evenly.
+		delay=$((ms * (20 + (i - 1) * 10) / 100))
+		sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
 		kill -9 $pid 2>/dev/null || true
 		wait $pid 2>/dev/null || true
-		got=$(spx-obj cat --root "$ROOT" kbk k | md5sum | cut -d' ' -f1)
-		[ "$got" = "$old" ] || [ "$got" = "$new" ]
+		spx-obj cat --root "$ROOT" kbk k >"$BATS_TEST_TMPDIR/got"
+		if cmp -s "$BATS_TEST_TMPDIR/got" "$BATS_TEST_TMPDIR/v$i"; then
+			prev=$i reached=$((reached + 1))
+		else
+			cmp "$BATS_TEST_TMPDIR/got" "$BATS_TEST_TMPDIR/v$prev"
+			before=$((before + 1))
+		fi
 	done
+	echo "# a put takes ${ms} ms; $reached kills came after the commit, $before before it" >&3
+	[ "$reached" -ge 1 ]
+	[ "$before" -ge 1 ]
 	run spx-obj heal --root "$ROOT"
+	[ "$status" -eq 0 ]
+	run spx-obj verify --root "$ROOT"
 	[ "$status" -eq 0 ]
 	[ "$(ls -d "$ROOT"/drive0/b/kbk/o/k/d-* | wc -l)" -eq 1 ]
 }

@@ -7,6 +7,9 @@ acknowledged.
   s3-crash.py run    ENDPOINT CA BUCKET LOG SEED
   s3-crash.py verify ENDPOINT CA BUCKET LOG
 
+run exits 2 if the server answers an error (a 500, say) instead of dying:
+only a cut connection counts as the crash being tested.
+
 An operation that began but was never acknowledged (the server died under
 it) may or may not have happened, so its key may hold the state it wrote;
 otherwise every key must hold its last acknowledged state byte for byte,
@@ -116,8 +119,15 @@ def verify(ep, ca, bucket, path):
 
 if __name__ == "__main__":
     if sys.argv[1] == "run":
+        from botocore.exceptions import ClientError
         try:
             run(*sys.argv[2:6], sys.argv[6])
+        except ClientError as e:
+            # An answer is not a death: a server error (or any refusal)
+            # while the gateway was up is a failure of the test.
+            print("server answered an error:", e.response.get("Error", {}),
+                  e.response.get("ResponseMetadata", {}).get("HTTPStatusCode"))
+            sys.exit(2)
         except Exception as e:  # the server died: that is the point
             print("stopped:", type(e).__name__)
     else:
