@@ -395,6 +395,83 @@ form() { echo "Action=$1&Version=2016-11-15"; }
 	[ "${lines[0]}" = 204 ]
 }
 
+@test "integrity errors end to end: XAmzContentSHA256Mismatch, BadDigest, InvalidDigest" {
+	creq() { /usr/bin/python3 "$SPX_TOP/tests/clients/chunkedreq.py" --ca "$ROOT/tls/ca.pem" --key "$AK" --secret "$SK" "$@"; }
+	sreq() { req "$@" --service s3 --key "$AK" --secret "$SK"; }
+	gone() { run sreq "$(s3)integ/$1"; [ "${lines[0]}" = 404 ]; }
+	run sreq "$(s3)integ" --method PUT
+	[ "${lines[0]}" = 200 ]
+	# the body is not the one whose hash was signed
+	run sreq "$(s3)integ/a" --method PUT --body "signed body" --send-body "other body!"
+	[ "${lines[0]}" = 400 ]
+	[[ "$output" == *"<Code>XAmzContentSHA256Mismatch</Code>"* ]]
+	gone a
+	# a checksum header that does not match the body (CRC32 of "123456789")
+	run sreq "$(s3)integ/b" --method PUT --body "not 123456789" --header "x-amz-checksum-crc32: y/Q5Jg=="
+	[ "${lines[0]}" = 400 ]
+	[[ "$output" == *"<Code>BadDigest</Code>"* ]]
+	gone b
+	run sreq "$(s3)integ/b" --method PUT --body "123456789" --header "x-amz-checksum-crc32: y/Q5Jg=="
+	[ "${lines[0]}" = 200 ]
+	# a checksum trailer that does not match
+	run creq "$(s3)integ/c" --body "not 123456789" --unsigned-trailer "x-amz-checksum-crc32:y/Q5Jg=="
+	[ "${lines[0]}" = 400 ]
+	[[ "$output" == *"<Code>BadDigest</Code>"* ]]
+	gone c
+	run creq "$(s3)integ/c" --body "123456789" --unsigned-trailer "x-amz-checksum-crc32:y/Q5Jg=="
+	[ "${lines[0]}" = 200 ]
+	# Content-MD5: malformed, then well formed but wrong
+	run sreq "$(s3)integ/d" --method PUT --body "x" --header "Content-MD5: not-base64!"
+	[ "${lines[0]}" = 400 ]
+	[[ "$output" == *"<Code>InvalidDigest</Code>"* ]]
+	run sreq "$(s3)integ/d" --method PUT --body "x" --header "Content-MD5: AAAAAAAAAAAAAAAAAAAAAA=="
+	[ "${lines[0]}" = 400 ]
+	[[ "$output" == *"<Code>BadDigest</Code>"* ]]
+	gone d
+	for k in b c; do run sreq "$(s3)integ/$k" --method DELETE; done
+	run sreq "$(s3)integ" --method DELETE
+	[ "${lines[0]}" = 204 ]
+}
+
+@test "a client that disconnects mid-PUT leaves nothing behind" {
+	run req "$(s3)cutoff" --method PUT --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 200 ]
+	/usr/bin/python3 - "$(s3)" "$ROOT/tls/ca.pem" "$AK" "$SK" <<'PY'
+import http.client, ssl, sys, time, urllib.parse
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+ep, ca, ak, sk = sys.argv[1:]
+u = urllib.parse.urlparse(ep)
+for key, n in (("half", 20 << 20), ("tiny", 1000)):
+    r = AWSRequest(method="PUT", url=ep + "cutoff/" + key,
+                   headers={"Content-Length": str(n), "X-Amz-Content-SHA256": "UNSIGNED-PAYLOAD"})
+    SigV4Auth(Credentials(ak, sk), "s3", "us-east-1").add_auth(r)
+    c = http.client.HTTPSConnection(u.hostname, u.port, context=ssl.create_default_context(cafile=ca))
+    c.putrequest("PUT", "/cutoff/" + key)
+    for k, v in r.headers.items():
+        c.putheader(k, v)
+    c.endheaders()
+    c.send(b"z" * (n // 2))
+    time.sleep(0.3)
+    c.sock.close()
+PY
+	# the gateway notices at once; wait for it with a deadline
+	for i in $(seq 50); do
+		[ -z "$(find "$ROOT/data" -path '*/b/cutoff/o/*' 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+	for k in half tiny; do
+		run req "$(s3)cutoff/$k" --service s3 --key "$AK" --secret "$SK"
+		[ "${lines[0]}" = 404 ]
+	done
+	# no data directory, no temporary file of the two writes anywhere
+	run find "$ROOT/data" -path '*/b/cutoff/*' \( -name 'd-*' -o -name '.tmp.*' \)
+	[ -z "$output" ]
+	run req "$(s3)cutoff" --method DELETE --service s3 --key "$AK" --secret "$SK"
+	[ "${lines[0]}" = 204 ]
+}
+
 @test "curl --aws-sigv4 (no x-amz-content-sha256) is accepted" {
 	run curl -s -w '\n%{http_code}' --cacert "$ROOT/tls/ca.pem" --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" "$(s3)"
 	[ "${lines[-1]}" = 200 ]

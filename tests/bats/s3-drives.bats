@@ -53,6 +53,48 @@ roundtrip_with_damage() {
 	roundtrip_with_damage 4 2
 }
 
+@test "more shards lost than parity: an error, never 200 with wrong or short bytes" {
+	local f="$BATS_TEST_TMPDIR/obj" back="$BATS_TEST_TMPDIR/back"
+	head -c 5242880 /dev/urandom >"$f"
+	node_rs 2 1
+	read -r AK SK < <(admin_key)
+	/usr/bin/aws --endpoint-url "$EP" s3 mb s3://lost >/dev/null
+	for k in gone rotten; do
+		/usr/bin/aws --endpoint-url "$EP" s3api put-object --bucket lost --key $k --body "$f" >/dev/null
+	done
+	get() { # KEY -> "HTTP_CODE CURL_EXIT SIZE"
+		local rc=0 code
+		code=$(curl -sS -o "$back" -w '%{http_code}' --cacert "$ROOT/tls/ca.pem" \
+			--aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" "$EP/lost/$1" 2>/dev/null) || rc=$?
+		echo "$code $rc $(stat -c %s "$back" 2>/dev/null || echo 0)"
+	}
+	# Two of three shard files gone: refused before any byte, as a 500.
+	mapfile -t shards < <(shard_files gone)
+	rm -f "${shards[0]}" "${shards[1]}"
+	read -r code rc size < <(get gone)
+	echo "# gone: HTTP $code, curl $rc, $size bytes" >&3
+	[ "$code" = 500 ]
+	grep -q '<Code>InternalError</Code>' "$back"
+	# Two of three shards corrupt in the third stripe: the answer may have
+	# begun, but it must not end cleanly with the whole length.
+	mapfile -t shards < <(shard_files rotten)
+	for s in "${shards[0]}" "${shards[1]}"; do
+		printf 'garbage!' | dd of="$s" bs=1 seek=$(((1048576 + 4) * 2 + 100)) conv=notrunc 2>/dev/null
+	done
+	read -r code rc size < <(get rotten)
+	echo "# rotten: HTTP $code, curl $rc, $size bytes" >&3
+	if [ "$code" = 200 ]; then
+		[ "$rc" -ne 0 ]
+		[ "$size" -lt 5242880 ]
+		cmp -n "$size" "$f" "$back"
+	else
+		[ "$code" = 500 ]
+	fi
+	# and the SDK sees a failure, not an object
+	run /usr/bin/aws --endpoint-url "$EP" s3api get-object --bucket lost --key rotten "$back"
+	[ "$status" -ne 0 ]
+}
+
 @test "a full disk answers 507 InsufficientStorage and keeps the old object" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to mount a small file system"
 	make_node

@@ -6,8 +6,11 @@ chunk's signature chained from it. Prints the status, then the body.
 
   chunkedreq.py URL --key AK --secret SK --body B [--method PUT]
                 [--ca FILE] [--chunk N] [--tamper-chunk]
+                [--unsigned-trailer 'x-amz-checksum-crc32:VALUE']
 
 --tamper-chunk flips a bit of the last data chunk's signature.
+--unsigned-trailer sends STREAMING-UNSIGNED-PAYLOAD-TRAILER instead: the
+chunks without signatures, then that trailer (as the SDKs send checksums).
 """
 import argparse, datetime, hashlib, hmac, ssl, sys, urllib.error, urllib.request
 from urllib.parse import urlsplit, quote
@@ -22,6 +25,7 @@ p.add_argument("--region", default="us-east-1")
 p.add_argument("--ca")
 p.add_argument("--chunk", type=int, default=64)
 p.add_argument("--tamper-chunk", action="store_true")
+p.add_argument("--unsigned-trailer")
 a = p.parse_args()
 
 u = urlsplit(a.url)
@@ -43,6 +47,9 @@ hdrs = {
     "x-amz-decoded-content-length": str(len(data)),
     "content-encoding": "aws-chunked",
 }
+if a.unsigned_trailer:
+    hdrs["x-amz-content-sha256"] = "STREAMING-UNSIGNED-PAYLOAD-TRAILER"
+    hdrs["x-amz-trailer"] = a.unsigned_trailer.split(":", 1)[0]
 # Canonical query: every name and value encoded (RFC 3986), sorted.
 qs = []
 for part in filter(None, u.query.split("&")):
@@ -57,13 +64,17 @@ prev = hmac.new(key, sts.encode(), hashlib.sha256).hexdigest()
 auth = f"AWS4-HMAC-SHA256 Credential={a.key}/{scope}, SignedHeaders={signed}, Signature={prev}"
 empty = hashlib.sha256(b"").hexdigest()
 body = b""
-for i, c in enumerate(pieces):
+for i, c in enumerate(pieces if not a.unsigned_trailer else []):
     s = "\n".join(["AWS4-HMAC-SHA256-PAYLOAD", amz, scope, prev, empty, hashlib.sha256(c).hexdigest()])
     sig = hmac.new(key, s.encode(), hashlib.sha256).hexdigest()
     prev = sig
     if a.tamper_chunk and i == len(pieces) - 2:
         sig = ("0" if sig[0] != "0" else "1") + sig[1:]
     body += f"{len(c):x};chunk-signature={sig}\r\n".encode() + c + b"\r\n"
+if a.unsigned_trailer:
+    for c in pieces:
+        body += f"{len(c):x}\r\n".encode() + c + (b"\r\n" if c else b"")
+    body += a.unsigned_trailer.encode() + b"\r\n\r\n"
 h = {k: v for k, v in hdrs.items() if k != "host"}
 h["Authorization"] = auth
 h["Content-Length"] = str(len(body))
