@@ -15,7 +15,7 @@ setup_file() {
 teardown_file() { stop_node; }
 
 req() { # URL [sigv4req options]
-	python3 "$SPX_TOP/tests/clients/sigv4req.py" --ca "$ROOT/tls/ca.pem" "$@"
+	/usr/bin/python3 "$SPX_TOP/tests/clients/sigv4req.py" --ca "$ROOT/tls/ca.pem" "$@"
 }
 ec2() { echo "https://127.0.0.1:$EC2_PORT/"; }
 s3() { echo "https://127.0.0.1:$S3_PORT/"; }

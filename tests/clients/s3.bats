@@ -95,7 +95,7 @@ aws2() { /usr/bin/aws --endpoint-url "$EP" "$@"; }
 	# botocore re-signs for the region named and succeeds
 	run /usr/bin/aws --endpoint-url "$EP" --region eu-west-1 s3api list-objects-v2 --bucket regions
 	[ "$status" -eq 0 ]
-	python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
+	/usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
 import sys, boto3
 ak, sk, ep, ca = sys.argv[1:]
 c = boto3.client("s3", aws_access_key_id=ak, aws_secret_access_key=sk,
@@ -142,7 +142,7 @@ PY
 	win=$(grep -l 200 "$BATS_TEST_TMPDIR"/st* | sed 's/.*st//')
 	cmp "$BATS_TEST_TMPDIR/got" "$BATS_TEST_TMPDIR/r$win"
 	# boto3, where its model has the parameter
-	python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
+	/usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
 import sys, boto3, botocore
 ak, sk, ep, ca = sys.argv[1:]
 c = boto3.client("s3", aws_access_key_id=ak, aws_secret_access_key=sk,
@@ -278,7 +278,7 @@ PY
 }
 
 @test "multipart checksums: COMPOSITE and FULL_OBJECT CRC32 through boto3" {
-	python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
+	/usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
 import base64, os, sys, zlib, boto3, botocore
 ak, sk, ep, ca = sys.argv[1:]
 c = boto3.client("s3", aws_access_key_id=ak, aws_secret_access_key=sk,
