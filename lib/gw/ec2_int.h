@@ -11,7 +11,8 @@
  * InternalError otherwise). It never sees a query string or writes XML.
  *
  * Handlers live one file per resource family (ec2_region.c,
- * ec2_keypair.c, ec2_itype.c, ec2_tags.c); the work is done in lib/ec2.
+ * ec2_keypair.c, ec2_itype.c, ec2_tags.c, ec2_launchtemplate.c); the work
+ * is done in lib/ec2.
  */
 #ifndef SPX_GW_EC2_INT_H
 #define SPX_GW_EC2_INT_H
@@ -90,6 +91,9 @@ int ec2_describe_instance_type_offerings(struct ec2_call *c);
 int ec2_create_tags(struct ec2_call *c);
 int ec2_delete_tags(struct ec2_call *c);
 int ec2_describe_tags(struct ec2_call *c);
+int ec2_create_launch_template(struct ec2_call *c);
+int ec2_describe_launch_templates(struct ec2_call *c);
+int ec2_delete_launch_template(struct ec2_call *c);
 int sts_get_caller_identity(struct ec2_call *c);
 
 #endif

@@ -5,355 +5,697 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 146, 0 },
-	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 5, 0 },
+	{ "Min", "Min", "Min", "min", 144, 0 },
+	{ "Max", "Max", "Max", "max", 144, 0 },
 };
-static const struct ec2q_member q_ec2_m4[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 146, 0 },
+static const char *const q_ec2_e1[] = {
+	"nvidia",
+	"amd",
+	"amazon-web-services",
+	"xilinx",
+};
+static const char *const q_ec2_e3[] = {
+	"a100",
+	"v100",
+	"k80",
+	"t4",
+	"m60",
+	"radeon-pro-v520",
+	"vu9p",
+	"inferentia",
+	"k520",
+};
+static const struct ec2q_member q_ec2_m5[] = {
+	{ "Min", "Min", "Min", "min", 144, 0 },
+	{ "Max", "Max", "Max", "max", 144, 0 },
 };
 static const char *const q_ec2_e6[] = {
+	"gpu",
+	"fpga",
+	"inference",
+};
+static const struct ec2q_member q_ec2_m8[] = {
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 252, 0 },
+	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
+};
+static const struct ec2q_member q_ec2_m12[] = {
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 252, 0 },
+};
+static const char *const q_ec2_e16[] = {
 	"i386",
 	"x86_64",
 	"arm64",
 	"x86_64_mac",
 	"arm64_mac",
 };
-static const struct ec2q_member q_ec2_m9[] = {
-	{ "State", "ZoneState", "zoneState", "zoneState", 14, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 13, 0 },
-	{ "Messages", "MessageSet", "messageSet", "messageSet", 12, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 146, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 146, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 146, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 146, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 146, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 146, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 146, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 146, 0 },
+static const struct ec2q_member q_ec2_m19[] = {
+	{ "State", "ZoneState", "zoneState", "zoneState", 24, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 23, 0 },
+	{ "Messages", "MessageSet", "messageSet", "messageSet", 22, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 252, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 252, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 252, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 252, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 252, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 252, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 252, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 252, 0 },
 };
-static const struct ec2q_member q_ec2_m11[] = {
-	{ "Message", "Message", "message", "message", 146, 0 },
+static const struct ec2q_member q_ec2_m21[] = {
+	{ "Message", "Message", "message", "message", 252, 0 },
 };
-static const char *const q_ec2_e13[] = {
+static const char *const q_ec2_e23[] = {
 	"opt-in-not-required",
 	"opted-in",
 	"not-opted-in",
 };
-static const char *const q_ec2_e14[] = {
+static const char *const q_ec2_e24[] = {
 	"available",
 	"information",
 	"impaired",
 	"unavailable",
 };
-static const char *const q_ec2_e21[] = {
+static const char *const q_ec2_e25[] = {
+	"included",
+	"required",
+	"excluded",
+};
+static const struct ec2q_member q_ec2_m28[] = {
+	{ "Min", "Min", "Min", "min", 144, 0 },
+	{ "Max", "Max", "Max", "max", 144, 0 },
+};
+static const char *const q_ec2_e33[] = {
 	"legacy-bios",
 	"uefi",
 };
-static const struct ec2q_member q_ec2_m26[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 146, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 20, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 112, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 152, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 104, 0 },
+static const char *const q_ec2_e35[] = {
+	"included",
+	"required",
+	"excluded",
 };
-static const struct ec2q_member q_ec2_m27[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 20, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 141, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 150, EC2Q_REQUIRED },
-};
-static const struct ec2q_member q_ec2_m33[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 111, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 107, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 20, 0 },
-};
-static const struct ec2q_member q_ec2_m34[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 20, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 141, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 150, 0 },
-};
-static const struct ec2q_member q_ec2_m35[] = {
-	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 3, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 20, 0 },
-};
-static const struct ec2q_member q_ec2_m36[] = {
-	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 1, 0 },
-};
-static const struct ec2q_member q_ec2_m37[] = {
-	{ "Filters", "Filter", "Filter", "filter", 66, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 164, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 163, 0 },
-	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 20, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 20, 0 },
-};
-static const struct ec2q_member q_ec2_m38[] = {
-	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 10, 0 },
+static const char *const q_ec2_e38[] = {
+	"open",
+	"none",
 };
 static const struct ec2q_member q_ec2_m39[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 20, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 114, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 66, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 30, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 131, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 37, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 252, 0 },
 };
-static const struct ec2q_member q_ec2_m40[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 101, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 131, 0 },
-};
-static const struct ec2q_member q_ec2_m41[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 20, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 140, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 66, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 29, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 131, 0 },
-};
-static const struct ec2q_member q_ec2_m42[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 99, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 131, 0 },
-};
-static const struct ec2q_member q_ec2_m43[] = {
-	{ "Filters", "Filter", "Filter", "filter", 66, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 105, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 108, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 20, 0 },
-	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 20, 0 },
+static const char *const q_ec2_e42[] = {
+	"intel",
+	"amd",
+	"amazon-web-services",
 };
 static const struct ec2q_member q_ec2_m44[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 110, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 252, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 159, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 259, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 151, 0 },
 };
 static const struct ec2q_member q_ec2_m45[] = {
-	{ "Filters", "Filter", "Filter", "filter", 66, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 139, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 20, 0 },
-	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 20, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 32, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 252, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 187, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 273, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 239, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 259, 0 },
 };
 static const struct ec2q_member q_ec2_m46[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 138, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 161, 0 },
+	{ "Warning", "Warning", "warning", "warning", 271, 0 },
 };
 static const struct ec2q_member q_ec2_m47[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 20, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 66, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 102, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 146, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 240, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 257, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m48[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 146, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 149, 0 },
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 252, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m50[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 52, 0 },
-	{ "Count", "Count", "count", "count", 49, 0 },
-	{ "Type", "Type", "type", "type", 53, 0 },
+static const struct ec2q_member q_ec2_m56[] = {
+	{ "KeyName", "KeyName", "KeyName", "keyName", 158, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 154, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
 };
-static const char *const q_ec2_e53[] = {
+static const struct ec2q_member q_ec2_m57[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 32, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 175, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 187, 0 },
+};
+static const struct ec2q_member q_ec2_m58[] = {
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 161, 0 },
+};
+static const struct ec2q_member q_ec2_m59[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 240, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 257, 0 },
+};
+static const struct ec2q_member q_ec2_m60[] = {
+	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+};
+static const struct ec2q_member q_ec2_m61[] = {
+	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
+};
+static const struct ec2q_member q_ec2_m62[] = {
+	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 278, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 277, 0 },
+	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 32, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+};
+static const struct ec2q_member q_ec2_m63[] = {
+	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 20, 0 },
+};
+static const struct ec2q_member q_ec2_m64[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 32, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 200, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 51, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 224, 0 },
+};
+static const struct ec2q_member q_ec2_m65[] = {
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 143, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 224, 0 },
+};
+static const struct ec2q_member q_ec2_m66[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 32, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 238, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 50, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 224, 0 },
+};
+static const struct ec2q_member q_ec2_m67[] = {
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 141, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 224, 0 },
+};
+static const struct ec2q_member q_ec2_m68[] = {
+	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 152, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 155, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 32, 0 },
+};
+static const struct ec2q_member q_ec2_m69[] = {
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 157, 0 },
+};
+static const struct ec2q_member q_ec2_m71[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 32, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 176, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 188, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 252, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 70, 0 },
+};
+static const struct ec2q_member q_ec2_m72[] = {
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 191, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m73[] = {
+	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 237, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 32, 0 },
+};
+static const struct ec2q_member q_ec2_m74[] = {
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 236, 0 },
+};
+static const struct ec2q_member q_ec2_m75[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 144, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m76[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 252, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 256, 0 },
+};
+static const struct ec2q_member q_ec2_m78[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 80, 0 },
+	{ "Count", "Count", "count", "count", 77, 0 },
+	{ "Type", "Type", "type", "type", 81, 0 },
+};
+static const char *const q_ec2_e81[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e54[] = {
+static const char *const q_ec2_e83[] = {
 	"unsupported",
 	"supported",
 };
-static const struct ec2q_member q_ec2_m55[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 58, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 54, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 57, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 56, 0 },
+static const struct ec2q_member q_ec2_m84[] = {
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 87, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 83, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 86, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 85, 0 },
 };
-static const char *const q_ec2_e56[] = {
+static const char *const q_ec2_e85[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m57[] = {
-	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 16, 0 },
-	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 18, 0 },
-	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 17, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 118, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 122, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 120, 0 },
+static const struct ec2q_member q_ec2_m86[] = {
+	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 27, 0 },
+	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 30, 0 },
+	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 29, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 206, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 210, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 208, 0 },
 };
-static const char *const q_ec2_e58[] = {
+static const char *const q_ec2_e87[] = {
 	"unsupported",
 	"supported",
 	"default",
 };
-static const struct ec2q_member q_ec2_m59[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 119, 0 },
+static const struct ec2q_member q_ec2_m88[] = {
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 207, 0 },
 };
-static const char *const q_ec2_e62[] = {
-	"unsupported",
-	"supported",
-	"required",
-};
-static const char *const q_ec2_e64[] = {
-	"unsupported",
-	"supported",
-	"required",
-};
-static const struct ec2q_member q_ec2_m65[] = {
-	{ "Name", "Name", "Name", "name", 146, 0 },
-	{ "Values", "Value", "Value", "value", 160, 0 },
-};
-static const struct ec2q_member q_ec2_m68[] = {
-	{ "Name", "Name", "name", "name", 73, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 70, 0 },
-	{ "Count", "Count", "count", "count", 67, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 71, 0 },
-};
-static const struct ec2q_member q_ec2_m71[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 72, 0 },
-};
-static const struct ec2q_member q_ec2_m74[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 69, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 165, 0 },
-};
-static const struct ec2q_member q_ec2_m77[] = {
-	{ "Name", "Name", "name", "name", 82, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 79, 0 },
-	{ "Count", "Count", "count", "count", 76, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 80, 0 },
-};
-static const struct ec2q_member q_ec2_m80[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 81, 0 },
-};
-static const struct ec2q_member q_ec2_m83[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 78, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 166, 0 },
-};
-static const struct ec2q_member q_ec2_m85[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 20, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 146, EC2Q_REQUIRED },
-	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 19, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 152, 0 },
-};
-static const struct ec2q_member q_ec2_m86[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 146, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 146, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 146, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 150, 0 },
-};
-static const struct ec2q_member q_ec2_m87[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 90, 0 },
-};
-static const struct ec2q_member q_ec2_m89[] = {
-	{ "Count", "Count", "count", "count", 88, 0 },
-	{ "Name", "Name", "name", "name", 92, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 91, 0 },
+static const struct ec2q_member q_ec2_m90[] = {
+	{ "Type", "Type", "Type", "type", 252, EC2Q_REQUIRED },
 };
 static const char *const q_ec2_e93[] = {
 	"unsupported",
+	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m95[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 52, 0 },
-	{ "Disks", "Disks", "disks", "disks", 51, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 64, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 93, 0 },
+static const char *const q_ec2_e95[] = {
+	"unsupported",
+	"supported",
+	"required",
 };
-static const char *const q_ec2_e97[] = {
+static const struct ec2q_member q_ec2_m99[] = {
+	{ "Name", "Name", "Name", "name", 252, 0 },
+	{ "Values", "Value", "Value", "value", 272, 0 },
+};
+static const struct ec2q_member q_ec2_m102[] = {
+	{ "Name", "Name", "name", "name", 107, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 104, 0 },
+	{ "Count", "Count", "count", "count", 101, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 105, 0 },
+};
+static const struct ec2q_member q_ec2_m105[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 106, 0 },
+};
+static const struct ec2q_member q_ec2_m108[] = {
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 103, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 279, 0 },
+};
+static const struct ec2q_member q_ec2_m111[] = {
+	{ "Name", "Name", "name", "name", 116, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 113, 0 },
+	{ "Count", "Count", "count", "count", 110, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 114, 0 },
+};
+static const struct ec2q_member q_ec2_m114[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 115, 0 },
+};
+static const struct ec2q_member q_ec2_m117[] = {
+	{ "Gpus", "Gpus", "gpus", "gpus", 112, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 280, 0 },
+};
+static const char *const q_ec2_e119[] = {
+	"ip-name",
+	"resource-name",
+};
+static const struct ec2q_member q_ec2_m121[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 252, EC2Q_REQUIRED },
+	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 31, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 259, 0 },
+};
+static const struct ec2q_member q_ec2_m122[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 252, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 252, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 252, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 257, 0 },
+};
+static const struct ec2q_member q_ec2_m123[] = {
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 126, 0 },
+};
+static const struct ec2q_member q_ec2_m125[] = {
+	{ "Count", "Count", "count", "count", 124, 0 },
+	{ "Name", "Name", "name", "name", 128, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 127, 0 },
+};
+static const char *const q_ec2_e129[] = {
+	"current",
+	"previous",
+};
+static const char *const q_ec2_e131[] = {
+	"hibernate",
+	"stop",
+	"terminate",
+};
+static const struct ec2q_member q_ec2_m133[] = {
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m134[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 268, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 213, EC2Q_REQUIRED },
+	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 43, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 211, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 98, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 130, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 144, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 144, 0 },
+	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 25, 0 },
+	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 35, 0 },
+	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 32, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 221, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 196, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 198, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 264, 0 },
+	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 28, 0 },
+	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
+	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
+	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
+	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
+	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 216, 0 },
+	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
+};
+static const char *const q_ec2_e135[] = {
+	"unsupported",
+	"required",
+};
+static const struct ec2q_member q_ec2_m137[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 80, 0 },
+	{ "Disks", "Disks", "disks", "disks", 79, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 95, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 135, 0 },
+};
+static const char *const q_ec2_e139[] = {
 	"nitro",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m98[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 96, 0 },
-	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 28, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 75, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 157, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 144, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 162, 0 },
-	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 15, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 97, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 135, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 159, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 123, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 94, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 95, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 55, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 129, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 83, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 74, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 132, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 87, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 84, 0 },
-	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 23, 0 },
-	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 31, 0 },
-	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 8, 0 },
-	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 22, 0 },
+static const struct ec2q_member q_ec2_m140[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 138, 0 },
+	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 49, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 109, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 266, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 243, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 275, 0 },
+	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 26, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 139, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 232, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 269, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 212, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 136, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 137, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 84, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 220, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 117, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 108, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 226, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 123, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 118, 0 },
+	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 36, 0 },
+	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 53, 0 },
+	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 18, 0 },
+	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 34, 0 },
 };
-static const struct ec2q_member q_ec2_m100[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 96, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 114, 0 },
-	{ "Location", "Location", "location", "location", 113, 0 },
+static const struct ec2q_member q_ec2_m142[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 138, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 200, 0 },
+	{ "Location", "Location", "location", "location", 199, 0 },
 };
-static const char *const q_ec2_e104[] = {
+static const struct ec2q_member q_ec2_m146[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m149[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 252, 0 },
+};
+static const char *const q_ec2_e151[] = {
 	"pem",
 	"ppk",
 };
-static const struct ec2q_member q_ec2_m106[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 146, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 145, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 146, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 146, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 150, 0 },
+static const struct ec2q_member q_ec2_m153[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 252, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 248, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 252, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 252, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 257, 0 },
 };
-static const struct ec2q_member q_ec2_m109[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 146, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 146, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 146, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 112, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 150, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 146, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 125, 0 },
+static const struct ec2q_member q_ec2_m156[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 252, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 252, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 252, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 159, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 257, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 252, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 215, 0 },
 };
-static const char *const q_ec2_e112[] = {
+static const char *const q_ec2_e159[] = {
 	"rsa",
 	"ed25519",
 };
-static const char *const q_ec2_e114[] = {
+static const struct ec2q_member q_ec2_m161[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 252, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 187, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 52, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 252, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 201, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 201, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 257, 0 },
+};
+static const char *const q_ec2_e162[] = {
+	"default",
+	"disabled",
+};
+static const struct ec2q_member q_ec2_m163[] = {
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 252, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 252, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 167, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m165[] = {
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 38, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 39, 0 },
+};
+static const struct ec2q_member q_ec2_m166[] = {
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 144, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 144, 0 },
+};
+static const struct ec2q_member q_ec2_m167[] = {
+	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 32, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 32, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 144, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 160, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 250, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 144, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 276, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 144, 0 },
+};
+static const struct ec2q_member q_ec2_m168[] = {
+	{ "Type", "Type", "Type", "type", 252, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 169, 0 },
+};
+static const struct ec2q_member q_ec2_m171[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 32, 0 },
+};
+static const struct ec2q_member q_ec2_m172[] = {
+	{ "Configured", "Configured", "Configured", "configured", 32, 0 },
+};
+static const char *const q_ec2_e173[] = {
+	"optional",
+	"required",
+};
+static const struct ec2q_member q_ec2_m174[] = {
+	{ "Arn", "Arn", "Arn", "arn", 252, 0 },
+	{ "Name", "Name", "Name", "name", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m177[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 162, 0 },
+};
+static const struct ec2q_member q_ec2_m178[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 202, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 192, 0 },
+};
+static const char *const q_ec2_e179[] = {
+	"disabled",
+	"enabled",
+};
+static const struct ec2q_member q_ec2_m180[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 173, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 144, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 179, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 181, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 182, 0 },
+};
+static const char *const q_ec2_e181[] = {
+	"disabled",
+	"enabled",
+};
+static const char *const q_ec2_e182[] = {
+	"disabled",
+	"enabled",
+};
+static const struct ec2q_member q_ec2_m183[] = {
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 32, 0 },
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 32, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 32, 0 },
+	{ "Description", "Description", "Description", "description", 252, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 144, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 245, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 252, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 144, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 132, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 222, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 252, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 231, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 144, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 253, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 144, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 145, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 144, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 148, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 144, 0 },
+};
+static const struct ec2q_member q_ec2_m185[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m189[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 252, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 252, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 227, 0 },
+	{ "HostId", "HostId", "HostId", "hostId", 54, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 261, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 252, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 252, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 144, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 225, 0 },
+};
+static const struct ec2q_member q_ec2_m190[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 119, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 32, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 32, 0 },
+};
+static const struct ec2q_member q_ec2_m192[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 252, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 251, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 144, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 52, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 131, 0 },
+};
+static const struct ec2q_member q_ec2_m193[] = {
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 241, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 257, 0 },
+};
+static const struct ec2q_member q_ec2_m195[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 32, 0 },
+};
+static const char *const q_ec2_e196[] = {
+	"included",
+	"required",
+	"excluded",
+};
+static const char *const q_ec2_e197[] = {
+	"hdd",
+	"ssd",
+};
+static const char *const q_ec2_e200[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const struct ec2q_member q_ec2_m123[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 124, 0 },
+static const char *const q_ec2_e202[] = {
+	"spot",
 };
-static const struct ec2q_member q_ec2_m127[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 126, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 130, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 117, 0 },
+static const struct ec2q_member q_ec2_m211[] = {
+	{ "Min", "Min", "Min", "min", 82, 0 },
+	{ "Max", "Max", "Max", "max", 82, 0 },
 };
-static const struct ec2q_member q_ec2_m129[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 130, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 117, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 121, 0 },
-	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 32, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 128, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 115, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 116, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 103, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 62, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 60, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 59, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 63, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 61, 0 },
+static const struct ec2q_member q_ec2_m212[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 214, 0 },
 };
-static const struct ec2q_member q_ec2_m132[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 134, 0 },
+static const struct ec2q_member q_ec2_m213[] = {
+	{ "Min", "Min", "Min", "min", 144, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 144, 0 },
 };
-static const char *const q_ec2_e133[] = {
+static const struct ec2q_member q_ec2_m216[] = {
+	{ "Min", "Min", "Min", "min", 82, 0 },
+	{ "Max", "Max", "Max", "max", 82, 0 },
+};
+static const struct ec2q_member q_ec2_m218[] = {
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 217, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 223, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 205, 0 },
+};
+static const struct ec2q_member q_ec2_m220[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 223, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 205, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 209, 0 },
+	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 55, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 219, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 203, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 204, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 147, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 93, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 89, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 88, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 94, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 92, 0 },
+};
+static const struct ec2q_member q_ec2_m221[] = {
+	{ "Min", "Min", "Min", "min", 144, 0 },
+	{ "Max", "Max", "Max", "max", 144, 0 },
+};
+static const struct ec2q_member q_ec2_m226[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 229, 0 },
+};
+static const char *const q_ec2_e228[] = {
 	"cluster",
 	"partition",
 	"spread",
 };
-static const struct ec2q_member q_ec2_m135[] = {
-	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 7, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 136, 0 },
+static const struct ec2q_member q_ec2_m230[] = {
+	{ "Primary", "Primary", "primary", "primary", 32, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 252, 0 },
 };
-static const struct ec2q_member q_ec2_m137[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 146, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 146, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 146, 0 },
+static const struct ec2q_member q_ec2_m232[] = {
+	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 233, 0 },
 };
-static const char *const q_ec2_e142[] = {
+static const struct ec2q_member q_ec2_m235[] = {
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 252, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 252, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m239[] = {
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 150, 0 },
+	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 32, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 174, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 164, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 184, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 120, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 138, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 158, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 195, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 189, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 234, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 32, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 249, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 252, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 194, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 91, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 170, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 245, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 247, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 178, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 48, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 166, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 165, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 186, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 172, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 180, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 171, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 134, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 190, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 177, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 32, 0 },
+};
+static const char *const q_ec2_e241[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -440,223 +782,377 @@ static const char *const q_ec2_e142[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e143[] = {
+static const char *const q_ec2_e242[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m147[] = {
-	{ "Key", "Key", "key", "key", 146, 0 },
-	{ "Value", "Value", "value", "value", 146, 0 },
+static const char *const q_ec2_e249[] = {
+	"stop",
+	"terminate",
 };
-static const struct ec2q_member q_ec2_m148[] = {
-	{ "Key", "Key", "key", "key", 146, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 146, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 142, 0 },
-	{ "Value", "Value", "value", "value", 146, 0 },
+static const char *const q_ec2_e251[] = {
+	"one-time",
+	"persistent",
 };
-static const struct ec2q_member q_ec2_m151[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 142, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 150, 0 },
+static const struct ec2q_member q_ec2_m254[] = {
+	{ "Key", "Key", "key", "key", 252, 0 },
+	{ "Value", "Value", "value", "value", 252, 0 },
 };
-static const char *const q_ec2_e156[] = {
+static const struct ec2q_member q_ec2_m255[] = {
+	{ "Key", "Key", "key", "key", 252, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 252, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 241, 0 },
+	{ "Value", "Value", "value", "value", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m258[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 241, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 257, 0 },
+};
+static const char *const q_ec2_e261[] = {
+	"default",
+	"dedicated",
+	"host",
+};
+static const struct ec2q_member q_ec2_m264[] = {
+	{ "Min", "Min", "Min", "min", 82, 0 },
+	{ "Max", "Max", "Max", "max", 82, 0 },
+};
+static const char *const q_ec2_e265[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m159[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 158, 0 },
-	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 24, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 154, 0 },
-	{ "ValidCores", "ValidCores", "validCores", "validCores", 25, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 155, 0 },
+static const struct ec2q_member q_ec2_m268[] = {
+	{ "Min", "Min", "Min", "min", 144, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 144, 0 },
 };
-static const char *const q_ec2_e161[] = {
+static const struct ec2q_member q_ec2_m269[] = {
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 267, 0 },
+	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 40, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 262, 0 },
+	{ "ValidCores", "ValidCores", "validCores", "validCores", 41, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 263, 0 },
+};
+static const struct ec2q_member q_ec2_m270[] = {
+	{ "Code", "Code", "code", "code", 252, 0 },
+	{ "Message", "Message", "message", "message", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m271[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 96, 0 },
+};
+static const char *const q_ec2_e274[] = {
 	"hvm",
 	"paravirtual",
 };
+static const char *const q_ec2_e276[] = {
+	"standard",
+	"io1",
+	"io2",
+	"gp2",
+	"sc1",
+	"st1",
+	"gp3",
+};
 
 static const struct ec2q_shape q_ec2_shapes[] = {
-	[0] = { "AccountAttribute", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m0, NULL },
-	[1] = { "AccountAttributeList", EC2Q_LIST, 0, 0, 0, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[2] = { "AccountAttributeName", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[3] = { "AccountAttributeNameStringList", EC2Q_LIST, 0, 0, 2, EC2Q_NONE, NULL, "attributeName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[4] = { "AccountAttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m4, NULL },
-	[5] = { "AccountAttributeValueList", EC2Q_LIST, 0, 0, 4, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[6] = { "ArchitectureType", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e6 },
-	[7] = { "ArchitectureTypeList", EC2Q_LIST, 0, 0, 6, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[8] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[9] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m9, NULL },
-	[10] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 9, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[11] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m11, NULL },
-	[12] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 11, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[13] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e13 },
-	[14] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e14 },
-	[15] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[16] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[17] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[18] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[19] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[20] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[21] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e21 },
-	[22] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 21, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[23] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[24] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[25] = { "CoreCountList", EC2Q_LIST, 0, 0, 24, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[26] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m26, NULL },
-	[27] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m27, NULL },
-	[28] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[29] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
-	[30] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
-	[31] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[32] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[33] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m33, NULL },
-	[34] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m34, NULL },
-	[35] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m35, NULL },
-	[36] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m36, NULL },
-	[37] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m37, NULL },
-	[38] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m38, NULL },
-	[39] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m39, NULL },
-	[40] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m40, NULL },
-	[41] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m41, NULL },
-	[42] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m42, NULL },
-	[43] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m43, NULL },
-	[44] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m44, NULL },
-	[45] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m45, NULL },
-	[46] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m46, NULL },
-	[47] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m47, NULL },
-	[48] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
-	[49] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[50] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m50, NULL },
-	[51] = { "DiskInfoList", EC2Q_LIST, 0, 0, 50, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[52] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[53] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e53 },
-	[54] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e54 },
-	[55] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m55, NULL },
-	[56] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e56 },
-	[57] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m57, NULL },
-	[58] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e58 },
-	[59] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
-	[60] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[61] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[62] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e62 },
-	[63] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[64] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e64 },
-	[65] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
-	[66] = { "FilterList", EC2Q_LIST, 0, 0, 65, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[67] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[68] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
-	[69] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 68, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[70] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[71] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
-	[72] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[73] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[74] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
-	[75] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[76] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[77] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m77, NULL },
-	[78] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 77, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[79] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[80] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
-	[81] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[82] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[83] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
-	[84] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[85] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
-	[86] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
-	[87] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
-	[88] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[89] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
-	[90] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 89, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[91] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[92] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[93] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e93 },
-	[94] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[95] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
-	[96] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[97] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e97 },
-	[98] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
-	[99] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 98, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[100] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
-	[101] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 100, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[102] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[103] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[104] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e104 },
-	[105] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 111, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[106] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
-	[107] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[108] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 107, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[109] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
-	[110] = { "KeyPairList", EC2Q_LIST, 0, 0, 109, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[111] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[112] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e112 },
-	[113] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[114] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e114 },
-	[115] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[116] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[117] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[118] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[119] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[120] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[121] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[122] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[123] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
-	[124] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[125] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[126] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[127] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m127, NULL },
-	[128] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 127, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[129] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m129, NULL },
-	[130] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[131] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[132] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m132, NULL },
-	[133] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e133 },
-	[134] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 133, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[135] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
-	[136] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[137] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
-	[138] = { "RegionList", EC2Q_LIST, 0, 0, 137, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[139] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[140] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 96, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[141] = { "ResourceIdList", EC2Q_LIST, 0, 0, 153, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[142] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e142 },
-	[143] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e143 },
-	[144] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 143, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[145] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[146] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[147] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m147, NULL },
-	[148] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m148, NULL },
-	[149] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 148, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[150] = { "TagList", EC2Q_LIST, 0, 0, 147, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[151] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m151, NULL },
-	[152] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 151, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[153] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[154] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[155] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 154, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[156] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e156 },
-	[157] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 156, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[158] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[159] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m159, NULL },
-	[160] = { "ValueStringList", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[161] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e161 },
-	[162] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 161, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[163] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[164] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[165] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[166] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[0] = { "AcceleratorCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m0, NULL },
+	[1] = { "AcceleratorManufacturer", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e1 },
+	[2] = { "AcceleratorManufacturerSet", EC2Q_LIST, 0, 0, 1, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[3] = { "AcceleratorName", EC2Q_STRING, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e3 },
+	[4] = { "AcceleratorNameSet", EC2Q_LIST, 0, 0, 3, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[5] = { "AcceleratorTotalMemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m5, NULL },
+	[6] = { "AcceleratorType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e6 },
+	[7] = { "AcceleratorTypeSet", EC2Q_LIST, 0, 0, 6, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[8] = { "AccountAttribute", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m8, NULL },
+	[9] = { "AccountAttributeList", EC2Q_LIST, 0, 0, 8, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[10] = { "AccountAttributeName", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[11] = { "AccountAttributeNameStringList", EC2Q_LIST, 0, 0, 10, EC2Q_NONE, NULL, "attributeName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[12] = { "AccountAttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m12, NULL },
+	[13] = { "AccountAttributeValueList", EC2Q_LIST, 0, 0, 12, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[14] = { "AllowedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[15] = { "AllowedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 14, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[16] = { "ArchitectureType", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e16 },
+	[17] = { "ArchitectureTypeList", EC2Q_LIST, 0, 0, 16, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[18] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[19] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m19, NULL },
+	[20] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 19, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[21] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m21, NULL },
+	[22] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 21, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[23] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e23 },
+	[24] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e24 },
+	[25] = { "BareMetal", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e25 },
+	[26] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[27] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[28] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m28, NULL },
+	[29] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[30] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[31] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[32] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[33] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e33 },
+	[34] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 33, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[35] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e35 },
+	[36] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[37] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[38] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e38 },
+	[39] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m39, NULL },
+	[40] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[41] = { "CoreCountList", EC2Q_LIST, 0, 0, 40, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[42] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e42 },
+	[43] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 42, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[44] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m44, NULL },
+	[45] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m45, NULL },
+	[46] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m46, NULL },
+	[47] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m47, NULL },
+	[48] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
+	[49] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[50] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
+	[51] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
+	[52] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[53] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[54] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[55] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[56] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m56, NULL },
+	[57] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m57, NULL },
+	[58] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m58, NULL },
+	[59] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
+	[60] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
+	[61] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
+	[62] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
+	[63] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
+	[64] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
+	[65] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
+	[66] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
+	[67] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
+	[68] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
+	[69] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
+	[70] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[71] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
+	[72] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
+	[73] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m73, NULL },
+	[74] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
+	[75] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m75, NULL },
+	[76] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m76, NULL },
+	[77] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[78] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
+	[79] = { "DiskInfoList", EC2Q_LIST, 0, 0, 78, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[80] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[81] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e81 },
+	[82] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[83] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e83 },
+	[84] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
+	[85] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e85 },
+	[86] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
+	[87] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e87 },
+	[88] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
+	[89] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[90] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
+	[91] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 90, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[92] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[93] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e93 },
+	[94] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[95] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e95 },
+	[96] = { "ErrorSet", EC2Q_LIST, 0, 0, 270, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[97] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[98] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 97, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[99] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
+	[100] = { "FilterList", EC2Q_LIST, 0, 0, 99, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[101] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[102] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
+	[103] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 102, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[104] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[105] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
+	[106] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[107] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[108] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
+	[109] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[110] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[111] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
+	[112] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 111, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[113] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[114] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
+	[115] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[116] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[117] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
+	[118] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[119] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e119 },
+	[120] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[121] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
+	[122] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m122, NULL },
+	[123] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
+	[124] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[125] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
+	[126] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 125, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[127] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[128] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[129] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e129 },
+	[130] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 129, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[131] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e131 },
+	[132] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 133, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[133] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
+	[134] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m134, NULL },
+	[135] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e135 },
+	[136] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[137] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
+	[138] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[139] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e139 },
+	[140] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m140, NULL },
+	[141] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 140, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[142] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m142, NULL },
+	[143] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 142, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[144] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[145] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[146] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m146, NULL },
+	[147] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[148] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 149, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[149] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m149, NULL },
+	[150] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[151] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e151 },
+	[152] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 158, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[153] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m153, NULL },
+	[154] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[155] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 154, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[156] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m156, NULL },
+	[157] = { "KeyPairList", EC2Q_LIST, 0, 0, 156, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[158] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[159] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e159 },
+	[160] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[161] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m161, NULL },
+	[162] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e162 },
+	[163] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m163, NULL },
+	[164] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 163, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[165] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m165, NULL },
+	[166] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m166, NULL },
+	[167] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
+	[168] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m168, NULL },
+	[169] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[170] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 168, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[171] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m171, NULL },
+	[172] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
+	[173] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e173 },
+	[174] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m174, NULL },
+	[175] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[176] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 175, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[177] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m177, NULL },
+	[178] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m178, NULL },
+	[179] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e179 },
+	[180] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m180, NULL },
+	[181] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e181 },
+	[182] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e182 },
+	[183] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
+	[184] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 183, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[185] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
+	[186] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 185, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[187] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[188] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 187, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[189] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m189, NULL },
+	[190] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m190, NULL },
+	[191] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 161, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[192] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
+	[193] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m193, NULL },
+	[194] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 193, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[195] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
+	[196] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e196 },
+	[197] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e197 },
+	[198] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 197, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[199] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[200] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e200 },
+	[201] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[202] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e202 },
+	[203] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[204] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[205] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[206] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[207] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[208] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[209] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[210] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[211] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
+	[212] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
+	[213] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
+	[214] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[215] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[216] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
+	[217] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[218] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m218, NULL },
+	[219] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 218, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[220] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m220, NULL },
+	[221] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m221, NULL },
+	[222] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[223] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[224] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[225] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[226] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m226, NULL },
+	[227] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[228] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e228 },
+	[229] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 228, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[230] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
+	[231] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[232] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m232, NULL },
+	[233] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[234] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[235] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
+	[236] = { "RegionList", EC2Q_LIST, 0, 0, 235, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[237] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 252, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[238] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 138, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[239] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
+	[240] = { "ResourceIdList", EC2Q_LIST, 0, 0, 260, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[241] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e241 },
+	[242] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e242 },
+	[243] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 242, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[244] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[245] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 244, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[246] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[247] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 246, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[248] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[249] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e249 },
+	[250] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[251] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e251 },
+	[252] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[253] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[254] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m254, NULL },
+	[255] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
+	[256] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 255, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[257] = { "TagList", EC2Q_LIST, 0, 0, 254, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[258] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
+	[259] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 258, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[260] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[261] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e261 },
+	[262] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[263] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 262, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[264] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m264, NULL },
+	[265] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e265 },
+	[266] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 265, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[267] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[268] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m268, NULL },
+	[269] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
+	[270] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m270, NULL },
+	[271] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
+	[272] = { "ValueStringList", EC2Q_LIST, 0, 0, 252, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[273] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[274] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e274 },
+	[275] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 274, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[276] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e276 },
+	[277] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 252, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[278] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 252, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[279] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[280] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 45, 46, NULL },
-	{ "DescribeAvailabilityZones", 37, 38, NULL },
-	{ "DescribeAccountAttributes", 35, 36, NULL },
-	{ "CreateKeyPair", 26, 106, NULL },
-	{ "ImportKeyPair", 85, 86, NULL },
-	{ "DescribeKeyPairs", 43, 44, NULL },
-	{ "DeleteKeyPair", 33, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 41, 42, NULL },
-	{ "DescribeInstanceTypeOfferings", 39, 40, NULL },
-	{ "CreateTags", 27, EC2Q_NONE, NULL },
-	{ "DeleteTags", 34, EC2Q_NONE, NULL },
-	{ "DescribeTags", 47, 48, NULL },
+	{ "DescribeRegions", 73, 74, NULL },
+	{ "DescribeAvailabilityZones", 62, 63, NULL },
+	{ "DescribeAccountAttributes", 60, 61, NULL },
+	{ "CreateKeyPair", 44, 153, NULL },
+	{ "ImportKeyPair", 121, 122, NULL },
+	{ "DescribeKeyPairs", 68, 69, NULL },
+	{ "DeleteKeyPair", 56, EC2Q_NONE, NULL },
+	{ "DescribeInstanceTypes", 66, 67, NULL },
+	{ "DescribeInstanceTypeOfferings", 64, 65, NULL },
+	{ "CreateTags", 47, EC2Q_NONE, NULL },
+	{ "DeleteTags", 59, EC2Q_NONE, NULL },
+	{ "DescribeTags", 75, 76, NULL },
+	{ "CreateLaunchTemplate", 45, 46, NULL },
+	{ "DescribeLaunchTemplates", 71, 72, NULL },
+	{ "DeleteLaunchTemplate", 57, 58, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -665,9 +1161,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 167,
+	.n_shapes = 281,
 	.ops = q_ec2_ops,
-	.n_ops = 12,
+	.n_ops = 15,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

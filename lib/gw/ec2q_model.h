@@ -19,6 +19,9 @@ enum {
 	EC2Q_EC2_CreateTags = 9,
 	EC2Q_EC2_DeleteTags = 10,
 	EC2Q_EC2_DescribeTags = 11,
+	EC2Q_EC2_CreateLaunchTemplate = 12,
+	EC2Q_EC2_DescribeLaunchTemplates = 13,
+	EC2Q_EC2_DeleteLaunchTemplate = 14,
 };
 extern const struct ec2q_service ec2q_ec2;
 
