@@ -176,8 +176,8 @@ int spx_ec2_filters_compile(const struct spx_ec2_filter_table *t,
 			goto fail;
 		}
 		json_array_foreach(vals, j, v)
-			if (strlen(json_string_value(v)) >
-			    SPX_EC2_MAX_FILTER_VALUE) {
+			if (!json_is_string(v) ||
+			    json_string_length(v) > SPX_EC2_MAX_FILTER_VALUE) {
 				snprintf(where, sizeof(where),
 					 "Filter.%zu.Value.%zu", i + 1, j + 1);
 				spx_ec2_fault_invalid(where, "...",

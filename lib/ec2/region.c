@@ -117,3 +117,24 @@ json_t *spx_ec2_account_attributes(void)
 				     "AttributeValue", attrs[i].value));
 	return a;
 }
+
+json_t *spx_ec2_locations(const struct spx_conf *c, const char *type)
+{
+	json_t *zs, *z, *out;
+	size_t i;
+
+	if (!strcmp(type, "region"))
+		return json_pack("[s]", c->aws.region);
+	if (strcmp(type, "availability-zone") &&
+	    strcmp(type, "availability-zone-id"))
+		return NULL;
+	zs = spx_ec2_zones(c);
+	out = json_array();
+	json_array_foreach(zs, i, z)
+		json_array_append(out, json_object_get(
+					       z, strcmp(type, "availability-zone")
+							  ? "ZoneId"
+							  : "ZoneName"));
+	json_decref(zs);
+	return out;
+}

@@ -22,6 +22,11 @@ json_t *spx_ec2_zones(const struct spx_conf *c);
  * ... */
 json_t *spx_ec2_account_attributes(void);
 
+/* The locations of a LocationType as EC2 names them: "region" -> the
+ * region, "availability-zone" -> the zone names, "availability-zone-id"
+ * -> the zone ids (in zone order). NULL for another type. */
+json_t *spx_ec2_locations(const struct spx_conf *c, const char *type);
+
 /* AWS's zone id for a zone of a region: "use1-az1" for us-east-1a,
  * "apse2-az2" for ap-southeast-2b. */
 void spx_ec2_zone_id(const char *region, const char *zone, char *out,

@@ -122,10 +122,18 @@ const struct ec2q_op *ec2q_op_find(const struct ec2q_service *svc,
 				   const char *name);
 const struct ec2q_shape *ec2q_shape(const struct ec2q_service *svc,
 				    uint16_t i);
+/* The index of the shape called name, or EC2Q_NONE. */
+uint16_t ec2q_shape_find(const struct ec2q_service *svc, const char *name);
 /* The member of a structure shape called name (its JSON key), or NULL. */
 const struct ec2q_member *ec2q_member_find(const struct ec2q_service *svc,
 					   const struct ec2q_shape *s,
 					   const char *name);
+
+/* Drop from v, a value of shape, every member the shape does not have,
+ * recursively (the renderer refuses them): for items made for a newer
+ * model than the generated tables (the instance type catalogue carries
+ * members botocore added after 2023). */
+void ec2q_prune(const struct ec2q_service *svc, uint16_t shape, json_t *v);
 
 /* Turn params (decoded names and values; Action, Version and SigV4's query
  * parameters are skipped) into *out, a new object of op's input shape (an

@@ -33,6 +33,14 @@ const struct ec2q_shape *ec2q_shape(const struct ec2q_service *svc,
 	return i < svc->n_shapes ? &svc->shapes[i] : NULL;
 }
 
+uint16_t ec2q_shape_find(const struct ec2q_service *svc, const char *name)
+{
+	for (size_t i = 0; i < svc->n_shapes; i++)
+		if (!strcmp(svc->shapes[i].name, name))
+			return (uint16_t)i;
+	return EC2Q_NONE;
+}
+
 const struct ec2q_member *ec2q_member_find(const struct ec2q_service *svc,
 					   const struct ec2q_shape *s,
 					   const char *name)
@@ -44,6 +52,40 @@ const struct ec2q_member *ec2q_member_find(const struct ec2q_service *svc,
 		if (!strcmp(s->members[i].name, name))
 			return &s->members[i];
 	return NULL;
+}
+
+void ec2q_prune(const struct ec2q_service *svc, uint16_t shape, json_t *v)
+{
+	const struct ec2q_shape *s = ec2q_shape(svc, shape);
+	const char *k;
+	json_t *c;
+	void *tmp;
+	size_t i;
+
+	if (!s)
+		return;
+	switch (s->type) {
+	case EC2Q_STRUCTURE:
+		json_object_foreach_safe(v, tmp, k, c) {
+			const struct ec2q_member *m = ec2q_member_find(svc, s, k);
+
+			if (!m)
+				json_object_del(v, k);
+			else
+				ec2q_prune(svc, m->shape, c);
+		}
+		break;
+	case EC2Q_LIST:
+		json_array_foreach(v, i, c)
+			ec2q_prune(svc, s->elem, c);
+		break;
+	case EC2Q_MAP:
+		json_object_foreach(v, k, c)
+			ec2q_prune(svc, s->value, c);
+		break;
+	default:
+		break;
+	}
 }
 
 /* Parameters that are not the operation's: the API's own and SigV4's
