@@ -1,6 +1,7 @@
 /* fault.c: errors in EC2's words (see fault.h). */
 #include "spx.h"
 
+#include "ec2/ec2err.h"
 #include "ec2/fault.h"
 
 static _Thread_local struct {
@@ -55,4 +56,14 @@ int spx_ec2_fault_invalid(const char *name, const char *value, const char *why)
 	return spx_ec2_fault(400, "InvalidParameterValue",
 			     "Value (%s) for parameter %s is invalid.%s%s",
 			     value, name, why ? " " : "", why ? why : "");
+}
+
+int spx_ec2_fault_rc(int rc, const char *subject)
+{
+	struct spx_ec2_err e;
+
+	spx_ec2_error_info(rc, subject, &e);
+	if (e.http >= 500)
+		spx_log(SPX_LOG_ERROR, "ec2: %s", spx_errmsg());
+	return spx_ec2_fault(e.http, e.code, "%s", e.message);
 }

@@ -30,4 +30,9 @@ int spx_ec2_fault_missing(const char *name);
  * WHY" (WHY may be NULL). */
 int spx_ec2_fault_invalid(const char *name, const char *value, const char *why);
 
+/* Record the error a lib/ec2 function returned as a code (enum spx_ec2_rc,
+ * ec2err.h) the way EC2 words it; subject is the name or id the request
+ * gave, for the messages that quote one. Returns -1. */
+int spx_ec2_fault_rc(int rc, const char *subject);
+
 #endif

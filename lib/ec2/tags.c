@@ -2,8 +2,8 @@
 #include "spx.h"
 
 #include "ec2/fault.h"
+#include "ec2/keypair.h"
 #include "ec2/tags.h"
-#include "utf8.h"
 
 static const char *tag_key(const json_t *t)
 {
@@ -17,48 +17,25 @@ static const char *tag_value(const json_t *t)
 
 int spx_ec2_taglist_check(const json_t *tags, const char *where, bool del)
 {
-	size_t i, j;
-	json_t *t, *u;
+	struct spx_kvlist kv = SPX_KVLIST_INIT;
+	size_t i;
+	json_t *t;
+	int rc;
 
 	json_array_foreach(tags, i, t) {
-		const char *k = tag_key(t), *v = tag_value(t);
+		const char *v = tag_value(t);
 		char name[96];
 
 		snprintf(name, sizeof(name), "%s.%zu.Key", where, i + 1);
-		if (!k)
+		if (!tag_key(t))
 			return spx_ec2_fault_missing(name);
-		if (!*k)
-			return spx_ec2_fault(400, "InvalidParameterValue",
-					     "Tag key cannot be empty");
-		if (spx_utf8_count(k, strlen(k)) > SPX_EC2_TAG_KEY_CHARS)
-			return spx_ec2_fault(400, "InvalidParameterValue",
-					     "Tag key exceeds the maximum length "
-					     "of %d characters",
-					     SPX_EC2_TAG_KEY_CHARS);
-		if (v && spx_utf8_count(v, strlen(v)) > SPX_EC2_TAG_VALUE_CHARS)
-			return spx_ec2_fault(400, "InvalidParameterValue",
-					     "Tag value exceeds the maximum "
-					     "length of %d characters",
-					     SPX_EC2_TAG_VALUE_CHARS);
-		if (!del && !strncasecmp(k, "aws:", 4))
-			return spx_ec2_fault(400, "InvalidParameterValue",
-					     "Tag keys starting with 'aws:' are "
-					     "reserved for internal use");
-		for (j = 0; j < i; j++) {
-			u = json_array_get(tags, j);
-			if (!strcmp(tag_key(u), k))
-				return spx_ec2_fault(400,
-						     "InvalidParameterValue",
-						     "Duplicate tag key '%s' "
-						     "specified",
-						     k);
-		}
+		spx_kv_add(&kv, tag_key(t), v ? v : "");
 	}
-	if (!del && json_array_size(tags) > SPX_EC2_TAGS_PER_RESOURCE)
-		return spx_ec2_fault(400, "TagLimitExceeded",
-				     "The maximum number of Tags for a resource "
-				     "has been reached.");
-	return 0;
+	/* The rules are the key pair library's, the one set of them. A
+	 * DeleteTags list only names what to remove. */
+	rc = del ? 0 : spx_ec2_tags_check(&kv);
+	spx_kv_free(&kv);
+	return rc < 0 ? spx_ec2_fault_rc(rc, NULL) : 0;
 }
 
 int spx_ec2_tags_merge(json_t *have, const json_t *add)
@@ -83,7 +60,7 @@ int spx_ec2_tags_merge(json_t *have, const json_t *add)
 					      json_pack("{s:s, s:s}", "Key", k,
 							"Value", v ? v : ""));
 	}
-	if (json_array_size(have) > SPX_EC2_TAGS_PER_RESOURCE)
+	if (json_array_size(have) > SPX_EC2_TAGS_MAX)
 		return spx_ec2_fault(400, "TagLimitExceeded",
 				     "The maximum number of Tags for a resource "
 				     "has been reached.");

@@ -22,13 +22,10 @@
 
 struct spx_state;
 
-#define SPX_EC2_TAGS_PER_RESOURCE 50
-#define SPX_EC2_TAG_KEY_CHARS 127
-#define SPX_EC2_TAG_VALUE_CHARS 255
-
-/* Check a tag list from a request. where names it in messages ("Tag",
- * "TagSpecification.1.Tag"). For DeleteTags (del) a Value may be absent
- * and "aws:" keys are not refused (nothing could have made them). */
+/* Check a tag list from a request with spx_ec2_tags_check's rules
+ * (ec2/keypair.h): every tag has a Key (where names it in the message:
+ * "Tag", "TagSpecification.1.Tag"). For DeleteTags (del) only that: the
+ * list names what to remove. */
 int spx_ec2_taglist_check(const json_t *tags, const char *where, bool del);
 /* Set tags in have (an array, changed in place): existing keys get the new
  * value, new keys are appended. Fails with TagLimitExceeded past 50. */

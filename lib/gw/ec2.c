@@ -7,19 +7,30 @@
 #include "gw/ec2_int.h"
 
 const struct ec2_action gw_ec2_actions[] = {
+	{ EC2Q_EC2_CreateKeyPair, ec2_create_key_pair,
+	  EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_CreateLaunchTemplate, ec2_create_launch_template,
 	  EC2_DRYRUN | EC2_IDEMPOTENT | EC2_MUTATING },
 	{ EC2Q_EC2_CreateTags, ec2_create_tags, EC2_DRYRUN | EC2_MUTATING },
+	{ EC2Q_EC2_DeleteKeyPair, ec2_delete_key_pair,
+	  EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_DeleteLaunchTemplate, ec2_delete_launch_template,
 	  EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_DeleteTags, ec2_delete_tags, EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_DescribeAccountAttributes, ec2_describe_account_attributes,
 	  EC2_DRYRUN },
 	{ EC2Q_EC2_DescribeAvailabilityZones, ec2_describe_zones, EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeInstanceTypeOfferings,
+	  ec2_describe_instance_type_offerings, EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeInstanceTypes, ec2_describe_instance_types,
+	  EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeKeyPairs, ec2_describe_key_pairs, EC2_DRYRUN },
 	{ EC2Q_EC2_DescribeLaunchTemplates, ec2_describe_launch_templates,
 	  EC2_DRYRUN },
 	{ EC2Q_EC2_DescribeRegions, ec2_describe_regions, EC2_DRYRUN },
 	{ EC2Q_EC2_DescribeTags, ec2_describe_tags, EC2_DRYRUN },
+	{ EC2Q_EC2_ImportKeyPair, ec2_import_key_pair,
+	  EC2_DRYRUN | EC2_MUTATING },
 };
 const size_t gw_ec2_n_actions = SPX_ARRAY_SIZE(gw_ec2_actions);
 

@@ -311,14 +311,14 @@ static const struct {
 	{ "[{\"Value\":\"1\"}]", false, "MissingParameter",
 	  "The request must contain the parameter Tag.1.Key" },
 	{ "[{\"Key\":\"\"}]", false, "InvalidParameterValue",
-	  "Tag key cannot be empty" },
+	  "Tag key must not be empty" },
 	{ "[{\"Key\":\"aws:x\"}]", false, "InvalidParameterValue",
 	  "Tag keys starting with 'aws:' are reserved for internal use" },
 	{ "[{\"Key\":\"AWS:x\"}]", false, "InvalidParameterValue",
 	  "Tag keys starting with 'aws:' are reserved for internal use" },
 	{ "[{\"Key\":\"aws:x\"}]", true, NULL, NULL },
 	{ "[{\"Key\":\"a\"},{\"Key\":\"a\"}]", false, "InvalidParameterValue",
-	  "Duplicate tag key 'a' specified" },
+	  "Duplicate tag key 'a' specified." },
 };
 
 static void test_tags(void)
