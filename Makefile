@@ -9,6 +9,8 @@
 #   make run             install deps, build, init ./run/node1, start it
 #   make bench           the benchmark suites available on this machine
 #   make completions     regenerate completions/ from the verb tables
+#   make ec2-model       regenerate lib/gw/ec2q_model.{c,h} from botocore's
+#                        models (Debian's awscli) for scripts/ec2-actions.txt
 
 O ?= build
 CC ?= cc
@@ -37,7 +39,7 @@ UNITS := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all test asan memcheck fuzz fuzz-smoke run bench completions \
-	clean units check-deps
+	clean units check-deps ec2-model
 all: $(BINS)
 
 $(O)/obj/%.o: %.c
@@ -111,6 +113,10 @@ bench: all
 
 completions: all
 	@scripts/gen-completions.sh $(O)/bin
+
+# The generated tables are committed: a build needs no awscli.
+ec2-model:
+	python3 scripts/gen-ec2.py
 
 clean:
 	rm -rf build build-asan build-fuzz

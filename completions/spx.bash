@@ -5,6 +5,7 @@ _spx() {
 	case " $words " in
 	*" admin account create "*) COMPREPLY=($(compgen -W "--help --root --name --json " -- "$cur")); return ;;
 	*" get nodes "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
+	*" get instance-types "*) COMPREPLY=($(compgen -W "--help --json " -- "$cur")); return ;;
 	*" admin schema "*) COMPREPLY=($(compgen -W "--help " -- "$cur")); return ;;
 	*" admin profile "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" admin init "*) COMPREPLY=($(compgen -W "--help --root --nodes --name --region --az --bind --ec2-port --s3-port --http --force " -- "$cur")); return ;;
@@ -15,7 +16,7 @@ _spx() {
 	case " $words " in
 	*" admin account "*) COMPREPLY=($(compgen -W " create" -- "$cur")); return ;;
 	*" admin "*) COMPREPLY=($(compgen -W " account init profile schema" -- "$cur")); return ;;
-	*" get "*) COMPREPLY=($(compgen -W " nodes" -- "$cur")); return ;;
+	*" get "*) COMPREPLY=($(compgen -W " instance-types nodes" -- "$cur")); return ;;
 	esac
 	COMPREPLY=($(compgen -W "admin down get status up  gw --help -v" -- "$cur"))
 }

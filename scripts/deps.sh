@@ -10,8 +10,10 @@ libmicrohttpd-dev libcurl4-openssl-dev libisal-dev openssl ca-certificates"
 # Fuzzing and sanitizers (make fuzz, make asan).
 FUZZ="clang libclang-rt-14-dev"
 # Tests: bats, the real clients (aws v2, boto3, node for the npm SDK v3),
-# valgrind for the leak check of the unit tests.
-TEST="bats awscli python3-boto3 nodejs valgrind curl procps groff-base"
+# valgrind for the leak check of the unit tests; ssh-keygen (openssh-client)
+# and puttygen (putty-tools) read the key pairs test_keypair makes.
+TEST="bats awscli python3-boto3 nodejs valgrind curl procps groff-base
+openssh-client putty-tools"
 # Third-party S3 harnesses (tests/clients/s3-tools.bats, minio-go.bats): the
 # tools, and Go with minio-go's sources for its functional suite, built
 # offline from /usr/share/gocode.

@@ -77,6 +77,11 @@ static const struct spx_opt json_opts[] = {
 	{ 0 },
 };
 
+static const struct spx_opt itype_opts[] = {
+	{ "json", 'j', NULL, "print JSON instead of a table" },
+	{ 0 },
+};
+
 static const struct spx_verb verbs[] = {
 	{ "admin init", cmd_admin_init, init_opts, "",
 	  "make a new node: configuration, admin key, CA, aws profile", 0, 0 },
@@ -92,6 +97,8 @@ static const struct spx_verb verbs[] = {
 	  "show the node's services (exit 1 if any is down)", 0, 0 },
 	{ "get nodes", cmd_get_nodes, json_opts, "",
 	  "list the cluster's nodes", 0, 0 },
+	{ "get instance-types", cmd_get_instance_types, itype_opts, "[TYPE...]",
+	  "list the instance types the cloud offers", 0, -1 },
 	{ 0 },
 };
 

@@ -1,298 +1,199 @@
-/* ec2.c: the EC2 Query API actions the foundation answers: the probes
- * that the CLI, the SDKs and Terraform make first. Later issues add
- * their actions to the table. */
+/* ec2.c: the EC2 action table and the dispatcher every Query action (EC2
+ * and STS) goes through: parse with the model, DryRun, authorisation,
+ * ClientToken, the handler, render with the model. */
 #include "spx.h"
 
-#include "gw/gw_int.h"
+#include "ec2/idem.h"
+#include "gw/ec2_int.h"
 
-typedef void ec2_fn(struct gw_req *g, struct spx_http_req *req,
-		    struct spx_http_resp *resp);
-
-static void ec2_begin(struct gw_req *g, struct spx_http_resp *resp,
-		      struct spx_xml *x, const char *action)
-{
-	char name[96];
-
-	snprintf(name, sizeof(name), "%sResponse", action);
-	gw_xml_begin(g, resp, x);
-	spx_xml_open_ns(x, name, GW_EC2_NS);
-	spx_xml_elem(x, "requestId", g->reqid);
-}
-
-/* ---- DescribeRegions ---------------------------------------------- */
-
-struct region {
-	const char *name, *endpoint, *optin;
+const struct ec2_action gw_ec2_actions[] = {
+	{ EC2Q_EC2_CreateKeyPair, ec2_create_key_pair,
+	  EC2_DRYRUN | EC2_MUTATING },
+	{ EC2Q_EC2_CreateLaunchTemplate, ec2_create_launch_template,
+	  EC2_DRYRUN | EC2_IDEMPOTENT | EC2_MUTATING },
+	{ EC2Q_EC2_CreateTags, ec2_create_tags, EC2_DRYRUN | EC2_MUTATING },
+	{ EC2Q_EC2_DeleteKeyPair, ec2_delete_key_pair,
+	  EC2_DRYRUN | EC2_MUTATING },
+	{ EC2Q_EC2_DeleteLaunchTemplate, ec2_delete_launch_template,
+	  EC2_DRYRUN | EC2_MUTATING },
+	{ EC2Q_EC2_DeleteTags, ec2_delete_tags, EC2_DRYRUN | EC2_MUTATING },
+	{ EC2Q_EC2_DescribeAccountAttributes, ec2_describe_account_attributes,
+	  EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeAvailabilityZones, ec2_describe_zones, EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeInstanceTypeOfferings,
+	  ec2_describe_instance_type_offerings, EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeInstanceTypes, ec2_describe_instance_types,
+	  EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeKeyPairs, ec2_describe_key_pairs, EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeLaunchTemplates, ec2_describe_launch_templates,
+	  EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeRegions, ec2_describe_regions, EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeTags, ec2_describe_tags, EC2_DRYRUN },
+	{ EC2Q_EC2_ImportKeyPair, ec2_import_key_pair,
+	  EC2_DRYRUN | EC2_MUTATING },
 };
+const size_t gw_ec2_n_actions = SPX_ARRAY_SIZE(gw_ec2_actions);
 
-static const char *region_get(const void *item, const char *f)
+/* ---- helpers for handlers ----------------------------------------- */
+
+void ec2_pager(const struct ec2_call *c, int64_t min, int64_t max,
+	       size_t def, struct spx_ec2_pager *pg)
 {
-	const struct region *r = item;
-
-	if (!strcmp(f, "region-name"))
-		return r->name;
-	if (!strcmp(f, "endpoint"))
-		return r->endpoint;
-	if (!strcmp(f, "opt-in-status"))
-		return r->optin;
-	return NULL;
+	*pg = (struct spx_ec2_pager){
+		.secret = c->gw->page_secret,
+		.account = c->account,
+		.action = c->op->name,
+		.min = min,
+		.max = max,
+		.def = def,
+	};
 }
 
-static void describe_regions(struct gw_req *g, struct spx_http_req *req,
-			     struct spx_http_resp *resp)
+const json_t *ec2_list(const struct ec2_call *c, const char *member)
 {
-	static const char *const known[] = { "endpoint", "opt-in-status",
-					     "region-name", NULL };
-	const struct spx_conf *c = g->gw->conf;
-	const struct spx_conf_node *self = g->gw->self;
-	struct gw_filters fs;
-	struct spx_xml x;
-	const char **names;
-	size_t nn;
-	char endpoint[300];
-	struct region r;
+	return json_object_get(c->in, member);
+}
 
-	if (gw_dry_run(g, req, resp))
-		return;
-	nn = gw_param_list(&g->params, "RegionName", &names);
-	for (size_t i = 0; i < nn; i++) {
-		if (strcmp(names[i], c->aws.region)) {
-			gw_error(g, req, resp, 400, "InvalidParameterValue",
-				 "Invalid region: %s", names[i]);
-			free(names);
-			return;
-		}
+const char *ec2_str(const struct ec2_call *c, const char *member)
+{
+	return json_string_value(json_object_get(c->in, member));
+}
+
+bool ec2_bool(const struct ec2_call *c, const char *member)
+{
+	return json_is_true(json_object_get(c->in, member));
+}
+
+/* ---- the dispatcher ------------------------------------------------ */
+
+/* The place where IAM will decide; until then every authenticated caller
+ * may do everything in its own account. */
+static int authorize(const struct ec2_call *c, const struct ec2_action *a)
+{
+	(void)c;
+	(void)a;
+	return 0;
+}
+
+static void answer_error(struct gw_req *g, struct spx_http_req *req,
+			 struct spx_http_resp *resp)
+{
+	int http = 400;
+	const char *code = spx_ec2_fault_code(&http);
+
+	if (code) {
+		gw_error(g, req, resp, http, code, "%s", spx_errmsg());
+	} else if (spx_errstatus() == SPX_USAGE) {
+		gw_error(g, req, resp, 400, "InvalidParameterValue", "%s",
+			 spx_errmsg());
+	} else {
+		spx_log(SPX_LOG_ERROR, "gw: %s: %s", g->reqid, spx_errmsg());
+		gw_error(g, req, resp, 500, "InternalError",
+			 "An internal error has occurred");
 	}
-	free(names);
-	if (gw_filters_parse(g, req, resp, known, &fs) < 0)
+}
+
+static void answer(struct gw_req *g, struct spx_http_req *req,
+		   struct spx_http_resp *resp, const struct ec2_call *c)
+{
+	struct spx_xml x;
+
+	gw_xml_begin(g, resp, &x);
+	if (ec2q_render(&x, c->svc, c->op, c->out, g->reqid) < 0) {
+		spx_log(SPX_LOG_ERROR, "gw: %s: %s: %s", g->reqid, c->op->name,
+			spx_errmsg());
+		gw_error(g, req, resp, 500, "InternalError",
+			 "An internal error has occurred");
 		return;
-	snprintf(endpoint, sizeof(endpoint), "%s:%d", self->host,
-		 (int)self->gw.ec2_port);
-	r = (struct region){ c->aws.region, endpoint, "opt-in-not-required" };
-	ec2_begin(g, resp, &x, "DescribeRegions");
-	spx_xml_open(&x, "regionInfo");
-	if (gw_filters_match(&fs, region_get, &r)) {
-		spx_xml_open(&x, "item");
-		spx_xml_elem(&x, "regionName", r.name);
-		spx_xml_elem(&x, "regionEndpoint", r.endpoint);
-		spx_xml_elem(&x, "optInStatus", r.optin);
-		spx_xml_close(&x);
 	}
-	gw_filters_free(&fs);
 	gw_xml_finish(g, req, resp, &x);
 }
 
-/* ---- DescribeAvailabilityZones ------------------------------------ */
-
-struct zone {
-	char name[64], id[32], region[40];
-};
-
-/* AWS zone ids: "use1-az1" for us-east-1a, "apse2-az2" for
- * ap-southeast-2b. */
-static void zone_id(const char *region, const char *zone, char *out,
-		    size_t sz)
+void gw_query_dispatch(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp,
+		       const struct ec2q_service *svc,
+		       const struct ec2_action *table, size_t n,
+		       const char *action)
 {
-	struct spx_buf b = SPX_BUF_INIT;
-	const char *p = region, *dash;
-	bool first = true;
+	const struct ec2_action *a = NULL;
+	struct ec2_call c = { 0 };
+	struct spx_ec2_idem idem = { 0 };
+	json_t *first = NULL;
+	const char *token;
+	bool idem_on = false;
 
-	while ((dash = strchr(p, '-'))) {
-		size_t l = (size_t)(dash - p);
-
-		if (first)
-			spx_buf_add(&b, p, l);
-		else if (l > 5 && (!strncmp(p, "north", 5) ||
-				   !strncmp(p, "south", 5)))
-			spx_buf_addf(&b, "%c%c", p[0], p[5]);
+	for (size_t i = 0; i < n && !a; i++)
+		if (!strcmp(svc->ops[table[i].op].name, action))
+			a = &table[i];
+	if (!a) {
+		if (svc->proto == EC2Q_PROTO_EC2)
+			gw_error(g, req, resp, 400, "InvalidAction",
+				 "The action %s is not valid for this web "
+				 "service.",
+				 action);
 		else
-			spx_buf_addc(&b, p[0]);
-		first = false;
-		p = dash + 1;
+			gw_error(g, req, resp, 400, "InvalidAction",
+				 "Could not find operation %s for version %s",
+				 action, svc->version);
+		return;
 	}
-	snprintf(out, sz, "%s%s-az%d", b.p, p,
-		 zone[strlen(zone) - 1] - 'a' + 1);
-	spx_buf_release(&b);
-}
-
-static const char *zone_get(const void *item, const char *f)
-{
-	const struct zone *z = item;
-
-	if (!strcmp(f, "zone-name"))
-		return z->name;
-	if (!strcmp(f, "zone-id"))
-		return z->id;
-	if (!strcmp(f, "region-name") || !strcmp(f, "group-name"))
-		return z->region;
-	if (!strcmp(f, "state"))
-		return "available";
-	if (!strcmp(f, "opt-in-status"))
-		return "opt-in-not-required";
-	if (!strcmp(f, "zone-type"))
-		return "availability-zone";
-	return NULL;
-}
-
-static void describe_zones(struct gw_req *g, struct spx_http_req *req,
-			   struct spx_http_resp *resp)
-{
-	static const char *const known[] = {
-		"group-name", "message",   "opt-in-status",
-		"region-name", "state",	   "zone-id",
-		"zone-name",  "zone-type", "parent-zone-id",
-		"parent-zone-name", NULL
-	};
-	const struct spx_conf *c = g->gw->conf;
-	struct zone *zs = spx_calloc(c->n_nodes + 1, sizeof(*zs));
-	const char **names = NULL, **ids = NULL;
-	size_t nz = 0, nn, ni;
-	struct gw_filters fs = { 0 };
-	struct spx_xml x;
-
-	if (gw_dry_run(g, req, resp))
+	c.gw = g->gw;
+	c.who = &g->who;
+	c.account = g->who.account;
+	c.svc = svc;
+	c.op = &svc->ops[a->op];
+	c.now = gw_now(g->gw);
+	spx_error_clear();
+	if (ec2q_parse(svc, c.op, &g->params, &c.in) < 0) {
+		answer_error(g, req, resp);
+		return;
+	}
+	if (authorize(&c, a) < 0) {
+		answer_error(g, req, resp);
 		goto out;
-	/* One zone per distinct az among the nodes, in node order. */
-	for (size_t i = 0; i < c->n_nodes; i++) {
-		bool dup = false;
-
-		for (size_t j = 0; j < nz; j++)
-			dup |= !strcmp(zs[j].name, c->nodes[i].az);
-		if (dup)
-			continue;
-		snprintf(zs[nz].name, sizeof(zs[nz].name), "%s",
-			 c->nodes[i].az);
-		snprintf(zs[nz].region, sizeof(zs[nz].region), "%s", c->aws.region);
-		zone_id(c->aws.region, c->nodes[i].az, zs[nz].id,
-			sizeof(zs[nz].id));
-		nz++;
 	}
-	nn = gw_param_list(&g->params, "ZoneName", &names);
-	ni = gw_param_list(&g->params, "ZoneId", &ids);
-	for (size_t i = 0; i < nn + ni; i++) {
-		const char *want = i < nn ? names[i] : ids[i - nn];
-		bool found = false;
+	if ((a->flags & EC2_DRYRUN) && ec2_bool(&c, "DryRun")) {
+		gw_error(g, req, resp, 412, "DryRunOperation",
+			 "Request would have succeeded, but DryRun flag is "
+			 "set.");
+		goto out;
+	}
+	token = (a->flags & EC2_IDEMPOTENT) ? ec2_str(&c, "ClientToken") : NULL;
+	if (token) {
+		int rc = spx_ec2_idem_begin(g->gw->state, c.account,
+					    c.op->name, token, c.in, c.now,
+					    &idem, &first);
 
-		for (size_t j = 0; j < nz; j++)
-			found |= !strcmp(want, i < nn ? zs[j].name : zs[j].id);
-		if (!found) {
-			gw_error(g, req, resp, 400, "InvalidParameterValue",
-				 "Invalid availability zone: [%s]", want);
+		if (rc < 0) {
+			answer_error(g, req, resp);
 			goto out;
 		}
-	}
-	if (gw_filters_parse(g, req, resp, known, &fs) < 0)
-		goto out;
-	ec2_begin(g, resp, &x, "DescribeAvailabilityZones");
-	spx_xml_open(&x, "availabilityZoneInfo");
-	for (size_t j = 0; j < nz; j++) {
-		bool named = !nn && !ni;
-
-		for (size_t i = 0; i < nn; i++)
-			named |= !strcmp(names[i], zs[j].name);
-		for (size_t i = 0; i < ni; i++)
-			named |= !strcmp(ids[i], zs[j].id);
-		if (!named || !gw_filters_match(&fs, zone_get, &zs[j]))
-			continue;
-		spx_xml_open(&x, "item");
-		spx_xml_elem(&x, "zoneName", zs[j].name);
-		spx_xml_elem(&x, "optInStatus", "opt-in-not-required");
-		spx_xml_elem(&x, "groupName", zs[j].region);
-		spx_xml_elem(&x, "networkBorderGroup", zs[j].region);
-		spx_xml_elem(&x, "zoneState", "available");
-		spx_xml_elem(&x, "regionName", zs[j].region);
-		spx_xml_open(&x, "messageSet");
-		spx_xml_close(&x);
-		spx_xml_elem(&x, "zoneId", zs[j].id);
-		spx_xml_elem(&x, "zoneType", "availability-zone");
-		spx_xml_close(&x);
-	}
-	gw_xml_finish(g, req, resp, &x);
-out:
-	gw_filters_free(&fs);
-	free(names);
-	free(ids);
-	free(zs);
-}
-
-/* ---- DescribeAccountAttributes ------------------------------------ */
-
-static void describe_account_attributes(struct gw_req *g,
-					struct spx_http_req *req,
-					struct spx_http_resp *resp)
-{
-	static const struct {
-		const char *name, *value;
-	} attrs[] = {
-		{ "supported-platforms", "VPC" },
-		{ "default-vpc", "none" },
-		{ "max-instances", "20" },
-		{ "vpc-max-security-groups-per-interface", "5" },
-		{ "max-elastic-ips", "5" },
-		{ "vpc-max-elastic-ips", "5" },
-	};
-	const char **want;
-	size_t nw = gw_param_list(&g->params, "AttributeName", &want);
-	struct spx_xml x;
-
-	if (gw_dry_run(g, req, resp)) {
-		free(want);
-		return;
-	}
-	for (size_t i = 0; i < nw; i++) {
-		bool ok = false;
-
-		for (size_t j = 0; j < SPX_ARRAY_SIZE(attrs); j++)
-			ok |= !strcmp(want[i], attrs[j].name);
-		if (!ok) {
-			gw_error(g, req, resp, 400, "InvalidParameterValue",
-				 "Value (%s) for parameter attributeName is "
-				 "invalid. Unknown attribute.",
-				 want[i]);
-			free(want);
-			return;
+		if (rc == 1) {
+			c.out = first;
+			answer(g, req, resp, &c);
+			goto out;
 		}
+		idem_on = true;
 	}
-	ec2_begin(g, resp, &x, "DescribeAccountAttributes");
-	spx_xml_open(&x, "accountAttributeSet");
-	for (size_t j = 0; j < SPX_ARRAY_SIZE(attrs); j++) {
-		bool named = !nw;
-
-		for (size_t i = 0; i < nw; i++)
-			named |= !strcmp(want[i], attrs[j].name);
-		if (!named)
-			continue;
-		spx_xml_open(&x, "item");
-		spx_xml_elem(&x, "attributeName", attrs[j].name);
-		spx_xml_open(&x, "attributeValueSet");
-		spx_xml_open(&x, "item");
-		spx_xml_elem(&x, "attributeValue", attrs[j].value);
-		spx_xml_close(&x);
-		spx_xml_close(&x);
-		spx_xml_close(&x);
+	c.out = json_object();
+	if (a->fn(&c) < 0) {
+		answer_error(g, req, resp);
+		if (idem_on)
+			spx_ec2_idem_end(&idem, NULL);
+		goto out;
 	}
-	free(want);
-	gw_xml_finish(g, req, resp, &x);
+	if (idem_on && spx_ec2_idem_end(&idem, c.out) < 0)
+		spx_log(SPX_LOG_ERROR, "gw: %s: %s: client token not recorded: "
+			"%s", g->reqid, c.op->name, spx_errmsg());
+	answer(g, req, resp, &c);
+out:
+	json_decref(c.in);
+	json_decref(c.out);
 }
-
-static const struct {
-	const char *name;
-	ec2_fn *fn;
-} actions[] = {
-	{ "DescribeAccountAttributes", describe_account_attributes },
-	{ "DescribeAvailabilityZones", describe_zones },
-	{ "DescribeRegions", describe_regions },
-};
 
 void gw_ec2_dispatch(struct gw_req *g, struct spx_http_req *req,
 		     struct spx_http_resp *resp, const char *action)
 {
-	for (size_t i = 0; i < SPX_ARRAY_SIZE(actions); i++) {
-		if (!strcmp(actions[i].name, action)) {
-			actions[i].fn(g, req, resp);
-			return;
-		}
-	}
-	gw_error(g, req, resp, 400, "InvalidAction",
-		 "The action %s is not valid for this web service.", action);
+	gw_query_dispatch(g, req, resp, &ec2q_ec2, gw_ec2_actions,
+			  gw_ec2_n_actions, action);
 }

@@ -10,6 +10,7 @@
 #include "hex.h"
 #include "http/query.h"
 #include "id.h"
+#include "state/state.h"
 
 time_t gw_now(const struct spx_gw *gw)
 {
@@ -508,6 +509,36 @@ static void on_done(void *app, struct spx_http_req *req)
 
 /* ---- setup -------------------------------------------------------- */
 
+/* The node's secret that signs Describe NextTokens: made once, kept in
+ * the node's records (a token outlives a gateway restart). */
+static int page_secret(struct spx_gw *gw)
+{
+	char key[SPX_STATE_KEY_MAX], hex[2 * sizeof(gw->page_secret) + 1];
+	struct spx_buf v = SPX_BUF_INIT;
+	int rc;
+
+	snprintf(key, sizeof(key), "gw/%s/page-secret", gw->conf->node);
+	if (spx_random(gw->page_secret, sizeof(gw->page_secret)) < 0)
+		return -1;
+	spx_hex_encode(gw->page_secret, sizeof(gw->page_secret), hex);
+	rc = spx_state_create(gw->state, key, hex, strlen(hex), NULL);
+	if (rc == SPX_STATE_EXISTS)
+		rc = spx_state_get(gw->state, key, &v, NULL);
+	if (rc == 0 && v.len) {
+		/* Someone made it first: use theirs. */
+		if (v.len != strlen(hex) || !spx_is_lower_hex(v.p, v.len))
+			rc = spx_error(SPX_FAIL, "state '%s' is not a secret",
+				       key);
+		for (size_t i = 0; rc == 0 && i < sizeof(gw->page_secret); i++)
+			gw->page_secret[i] =
+				(unsigned char)(spx_hexval(v.p[2 * i]) << 4 |
+						spx_hexval(v.p[2 * i + 1]));
+	}
+	spx_buf_release(&v);
+	OPENSSL_cleanse(hex, sizeof(hex));
+	return rc < 0 ? -1 : 0;
+}
+
 int spx_gw_open(const struct spx_conf *conf, struct spx_gw **out)
 {
 	struct spx_gw *gw = spx_calloc(1, sizeof(*gw));
@@ -523,7 +554,11 @@ int spx_gw_open(const struct spx_conf *conf, struct spx_gw **out)
 		free(gw);
 		return -1;
 	}
-	if (gw_s3_open(gw) < 0) {
+	/* An absolute path: no scheme needed. */
+	if (spx_state_open(conf->paths.state, SPX_STATE_CREATE, &gw->state) <
+		    0 ||
+	    page_secret(gw) < 0 || gw_s3_open(gw) < 0) {
+		spx_state_close(gw->state);
 		spx_cred_close(gw->creds);
 		free(gw);
 		return -1;
@@ -548,6 +583,7 @@ void spx_gw_close(struct spx_gw *gw)
 	if (!gw)
 		return;
 	gw_s3_close(gw);
+	spx_state_close(gw->state);
 	spx_cred_close(gw->creds);
 	free(gw);
 }

@@ -1,7 +1,9 @@
 /* gw.h: the gateway: AWS APIs over the CGI-style handler of http.h.
  *
  * spx_gw_open loads what the gateway needs from a node's configuration
- * (credentials, region, zones, limits) and spx_gw_handler returns the
+ * (credentials, region, zones, limits), opens the node's record store
+ * (paths.state: EC2 resources, ClientToken records, the secret that signs
+ * NextTokens) and spx_gw_handler returns the
  * handler that both `spx-gw serve` (libmicrohttpd) and `spx-gw cgi` run.
  * Requests on the EC2 listener speak the Query protocol (EC2, and STS by
  * its credential scope or Version); requests on the S3 listener speak S3

@@ -26,6 +26,7 @@ enum gw_api { GW_EC2, GW_STS, GW_S3 };
 #define GW_MAX_PARAMS 20000
 
 struct spx_obj;
+struct spx_state;
 struct gw_s3;
 
 struct spx_gw {
@@ -33,6 +34,8 @@ struct spx_gw {
 	const struct spx_conf_node *self;
 	struct spx_creds *creds;
 	struct spx_obj *obj; /* the object store (S3) */
+	struct spx_state *state; /* the node's records (EC2) */
+	unsigned char page_secret[32]; /* signs Describe NextTokens */
 	struct spx_http_handler handler;
 	struct spx_http_limits limits;
 	uint64_t max_form;
@@ -93,34 +96,5 @@ void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
 void gw_s3_free(struct gw_req *g);
 int gw_s3_open(struct spx_gw *gw);
 void gw_s3_close(struct spx_gw *gw);
-
-/* EC2 Filter.N.Name / Filter.N.Value.M. */
-struct gw_filter {
-	const char *name;
-	const char **values;
-	size_t n;
-};
-struct gw_filters {
-	struct gw_filter *f;
-	size_t n;
-};
-/* known: the filter names the action supports, NULL-ended. Fails with
- * InvalidParameterValue already written to resp. */
-int gw_filters_parse(struct gw_req *g, struct spx_http_req *req,
-		     struct spx_http_resp *resp, const char *const *known,
-		     struct gw_filters *out);
-void gw_filters_free(struct gw_filters *fs);
-/* Does an item pass? get returns the item's value for a filter name. */
-bool gw_filters_match(const struct gw_filters *fs,
-		      const char *(*get)(const void *item, const char *name),
-		      const void *item);
-/* The values of a list parameter Prefix.1, Prefix.2, ... (borrowed). */
-size_t gw_param_list(const struct spx_kvlist *params, const char *prefix,
-		     const char ***out);
-/* DryRun=true: answer DryRunOperation and return true. */
-bool gw_dry_run(struct gw_req *g, struct spx_http_req *req,
-		struct spx_http_resp *resp);
-/* Shell-style match with * and ? as EC2 filters use. */
-bool gw_wildcard(const char *pattern, const char *s);
 
 #endif

@@ -1,38 +1,33 @@
-/* sts.c: STS over the Query protocol. GetCallerIdentity is what
- * Terraform and the SDKs call first to learn who they are. */
+/* sts.c: STS over the Query protocol, on the model-driven layer.
+ * GetCallerIdentity is what Terraform and the SDKs call first to learn who
+ * they are. */
 #include "spx.h"
 
-#include "gw/gw_int.h"
+#include "gw/ec2_int.h"
 
-static void get_caller_identity(struct gw_req *g, struct spx_http_req *req,
-				struct spx_http_resp *resp)
+int sts_get_caller_identity(struct ec2_call *c)
 {
-	struct spx_xml x;
-	bool root = !strcmp(g->who.user, "admin") || !g->who.user[0] ||
-		    strstr(g->who.arn, ":root");
+	const struct spx_cred *who = c->who;
+	bool root = !strcmp(who->user, "admin") || !who->user[0] ||
+		    strstr(who->arn, ":root");
 
-	gw_xml_begin(g, resp, &x);
-	spx_xml_open_ns(&x, "GetCallerIdentityResponse", GW_STS_NS);
-	spx_xml_open(&x, "GetCallerIdentityResult");
-	spx_xml_elem(&x, "Arn", g->who.arn);
 	/* For an account's root user, UserId is the account id; for an IAM
 	 * user it is the access key's user id (later issues). */
-	spx_xml_elem(&x, "UserId", root ? g->who.account : g->who.access_key);
-	spx_xml_elem(&x, "Account", g->who.account);
-	spx_xml_close(&x);
-	spx_xml_open(&x, "ResponseMetadata");
-	spx_xml_elem(&x, "RequestId", g->reqid);
-	spx_xml_close(&x);
-	gw_xml_finish(g, req, resp, &x);
+	json_object_set_new(c->out, "UserId",
+			    json_string(root ? who->account : who->access_key));
+	json_object_set_new(c->out, "Account", json_string(who->account));
+	json_object_set_new(c->out, "Arn", json_string(who->arn));
+	return 0;
 }
+
+const struct ec2_action gw_sts_actions[] = {
+	{ EC2Q_STS_GetCallerIdentity, sts_get_caller_identity, 0 },
+};
+const size_t gw_sts_n_actions = SPX_ARRAY_SIZE(gw_sts_actions);
 
 void gw_sts_dispatch(struct gw_req *g, struct spx_http_req *req,
 		     struct spx_http_resp *resp, const char *action)
 {
-	if (!strcmp(action, "GetCallerIdentity")) {
-		get_caller_identity(g, req, resp);
-		return;
-	}
-	gw_error(g, req, resp, 400, "InvalidAction",
-		 "Could not find operation %s for version 2011-06-15", action);
+	gw_query_dispatch(g, req, resp, &ec2q_sts, gw_sts_actions,
+			  gw_sts_n_actions, action);
 }

@@ -1,0 +1,137 @@
+/* restype.c: the taggable resource types (see tags.h): each row and the
+ * two small functions that reach its records. A new kind of resource
+ * adds its row here. */
+#include "spx.h"
+
+#include "ec2/fault.h"
+#include "ec2/keypair.h"
+#include "ec2/launchtemplate.h"
+#include "ec2/tags.h"
+
+/* ---- key pairs ---------------------------------------------------- */
+
+/* A TagList as a Key -> Value list (a Value absent: ""). */
+static void tags_to_kv(const json_t *tags, struct spx_kvlist *out)
+{
+	size_t i;
+	json_t *t;
+
+	json_array_foreach(tags, i, t) {
+		const char *v = json_string_value(json_object_get(t, "Value"));
+
+		spx_kv_add(out, json_string_value(json_object_get(t, "Key")),
+			   v ? v : "");
+	}
+}
+
+static json_t *kv_to_tags(const struct spx_kvlist *kv)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < kv->n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s}", "Key",
+						   kv->v[i].k, "Value",
+						   kv->v[i].v));
+	return a;
+}
+
+static int kp_get_tags(struct spx_state *st, const char *account,
+		       const char *id, json_t **tags)
+{
+	struct spx_keypair k;
+	int rc = spx_keypair_get(st, account, id, NULL, &k);
+
+	*tags = NULL;
+	if (rc < 0)
+		return spx_ec2_fault_rc(rc, id);
+	*tags = kv_to_tags(&k.tags);
+	spx_keypair_release(&k);
+	return 0;
+}
+
+static int kp_set_tags(struct spx_state *st, const char *account,
+		       const char *id, const json_t *set,
+		       const json_t *unset)
+{
+	struct spx_kvlist kset = SPX_KVLIST_INIT;
+	size_t n = json_array_size(unset), i;
+	struct spx_kv *kun = spx_calloc(n ? n : 1, sizeof(*kun));
+	json_t *t;
+	int rc;
+
+	tags_to_kv(set, &kset);
+	json_array_foreach(unset, i, t) {
+		/* A key alone removes the tag whatever its value. */
+		kun[i].k = (char *)json_string_value(json_object_get(t, "Key"));
+		kun[i].v = (char *)json_string_value(json_object_get(t, "Value"));
+	}
+	rc = spx_keypair_set_tags(st, account, id, set ? &kset : NULL, kun, n);
+	spx_kv_free(&kset);
+	free(kun);
+	return rc < 0 ? spx_ec2_fault_rc(rc, id) : 0;
+}
+
+static int kp_list_tags(struct spx_state *st, const char *account,
+			json_t *out)
+{
+	struct spx_keypair *v;
+	size_t n;
+	int rc = spx_keypair_list(st, account, &v, &n);
+
+	if (rc < 0)
+		return spx_ec2_fault_rc(rc, NULL);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(out, json_pack("{s:s, s:o}", "ResourceId",
+						     v[i].id, "Tags",
+						     kv_to_tags(&v[i].tags)));
+	spx_keypair_list_free(v, n);
+	return 0;
+}
+
+static const struct spx_ec2_restype keypairs = {
+	"key", "key-pair", kp_get_tags, kp_set_tags, kp_list_tags,
+};
+
+/* ---- launch templates --------------------------------------------- */
+
+static int lt_get_tags(struct spx_state *st, const char *account,
+		       const char *id, json_t **tags)
+{
+	json_t *rec;
+
+	*tags = NULL;
+	if (spx_lt_get(st, account, id, NULL, &rec) < 0)
+		return -1;
+	*tags = json_incref(json_object_get(rec, "Tags"));
+	if (!*tags)
+		*tags = json_array();
+	json_decref(rec);
+	return 0;
+}
+
+static int lt_list_tags(struct spx_state *st, const char *account,
+			json_t *out)
+{
+	json_t *all, *rec;
+	size_t i;
+
+	if (spx_lt_list(st, account, &all) < 0)
+		return -1;
+	json_array_foreach(all, i, rec)
+		json_array_append_new(
+			out, json_pack("{s:O, s:O}", "ResourceId",
+				       json_object_get(rec, "LaunchTemplateId"),
+				       "Tags", json_object_get(rec, "Tags")));
+	json_decref(all);
+	return 0;
+}
+
+static const struct spx_ec2_restype launch_templates = {
+	"lt", "launch-template", lt_get_tags, spx_lt_set_tags, lt_list_tags,
+};
+
+const struct spx_ec2_restype *const spx_ec2_restypes[] = {
+	&keypairs,
+	&launch_templates,
+	NULL,
+};

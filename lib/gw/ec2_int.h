@@ -1,0 +1,99 @@
+/* ec2_int.h: what the gateway's EC2 and STS handlers see.
+ *
+ * Each action is one row of an action table (ec2.c, sts.c): the model's
+ * operation, the handler and flags. The dispatcher (ec2.c) parses the
+ * request with the model (ec2q_parse), answers DryRun, checks the caller
+ * may act, replays a ClientToken's first answer, calls the handler and
+ * renders its answer (ec2q_render) or its error. A handler reads c->in,
+ * fills c->out (an object of the output shape, JSON keys = member names)
+ * and returns 0, or -1 with an error recorded (spx_ec2_error for EC2's own
+ * codes; a plain spx_error becomes InvalidParameterValue for SPX_USAGE and
+ * InternalError otherwise). It never sees a query string or writes XML.
+ *
+ * Handlers live one file per resource family (ec2_region.c,
+ * ec2_keypair.c, ec2_itype.c, ec2_tags.c, ec2_launchtemplate.c); the work
+ * is done in lib/ec2.
+ */
+#ifndef SPX_GW_EC2_INT_H
+#define SPX_GW_EC2_INT_H
+
+#include <jansson.h>
+
+#include "ec2/fault.h"
+#include "ec2/paging.h"
+#include "gw/ec2q_model.h"
+#include "gw/gw_int.h"
+
+struct ec2_call {
+	struct spx_gw *gw;
+	const struct spx_cred *who; /* the authenticated caller */
+	const char *account;	    /* who->account */
+	const struct ec2q_service *svc;
+	const struct ec2q_op *op;
+	json_t *in;  /* the parsed request, borrowed */
+	json_t *out; /* the answer, an empty object to fill */
+	time_t now;
+};
+
+typedef int ec2_fn(struct ec2_call *c);
+
+/* Action flags. */
+enum {
+	EC2_DRYRUN = 1 << 0,	 /* has DryRun: answered before the handler */
+	EC2_IDEMPOTENT = 1 << 1, /* has ClientToken: first answer replayed */
+	EC2_MUTATING = 1 << 2,	 /* changes state (for the access log and
+				    later IAM) */
+};
+
+struct ec2_action {
+	uint16_t op; /* EC2Q_EC2_... index into the service's ops */
+	ec2_fn *fn;
+	unsigned flags;
+};
+
+/* The tables, for the dispatcher and the unit test that checks each row
+ * against its model operation. */
+extern const struct ec2_action gw_ec2_actions[];
+extern const size_t gw_ec2_n_actions;
+extern const struct ec2_action gw_sts_actions[];
+extern const size_t gw_sts_n_actions;
+
+/* A pager for c's action: the node's secret, the caller's account, the
+ * MaxResults range (min < max: checked here; the model's own range is
+ * checked by the parser) and the page size without MaxResults. */
+void ec2_pager(const struct ec2_call *c, int64_t min, int64_t max,
+	       size_t def, struct spx_ec2_pager *pg);
+/* The request's list member, or NULL when absent (jansson's array
+ * functions take NULL as an empty array). */
+const json_t *ec2_list(const struct ec2_call *c, const char *member);
+/* The request's string member, or NULL. */
+const char *ec2_str(const struct ec2_call *c, const char *member);
+/* The request's boolean member (false when absent). */
+bool ec2_bool(const struct ec2_call *c, const char *member);
+
+/* Dispatch action of svc through table (see above). */
+void gw_query_dispatch(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp,
+		       const struct ec2q_service *svc,
+		       const struct ec2_action *table, size_t n,
+		       const char *action);
+
+/* Handlers. */
+int ec2_describe_regions(struct ec2_call *c);
+int ec2_describe_zones(struct ec2_call *c);
+int ec2_describe_account_attributes(struct ec2_call *c);
+int ec2_create_key_pair(struct ec2_call *c);
+int ec2_import_key_pair(struct ec2_call *c);
+int ec2_describe_key_pairs(struct ec2_call *c);
+int ec2_delete_key_pair(struct ec2_call *c);
+int ec2_describe_instance_types(struct ec2_call *c);
+int ec2_describe_instance_type_offerings(struct ec2_call *c);
+int ec2_create_tags(struct ec2_call *c);
+int ec2_delete_tags(struct ec2_call *c);
+int ec2_describe_tags(struct ec2_call *c);
+int ec2_create_launch_template(struct ec2_call *c);
+int ec2_describe_launch_templates(struct ec2_call *c);
+int ec2_delete_launch_template(struct ec2_call *c);
+int sts_get_caller_identity(struct ec2_call *c);
+
+#endif
