@@ -24,7 +24,9 @@
  * part runs, against a node that is already up (scripts/s3-bench.sh). */
 #include "spx.h"
 
+#include <math.h>
 #include <stdatomic.h>
+#include <sys/utsname.h>
 
 #include "auth/cred.h"
 #include "bench/bench.h"
@@ -357,12 +359,18 @@ struct small {
 	const struct ep *e;
 	const char *prefix; /* "/bucket/small" or "/small" */
 	bool put;
+	bool once;	    /* GET every key once, untimed (the warm-up) */
 	long have;	    /* GET: keys per client */
 	long *written;	    /* PUT: keys each client wrote */
 	double until;
 	long *ops;
 	atomic_int err;
 };
+
+/* Keys each client reads in the 4 KiB GET test, on either side: the same
+ * count for the gateway and nginx, each read once before timing, so both
+ * are timed on warm page caches. */
+#define SMALL_KEYS 256
 
 static void *small_thread(void *arg, int i)
 {
@@ -371,16 +379,22 @@ static void *small_thread(void *arg, int i)
 	unsigned char body[SMALL], want[SMALL];
 	long n = 0;
 
-	while (!atomic_load(&s->err) && now_s() < s->until) {
-		long k = s->put ? n : n % (s->have ? s->have : s->written[i]);
+	while (!atomic_load(&s->err) &&
+	       (s->once ? n < s->have : now_s() < s->until)) {
+		long k = s->put ? n : n % s->have;
 		char *path = spx_xprintf("%s/t%02d/%ld", s->prefix, i, k);
 		struct req r = { .method = s->put ? "PUT" : "GET",
 				 .path = path };
 		uint64_t off = ((uint64_t)i << 20) + (uint64_t)k * SMALL;
+		unsigned char md5[SPX_CKSUM_MAX];
+		char hex[33];
 
 		if (s->put) {
 			r.off = off;
 			r.len = SMALL;
+			/* Each PUT's ETag must be the MD5 of what was sent. */
+			pat_digest(SPX_CKSUM_MD5, off, SMALL, md5);
+			spx_hex_encode(md5, 16, hex);
 		} else {
 			r.into = body;
 			r.into_len = SMALL;
@@ -391,10 +405,15 @@ static void *small_thread(void *arg, int i)
 			atomic_store(&s->err, 1);
 		} else if (r.status != 200 ||
 			   (!s->put && (r.got != SMALL ||
-					memcmp(body, want, SMALL)))) {
+					memcmp(body, want, SMALL))) ||
+			   (s->put && (strlen(r.etag) != 34 ||
+				       strncmp(r.etag + 1, hex, 32)))) {
 			req_fail(&r);
 			spx_warn("%s%s", spx_errmsg(),
-				 r.status == 200 ? ": wrong bytes" : "");
+				 r.status != 200 ? ""
+				 : s->put	 ? ": the ETag is not the MD5 "
+						   "of the body"
+						 : ": wrong bytes");
 			atomic_store(&s->err, 1);
 		}
 		spx_cksum_release(&r.crc);
@@ -473,16 +492,33 @@ static int small_ops(struct s3b *b)
 	put = small_run(&s, b->secs);
 	if (put < 0)
 		goto out;
+	/* The same keys on both sides, each read once first. */
 	s.put = false;
+	s.have = SMALL_KEYS;
+	for (int i = 0; i < SMALL_CLIENTS; i++)
+		if (written[i] < s.have)
+			s.have = written[i];
+	if (s.have < 1) {
+		spx_error(SPX_FAIL, "4 KiB PUT wrote no key");
+		goto out;
+	}
+	s.once = true;
+	if (small_run(&s, b->secs) < 0)
+		goto out;
+	s.once = false;
 	get = small_run(&s, b->secs);
 	if (get < 0)
 		goto out;
 	lput = fsync_4k(fdir, SMALL_CLIENTS, b->secs);
 	if (lput < 0)
 		goto out;
-	s = (struct small){ .e = &b->ngx.ep, .prefix = "/small", .have = 256 };
+	s = (struct small){ .e = &b->ngx.ep, .prefix = "/small", .have = s.have };
 	if (small_files(b, s.have) < 0)
 		goto out;
+	s.once = true;
+	if (small_run(&s, b->secs) < 0)
+		goto out;
+	s.once = false;
 	lget = small_run(&s, b->secs);
 	if (lget < 0)
 		goto out;
@@ -728,57 +764,180 @@ static const struct spx_bench_stat *stat_of(const struct spx_bench_stat *s,
 	return NULL;
 }
 
-static int met_count, unmet_count;
+/* The report is printed and also written, as a Markdown table, to
+ * RESULTS/TAG/summary.md: the file the README's figures are copied from
+ * (scripts/bench-readme.sh), never typed by hand. */
+struct report {
+	const struct spx_bench_runs *rs;
+	const struct spx_bench_stat *s;
+	size_t n;
+	struct spx_buf md;
+	int met, unmet, unresolved;
+};
 
-static void row(const struct spx_bench_stat *s, size_t n, const char *id,
-		const char *lim_id, double target, const char *note)
+/* The value of figure id in run r, or NAN. */
+static double run_value(const struct spx_bench_run *r, const char *id)
 {
-	const struct spx_bench_stat *a = stat_of(s, n, id);
-	const struct spx_bench_stat *l = lim_id ? stat_of(s, n, lim_id) : NULL;
-	double ratio;
+	for (size_t i = 0; i < r->nfig; i++)
+		if (!strcmp(r->fig[i].id, id))
+			return r->fig[i].value;
+	return NAN;
+}
+
+/* a / limit taken in each run (both measured in that run), then their
+ * median, min and max: a ratio is never made of two different runs. */
+static size_t run_ratios(const struct report *rp, const char *id,
+			 const char *lim, double *med, double *lo, double *hi)
+{
+	double *v = spx_calloc(rp->rs->n + 1, sizeof(double));
+	size_t k = 0;
+
+	for (size_t r = 0; r < rp->rs->n; r++) {
+		double a = run_value(&rp->rs->v[r], id);
+		double l = run_value(&rp->rs->v[r], lim);
+
+		if (!isnan(a) && !isnan(l) && l > 0)
+			v[k++] = a / l;
+	}
+	if (k) {
+		*lo = *hi = v[0];
+		for (size_t i = 1; i < k; i++) {
+			*lo = v[i] < *lo ? v[i] : *lo;
+			*hi = v[i] > *hi ? v[i] : *hi;
+		}
+		*med = spx_bench_median(v, k);
+	}
+	free(v);
+	return k;
+}
+
+/* How a figure stands against a target of its limit. */
+enum verdict { V_NONE, V_MET, V_NOT_MET, V_UNRESOLVED };
+
+/* One row: the figure (median and each run), the limit, the ratio as the
+ * median of the runs' own ratios [min-max], and the verdict against
+ * target (0: none). A figure above its limit is "limit not resolved": the
+ * limit did not measure what binds here, so nothing is met or missed. */
+static void row(struct report *rp, const char *id, const char *lim_id,
+		double target, const char *note)
+{
+	const struct spx_bench_stat *a = stat_of(rp->s, rp->n, id);
+	const struct spx_bench_stat *l =
+		lim_id ? stat_of(rp->s, rp->n, lim_id) : NULL;
+	double med = 0, lo = 0, hi = 0;
+	enum verdict v = V_NONE;
+	char runs[160] = "", ratio[64] = "", lim[96] = "";
+	size_t k;
 
 	if (!a)
 		return;
+	for (size_t i = 0, o = 0; a->n > 1 && i < a->n && o < sizeof(runs);
+	     i++)
+		o += (size_t)snprintf(runs + o, sizeof(runs) - o, "%s%.1f",
+				      i ? " / " : "", a->values[i]);
 	printf("  %-44s %10.1f %-6s", a->f->label, a->median, a->f->unit);
-	if (a->n > 1) { /* each run's figure, as the reference prints them */
-		printf(" (runs:");
-		for (size_t i = 0; i < a->n; i++)
-			printf("%s %.1f", i ? " /" : "", a->values[i]);
-		printf(")");
+	if (runs[0])
+		printf(" (runs: %s)", runs);
+	printf("\n");
+	if (l && (k = run_ratios(rp, id, lim_id, &med, &lo, &hi))) {
+		if (k > 1)
+			snprintf(ratio, sizeof(ratio), "%.0f%% [%.0f-%.0f%%]",
+				 100 * med, 100 * lo, 100 * hi);
+		else
+			snprintf(ratio, sizeof(ratio), "%.0f%%", 100 * med);
+		snprintf(lim, sizeof(lim), "%s %.1f %s", l->f->label,
+			 l->median, l->f->unit);
+		if (med > 1.0)
+			v = V_UNRESOLVED;
+		else if (target > 0)
+			v = med >= target ? V_MET : V_NOT_MET;
+		printf("      vs %-41s %10.1f %-6s %s", l->f->label, l->median,
+		       l->f->unit, ratio);
+		if (v == V_UNRESOLVED)
+			printf("  limit not resolved");
+		else if (v != V_NONE)
+			printf("  target >= %.0f%%: %s", 100 * target,
+			       v == V_MET ? "met" : "NOT MET");
+		printf("%s%s\n", note ? "  " : "", note ? note : "");
 	}
-	if (!l) {
-		printf("\n");
-		return;
-	}
-	ratio = a->median / l->median;
-	printf("\n      vs %-41s %10.1f %-6s %6.1f%%", l->f->label, l->median,
-	       l->f->unit, 100.0 * ratio);
-	if (target > 0) {
-		bool met = ratio >= target;
+	rp->met += v == V_MET;
+	rp->unmet += v == V_NOT_MET;
+	rp->unresolved += v == V_UNRESOLVED;
+	spx_buf_addf(&rp->md, "| %s | %.1f %s%s%s%s | %s | %s | ",
+		     a->f->label, a->median, a->f->unit,
+		     runs[0] ? " (" : "", runs, runs[0] ? ")" : "",
+		     lim[0] ? lim : "", ratio);
+	if (v == V_UNRESOLVED)
+		spx_buf_adds(&rp->md, "limit not resolved");
+	else if (v != V_NONE)
+		spx_buf_addf(&rp->md, "%s (target >= %.0f%%)",
+			     v == V_MET ? "met" : "NOT MET", 100 * target);
+	spx_buf_adds(&rp->md, " |\n");
+}
 
-		printf("  target >= %.0f%%: %s", 100.0 * target,
-		       met ? "met" : "NOT MET");
-		met ? met_count++ : unmet_count++;
-	}
-	printf("%s%s\n", note ? "  " : "", note ? note : "");
+/* Where this run happened, for the summary. */
+static void machine(struct spx_buf *md)
+{
+	char host[64] = "", line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	struct utsname u;
+	long mem = sysconf(_SC_PHYS_PAGES), pg = sysconf(_SC_PAGESIZE);
+
+	gethostname(host, sizeof(host) - 1);
+	spx_buf_addf(md, "- host: %s, %ld CPUs", host,
+		     sysconf(_SC_NPROCESSORS_ONLN));
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+			line[strcspn(line, "\n")] = '\0';
+			spx_buf_addf(md, " (%s)", strchr(line, ':') + 2);
+			break;
+		}
+	if (f)
+		fclose(f);
+	if (mem > 0 && pg > 0)
+		spx_buf_addf(md, ", %.1f GiB of memory",
+			     (double)mem * (double)pg / (1024.0 * MIB));
+	if (uname(&u) == 0)
+		spx_buf_addf(md, ", %s %s", u.sysname, u.release);
+	spx_buf_adds(md, "\n");
 }
 
 static void report(const struct s3b *b, const struct spx_bench_runs *rs,
-		   const char *tag)
+		   const char *tag, const char *results)
 {
 	struct spx_bench_stat *s = NULL;
 	size_t n = spx_bench_summarise(rs, &s);
+	struct report rp = { .rs = rs, .s = s, .n = n, .md = SPX_BUF_INIT };
 	const struct spx_bench_stat *md5 = stat_of(s, n, "s3.limit.md5.mibs");
-	char id[96], lim[96], sn[16], note[160];
+	char id[96], lim[96], sn[16], note[160], *path;
+	bool tls = !strncmp(b->gw->base, "https:", 6);
 
-	printf("\n== spx-bench s3: medians of %zu run%s (tag %s)\n", rs->n,
-	       rs->n == 1 ? "" : "s", tag);
-	if (!strncmp(b->gw->base, "https:", 6))
+	printf("\n== spx-bench s3: medians of %zu run%s (tag %s); each ratio "
+	       "is the median of the runs' own ratios\n",
+	       rs->n, rs->n == 1 ? "" : "s", tag);
+	spx_buf_addf(&rp.md, "spx-bench s3, tag %s: %zu run%s", tag, rs->n,
+		     rs->n == 1 ? "" : "s");
+	if (rs->n)
+		spx_buf_addf(&rp.md, ", %s to %s", rs->v[0].time,
+			     rs->v[rs->n - 1].time);
+	spx_buf_adds(&rp.md, ".\n\n");
+	machine(&rp.md);
+	spx_buf_addf(&rp.md,
+		     "- figures are medians over the runs (each run's value "
+		     "in brackets); a ratio is the median of the runs' own "
+		     "ratios, each figure over its limit measured in the same "
+		     "run [lowest-highest]\n%s\n"
+		     "| figure | spx | limit (same runs) | ratio | verdict |\n"
+		     "|---|---|---|---|---|\n",
+		     tls ? "- the gateway answered over HTTPS and nginx over "
+			   "plain HTTP: the ratios include TLS\n"
+			 : "");
+	if (tls)
 		printf("== the gateway answered over HTTPS and nginx over plain "
 		       "HTTP: the ratios include TLS (an --http node, or "
 		       "--endpoint http://..., compares like with like)\n");
-	row(s, n, "s3.limit.md5.mibs", NULL, 0, NULL);
-	row(s, n, "s3.limit.sha256.mibs", NULL, 0, NULL);
+	row(&rp, "s3.limit.md5.mibs", NULL, 0, NULL);
+	row(&rp, "s3.limit.sha256.mibs", NULL, 0, NULL);
 	for (int i = 0; i < b->nsizes; i++) {
 		const struct spx_bench_stat *w;
 
@@ -787,63 +946,72 @@ static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 		snprintf(lim, sizeof(lim), "s3.limit.write.%s.mibs", sn);
 		w = stat_of(s, n, lim);
 		/* Every PUT hashes its bytes with MD5 for the ETag: when MD5
-		 * is slower than the disk, MD5 is the ceiling. */
+		 * is slower than the disk, MD5 is the ceiling the target is
+		 * set against. A PUT above the raw write means that write did
+		 * not measure this machine's ceiling: not resolved. */
 		if (w && md5 && md5->median < w->median) {
-			snprintf(note, sizeof(note),
-				 "(MD5 binds: %.1f%% of MD5's %.1f MiB/s)",
-				 100.0 * stat_of(s, n, id)->median / md5->median,
-				 md5->median);
-			row(s, n, id, "s3.limit.md5.mibs", 0.6, note);
-			row(s, n, id, lim, 0, NULL);
-		} else if (w && stat_of(s, n, id) &&
-			   stat_of(s, n, id)->median > w->median) {
-			snprintf(note, sizeof(note),
-				 "(above the raw write: not resolved on this "
-				 "machine, see bench/README.md; %.1f%% of MD5)",
-				 md5 ? 100.0 * stat_of(s, n, id)->median /
-					       md5->median
-				     : 0.0);
-			row(s, n, id, lim, 0.6, note);
+			snprintf(note, sizeof(note), "(MD5 binds)");
+			row(&rp, id, "s3.limit.md5.mibs", 0.6, note);
+			row(&rp, id, lim, 0, NULL);
 		} else {
-			snprintf(note, sizeof(note),
-				 "(the disk binds; MD5 %.1f MiB/s)",
-				 md5 ? md5->median : 0.0);
-			row(s, n, id, lim, 0.6, note);
+			row(&rp, id, lim, 0.6,
+			    "(the raw write binds; see bench/README.md)");
+			row(&rp, id, "s3.limit.md5.mibs", 0, NULL);
 		}
 		snprintf(id, sizeof(id), "s3.get.%s.mibs", sn);
 		snprintf(lim, sizeof(lim), "s3.limit.nginx.%s.mibs", sn);
-		row(s, n, id, lim, 0.8, NULL);
+		row(&rp, id, lim, 0.8, NULL);
 		snprintf(id, sizeof(id), "s3.put.%s.rss.mib", sn);
-		row(s, n, id, NULL, 0, NULL);
+		row(&rp, id, NULL, 0, NULL);
 	}
-	row(s, n, "s3.rget.mibs", "s3.limit.nginx.rget.mibs", 0, NULL);
-	row(s, n, "s3.put4k.ops", "s3.limit.fsync4k.ops", 0, NULL);
-	row(s, n, "s3.get4k.ops", "s3.limit.nginx4k.ops", 0, NULL);
-	row(s, n, "s3.rs10.put.mibs", NULL, 0, NULL);
-	row(s, n, "s3.rs21.put.mibs", NULL, 0, NULL);
-	row(s, n, "s3.rs42.put.mibs", NULL, 0, NULL);
-	row(s, n, "s3.rs10.get.mibs", NULL, 0, NULL);
-	row(s, n, "s3.rs21.get.mibs", NULL, 0, NULL);
-	row(s, n, "s3.rs42.get.mibs", NULL, 0, NULL);
-	{
-		const struct spx_bench_stat *c = stat_of(s, n, "s3.rs21.cost");
+	row(&rp, "s3.rget.mibs", "s3.limit.nginx.rget.mibs", 0, NULL);
+	row(&rp, "s3.put4k.ops", "s3.limit.fsync4k.ops", 0, NULL);
+	row(&rp, "s3.get4k.ops", "s3.limit.nginx4k.ops", 0, NULL);
+	row(&rp, "s3.rs10.put.mibs", NULL, 0, NULL);
+	row(&rp, "s3.rs21.put.mibs", NULL, 0, NULL);
+	row(&rp, "s3.rs42.put.mibs", NULL, 0, NULL);
+	row(&rp, "s3.rs10.get.mibs", NULL, 0, NULL);
+	row(&rp, "s3.rs21.get.mibs", NULL, 0, NULL);
+	row(&rp, "s3.rs42.get.mibs", NULL, 0, NULL);
+	for (int i = 0; i < 2; i++) {
+		const struct spx_bench_stat *c =
+			stat_of(s, n, i ? "s3.rs42.cost" : "s3.rs21.cost");
+		bool met;
 
-		if (c) {
-			bool met = c->median <= 1.6;
-
-			printf("  %-44s %10.2fx  target <= 1.60x: %s\n",
-			       c->f->label, c->median, met ? "met" : "NOT MET");
-			met ? met_count++ : unmet_count++;
-		}
-		c = stat_of(s, n, "s3.rs42.cost");
-		if (c)
-			printf("  %-44s %10.2fx\n", c->f->label, c->median);
+		if (!c)
+			continue;
+		met = c->median <= 1.6;
+		printf("  %-44s %10.2fx%s%s\n", c->f->label, c->median,
+		       i ? "" : "  target <= 1.60x: ",
+		       i ? "" : met ? "met" : "NOT MET");
+		spx_buf_addf(&rp.md, "| %s | %.2fx |  |  | %s |\n",
+			     c->f->label, c->median,
+			     i ? "" : met ? "met (target <= 1.60x)"
+					  : "NOT MET (target <= 1.60x)");
+		if (!i)
+			met ? rp.met++ : rp.unmet++;
 	}
 	printf("== every object read back matched: the ETag of each PUT is "
 	       "the MD5 of what was sent, and every byte of each GET its "
 	       "CRC-32C\n");
-	printf("== targets met: %d of %d\n", met_count,
-	       met_count + unmet_count);
+	printf("== targets met: %d of %d%s\n", rp.met, rp.met + rp.unmet,
+	       rp.unresolved ? "; some limits not resolved on this machine"
+			     : "");
+	spx_buf_addf(&rp.md,
+		     "\nTargets met: %d of %d%s. Every PUT's ETag was the MD5 "
+		     "of what was sent and every byte read back matched its "
+		     "CRC-32C.\n",
+		     rp.met, rp.met + rp.unmet,
+		     rp.unresolved ? "; a figure above its limit is \"limit "
+				     "not resolved\", neither met nor missed"
+				   : "");
+	path = spx_xprintf("%s/%s/summary.md", results, tag);
+	if (spx_write_file(path, rp.md.p, rp.md.len, 0644, false) < 0)
+		spx_warn("s3: %s", spx_errmsg());
+	else
+		printf("== summary: %s\n", path);
+	free(path);
+	spx_buf_release(&rp.md);
 	spx_bench_stats_free(s, n);
 }
 
@@ -974,7 +1142,7 @@ int cmd_s3(const struct spx_args *a, const char *results)
 		printf("  saved %s\n", path);
 		free(path);
 	}
-	report(&b, &runs, tag);
+	report(&b, &runs, tag, results);
 	rc = 0;
 	goto out;
 usage:

@@ -44,6 +44,14 @@ assert fig["s3.put.24m.rss.mib"]["better"] == "lower"
 c = fig["s3.rs10.put.mibs"]["value"] / fig["s3.rs21.put.mibs"]["value"]
 assert abs(c - fig["s3.rs21.cost"]["value"]) < 1e-6 * c, (c, fig["s3.rs21.cost"])
 PY
+	# the summary the README's table is copied from: one row per figure,
+	# each ratio beside its limit, the machine named
+	sum="$RES/q/summary.md"
+	[ -f "$sum" ]
+	grep -q '^| figure | spx | limit (same runs) | ratio | verdict |$' "$sum"
+	grep -Eq '^\| GET 8 MiB, 1 stream \| [0-9.]+ MiB/s \| nginx[^|]* [0-9.]+ MiB/s \| [0-9]+% \| (met|NOT MET) \(target >= 80%\) \|$' "$sum"
+	grep -Eq '^\| PUT 4 KiB, 16 clients \| [0-9.]+ ops/s \| durable 4 KiB files' "$sum"
+	grep -q '^- host: ' "$sum"
 	# the private nodes and nginx are gone, and so is the scratch space
 	[ -z "$(ls -A "$BENCHDIR")" ]
 	! pgrep -f "nginx.*$BENCHDIR" >/dev/null
