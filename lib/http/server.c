@@ -595,6 +595,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 static const char *ending(enum MHD_RequestTerminationCode toe,
 			  const struct sconn *sc)
 {
+	/* However MHD saw the end of a connection we cut, we cut it. */
+	if (sc && sc->cut && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK &&
+	    toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN)
+		return "timeout";
 	switch (toe) {
 	case MHD_REQUEST_TERMINATED_COMPLETED_OK:
 		return "ok";
@@ -604,7 +608,7 @@ static const char *ending(enum MHD_RequestTerminationCode toe,
 		return "shutdown";
 	case MHD_REQUEST_TERMINATED_READ_ERROR:
 	case MHD_REQUEST_TERMINATED_CLIENT_ABORT:
-		return sc && sc->cut ? "timeout" : "aborted";
+		return "aborted";
 	case MHD_REQUEST_TERMINATED_WITH_ERROR:
 	default:
 		return "error";
