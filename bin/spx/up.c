@@ -154,7 +154,7 @@ int cmd_status(const struct spx_args *a)
 	self = spx_conf_self(&conf);
 	rundir = spx_path_join(loc.root, "run");
 	t = spx_table_new("SERVICE", "STATUS", "PID", "RESTARTS", "LAST EXIT",
-			  "SUPERVISOR", "ENDPOINTS", NULL);
+			  "LAST EXIT AT", "SUPERVISOR", "ENDPOINTS", NULL);
 	for (size_t i = 0; i < ns; i++) {
 		pid_t p = spx_svc_pid(rundir, svcs[i].name);
 		struct spx_svc_state st;
@@ -163,13 +163,9 @@ int cmd_status(const struct spx_args *a)
 				       self->gw.bind, (int)self->gw.ec2_port,
 				       scheme, self->gw.bind,
 				       (int)self->gw.s3_port);
-		char *last;
 
 		spx_svc_state_read(rundir, svcs[i].name, &st);
 		supervisor_of(loc.root, p, sup, sizeof(sup));
-		last = st.last_exit[0] ? spx_xprintf("%s at %s", st.last_exit,
-						     st.last_exit_at)
-				       : spx_strdup("-");
 		spx_table_row(t);
 		spx_table_str(t, svcs[i].name);
 		/* Not running but due back: the supervisor's backoff. */
@@ -180,11 +176,11 @@ int cmd_status(const struct spx_args *a)
 				 : "stopped");
 		spx_table_int(t, p > 0 ? p : 0);
 		spx_table_int(t, st.restarts);
-		spx_table_str(t, last);
+		spx_table_str(t, st.last_exit[0] ? st.last_exit : "-");
+		spx_table_str(t, st.last_exit_at[0] ? st.last_exit_at : "-");
 		spx_table_str(t, sup);
 		spx_table_str(t, ep);
 		free(ep);
-		free(last);
 		down += p <= 0;
 		any |= p > 0;
 	}

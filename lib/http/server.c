@@ -115,6 +115,7 @@ struct conn {
 	bool queued;
 	uint64_t drained;
 	uint64_t sent;		/* body bytes handed to MHD */
+	bool gen_failed;	/* the body generator failed midway */
 };
 
 static int64_t now_ms(void)
@@ -446,8 +447,10 @@ static ssize_t gen_cb(void *cls, uint64_t pos, char *buf, size_t max)
 	}
 	if (n == 0)
 		return MHD_CONTENT_READER_END_OF_STREAM;
-	if (n < 0)
+	if (n < 0) {
+		cn->gen_failed = true;
 		return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
 	cn->sent += (uint64_t)n;
 	return n;
 }
@@ -593,7 +596,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 }
 
 static const char *ending(enum MHD_RequestTerminationCode toe,
-			  const struct sconn *sc)
+			  const struct sconn *sc, const struct conn *cn)
 {
 	/* However MHD saw the end of a connection we cut, we cut it. */
 	if (sc && sc->cut && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK &&
@@ -610,6 +613,11 @@ static const char *ending(enum MHD_RequestTerminationCode toe,
 	case MHD_REQUEST_TERMINATED_CLIENT_ABORT:
 		return "aborted";
 	case MHD_REQUEST_TERMINATED_WITH_ERROR:
+		/* While an answer was being sent, and not because of us: the
+		 * client went away (MHD's send failed). */
+		if (cn->queued && !cn->gen_failed)
+			return "aborted";
+		return "error";
 	default:
 		return "error";
 	}
@@ -627,7 +635,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &o.t1);
 	pthread_mutex_lock(&srv->mu);
-	o.end = ending(toe, cn->sc);
+	o.end = ending(toe, cn->sc, cn);
 	pthread_mutex_unlock(&srv->mu);
 	o.status = cn->queued ? cn->resp.status : 0;
 	o.in = cn->req.body_seen + cn->drained;
