@@ -6,8 +6,11 @@
 load helpers
 
 setup() {
-	# A SIGSEGV must not leave a core file behind.
+	# A SIGSEGV must not leave a core file behind; and in a sanitizer
+	# build it must kill, not be reported as a crash of ours.
 	ulimit -c 0
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
+	export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}handle_segv=0"
 	make_node
 	start_node
 	loads=()
