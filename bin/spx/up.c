@@ -58,7 +58,13 @@ int cmd_up(const struct spx_args *a)
 	u.node = conf.node;
 	sp = spx_sup_pid(loc.root);
 	if (sp > 0 && !u.fg) {
-		/* Up already: the supervisor restarts what is not running. */
+		/* Up already: the supervisor restarts what is not running;
+		 * return, as always, once it is ready. */
+		if (spx_sup_wait_ready(loc.root, 60000) < 0) {
+			spx_warn("up: %s", spx_errmsg());
+			rc = spx_errstatus();
+			goto out;
+		}
 		printf("node '%s' is up (supervisor pid %ld)\n", conf.node,
 		       (long)sp);
 		goto out;

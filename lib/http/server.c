@@ -96,6 +96,7 @@ struct sconn {
 	struct addrkey k;
 	char addr[64];
 	enum phase phase;
+	bool reused;		/* kept alive after an answer */
 	int64_t since_ms;	/* when the phase began */
 	int64_t cp_ms;		/* body progress checkpoint: when, */
 	uint64_t cp_bytes;	/* and how much had arrived then */
@@ -362,6 +363,7 @@ static void sweep(struct spx_http_server *srv, int64_t now)
 {
 	const struct spx_http_conns *cf = &srv->conns;
 	uint64_t min = cf->body_min_rate * cf->body_timeout_ms / 1000;
+	int64_t limit;
 
 	if (!min)
 		min = 1;
@@ -375,8 +377,12 @@ static void sweep(struct spx_http_server *srv, int64_t now)
 			sc->cp_bytes = sc->body_bytes;
 			continue;
 		}
+		/* A kept-alive connection may wait for its next request
+		 * as long as an idle one; its head is due by then. */
+		limit = sc->reused ? (int64_t)cf->idle_timeout_s * 1000
+				   : (int64_t)cf->header_timeout_ms;
 		if (sc->phase == PH_HEAD && cf->header_timeout_ms &&
-		    now - sc->since_ms >= cf->header_timeout_ms) {
+		    now - sc->since_ms >= limit) {
 			cut(srv, sc, "head", &srv->cut.head);
 		} else if (sc->phase == PH_BODY && cf->body_timeout_ms &&
 			   now - sc->cp_ms >= cf->body_timeout_ms) {
@@ -643,6 +649,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	spx_http_alog_write(srv->alog, &cn->req, &o);
 	/* The next request's head is due from now. */
 	phase(srv, cn->sc, PH_HEAD, 0, 0);
+	if (cn->sc) {
+		pthread_mutex_lock(&srv->mu);
+		cn->sc->reused = true;
+		pthread_mutex_unlock(&srv->mu);
+	}
 	if (cn->began && srv->h->done)
 		srv->h->done(srv->h->app, &cn->req);
 	spx_http_resp_release(&cn->resp);

@@ -208,7 +208,9 @@ static _Noreturn void exec_child(struct sup *sup, struct run *r, int wfd,
 	/* Its own process group: a Ctrl-C at the supervisor's terminal is
 	 * for the supervisor, which stops the services in order. */
 	setpgid(0, 0);
-	if (dup2(wfd, 3) < 0)
+	/* The readiness pipe is fd 3 (it may be already: then only keep it
+	 * open across exec). */
+	if (wfd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(wfd, 3) < 0)
 		_exit(SPX_FAIL);
 	fd = open("/dev/null", O_RDONLY);
 	if (fd >= 0)
@@ -717,6 +719,47 @@ out:
 	free(sup.rundir);
 	free(sup.logdir);
 	free(sup.suplog);
+	return rc;
+}
+
+int spx_sup_wait_ready(const char *root, int timeout_ms)
+{
+	char *rundir = spx_path_join(root, "run");
+	const struct spx_svc *svcs;
+	size_t n = spx_svc_list(&svcs);
+	int64_t end = now_ms() + timeout_ms;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct spx_svc_state st;
+		char unit[128];
+		pid_t p;
+
+		for (;;) {
+			p = spx_svc_pid(rundir, svcs[i].name);
+			spx_svc_state_read(rundir, svcs[i].name, &st);
+			if (p > 0 && ((st.pid == p && !strcmp(st.state, "running")) ||
+				      spx_svc_systemd_unit(p, unit, sizeof(unit))))
+				break;
+			if (spx_sup_pid(root) <= 0) {
+				rc = spx_error(SPX_FAIL, "the supervisor is gone "
+					       "while %s is not ready",
+					       svcs[i].name);
+				break;
+			}
+			if (now_ms() >= end) {
+				rc = spx_error(SPX_FAIL, "%s is not ready after %d s "
+					       "(%s%s%s)", svcs[i].name,
+					       timeout_ms / 1000,
+					       st.state[0] ? st.state : "not started",
+					       st.last_exit[0] ? "; last exit: " : "",
+					       st.last_exit);
+				break;
+			}
+			poll(NULL, 0, 20);
+		}
+	}
+	free(rundir);
 	return rc;
 }
 

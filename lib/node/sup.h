@@ -61,6 +61,10 @@ int spx_sup_run(const struct spx_sup_opts *o);
  * process; returns once it reported ready (0) or failed (the status). */
 int spx_sup_spawn(const char *root, spx_sup_report_fn *report, void *arg);
 
+/* With a supervisor running: wait until it reports every service
+ * ready (or systemd runs it), up to timeout_ms. */
+int spx_sup_wait_ready(const char *root, int timeout_ms);
+
 /* Stop the node for good: the supervisor first (so that nothing is
  * restarted), waiting for it to stop its services, then any service
  * still running without one. */

@@ -82,6 +82,24 @@ print(v)' "$1" "$2"; }
 	[ "$output" = 403 ]
 }
 
+@test "a kept-alive connection may idle past header_timeout, within idle_timeout" {
+	run timeout 30 /usr/bin/python3 - "$EC2_PORT" <<'PY'
+import http.client, sys, time
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+c.request("GET", "/")
+r = c.getresponse(); r.read(); first = r.status
+sock = c.sock
+# The idle time is what is tested: past header_timeout (2 s), well
+# within idle_timeout (60 s).
+time.sleep(3)
+c.request("GET", "/")
+r = c.getresponse(); r.read()
+print(first, r.status, c.sock is sock)
+PY
+	[ "$status" -eq 0 ]
+	[ "$output" = "403 403 True" ]
+}
+
 @test "a TLS connection that never sends its handshake is closed by the header deadline" {
 	make_node
 	sed -i 's/^http = false$/http = false\nheader_timeout = 1/' "$ROOT/spinifex.toml"

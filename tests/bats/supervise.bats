@@ -184,6 +184,19 @@ PY
 	[ "$(state last_exit)" = "ended while no supervisor ran (cause unknown)" ]
 }
 
+@test "up on a supervised node returns once a restarting service is ready again" {
+	old=$(gw_pid)
+	kill -KILL "$old"
+	wait_for 10 dead "$old"
+	run spx up --root "$ROOT"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "node 'node1' is up (supervisor pid $(sup_pid))" ]]
+	# No waiting here: it answers at once, from a new process.
+	answers
+	[ "$(gw_pid)" != "$old" ]
+	[ "$(state last_exit)" = "killed by SIGKILL" ]
+}
+
 @test "a second supervisor is refused; up on a supervised node says so" {
 	run spx up --root "$ROOT"
 	[ "$status" -eq 0 ]
