@@ -126,18 +126,33 @@ static void supervisor_of(const char *root, pid_t svc, char *buf,
 		snprintf(buf, size, "%s", svc > 0 ? "none" : "-");
 }
 
+/* running, starting (not ready yet), backoff (due to be restarted) or
+ * stopped. The state file is the supervisor's word: without one running,
+ * only the lock counts. */
+static const char *svc_status(pid_t pid, const struct spx_svc_state *st,
+			      bool supervised)
+{
+	if (pid > 0)
+		return st->pid == pid && !strcmp(st->state, "starting")
+			       ? "starting"
+			       : "running";
+	if (supervised && (!strcmp(st->state, "backoff") ||
+			   !strcmp(st->state, "starting")))
+		return st->state;
+	return "stopped";
+}
+
 /* One service's record, for spx status and spx get nodes --json. */
-static json_t *svc_json(const char *rundir, const char *root,
-			const struct spx_svc *s, pid_t pid,
-			const struct spx_svc_state *st)
+static json_t *svc_json(const char *root, const struct spx_svc *s,
+			pid_t pid, const struct spx_svc_state *st)
 {
 	char sup[160];
 
 	supervisor_of(root, pid, sup, sizeof(sup));
 	return json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s}", "name",
 			 s->name, "status",
-			 pid > 0 ? "running" : st->state[0] && strcmp(st->state, "stopped") ? st->state : "stopped",
-			 "pid", (json_int_t)(pid > 0 ? pid : 0), "restarts",
+			 svc_status(pid, st, spx_sup_pid(root) > 0), "pid",
+			 (json_int_t)(pid > 0 ? pid : 0), "restarts",
 			 (json_int_t)st->restarts, "last_exit", st->last_exit,
 			 "last_exit_at", st->last_exit_at, "supervisor", sup);
 }
@@ -174,12 +189,7 @@ int cmd_status(const struct spx_args *a)
 		supervisor_of(loc.root, p, sup, sizeof(sup));
 		spx_table_row(t);
 		spx_table_str(t, svcs[i].name);
-		/* Not running but due back: the supervisor's backoff. */
-		spx_table_str(t, p > 0 ? "running"
-				 : spx_sup_pid(loc.root) > 0 && st.state[0] &&
-					   strcmp(st.state, "stopped")
-				 ? st.state
-				 : "stopped");
+		spx_table_str(t, svc_status(p, &st, spx_sup_pid(loc.root) > 0));
 		spx_table_int(t, p > 0 ? p : 0);
 		spx_table_int(t, st.restarts);
 		spx_table_str(t, st.last_exit[0] ? st.last_exit : "-");
@@ -271,8 +281,8 @@ int cmd_get_nodes(const struct spx_args *a)
 
 			spx_svc_state_read(rundir, svcs[s].name, &st);
 			json_array_append_new(detail,
-					      svc_json(rundir, loc.root,
-						       &svcs[s], p, &st));
+					      svc_json(loc.root, &svcs[s], p,
+						       &st));
 			if (p > 0) {
 				spx_buf_addf(&running, "%s%s",
 					     running.len ? "," : "",
