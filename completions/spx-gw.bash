@@ -3,7 +3,7 @@
 _spx_gw() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words="${COMP_WORDS[*]:1:COMP_CWORD-1}"
 	case " $words " in
-	*" serve "*) COMPREPLY=($(compgen -W "--help --root --notify-fd --pidfile " -- "$cur")); return ;;
+	*" serve "*) COMPREPLY=($(compgen -W "--help --root --notify-fd --pidfile --log " -- "$cur")); return ;;
 	*" cgi "*) COMPREPLY=($(compgen -W "--help --root --service " -- "$cur")); return ;;
 	*" call "*) COMPREPLY=($(compgen -W "--help --root --service " -- "$cur")); return ;;
 	esac

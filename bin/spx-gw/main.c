@@ -3,8 +3,10 @@
 #include "spx.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 
 #include "cmd.h"
+#include "file.h"
 #include "conf/conf.h"
 #include "gw/gw.h"
 #include "http/http.h"
@@ -35,22 +37,85 @@ static char *read_pem(const char *path)
 	return spx_buf_detach(&b, NULL);
 }
 
+/* --log FILE: the service's own log, on stdout and stderr, with
+ * timestamps; opened again on SIGHUP, so that logrotate can move it. */
+static int open_log(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+
+	if (fd < 0)
+		return spx_error_errno(SPX_FAIL, "cannot open '%s'", path);
+	if (dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0) {
+		close(fd);
+		return spx_error_errno(SPX_FAIL, "cannot log to '%s'", path);
+	}
+	close(fd);
+	return 0;
+}
+
+static int open_access_log(const struct spx_conf *conf,
+			   struct spx_http_alog **out)
+{
+	char *path;
+	int rc;
+
+	*out = NULL;
+	if (spx_mkdirs(conf->paths.log, 0700) < 0)
+		return -1;
+	path = spx_path_join(conf->paths.log, "access.log");
+	rc = spx_http_alog_open(path, out);
+	free(path);
+	return rc;
+}
+
+/* As many open files as the hard limit allows: every connection is one. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int cmd_serve(const struct spx_args *a)
 {
 	struct spx_node_loc loc;
 	struct spx_conf conf;
 	const struct spx_conf_node *self;
 	struct spx_http_listener ls[2];
+	struct spx_http_conns conns;
 	struct spx_http_server *srv = NULL;
+	struct spx_http_alog *alog = NULL;
 	struct spx_gw *gw = NULL;
+	const char *logfile = spx_arg(a, "log");
 	char *cert = NULL, *key = NULL;
 	long long notify;
 	int rc, pidfd = -1, sig;
 	sigset_t set;
 
+	/* Block the signals this loop waits for before anything else, so
+	 * that every thread inherits the mask and only sigwait below sees
+	 * them. SIGUSR1 is what a supervisor's death sends (spx up sets
+	 * it as the parent-death signal). */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	if (spx_arg_int(a, "notify-fd", 3, 1024, -1, &notify) < 0) {
 		spx_warn("serve: %s", spx_errmsg());
 		return SPX_USAGE;
+	}
+	if (logfile) {
+		if (open_log(logfile) < 0) {
+			spx_warn("serve: %s", spx_errmsg());
+			return SPX_FAIL;
+		}
+		spx_log_timestamps(true);
 	}
 	rc = gwcli_load(a, &loc, &conf);
 	if (rc)
@@ -64,6 +129,7 @@ static int cmd_serve(const struct spx_args *a)
 			goto out;
 		}
 	}
+	raise_nofile();
 	self = spx_conf_self(&conf);
 	if (!self->gw.http) {
 		cert = read_pem(conf.tls.cert);
@@ -78,6 +144,10 @@ static int cmd_serve(const struct spx_args *a)
 		rc = spx_errstatus();
 		goto out;
 	}
+	if (open_access_log(&conf, &alog) < 0) {
+		spx_warn("serve: %s", spx_errmsg());
+		goto out;
+	}
 	/* Query API bodies are small forms: the EC2 port takes no more. */
 	ls[0] = (struct spx_http_listener){
 		SPX_HTTP_EC2, self->gw.bind, (int)self->gw.ec2_port, cert, key,
@@ -86,16 +156,16 @@ static int cmd_serve(const struct spx_args *a)
 	ls[1] = (struct spx_http_listener){ SPX_HTTP_S3, self->gw.bind,
 					    (int)self->gw.s3_port, cert, key,
 					    0 };
-	/* Block the stop signals before any thread starts, so that they all
-	 * inherit the mask and only sigwait below sees them. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	conns = (struct spx_http_conns){
+		.max_per_addr = (unsigned)self->gw.max_conns_per_addr,
+		.header_timeout_ms = (unsigned)self->gw.header_timeout * 1000,
+		.body_timeout_ms = (unsigned)self->gw.body_timeout * 1000,
+		.body_min_rate = (uint64_t)self->gw.body_min_rate,
+		.idle_timeout_s = (unsigned)self->gw.idle_timeout,
+	};
 	if (spx_http_start(ls, 2, (unsigned)self->gw.threads,
-			   spx_gw_limits(gw), spx_gw_handler(gw), &srv) < 0) {
+			   spx_gw_limits(gw), &conns, spx_gw_handler(gw), alog,
+			   &srv) < 0) {
 		spx_warn("serve: %s", spx_errmsg());
 		goto out;
 	}
@@ -103,19 +173,35 @@ static int cmd_serve(const struct spx_args *a)
 		conf.node, cert ? "https" : "http", self->gw.bind,
 		(int)self->gw.ec2_port, cert ? "https" : "http", self->gw.bind,
 		(int)self->gw.s3_port);
-	if (notify >= 0) {
-		if (write((int)notify, "\n", 1) != 1)
-			spx_warn_errno("serve: cannot notify readiness");
-		close((int)notify);
-	}
-	do {
+	if (spx_svc_ready((int)notify) < 0)
+		spx_warn("serve: %s", spx_errmsg());
+	for (;;) {
 		if (sigwait(&set, &sig) != 0)
 			break;
-	} while (sig == SIGHUP);
+		if (sig == SIGHUP) {
+			/* logrotate moved the files away: write to new ones. */
+			if ((logfile && open_log(logfile) < 0) ||
+			    spx_http_alog_reopen(alog) < 0)
+				spx_warn("serve: %s", spx_errmsg());
+			else
+				spx_log(SPX_LOG_INFO, "log files reopened");
+			continue;
+		}
+		if (sig == SIGUSR1) {
+			spx_log(SPX_LOG_WARN,
+				"the supervisor that started this service is "
+				"gone; serving on unsupervised until 'spx up' "
+				"adopts it");
+			continue;
+		}
+		break;
+	}
 	spx_log(SPX_LOG_INFO, "stopping on signal %d", sig);
+	spx_svc_notify("STOPPING=1");
 	rc = SPX_OK;
 out:
 	spx_http_stop(srv);
+	spx_http_alog_close(alog);
 	spx_gw_close(gw);
 	free(cert);
 	free(key);
@@ -131,6 +217,7 @@ static int cmd_cgi(const struct spx_args *a)
 	struct spx_node_loc loc;
 	struct spx_conf conf;
 	struct spx_gw *gw = NULL;
+	struct spx_http_alog *alog = NULL;
 	const char *svc = spx_arg(a, "service");
 	enum spx_http_service s = SPX_HTTP_EC2;
 	int rc;
@@ -144,15 +231,20 @@ static int cmd_cgi(const struct spx_args *a)
 	rc = gwcli_load(a, &loc, &conf);
 	if (rc)
 		return rc;
+	/* The node's access log, when this user may write it; the web
+	 * server in front keeps its own in any case. */
+	if (open_access_log(&conf, &alog) < 0)
+		spx_debug("cgi: no access log: %s", spx_errmsg());
 	if (spx_gw_open(&conf, &gw) < 0) {
 		spx_warn("cgi: %s", spx_errmsg());
 		rc = spx_errstatus();
-	} else if (spx_http_cgi(s, spx_gw_limits(gw), spx_gw_handler(gw), 0,
-				1) < 0) {
+	} else if (spx_http_cgi(s, spx_gw_limits(gw), spx_gw_handler(gw), alog,
+				0, 1) < 0) {
 		spx_warn("cgi: %s", spx_errmsg());
 		rc = spx_errstatus();
 	}
 	spx_gw_close(gw);
+	spx_http_alog_close(alog);
 	spx_conf_release(&conf);
 	spx_node_loc_release(&loc);
 	return rc;
@@ -162,6 +254,7 @@ static const struct spx_opt serve_opts[] = {
 	SPX_OPT_ROOT,
 	{ "notify-fd", 0, "FD", "write a newline to FD once listening" },
 	{ "pidfile", 0, "FILE", "hold a lock on FILE and write the pid in it" },
+	{ "log", 0, "FILE", "log to FILE (timestamped; reopened on SIGHUP)" },
 	{ 0 },
 };
 

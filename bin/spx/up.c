@@ -2,6 +2,7 @@
 #include "spx.h"
 
 #include <arpa/inet.h>
+#include <jansson.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -11,80 +12,84 @@
 #include "conf/conf.h"
 #include "file.h"
 #include "node/node.h"
+#include "node/sup.h"
 #include "node/svc.h"
 #include "print.h"
 
-static volatile sig_atomic_t stop_sig;
+struct up {
+	const char *node;
+	bool fg;
+	int status;
+};
 
-static void on_stop(int sig)
+static void up_report(void *arg, enum spx_sup_event ev, int status,
+		      const char *msg)
 {
-	stop_sig = sig;
-}
+	struct up *u = arg;
 
-/* Foreground: the services are our children; a signal stops them all,
- * and so does the death of any one. */
-static int supervise(const char *root, pid_t *pids, size_t n)
-{
-	struct sigaction sa = { .sa_handler = on_stop };
-	int rc = SPX_OK, status;
-	pid_t p;
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	for (;;) {
-		p = wait(&status);
-		if (p < 0 && errno == EINTR && stop_sig)
-			break;
-		if (p < 0 && errno == EINTR)
-			continue;
-		if (p < 0)
-			break;
-		spx_warn("up: a service (pid %ld) exited with status %d",
-			 (long)p, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-		rc = SPX_FAIL;
+	switch (ev) {
+	case SPX_SUP_INFO:
+		spx_info("%s", msg);
+		break;
+	case SPX_SUP_READY:
+		printf("node '%s' is up\n", u->node);
+		if (u->fg)
+			printf("running in the foreground; Ctrl-C stops it\n");
+		fflush(stdout);
+		break;
+	case SPX_SUP_FAIL:
+		spx_warn("up: %s", msg);
+		u->status = status;
 		break;
 	}
-	for (size_t i = 0; i < n; i++)
-		kill(pids[i], SIGTERM);
-	while (wait(NULL) > 0 || errno == EINTR)
-		;
-	(void)root;
-	return rc;
 }
 
 int cmd_up(const struct spx_args *a)
 {
 	struct spx_node_loc loc;
 	struct spx_conf conf;
-	pid_t pids[SPX_SVC_MAX];
-	size_t n = 0;
-	bool fg = spx_flag(a, "foreground");
-	int rc;
+	struct up u = { .fg = spx_flag(a, "foreground") };
+	pid_t sp;
+	int rc, lock;
 
 	rc = spx_cli_load(a, &loc, &conf);
 	if (rc)
 		return rc;
-	if (fg) {
-		/* Ignore the stop signals while starting; supervise() installs
-		 * the handlers that forward them. */
-		signal(SIGINT, SIG_IGN);
-	}
-	if (spx_svc_up(loc.root, fg, pids, &n) < 0) {
-		spx_warn("up: %s", spx_errmsg());
-		rc = spx_errstatus();
-		if (fg)
-			for (size_t i = 0; i < n; i++)
-				kill(pids[i], SIGTERM);
+	u.node = conf.node;
+	sp = spx_sup_pid(loc.root);
+	if (sp > 0 && !u.fg) {
+		/* Up already: the supervisor restarts what is not running;
+		 * return, as always, once it is ready. */
+		if (spx_sup_wait_ready(loc.root, 60000) < 0) {
+			spx_warn("up: %s", spx_errmsg());
+			rc = spx_errstatus();
+			goto out;
+		}
+		printf("node '%s' is up (supervisor pid %ld)\n", conf.node,
+		       (long)sp);
 		goto out;
 	}
-	printf("node '%s' is up\n", conf.node);
-	if (fg) {
-		signal(SIGINT, SIG_DFL);
-		printf("running in the foreground; Ctrl-C stops it\n");
-		fflush(stdout);
-		rc = supervise(loc.root, pids, n);
+	if (!u.fg) {
+		rc = spx_sup_spawn(loc.root, up_report, &u);
+		if (rc < 0) {
+			spx_warn("up: %s", spx_errmsg());
+			rc = spx_errstatus();
+		}
+		goto out;
 	}
+	lock = spx_sup_claim(loc.root);
+	if (lock < 0) {
+		spx_warn("up: %s", spx_errmsg());
+		rc = spx_errstatus();
+		goto out;
+	}
+	spx_log_timestamps(true);
+	rc = spx_sup_run(&(struct spx_sup_opts){ .root = loc.root,
+						  .foreground = true,
+						  .report = up_report,
+						  .arg = &u,
+						  .service_level = -1 });
+	close(lock);
 out:
 	spx_conf_release(&conf);
 	spx_node_loc_release(&loc);
@@ -97,12 +102,59 @@ int cmd_down(const struct spx_args *a)
 	int rc = SPX_OK;
 
 	spx_node_locate(spx_arg(a, "root"), &loc);
-	if (spx_svc_down(loc.root, 10000) < 0) {
+	if (spx_sup_down(loc.root, 10000) < 0) {
 		spx_warn("down: %s", spx_errmsg());
 		rc = spx_errstatus();
 	}
 	spx_node_loc_release(&loc);
 	return rc;
+}
+
+/* Who looks after a service: "spx up (pid N)", "systemd (unit)", or
+ * "none" when it runs with nobody to restart it. */
+static void supervisor_of(const char *root, pid_t svc, char *buf,
+			  size_t size)
+{
+	pid_t sp = spx_sup_pid(root);
+	char unit[128];
+
+	if (sp > 0)
+		snprintf(buf, size, "spx up (pid %ld)", (long)sp);
+	else if (svc > 0 && spx_svc_systemd_unit(svc, unit, sizeof(unit)))
+		snprintf(buf, size, "systemd (%s)", unit);
+	else
+		snprintf(buf, size, "%s", svc > 0 ? "none" : "-");
+}
+
+/* running, starting (not ready yet), backoff (due to be restarted) or
+ * stopped. The state file is the supervisor's word: without one running,
+ * only the lock counts. */
+static const char *svc_status(pid_t pid, const struct spx_svc_state *st,
+			      bool supervised)
+{
+	if (pid > 0)
+		return st->pid == pid && !strcmp(st->state, "starting")
+			       ? "starting"
+			       : "running";
+	if (supervised && (!strcmp(st->state, "backoff") ||
+			   !strcmp(st->state, "starting")))
+		return st->state;
+	return "stopped";
+}
+
+/* One service's record, for spx status and spx get nodes --json. */
+static json_t *svc_json(const char *root, const struct spx_svc *s,
+			pid_t pid, const struct spx_svc_state *st)
+{
+	char sup[160];
+
+	supervisor_of(root, pid, sup, sizeof(sup));
+	return json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s}", "name",
+			 s->name, "status",
+			 svc_status(pid, st, spx_sup_pid(root) > 0), "pid",
+			 (json_int_t)(pid > 0 ? pid : 0), "restarts",
+			 (json_int_t)st->restarts, "last_exit", st->last_exit,
+			 "last_exit_at", st->last_exit_at, "supervisor", sup);
 }
 
 int cmd_status(const struct spx_args *a)
@@ -113,35 +165,52 @@ int cmd_status(const struct spx_args *a)
 	const struct spx_conf_node *self;
 	struct spx_table *t;
 	size_t ns = spx_svc_list(&svcs);
-	char *rundir;
+	char *rundir, sup[160];
 	int rc, down = 0;
+	bool any = false;
 
 	rc = spx_cli_load(a, &loc, &conf);
 	if (rc)
 		return rc;
 	self = spx_conf_self(&conf);
 	rundir = spx_path_join(loc.root, "run");
-	t = spx_table_new("SERVICE", "STATUS", "PID", "ENDPOINTS", NULL);
+	t = spx_table_new("SERVICE", "STATUS", "PID", "RESTARTS", "LAST EXIT",
+			  "LAST EXIT AT", "SUPERVISOR", "ENDPOINTS", NULL);
 	for (size_t i = 0; i < ns; i++) {
 		pid_t p = spx_svc_pid(rundir, svcs[i].name);
+		struct spx_svc_state st;
 		const char *scheme = self->gw.http ? "http" : "https";
 		char *ep = spx_xprintf("%s://%s:%d %s://%s:%d", scheme,
 				       self->gw.bind, (int)self->gw.ec2_port,
 				       scheme, self->gw.bind,
 				       (int)self->gw.s3_port);
 
+		spx_svc_state_read(rundir, svcs[i].name, &st);
+		supervisor_of(loc.root, p, sup, sizeof(sup));
 		spx_table_row(t);
 		spx_table_str(t, svcs[i].name);
-		spx_table_str(t, p > 0 ? "running" : "stopped");
+		spx_table_str(t, svc_status(p, &st, spx_sup_pid(loc.root) > 0));
 		spx_table_int(t, p > 0 ? p : 0);
+		spx_table_int(t, st.restarts);
+		spx_table_str(t, st.last_exit[0] ? st.last_exit : "-");
+		spx_table_str(t, st.last_exit_at[0] ? st.last_exit_at : "-");
+		spx_table_str(t, sup);
 		spx_table_str(t, ep);
 		free(ep);
 		down += p <= 0;
+		any |= p > 0;
 	}
 	if (spx_table_print(t, stdout, spx_flag(a, "json")) < 0)
 		rc = SPX_FAIL;
 	else
 		rc = down ? SPX_NO : SPX_OK;
+	/* Running with nobody to restart it: say so, and count it as down. */
+	if (any && !strcmp(sup, "none")) {
+		spx_warn("status: the supervisor is gone: the services run "
+			 "unsupervised; 'spx up' adopts them");
+		if (!rc)
+			rc = SPX_NO;
+	}
 	spx_table_free(t);
 	free(rundir);
 	spx_conf_release(&conf);
@@ -204,8 +273,17 @@ int cmd_get_nodes(const struct spx_args *a)
 
 		/* Only this node can be inspected locally; the others are
 		 * reached over the cluster bus (a later issue). */
+		json_t *detail = json_array();
+
 		for (size_t s = 0; self && s < ns; s++) {
-			if (spx_svc_pid(rundir, svcs[s].name) > 0) {
+			pid_t p = spx_svc_pid(rundir, svcs[s].name);
+			struct spx_svc_state st;
+
+			spx_svc_state_read(rundir, svcs[s].name, &st);
+			json_array_append_new(detail,
+					      svc_json(loc.root, &svcs[s], p,
+						       &st));
+			if (p > 0) {
 				spx_buf_addf(&running, "%s%s",
 					     running.len ? "," : "",
 					     svcs[s].name);
@@ -226,7 +304,8 @@ int cmd_get_nodes(const struct spx_args *a)
 		spx_table_str(t, conf.aws.region);
 		spx_table_str(t, n->az);
 		spx_table_int(t, 0);
-		spx_table_str(t, running.len ? running.p : "-");
+		/* With --json, each service's pid, restarts and last exit. */
+		spx_table_json(t, running.len ? running.p : "-", detail);
 		spx_buf_release(&running);
 		spx_buf_release(&roles);
 	}

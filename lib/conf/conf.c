@@ -141,6 +141,26 @@ static const struct field fields[] = {
 	{ S_NODE, "gw.max_query_body_bytes", K_INT, "1048576", 1, 67108864,
 	  0, "the largest form-encoded (EC2 Query) body accepted",
 	  NODE(gw.max_query_body_bytes) },
+	{ S_NODE, "gw.max_conns_per_addr", K_INT, "128", 0, 1000000, 0,
+	  "open connections one client address may hold on both API ports "
+	  "together; more are closed at once; 0: no cap",
+	  NODE(gw.max_conns_per_addr) },
+	{ S_NODE, "gw.header_timeout", K_INT, "20", 1, 3600, 0,
+	  "seconds a new connection has to send a complete request head "
+	  "(and, with TLS, the handshake before it); later it is closed",
+	  NODE(gw.header_timeout) },
+	{ S_NODE, "gw.idle_timeout", K_INT, "60", 1, 86400, 0,
+	  "seconds a kept-alive connection has to send its next complete "
+	  "request head after an answer, and the longest a connection may "
+	  "send or read nothing at all", NODE(gw.idle_timeout) },
+	{ S_NODE, "gw.body_timeout", K_INT, "30", 1, 86400, 0,
+	  "the window, in seconds, over which a request body must keep "
+	  "arriving at gw.body_min_rate; a body that stalls is cut",
+	  NODE(gw.body_timeout) },
+	{ S_NODE, "gw.body_min_rate", K_INT, "1024", 0, 1073741824, 0,
+	  "the slowest request body accepted, in bytes a second averaged "
+	  "over each gw.body_timeout window; 0: only a body that brings "
+	  "nothing in a window is cut", NODE(gw.body_min_rate) },
 	{ S_NODE, "obj.drives", K_PATHS, "[\"<paths.data>/obj/d0\"]", 1, 64,
 	  F_DERIVED, "the object store's drives, one directory each",
 	  NODE(obj.drives) },

@@ -69,6 +69,11 @@ struct spx_conf_node {
 		int64_t max_header_bytes;
 		int64_t max_body_bytes;
 		int64_t max_query_body_bytes;
+		int max_conns_per_addr;	/* 0: no cap */
+		int header_timeout;	/* seconds */
+		int idle_timeout;	/* seconds */
+		int body_timeout;	/* seconds */
+		int64_t body_min_rate;	/* bytes a second */
 	} gw;
 	struct {
 		struct spx_conf_strv drives;	/* absolute paths */

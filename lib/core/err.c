@@ -26,11 +26,13 @@ __attribute__((format(printf, 1, 0))) static void
 vmsg(const char *fmt, va_list ap, int errnum)
 {
 	char line[2048];
+	size_t s = spx_log_stamp(line, sizeof(line));
 	int n;
 
-	n = snprintf(line, sizeof(line), "%s: ", progname);
-	if (n < 0 || (size_t)n >= sizeof(line))
+	n = snprintf(line + s, sizeof(line) - s, "%s: ", progname);
+	if (n < 0 || (size_t)n >= sizeof(line) - s)
 		n = 0;
+	n += (int)s;
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	if (errnum)
 		fprintf(stderr, "%s: %s\n", line, strerror(errnum));

@@ -8,6 +8,7 @@ struct cell {
 	char *s;
 	bool is_int;
 	long long v;
+	json_t *json; /* the value for --json, when it is not s or v */
 };
 
 struct spx_table {
@@ -53,6 +54,14 @@ void spx_table_str(struct spx_table *t, const char *s)
 	next(t)->s = spx_strdup(s ? s : "");
 }
 
+void spx_table_json(struct spx_table *t, const char *text, struct json_t *v)
+{
+	struct cell *c = next(t);
+
+	c->s = spx_strdup(text ? text : "");
+	c->json = v;
+}
+
 void spx_table_int(struct spx_table *t, long long v)
 {
 	struct cell *c = next(t);
@@ -76,17 +85,20 @@ static int print_json(const struct spx_table *t, FILE *f)
 			char key[64];
 			size_t i;
 
+			/* "LAST EXIT" becomes "last_exit". */
 			for (i = 0; t->cols[c][i] && i < sizeof(key) - 1; i++)
-				key[i] = (char)((t->cols[c][i] >= 'A' &&
-						 t->cols[c][i] <= 'Z')
-							? t->cols[c][i] | 0x20
-							: t->cols[c][i]);
+				key[i] = t->cols[c][i] == ' '
+						 ? '_'
+						 : (char)((t->cols[c][i] >= 'A' &&
+							   t->cols[c][i] <= 'Z')
+								  ? t->cols[c][i] | 0x20
+								  : t->cols[c][i]);
 			key[i] = '\0';
-			json_object_set_new(o, key,
-					    cl->is_int
-						    ? json_integer(cl->v)
-						    : json_string(cl->s ? cl->s
-									: ""));
+			json_object_set_new(
+				o, key,
+				cl->json     ? json_incref(cl->json)
+				: cl->is_int ? json_integer(cl->v)
+					     : json_string(cl->s ? cl->s : ""));
 		}
 		json_array_append_new(arr, o);
 	}
@@ -141,8 +153,10 @@ void spx_table_free(struct spx_table *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+	for (size_t i = 0; i < t->nrows * t->ncols; i++) {
 		free(t->cells[i].s);
+		json_decref(t->cells[i].json);
+	}
 	for (size_t c = 0; c < t->ncols; c++)
 		free(t->cols[c]);
 	free(t->cells);

@@ -61,8 +61,6 @@ void gw_xml_finish(struct gw_req *g, struct spx_http_req *req,
 		return;
 	}
 	resp->ready = true;
-	spx_info("%s %s %s -> %d %s", req->method, req->path, g->reqid,
-		 resp->status, g->who.access_key);
 }
 
 static void verror(struct gw_req *g, struct spx_http_req *req,
@@ -116,9 +114,8 @@ static void verror(struct gw_req *g, struct spx_http_req *req,
 		spx_log(SPX_LOG_ERROR, "gw: bad error document: %s",
 			spx_errmsg());
 	resp->ready = true;
-	spx_info("%s %s%s%s %s -> %d %s", req ? req->method : "-",
-		 req ? req->path : "-", req && req->query && *req->query ? "?" : "",
-		 req && req->query ? req->query : "", g->reqid, status, code);
+	if (req)
+		snprintf(req->note.error, sizeof(req->note.error), "%s", code);
 }
 
 void gw_error(struct gw_req *g, struct spx_http_req *req,
@@ -149,6 +146,9 @@ static struct gw_req *req_new(struct spx_gw *gw, struct spx_http_req *req)
 	} else {
 		spx_request_id(g->reqid, sizeof(g->reqid));
 	}
+	snprintf(req->note.id, sizeof(req->note.id), "%s", g->reqid);
+	snprintf(req->note.api, sizeof(req->note.api), "%s",
+		 g->api == GW_S3 ? "s3" : "ec2");
 	g->sha = EVP_MD_CTX_new();
 	if (!g->sha || !EVP_DigestInit_ex(g->sha, EVP_sha256(), NULL))
 		spx_die(SPX_FAIL, "cannot initialise SHA-256");
@@ -241,9 +241,10 @@ static enum spx_sigv4_err auth_parse(struct gw_req *g,
 	if (e != SPX_SIGV4_OK || g->api == GW_S3)
 		return e;
 	/* On the Query port the credential scope names the API. */
-	if (!strcmp(g->auth.service, "sts"))
+	if (!strcmp(g->auth.service, "sts")) {
 		g->api = GW_STS;
-	else if (strcmp(g->auth.service, "ec2"))
+		snprintf(req->note.api, sizeof(req->note.api), "sts");
+	} else if (strcmp(g->auth.service, "ec2"))
 		return SPX_SIGV4_ESERVICE;
 	return SPX_SIGV4_OK;
 }
@@ -279,6 +280,8 @@ static int auth_verify(struct gw_req *g, struct spx_http_req *req,
 		return -1;
 	}
 	g->authed = true;
+	snprintf(req->note.principal, sizeof(req->note.principal), "%s",
+		 g->who.access_key);
 	return 0;
 }
 
@@ -430,8 +433,13 @@ static void end_query(struct gw_req *g, struct spx_http_req *req,
 		}
 	}
 	version = spx_kv_get(&g->params, "Version");
-	if (version && !strcmp(version, "2011-06-15"))
+	if (version && !strcmp(version, "2011-06-15")) {
 		g->api = GW_STS;
+		snprintf(req->note.api, sizeof(req->note.api), "sts");
+	}
+	action = spx_kv_get(&g->params, "Action");
+	snprintf(req->note.op, sizeof(req->note.op), "%s",
+		 action ? action : "");
 	e = auth_parse(g, req);
 	if (e != SPX_SIGV4_OK) {
 		auth_fail(g, req, resp, e);

@@ -54,6 +54,40 @@ enum s3op {
 	OP_DELETE_OBJECT_TAGGING,
 };
 
+/* The operation's name in the access log, as the S3 API reference
+ * calls it. */
+static const char *const op_names[] = {
+	[OP_LIST_BUCKETS] = "ListBuckets",
+	[OP_CREATE_BUCKET] = "CreateBucket",
+	[OP_DELETE_BUCKET] = "DeleteBucket",
+	[OP_HEAD_BUCKET] = "HeadBucket",
+	[OP_GET_LOCATION] = "GetBucketLocation",
+	[OP_LIST_OBJECTS] = "ListObjects",
+	[OP_LIST_OBJECTS_V2] = "ListObjectsV2",
+	[OP_LIST_UPLOADS] = "ListMultipartUploads",
+	[OP_DELETE_OBJECTS] = "DeleteObjects",
+	[OP_PUT_OBJECT] = "PutObject",
+	[OP_COPY_OBJECT] = "CopyObject",
+	[OP_GET_OBJECT] = "GetObject",
+	[OP_HEAD_OBJECT] = "HeadObject",
+	[OP_DELETE_OBJECT] = "DeleteObject",
+	[OP_CREATE_MPU] = "CreateMultipartUpload",
+	[OP_UPLOAD_PART] = "UploadPart",
+	[OP_COMPLETE_MPU] = "CompleteMultipartUpload",
+	[OP_ABORT_MPU] = "AbortMultipartUpload",
+	[OP_LIST_PARTS] = "ListParts",
+	[OP_UPLOAD_PART_COPY] = "UploadPartCopy",
+	[OP_GET_VERSIONING] = "GetBucketVersioning",
+	[OP_PUT_VERSIONING] = "PutBucketVersioning",
+	[OP_LIST_VERSIONS] = "ListObjectVersions",
+	[OP_GET_BUCKET_TAGGING] = "GetBucketTagging",
+	[OP_PUT_BUCKET_TAGGING] = "PutBucketTagging",
+	[OP_DELETE_BUCKET_TAGGING] = "DeleteBucketTagging",
+	[OP_GET_OBJECT_TAGGING] = "GetObjectTagging",
+	[OP_PUT_OBJECT_TAGGING] = "PutObjectTagging",
+	[OP_DELETE_OBJECT_TAGGING] = "DeleteObjectTagging",
+};
+
 struct gw_s3 {
 	char *bucket, *key;
 	struct spx_obj_bucket b; /* the bucket, once own_bucket opened it */
@@ -862,8 +896,6 @@ static void end_write(struct gw_req *g, struct spx_http_req *req,
 	if (s->op == OP_PUT_OBJECT)
 		version_header(resp, s->versioned || out.vid[0], out.vid);
 	resp->ready = true;
-	spx_info("%s %s %s -> 200 %llu bytes", req->method, req->path,
-		 g->reqid, (unsigned long long)out.size);
 	spx_buf_release(&b64);
 	spx_obj_meta_release(&out);
 }
@@ -1047,8 +1079,6 @@ static void get_object(struct gw_req *g, struct spx_http_req *req,
 	 * each block straight into the buffer MHD sends from. */
 	resp->gen_block = m->is_inline ? 0 : (size_t)m->block + 4096;
 	resp->ready = true;
-	spx_info("%s %s %s -> %d", req->method, req->path, g->reqid,
-		 resp->status);
 	return;
 fail:
 	spx_obj_reader_close(r);
@@ -2392,6 +2422,9 @@ void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
 		return;
 	}
 	s->op = route(g, req);
+	if (op_names[s->op])
+		snprintf(req->note.op, sizeof(req->note.op), "%s",
+			 op_names[s->op]);
 	switch (s->op) {
 	case OP_NONE:
 		not_impl(g, req, resp);

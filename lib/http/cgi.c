@@ -98,7 +98,9 @@ static int build(struct spx_http_req *req, size_t *hbytes)
 	return 0;
 }
 
-static int emit(const struct spx_http_resp *resp, bool head, int out)
+/* *sent counts the body bytes written. */
+static int emit(const struct spx_http_resp *resp, bool head, int out,
+		uint64_t *sent)
 {
 	struct spx_buf h = SPX_BUF_INIT;
 	char chunk[65536];
@@ -122,8 +124,12 @@ static int emit(const struct spx_http_resp *resp, bool head, int out)
 		return -1;
 	if (head)
 		return 0; /* a HEAD answer has headers only */
-	if (!resp->gen)
-		return write_all(out, resp->body.p, resp->body.len);
+	if (!resp->gen) {
+		if (write_all(out, resp->body.p, resp->body.len) < 0)
+			return -1;
+		*sent = resp->body.len;
+		return 0;
+	}
 	for (;;) {
 		ssize_t n = resp->gen(resp->gen_ctx, pos, chunk, sizeof(chunk));
 
@@ -134,20 +140,24 @@ static int emit(const struct spx_http_resp *resp, bool head, int out)
 		if (write_all(out, chunk, (size_t)n) < 0)
 			return -1;
 		pos += (uint64_t)n;
+		*sent = pos;
 	}
 }
 
 int spx_http_cgi(enum spx_http_service service,
 		 const struct spx_http_limits *lim,
-		 const struct spx_http_handler *h, int in, int out)
+		 const struct spx_http_handler *h, struct spx_http_alog *alog,
+		 int in, int out)
 {
 	struct spx_http_req req = { 0 };
 	struct spx_http_resp resp;
+	struct spx_http_outcome o = { 0 };
 	char chunk[65536];
 	size_t hbytes = 0;
 	bool ready;
 	int rc;
 
+	spx_http_req_start(&req);
 	spx_http_resp_init(&resp);
 	req.service = service;
 	if (build(&req, &hbytes) < 0) {
@@ -173,7 +183,12 @@ int spx_http_cgi(enum spx_http_service service,
 		ready = spx_http_drive_body(h, lim, &req, chunk, (size_t)n,
 					    &resp);
 	}
-	rc = emit(&resp, !strcmp(req.method, "HEAD"), out);
+	rc = emit(&resp, !strcmp(req.method, "HEAD"), out, &o.out);
+	clock_gettime(CLOCK_MONOTONIC, &o.t1);
+	o.status = resp.status;
+	o.in = req.body_seen;
+	o.end = rc < 0 ? "aborted" : "ok";
+	spx_http_alog_write(alog, &req, &o);
 	if (h->done)
 		h->done(h->app, &req);
 	spx_http_resp_release(&resp);

@@ -32,6 +32,17 @@ enum spx_http_service {
 	SPX_HTTP_NSERVICES
 };
 
+/* What a handler tells the access log about a request. Every field is
+ * optional (an empty one prints as "-"); the transport writes the line.
+ * Set them with snprintf: the strings are the handler's own copies. */
+struct spx_http_note {
+	char id[48];	     /* the request id the client was told */
+	char principal[64];  /* the authenticated access key */
+	char api[8];	     /* "ec2", "sts", "s3"; empty: the listener's */
+	char op[64];	     /* the action, or the S3 operation */
+	char error[64];	     /* the error code of the answer */
+};
+
 struct spx_http_req {
 	char *method;
 	char *path;  /* raw: "/bkt/a%20b" */
@@ -43,6 +54,9 @@ struct spx_http_req {
 	int64_t content_length; /* -1 when not given (chunked) */
 	uint64_t body_seen;	/* bytes of body handed to the handler so far */
 	void *ctx;		/* the handler's per-request state */
+	struct spx_http_note note; /* for the access log */
+	struct timespec t0;	/* CLOCK_MONOTONIC when the request began */
+	struct timespec wall;	/* CLOCK_REALTIME when the request began */
 };
 
 struct spx_http_resp {
@@ -83,6 +97,66 @@ struct spx_http_limits {
 	uint64_t max_body_bytes;
 };
 
+/* How the listeners treat connections, so that slow clients cannot
+ * starve the others (server only; 0 turns a rule off). */
+struct spx_http_conns {
+	/* Open connections one client address may hold on all listeners
+	 * together; more are closed as soon as they are accepted. */
+	unsigned max_per_addr;
+	/* A request head (and, on TLS, the handshake before the first) must
+	 * be complete this long after the connection opened or the previous
+	 * answer was sent; otherwise the connection is closed. An idle
+	 * keep-alive connection is closed after the same time. */
+	unsigned header_timeout_ms;
+	/* A request body must bring at least body_min_rate bytes a second,
+	 * measured over each body_timeout_ms window; a body that stalls
+	 * (min rate 0: brings nothing in a window) is cut. Time spent in the
+	 * handler does not count against the client. */
+	unsigned body_timeout_ms;
+	uint64_t body_min_rate;
+	/* libmicrohttpd's idle timeout, for every other phase (a client
+	 * that stops reading an answer), in seconds. */
+	unsigned idle_timeout_s;
+};
+
+/* The access log: one line per request, whatever its outcome, written
+ * by the transport when the request is finished (spx_http_alog_write):
+ *
+ *   TIME ID REMOTE PRINCIPAL API OP METHOD PATH STATUS ERROR IN OUT MS END
+ *
+ * TIME is when the request began (UTC, ms); PATH is the raw path without
+ * the query (which can hold presigned credentials); IN and OUT are body
+ * bytes received and handed to the connection; MS the duration; END how
+ * the exchange ended: ok, aborted (the client went away), timeout (cut by
+ * a deadline), error (the HTTP layer refused the request before the
+ * handler saw it, or the answer failed midway) or shutdown. Empty fields
+ * are "-"; bytes outside printable ASCII, '"' and '\\' are written as
+ * \xHH so that a line is always one line of space-separated fields. */
+struct spx_http_alog;
+/* Open (create, append) path. */
+int spx_http_alog_open(const char *path, struct spx_http_alog **out);
+/* Open the path again (after logrotate moved the file away). */
+int spx_http_alog_reopen(struct spx_http_alog *a);
+void spx_http_alog_close(struct spx_http_alog *a);
+
+struct spx_http_outcome {
+	int status;	 /* 0: no answer was made */
+	uint64_t in, out;
+	const char *end; /* "ok", "aborted", "timeout", "error", "shutdown" */
+	struct timespec t1; /* CLOCK_MONOTONIC at the end */
+};
+/* Format the line for req (with its trailing newline) into buf; returns
+ * its length (at most size - 1). */
+size_t spx_http_alog_format(char *buf, size_t size,
+			    const struct spx_http_req *req,
+			    const struct spx_http_outcome *o);
+/* Write the line; a NULL log writes nothing. */
+void spx_http_alog_write(struct spx_http_alog *a,
+			 const struct spx_http_req *req,
+			 const struct spx_http_outcome *o);
+/* Stamp req->t0 and req->wall with the current time. */
+void spx_http_req_start(struct spx_http_req *req);
+
 struct spx_http_listener {
 	enum spx_http_service service;
 	const char *bind; /* numeric IPv4/IPv6 address */
@@ -95,20 +169,25 @@ struct spx_http_listener {
 struct spx_http_server;
 
 /* Start one libmicrohttpd daemon per listener, each with a pool of
- * `threads` threads. Returns 0 once every listener accepts connections. */
+ * `threads` threads. Returns 0 once every listener accepts connections.
+ * conns may be NULL (no connection rules); alog may be NULL (no access
+ * log) and must outlive the server. */
 int spx_http_start(const struct spx_http_listener *ls, size_t n,
 		   unsigned threads, const struct spx_http_limits *lim,
-		   const struct spx_http_handler *h,
+		   const struct spx_http_conns *conns,
+		   const struct spx_http_handler *h, struct spx_http_alog *alog,
 		   struct spx_http_server **out);
 void spx_http_stop(struct spx_http_server *srv);
 
 /* Run one request from CGI/1.1 variables (REQUEST_METHOD, REQUEST_URI or
  * PATH_INFO + QUERY_STRING, CONTENT_LENGTH, CONTENT_TYPE, HTTP_*) and the
  * body on fd `in`; write "Status:", headers, a blank line and the body to
- * fd `out`. Returns 0, or -1 if the output could not be written. */
+ * fd `out`, and its line to alog (may be NULL). Returns 0, or -1 if the
+ * output could not be written. */
 int spx_http_cgi(enum spx_http_service service,
 		 const struct spx_http_limits *lim,
-		 const struct spx_http_handler *h, int in, int out);
+		 const struct spx_http_handler *h, struct spx_http_alog *alog,
+		 int in, int out);
 
 /* Reason phrase for a status code ("OK", "Not Found", ...). */
 const char *spx_http_reason(int status);

@@ -5,30 +5,65 @@
  * (GnuTLS); this file turns its calls into the begin/body/end pipeline of
  * driver.h. SigV4 signs the raw bytes of the request, so the unescape
  * callback leaves the path percent-encoded, and the query string is taken
- * from the raw request target that MHD's URI log callback sees before it
+ * from the raw request target that MHD's URI callback sees before it
  * parses anything (MHD's argument list turns '+' into a space).
+ *
+ * A request's life starts at MHD's URI callback (the request line is in)
+ * and ends at its completion callback, which MHD calls for every request
+ * it saw a line of, whatever happened after: that is where the access-log
+ * line is written, with MHD's reason for the end.
+ *
+ * MHD's connection timeout is an idle timeout: a client that sends one
+ * byte a second never reaches it. So every connection is also in a list
+ * that a sweeper thread walks a few times a second, closing (with
+ * shutdown(2), which MHD then sees as the client's end) the ones whose
+ * request head is late and the ones whose body arrives too slowly; the
+ * accept policy and the connection callback keep a count per client
+ * address and refuse connections over the cap.
  */
 #include "spx.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/socket.h>
 
 #include "http/driver.h"
 #include "http/http.h"
 
+struct sconn;
+struct addrc;
+
+/* Per-address connection counts: a small chained hash. */
+#define ADDR_BUCKETS 1024
+
 struct spx_http_server {
 	struct MHD_Daemon *d[SPX_HTTP_NSERVICES * 2];
 	size_t n;
 	struct spx_http_limits lim;
+	struct spx_http_conns conns;
 	const struct spx_http_handler *h;
+	struct spx_http_alog *alog;
 	struct lctx {
 		struct spx_http_server *srv;
 		enum spx_http_service service;
 		bool tls;
 		uint64_t max_body;
 	} l[SPX_HTTP_NSERVICES * 2];
+	/* Every open connection, for the sweeper; mu guards the list, the
+	 * counts, the stats and every sconn's fields. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool mu_init, stopping, sweeping;
+	pthread_t sweeper;
+	struct sconn *conns_head;
+	struct addrc *addrs[ADDR_BUCKETS];
+	struct {
+		unsigned head, body, refused;
+		char last[64];
+		int64_t since_ms;
+	} cut;
 };
 
 /* What is left of a body after the answer is known is read and thrown
@@ -36,26 +71,61 @@ struct spx_http_server {
  * 0.9.75 cannot send a response while a body is still arriving. */
 #define DRAIN_MAX ((uint64_t)64 << 20)
 
+/* How often the sweeper looks at the connections, and how often at most
+ * it reports the ones it cut. */
+#define SWEEP_MS 200
+#define REPORT_MS 10000
+
+struct addrkey {
+	sa_family_t family;
+	unsigned char a[16];
+};
+
+struct addrc {
+	struct addrc *next;
+	struct addrkey k;
+	unsigned n;
+};
+
+enum phase { PH_HEAD, PH_BODY, PH_ANSWER };
+
+/* One TCP connection (MHD's socket context). */
+struct sconn {
+	struct sconn *prev, *next;
+	int fd;
+	struct addrkey k;
+	char addr[64];
+	enum phase phase;
+	bool reused;		/* kept alive after an answer */
+	int64_t since_ms;	/* when the phase began */
+	int64_t cp_ms;		/* body progress checkpoint: when, */
+	uint64_t cp_bytes;	/* and how much had arrived then */
+	uint64_t body_bytes;	/* body bytes of the current request */
+	int busy;		/* the handler is running for it */
+	const char *cut;	/* why the sweeper closed it, or NULL */
+};
+
+/* One request (MHD's request context). */
 struct conn {
 	struct spx_http_req req;
 	struct spx_http_resp resp;
 	struct spx_http_limits lim;
+	struct lctx *l;
+	struct sconn *sc;
 	char *raw_query;	/* from the request target, as sent */
 	bool began;
 	bool queued;
 	uint64_t drained;
+	uint64_t sent;		/* body bytes handed to MHD */
+	bool gen_failed;	/* the body generator failed midway */
 };
 
-/* The request target as it came: its query, raw, is what SigV4 signs.
- * The state made here is the request's from then on (con_cls). */
-static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+static int64_t now_ms(void)
 {
-	struct conn *cn = spx_calloc(1, sizeof(*cn));
-	const char *q = uri ? strchr(uri, '?') : NULL;
+	struct timespec ts;
 
-	spx_http_resp_init(&cn->resp);
-	cn->raw_query = spx_strdup(q ? q + 1 : "");
-	return cn;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
@@ -78,16 +148,11 @@ static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind,
 	return MHD_YES;
 }
 
-static void peer(struct MHD_Connection *c, char *out, size_t sz)
+static void addr_text(const struct sockaddr *sa, char *out, size_t sz)
 {
-	const union MHD_ConnectionInfo *ci;
-	const struct sockaddr *sa;
-
 	out[0] = '\0';
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	if (!ci || !ci->client_addr)
+	if (!sa)
 		return;
-	sa = ci->client_addr;
 	if (sa->sa_family == AF_INET)
 		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
 			  out, (socklen_t)sz);
@@ -97,15 +162,287 @@ static void peer(struct MHD_Connection *c, char *out, size_t sz)
 			  (socklen_t)sz);
 }
 
+static void peer(struct MHD_Connection *c, char *out, size_t sz)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	addr_text(ci ? ci->client_addr : NULL, out, sz);
+}
+
+/* ---- per-address counts and the connection list (under srv->mu) ---- */
+
+static void addr_key(const struct sockaddr *sa, struct addrkey *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (!sa)
+		return;
+	k->family = sa->sa_family;
+	if (sa->sa_family == AF_INET)
+		memcpy(k->a, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (sa->sa_family == AF_INET6)
+		memcpy(k->a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+}
+
+static struct addrc **addr_slot(struct spx_http_server *srv,
+				const struct addrkey *k)
+{
+	uint32_t h = 2166136261u;
+	struct addrc **pp;
+
+	for (size_t i = 0; i < sizeof(k->a); i++)
+		h = (h ^ k->a[i]) * 16777619u;
+	pp = &srv->addrs[(h ^ k->family) % ADDR_BUCKETS];
+	while (*pp && memcmp(&(*pp)->k, k, sizeof(*k)))
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static unsigned addr_count(struct spx_http_server *srv,
+			   const struct addrkey *k)
+{
+	struct addrc *a = *addr_slot(srv, k);
+
+	return a ? a->n : 0;
+}
+
+static unsigned addr_add(struct spx_http_server *srv, const struct addrkey *k,
+			 int delta)
+{
+	struct addrc **pp = addr_slot(srv, k), *a = *pp;
+
+	if (!a) {
+		if (delta < 0)
+			return 0;
+		a = spx_calloc(1, sizeof(*a));
+		a->k = *k;
+		*pp = a;
+	}
+	if (delta < 0 && a->n == 0)
+		return 0;
+	a->n = (unsigned)((int)a->n + delta);
+	if (a->n)
+		return a->n;
+	*pp = a->next;
+	free(a);
+	return 0;
+}
+
+static void note_cut(struct spx_http_server *srv, unsigned *counter,
+		     const char *addr)
+{
+	(*counter)++;
+	snprintf(srv->cut.last, sizeof(srv->cut.last), "%s", addr);
+}
+
+/* Close a connection from outside its thread: shutdown() makes MHD see
+ * the end of the stream and close it on its own thread. The sconn is in
+ * the list, so MHD has not told us it closed, so the descriptor is still
+ * MHD's and still open. */
+static void cut(struct spx_http_server *srv, struct sconn *sc,
+		const char *why, unsigned *counter)
+{
+	sc->cut = why;
+	shutdown(sc->fd, SHUT_RDWR);
+	note_cut(srv, counter, sc->addr);
+}
+
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
+				 socklen_t addrlen)
+{
+	struct spx_http_server *srv = cls;
+	struct addrkey k;
+	enum MHD_Result ok = MHD_YES;
+	char text[64];
+
+	if (!srv->conns.max_per_addr)
+		return MHD_YES;
+	addr_key(addr, &k);
+	pthread_mutex_lock(&srv->mu);
+	if (addr_count(srv, &k) >= srv->conns.max_per_addr) {
+		addr_text(addr, text, sizeof(text));
+		note_cut(srv, &srv->cut.refused, text);
+		ok = MHD_NO;
+	}
+	pthread_mutex_unlock(&srv->mu);
+	return ok;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode what)
+{
+	struct spx_http_server *srv = cls;
+	struct sconn *sc = *socket_context;
+	const union MHD_ConnectionInfo *ci;
+
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		sc = spx_calloc(1, sizeof(*sc));
+		ci = MHD_get_connection_info(c,
+					     MHD_CONNECTION_INFO_CONNECTION_FD);
+		sc->fd = ci ? ci->connect_fd : -1;
+		ci = MHD_get_connection_info(c,
+					     MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		addr_key(ci ? ci->client_addr : NULL, &sc->k);
+		addr_text(ci ? ci->client_addr : NULL, sc->addr,
+			  sizeof(sc->addr));
+		sc->phase = PH_HEAD;
+		sc->since_ms = now_ms();
+		pthread_mutex_lock(&srv->mu);
+		sc->next = srv->conns_head;
+		if (sc->next)
+			sc->next->prev = sc;
+		srv->conns_head = sc;
+		/* The accept policy let it in, but another thread may have
+		 * accepted one from the same address meanwhile. */
+		if (addr_add(srv, &sc->k, 1) > srv->conns.max_per_addr &&
+		    srv->conns.max_per_addr && sc->fd >= 0)
+			cut(srv, sc, "cap", &srv->cut.refused);
+		pthread_mutex_unlock(&srv->mu);
+		*socket_context = sc;
+		return;
+	}
+	if (!sc)
+		return;
+	pthread_mutex_lock(&srv->mu);
+	if (sc->prev)
+		sc->prev->next = sc->next;
+	else
+		srv->conns_head = sc->next;
+	if (sc->next)
+		sc->next->prev = sc->prev;
+	addr_add(srv, &sc->k, -1);
+	pthread_mutex_unlock(&srv->mu);
+	free(sc);
+	*socket_context = NULL;
+}
+
+static struct sconn *sconn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* Enter a phase; and mark the handler running (busy 1) or done (-1). */
+static void phase(struct spx_http_server *srv, struct sconn *sc,
+		  enum phase ph, int busy, uint64_t body)
+{
+	if (!sc)
+		return;
+	pthread_mutex_lock(&srv->mu);
+	if (sc->phase != ph) {
+		sc->phase = ph;
+		sc->since_ms = sc->cp_ms = now_ms();
+		sc->cp_bytes = sc->body_bytes = 0;
+	}
+	sc->body_bytes += body;
+	sc->busy += busy;
+	pthread_mutex_unlock(&srv->mu);
+}
+
+/* The sweeper: cuts connections whose head is late or whose body
+ * stalls, and now and then says how many it cut. */
+static void sweep(struct spx_http_server *srv, int64_t now)
+{
+	const struct spx_http_conns *cf = &srv->conns;
+	uint64_t min = cf->body_min_rate * cf->body_timeout_ms / 1000;
+	int64_t limit;
+
+	if (!min)
+		min = 1;
+	for (struct sconn *sc = srv->conns_head; sc; sc = sc->next) {
+		if (sc->cut || sc->fd < 0)
+			continue;
+		if (sc->busy) {
+			/* The handler holds it: that is our time, not the
+			 * client's. */
+			sc->cp_ms = now;
+			sc->cp_bytes = sc->body_bytes;
+			continue;
+		}
+		/* A kept-alive connection may wait for its next request
+		 * as long as an idle one; its head is due by then. */
+		limit = sc->reused ? (int64_t)cf->idle_timeout_s * 1000
+				   : (int64_t)cf->header_timeout_ms;
+		if (sc->phase == PH_HEAD && cf->header_timeout_ms &&
+		    now - sc->since_ms >= limit) {
+			cut(srv, sc, "head", &srv->cut.head);
+		} else if (sc->phase == PH_BODY && cf->body_timeout_ms &&
+			   now - sc->cp_ms >= cf->body_timeout_ms) {
+			if (sc->body_bytes - sc->cp_bytes < min) {
+				cut(srv, sc, "body", &srv->cut.body);
+				continue;
+			}
+			sc->cp_ms = now;
+			sc->cp_bytes = sc->body_bytes;
+		}
+	}
+	if (now - srv->cut.since_ms < REPORT_MS)
+		return;
+	if (srv->cut.head || srv->cut.body || srv->cut.refused)
+		spx_log(SPX_LOG_WARN,
+			"http: in the last %lld s: %u connections closed "
+			"without a complete request head in %u ms, %u bodies "
+			"cut for sending under %llu bytes/s, %u connections "
+			"refused over %u per address (the last from %s)",
+			(long long)(now - srv->cut.since_ms) / 1000,
+			srv->cut.head, cf->header_timeout_ms, srv->cut.body,
+			(unsigned long long)cf->body_min_rate,
+			srv->cut.refused, cf->max_per_addr, srv->cut.last);
+	srv->cut.head = srv->cut.body = srv->cut.refused = 0;
+	srv->cut.since_ms = now;
+}
+
+static void *sweeper(void *arg)
+{
+	struct spx_http_server *srv = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&srv->mu);
+	srv->cut.since_ms = now_ms();
+	while (!srv->stopping) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += SWEEP_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&srv->cv, &srv->mu, &ts);
+		if (!srv->stopping)
+			sweep(srv, now_ms());
+	}
+	pthread_mutex_unlock(&srv->mu);
+	return NULL;
+}
+
+/* ---- requests ------------------------------------------------------ */
+
 static ssize_t gen_cb(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct conn *cn = cls;
-	ssize_t n = cn->resp.gen(cn->resp.gen_ctx, pos, buf, max);
+	ssize_t n;
 
+	if (cn->resp.gen) {
+		n = cn->resp.gen(cn->resp.gen_ctx, pos, buf, max);
+	} else {
+		/* A buffered body goes through here too, so that what was
+		 * handed to the connection is counted the same way. */
+		size_t left = pos < cn->resp.body.len
+				      ? cn->resp.body.len - (size_t)pos
+				      : 0;
+
+		n = (ssize_t)(left < max ? left : max);
+		memcpy(buf, cn->resp.body.p + pos, (size_t)n);
+	}
 	if (n == 0)
 		return MHD_CONTENT_READER_END_OF_STREAM;
-	if (n < 0)
+	if (n < 0) {
+		cn->gen_failed = true;
 		return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+	cn->sent += (uint64_t)n;
 	return n;
 }
 
@@ -114,21 +451,19 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct conn *cn)
 	struct spx_http_resp *r = &cn->resp;
 	struct MHD_Response *mr;
 	enum MHD_Result ret;
-	size_t len;
-	char *p;
+	uint64_t size;
+	size_t block;
 
 	if (r->gen) {
-		mr = MHD_create_response_from_callback(
-			r->gen_len < 0 ? MHD_SIZE_UNKNOWN : (uint64_t)r->gen_len,
-			r->gen_block ? r->gen_block : 64 * 1024, gen_cb, cn,
-			NULL);
+		size = r->gen_len < 0 ? MHD_SIZE_UNKNOWN : (uint64_t)r->gen_len;
+		block = r->gen_block ? r->gen_block : 64 * 1024;
 	} else {
-		p = spx_buf_detach(&r->body, &len);
-		mr = MHD_create_response_from_buffer(len, p,
-						     MHD_RESPMEM_MUST_FREE);
-		if (!mr)
-			free(p);
+		size = r->body.len;
+		block = r->body.len ? r->body.len : 1;
+		if (block > 64 * 1024)
+			block = 64 * 1024;
 	}
+	mr = MHD_create_response_from_callback(size, block, gen_cb, cn, NULL);
 	if (!mr)
 		return MHD_NO;
 	for (size_t i = 0; i < r->headers.n; i++)
@@ -143,6 +478,65 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct conn *cn)
 	return ret;
 }
 
+static struct conn *conn_new(struct lctx *l, struct MHD_Connection *c,
+			     const char *uri)
+{
+	struct conn *cn = spx_calloc(1, sizeof(*cn));
+
+	spx_http_resp_init(&cn->resp);
+	spx_http_req_start(&cn->req);
+	cn->l = l;
+	cn->sc = sconn_of(c);
+	cn->req.service = l->service;
+	cn->req.tls = l->tls;
+	cn->req.content_length = -1;
+	/* Until the head is parsed, the access log knows only this. */
+	cn->req.path = spx_strndup(uri, strcspn(uri, "?"));
+	cn->raw_query = spx_strdup(strchr(uri, '?') ? strchr(uri, '?') + 1 : "");
+	peer(c, cn->req.remote, sizeof(cn->req.remote));
+	return cn;
+}
+
+/* The request line is in: the request's life (and its log line) starts
+ * here, so that a head libmicrohttpd refuses itself is logged too. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	return conn_new(cls, c, uri ? uri : "");
+}
+
+static void begin(struct lctx *l, struct MHD_Connection *c, struct conn *cn,
+		  const char *url, const char *method, const char *version)
+{
+	struct spx_http_server *srv = l->srv;
+	struct collect col;
+	const char *cl;
+	char *end;
+
+	free(cn->req.path);
+	cn->req.method = spx_strdup(method);
+	cn->req.path = spx_strdup(url);
+	col.req = &cn->req;
+	col.bytes = strlen(method) + strlen(url) + strlen(version) + 4;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, add_header, &col);
+	/* The query as sent (conn_new kept it): what SigV4 signs. */
+	free(cn->req.query);
+	cn->req.query = cn->raw_query ? cn->raw_query : spx_strdup("");
+	cn->raw_query = NULL;
+	col.bytes += strlen(cn->req.query);
+	cl = spx_kv_geti(&cn->req.headers, "Content-Length");
+	if (cl) {
+		errno = 0;
+		unsigned long long v = strtoull(cl, &end, 10);
+		if (!errno && end != cl && !*end && *cl != '-' && v <= INT64_MAX)
+			cn->req.content_length = (int64_t)v;
+	}
+	cn->began = true;
+	cn->lim = srv->lim;
+	if (l->max_body)
+		cn->lim.max_body_bytes = l->max_body;
+	spx_http_drive_begin(srv->h, &cn->lim, &cn->req, col.bytes, &cn->resp);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *url, const char *method,
 				  const char *version, const char *upload,
@@ -151,41 +545,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	struct lctx *l = cls;
 	struct spx_http_server *srv = l->srv;
 	struct conn *cn = *con_cls;
-	struct collect col;
-	const char *cl;
-	char *end;
+	enum MHD_Result ret;
 
 	if (!cn) {
-		cn = on_uri(NULL, NULL, c);
+		cn = conn_new(l, c, url);
 		*con_cls = cn;
 	}
 	if (!cn->began) {
-		cn->req.method = spx_strdup(method);
-		cn->req.path = spx_strdup(url);
-		cn->req.service = l->service;
-		cn->req.tls = l->tls;
-		cn->req.content_length = -1;
-		peer(c, cn->req.remote, sizeof(cn->req.remote));
-		col.req = &cn->req;
-		col.bytes = strlen(method) + strlen(url) + strlen(version) + 4;
-		MHD_get_connection_values(c, MHD_HEADER_KIND, add_header, &col);
-		col.bytes += strlen(cn->raw_query);
-		cn->req.query = cn->raw_query;
-		cn->raw_query = NULL;
-		cl = spx_kv_geti(&cn->req.headers, "Content-Length");
-		if (cl) {
-			errno = 0;
-			unsigned long long v = strtoull(cl, &end, 10);
-			if (!errno && end != cl && !*end && *cl != '-' &&
-			    v <= INT64_MAX)
-				cn->req.content_length = (int64_t)v;
-		}
-		cn->began = true;
-		cn->lim = srv->lim;
-		if (l->max_body)
-			cn->lim.max_body_bytes = l->max_body;
-		spx_http_drive_begin(srv->h, &cn->lim, &cn->req, col.bytes,
-				     &cn->resp);
+		phase(srv, cn->sc, PH_BODY, 1, 0);
+		begin(l, c, cn, url, method, version);
+		phase(srv, cn->sc, PH_BODY, -1, 0);
 		/* An answer before the body: with a body to come, send it now
 		 * (no "100 Continue"; the connection closes). Without one,
 		 * wait for the final call so that keep-alive survives. */
@@ -200,28 +569,79 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 
 		*upload_size = 0;
 		if (cn->resp.ready) {
+			phase(srv, cn->sc, PH_BODY, 0, n);
 			cn->drained += n;
 			return cn->drained > DRAIN_MAX ? MHD_NO : MHD_YES;
 		}
+		phase(srv, cn->sc, PH_BODY, 1, n);
 		spx_http_drive_body(srv->h, &cn->lim, &cn->req, upload, n,
 				    &cn->resp);
+		phase(srv, cn->sc, PH_BODY, -1, 0);
 		return MHD_YES;
 	}
+	phase(srv, cn->sc, PH_ANSWER, 1, 0);
 	if (!cn->resp.ready)
 		spx_http_drive_end(srv->h, &cn->req, &cn->resp);
-	return queue(c, cn);
+	ret = cn->queued ? MHD_YES : queue(c, cn);
+	phase(srv, cn->sc, PH_ANSWER, -1, 0);
+	return ret;
+}
+
+static const char *ending(enum MHD_RequestTerminationCode toe,
+			  const struct sconn *sc, const struct conn *cn)
+{
+	/* However MHD saw the end of a connection we cut, we cut it. */
+	if (sc && sc->cut && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK &&
+	    toe != MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN)
+		return "timeout";
+	switch (toe) {
+	case MHD_REQUEST_TERMINATED_COMPLETED_OK:
+		return "ok";
+	case MHD_REQUEST_TERMINATED_TIMEOUT_REACHED:
+		return "timeout";
+	case MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN:
+		return "shutdown";
+	case MHD_REQUEST_TERMINATED_READ_ERROR:
+	case MHD_REQUEST_TERMINATED_CLIENT_ABORT:
+		return "aborted";
+	case MHD_REQUEST_TERMINATED_WITH_ERROR:
+		/* While an answer was being sent, and not because of us: the
+		 * client went away (MHD's send failed). */
+		if (cn->queued && !cn->gen_failed)
+			return "aborted";
+		return "error";
+	default:
+		return "error";
+	}
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct lctx *l = cls;
+	struct spx_http_server *srv = l->srv;
 	struct conn *cn = *con_cls;
+	struct spx_http_outcome o = { 0 };
 
 	if (!cn)
 		return;
-	if (cn->began && l->srv->h->done)
-		l->srv->h->done(l->srv->h->app, &cn->req);
+	clock_gettime(CLOCK_MONOTONIC, &o.t1);
+	pthread_mutex_lock(&srv->mu);
+	o.end = ending(toe, cn->sc, cn);
+	pthread_mutex_unlock(&srv->mu);
+	o.status = cn->queued ? cn->resp.status : 0;
+	o.in = cn->req.body_seen + cn->drained;
+	o.out = cn->sent;
+	spx_http_alog_write(srv->alog, &cn->req, &o);
+	/* The next request's head is due from now. */
+	phase(srv, cn->sc, PH_HEAD, 0, 0);
+	if (cn->sc) {
+		pthread_mutex_lock(&srv->mu);
+		cn->sc->reused = true;
+		pthread_mutex_unlock(&srv->mu);
+	}
+	if (cn->began && srv->h->done)
+		srv->h->done(srv->h->app, &cn->req);
 	spx_http_resp_release(&cn->resp);
 	spx_http_req_release(&cn->req);
 	free(cn->raw_query);
@@ -262,18 +682,31 @@ static int parse_addr(const char *bind, int port, struct sockaddr_storage *ss)
 
 int spx_http_start(const struct spx_http_listener *ls, size_t n,
 		   unsigned threads, const struct spx_http_limits *lim,
-		   const struct spx_http_handler *h,
+		   const struct spx_http_conns *conns,
+		   const struct spx_http_handler *h, struct spx_http_alog *alog,
 		   struct spx_http_server **out)
 {
 	struct spx_http_server *srv;
 	struct sockaddr_storage ss;
+	pthread_condattr_t ca;
 	unsigned flags;
 
 	if (n > SPX_ARRAY_SIZE(srv->d))
 		return spx_error(SPX_USAGE, "too many listeners");
 	srv = spx_calloc(1, sizeof(*srv));
 	srv->lim = *lim;
+	if (conns)
+		srv->conns = *conns;
+	if (!srv->conns.idle_timeout_s)
+		srv->conns.idle_timeout_s = 120;
 	srv->h = h;
+	srv->alog = alog;
+	pthread_mutex_init(&srv->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&srv->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	srv->mu_init = true;
 	for (size_t i = 0; i < n; i++) {
 		if (parse_addr(ls[i].bind, ls[i].port, &ss) < 0)
 			goto fail;
@@ -305,13 +738,16 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 			{ MHD_OPTION_THREAD_POOL_SIZE, threads, NULL },
 			{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)pool,
 			  NULL },
-			{ MHD_OPTION_CONNECTION_TIMEOUT, 120, NULL },
+			{ MHD_OPTION_CONNECTION_TIMEOUT,
+			  (intptr_t)srv->conns.idle_timeout_s, NULL },
 			{ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)no_unescape,
 			  NULL },
-			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed,
-			  &srv->l[i] },
 			{ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri,
 			  &srv->l[i] },
+			{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed,
+			  &srv->l[i] },
+			{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection,
+			  srv },
 			{ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)ls[i].key_pem },
 			{ MHD_OPTION_HTTPS_MEM_CERT, 0,
 			  (void *)ls[i].cert_pem },
@@ -319,16 +755,28 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 		};
 
 		if (!ls[i].cert_pem)
-			opts[8].option = MHD_OPTION_END;
-		srv->d[i] = MHD_start_daemon(flags, 0, NULL, NULL, on_request,
-					     &srv->l[i], MHD_OPTION_ARRAY,
-					     opts, MHD_OPTION_END);
+			opts[9].option = MHD_OPTION_END;
+		srv->d[i] = MHD_start_daemon(flags, 0, on_accept, srv,
+					     on_request, &srv->l[i],
+					     MHD_OPTION_ARRAY, opts,
+					     MHD_OPTION_END);
 		if (!srv->d[i]) {
 			spx_error_errno(SPX_FAIL, "cannot listen on %s port %d",
 					ls[i].bind, ls[i].port);
 			goto fail;
 		}
 		srv->n = i + 1;
+	}
+	if (srv->conns.header_timeout_ms || srv->conns.body_timeout_ms ||
+	    srv->conns.max_per_addr) {
+		int e = pthread_create(&srv->sweeper, NULL, sweeper, srv);
+
+		if (e) {
+			errno = e;
+			spx_error_errno(SPX_FAIL, "cannot start a thread");
+			goto fail;
+		}
+		srv->sweeping = true;
 	}
 	*out = srv;
 	return 0;
@@ -341,8 +789,27 @@ void spx_http_stop(struct spx_http_server *srv)
 {
 	if (!srv)
 		return;
+	if (srv->sweeping) {
+		pthread_mutex_lock(&srv->mu);
+		srv->stopping = true;
+		pthread_cond_signal(&srv->cv);
+		pthread_mutex_unlock(&srv->mu);
+		pthread_join(srv->sweeper, NULL);
+	}
 	for (size_t i = 0; i < srv->n; i++)
 		if (srv->d[i])
 			MHD_stop_daemon(srv->d[i]);
+	/* Every connection is closed and every count back to zero. */
+	for (size_t i = 0; i < ADDR_BUCKETS; i++)
+		while (srv->addrs[i]) {
+			struct addrc *a = srv->addrs[i];
+
+			srv->addrs[i] = a->next;
+			free(a);
+		}
+	if (srv->mu_init) {
+		pthread_cond_destroy(&srv->cv);
+		pthread_mutex_destroy(&srv->mu);
+	}
 	free(srv);
 }

@@ -1,9 +1,11 @@
 #include "spx.h"
 
-#include <poll.h>
+#include <jansson.h>
 #include <signal.h>
+#include <stddef.h>
 #include <sys/file.h>
-#include <sys/wait.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "file.h"
 #include "proc.h"
@@ -107,155 +109,139 @@ int spx_svc_claim(const char *pf)
 	return fd;
 }
 
-static void log_tail(const char *logfile, struct spx_buf *out)
+int spx_svc_notify(const char *state)
 {
-	struct spx_buf b = SPX_BUF_INIT;
-	const char *p;
-	int lines = 0;
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len;
+	socklen_t salen;
+	int fd;
 
-	if (spx_buf_read_file(&b, logfile, 64u << 20) < 0) {
-		spx_buf_release(&b);
-		return;
+	if (!path || !*path)
+		return 0;
+	len = strlen(path);
+	if ((path[0] != '/' && path[0] != '@') || len >= sizeof(sa.sun_path))
+		return spx_error(SPX_FAIL, "bad NOTIFY_SOCKET '%s'", path);
+	memcpy(sa.sun_path, path, len);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0'; /* an abstract socket */
+	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return spx_error_errno(SPX_FAIL, "socket");
+	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL,
+		   (struct sockaddr *)&sa, salen) < 0) {
+		close(fd);
+		return spx_error_errno(SPX_FAIL, "cannot notify '%s'", path);
 	}
-	p = b.p + b.len;
-	while (p > b.p && lines < 6)
-		if (*--p == '\n' && p + 1 < b.p + b.len)
-			lines++;
-	spx_buf_adds(out, p == b.p ? p : p + 1);
-	spx_buf_release(&b);
+	close(fd);
+	return 0;
 }
 
-/* Start one service; returns its pid after it reported ready. */
-static pid_t start_one(const char *root, const struct spx_svc *s,
-		       bool foreground)
+int spx_svc_ready(int notify_fd)
 {
-	char *prog = spx_find_prog(s->prog);
-	char *logdir = spx_path_join(root, "log");
-	char *logfile = spx_xprintf("%s/%s.log", logdir, s->name);
-	char *rundir = spx_path_join(root, "run");
-	char *pf = pidfile(rundir, s->name);
-	struct spx_buf tail = SPX_BUF_INIT;
-	int pfd[2] = { -1, -1 };
-	pid_t pid = -1;
-	char c;
-
-	if (!prog) {
-		spx_error(SPX_FAIL, "cannot find '%s' next to spx or on PATH",
-			  s->prog);
-		goto out;
-	}
-	if (spx_mkdirs(logdir, 0700) < 0 || spx_mkdirs(rundir, 0700) < 0)
-		goto out;
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		spx_error_errno(SPX_FAIL, "pipe");
-		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		spx_error_errno(SPX_FAIL, "fork");
-		goto out;
-	}
-	if (pid == 0) {
-		int fd;
-
-		/* The readiness pipe becomes fd 3 in the child. */
-		if (dup2(pfd[1], 3) < 0)
-			_exit(SPX_FAIL);
-		if (!foreground) {
-			setsid();
-			fd = open("/dev/null", O_RDONLY);
-			if (fd >= 0)
-				dup2(fd, 0);
-			fd = open(logfile, O_WRONLY | O_CREAT | O_APPEND, 0600);
-			if (fd >= 0) {
-				dup2(fd, 1);
-				dup2(fd, 2);
-			}
-		}
-		/* The services log at the level spx itself runs at. */
-		{
-			static const char *const lv[] = { "error", "warn",
-							  "info", "debug" };
-
-			setenv("SPX_LOG_LEVEL", lv[spx_log_get()], 1);
-		}
-		execl(prog, s->prog, s->verb, "--root", root, "--notify-fd",
-		      "3", "--pidfile", pf, (char *)NULL);
-		_exit(SPX_FAIL);
-	}
-	close(pfd[1]);
-	pfd[1] = -1;
-	/* Wait for the newline; EOF means the service died first. */
-	for (;;) {
-		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		int r = poll(&p, 1, 60000);
-		ssize_t n;
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0) {
-			kill(pid, SIGTERM);
-			spx_error(SPX_FAIL, "%s did not become ready in 60 s",
-				  s->prog);
-			pid = -1;
-			break;
-		}
-		n = read(pfd[0], &c, 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n == 1 && c == '\n')
-			break;
-		if (n == 1)
-			continue;
-		waitpid(pid, NULL, 0);
-		if (!foreground)
-			log_tail(logfile, &tail);
-		spx_error(SPX_FAIL, "%s failed to start%s%s", s->prog,
-			  tail.len ? "; the end of its log:\n" : "",
-			  tail.len ? tail.p : "");
-		pid = -1;
-		break;
-	}
-out:
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	spx_buf_release(&tail);
-	free(prog);
-	free(logdir);
-	free(logfile);
-	free(rundir);
-	free(pf);
-	return pid;
-}
-
-int spx_svc_up(const char *root, bool foreground, pid_t *pids, size_t *npids)
-{
-	char *rundir = spx_path_join(root, "run");
-	size_t n = 0;
 	int rc = 0;
 
-	for (size_t i = 0; i < SPX_ARRAY_SIZE(services); i++) {
-		pid_t p = spx_svc_pid(rundir, services[i].name);
-
-		if (p > 0) {
-			spx_info("%s is already running (pid %ld)",
-				 services[i].name, (long)p);
-			continue;
-		}
-		p = start_one(root, &services[i], foreground);
-		if (p < 0) {
-			rc = -1;
-			break;
-		}
-		spx_info("started %s (pid %ld)", services[i].name, (long)p);
-		if (pids)
-			pids[n++] = p;
+	if (notify_fd >= 0) {
+		if (write(notify_fd, "\n", 1) != 1)
+			rc = spx_error_errno(SPX_FAIL,
+					     "cannot notify readiness");
+		close(notify_fd);
 	}
-	if (npids)
-		*npids = n;
-	free(rundir);
+	if (spx_svc_notify("READY=1") < 0)
+		rc = -1;
+	return rc;
+}
+
+bool spx_svc_systemd_unit(pid_t pid, char *unit, size_t size)
+{
+	struct spx_buf b = SPX_BUF_INIT;
+	char path[64];
+	const char *line, *slash, *end;
+	bool ok = false;
+
+	snprintf(path, sizeof(path), "/proc/%ld/cgroup", (long)pid);
+	if (spx_buf_read_file(&b, path, 1 << 16) < 0) {
+		spx_error_clear();
+		spx_buf_release(&b);
+		return false;
+	}
+	/* cgroup v2: "0::/system.slice/spx-gw.service" */
+	line = strstr(b.p, "0::/");
+	if (line) {
+		end = line + strcspn(line, "\n");
+		slash = end;
+		while (slash > line && slash[-1] != '/')
+			slash--;
+		if (end - slash > 12 && !strncmp(slash, "spx-", 4) &&
+		    !strncmp(end - 8, ".service", 8) &&
+		    (size_t)(end - slash) < size) {
+			memcpy(unit, slash, (size_t)(end - slash));
+			unit[end - slash] = '\0';
+			ok = true;
+		}
+	}
+	spx_buf_release(&b);
+	return ok;
+}
+
+static char *state_path(const char *rundir, const char *name)
+{
+	return spx_xprintf("%s/%s.state", rundir, name);
+}
+
+static void copy_str(json_t *o, const char *k, char *dst, size_t size)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+
+	snprintf(dst, size, "%s", v ? v : "");
+}
+
+void spx_svc_state_read(const char *rundir, const char *name,
+			struct spx_svc_state *st)
+{
+	char *p = state_path(rundir, name);
+	struct spx_buf b = SPX_BUF_INIT;
+	json_t *o = NULL;
+
+	memset(st, 0, sizeof(*st));
+	if (spx_buf_read_file(&b, p, 1 << 16) == 0)
+		o = json_loadb(b.p, b.len, 0, NULL);
+	spx_error_clear();
+	if (json_is_object(o)) {
+		json_int_t pid = json_integer_value(json_object_get(o, "pid"));
+		json_int_t r = json_integer_value(json_object_get(o, "restarts"));
+
+		st->pid = pid > 0 && pid <= INT32_MAX ? (pid_t)pid : 0;
+		st->restarts = r > 0 && r <= UINT32_MAX ? (unsigned)r : 0;
+		copy_str(o, "state", st->state, sizeof(st->state));
+		copy_str(o, "last_exit", st->last_exit, sizeof(st->last_exit));
+		copy_str(o, "last_exit_at", st->last_exit_at,
+			 sizeof(st->last_exit_at));
+	}
+	json_decref(o);
+	spx_buf_release(&b);
+	free(p);
+}
+
+int spx_svc_state_write(const char *rundir, const char *name,
+			const struct spx_svc_state *st)
+{
+	char *p = state_path(rundir, name), *text;
+	json_t *o = json_pack("{s:s, s:I, s:s, s:I, s:s, s:s}", "service", name,
+			      "pid", (json_int_t)st->pid, "state", st->state,
+			      "restarts", (json_int_t)st->restarts, "last_exit",
+			      st->last_exit, "last_exit_at", st->last_exit_at);
+	int rc = -1;
+
+	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	if (!text)
+		spx_error(SPX_FAIL, "cannot render '%s'", p);
+	else
+		rc = spx_write_file(p, text, strlen(text), 0644, false);
+	free(text);
+	json_decref(o);
+	free(p);
 	return rc;
 }
 
@@ -292,6 +278,16 @@ int spx_svc_down(const char *root, int timeout_ms)
 				usleep(20000);
 		}
 		spx_info("stopped %s (pid %ld)", services[i].name, (long)p);
+		{
+			struct spx_svc_state st;
+
+			spx_svc_state_read(rundir, services[i].name, &st);
+			st.pid = 0;
+			snprintf(st.state, sizeof(st.state), "stopped");
+			if (spx_svc_state_write(rundir, services[i].name, &st) <
+			    0)
+				spx_error_clear();
+		}
 	}
 	free(rundir);
 	return rc;

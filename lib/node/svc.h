@@ -1,11 +1,15 @@
-/* svc.h: starting, stopping and watching a node's services.
+/* svc.h: a node's services and what is known about each.
  *
  * A service is one long-running spx program (today: spx-gw serve). Each
  * holds an exclusive flock on its pidfile DIR/run/<name>.pid for as long as
  * it lives, so "is it running" is a lock test, immune to stale files and
  * reused pids. A service reports readiness by writing a newline to the
- * file descriptor named by --notify-fd (s6's notification-fd idea), so
- * `spx up` returns only once the service answers. */
+ * file descriptor named by --notify-fd (s6's notification-fd idea) and,
+ * under systemd, READY=1 to $NOTIFY_SOCKET (sd_notify's protocol).
+ *
+ * The supervisor (sup.h) keeps DIR/run/<name>.state, a small JSON record
+ * of each service: pid, state, restarts and the cause of the last exit,
+ * which `spx status` and `spx get nodes` read. */
 #ifndef SPX_SVC_H
 #define SPX_SVC_H
 
@@ -25,17 +29,37 @@ size_t spx_svc_list(const struct spx_svc **out);
 /* pid if running, 0 if not, -1 on error. */
 pid_t spx_svc_pid(const char *rundir, const char *name);
 
-/* Take the pidfile lock for a service starting now; the returned fd must
+/* Take the pidfile lock for a process starting now; the returned fd must
  * stay open for the life of the process. SPX_NO if another instance holds
  * it. */
 int spx_svc_claim(const char *pidfile);
 
-/* Start every service that is not running. Background: detached, output
- * to DIR/log/<name>.log. Returns once all are ready, or -1 naming the one
- * that failed (with the tail of its log). */
-int spx_svc_up(const char *root, bool foreground_children,
-	       pid_t *pids, size_t *npids);
-/* Stop every running service (SIGTERM, then SIGKILL after timeout_ms). */
+/* Tell whoever started us that we are ready: a newline on notify_fd (if
+ * >= 0, which is then closed) and READY=1 to $NOTIFY_SOCKET if set. */
+int spx_svc_ready(int notify_fd);
+/* Send one sd_notify state ("STOPPING=1") to $NOTIFY_SOCKET, if set. */
+int spx_svc_notify(const char *state);
+
+/* If pid runs as a systemd unit named spx-*.service, its name. */
+bool spx_svc_systemd_unit(pid_t pid, char *unit, size_t size);
+
+struct spx_svc_state {
+	pid_t pid;		/* 0: not running */
+	char state[16];		/* starting, running, backoff, stopped */
+	unsigned restarts;	/* since the node was last started */
+	char last_exit[128];	/* "killed by SIGSEGV (core dumped)", or "" */
+	char last_exit_at[32];	/* when, UTC, or "" */
+};
+
+/* Read DIR/run/<name>.state; a missing or unreadable record reads as
+ * all zero (never an error: it is advisory). */
+void spx_svc_state_read(const char *rundir, const char *name,
+			struct spx_svc_state *st);
+int spx_svc_state_write(const char *rundir, const char *name,
+			const struct spx_svc_state *st);
+
+/* Stop every running service (SIGTERM, then SIGKILL after timeout_ms).
+ * Does not look at a supervisor: see spx_sup_down. */
 int spx_svc_down(const char *root, int timeout_ms);
 
 /* Locate an spx program: next to the running executable, else on PATH. */

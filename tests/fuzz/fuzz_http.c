@@ -96,6 +96,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		     (size_t)(end - p), &resp);
 	if (!resp.ready || resp.status < 200 || resp.status > 599)
 		abort();
+	/* Its access-log line: one line, whatever the request held. */
+	{
+		struct spx_http_outcome o = { resp.status, req.body_seen,
+					      resp.body.len, "ok", { 0, 0 } };
+		char buf[8192];
+		size_t n = spx_http_alog_format(buf, sizeof(buf), &req, &o);
+
+		if (!n || buf[n - 1] != '\n' || memchr(buf, '\n', n - 1))
+			abort();
+	}
 	spx_http_resp_release(&resp);
 	spx_http_req_release(&req);
 	return 0;

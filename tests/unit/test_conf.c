@@ -50,6 +50,11 @@ static const char full[] =
 	"max_header_bytes = 8192\n"
 	"max_body_bytes = 1_000_000\n"
 	"max_query_body_bytes = 65536\n"
+	"max_conns_per_addr = 0\n"
+	"header_timeout = 5\n"
+	"idle_timeout = 30\n"
+	"body_timeout = 10\n"
+	"body_min_rate = 0\n"
 	"[nodes.node1.obj]\n"
 	"drives = [\"d/0\", \"/mnt/d1\"]\n"
 	"data = 4\n"
@@ -125,6 +130,11 @@ static void test_full(void)
 	T_INT(n->gw.max_header_bytes, 8192, "gw.max_header_bytes");
 	T_INT(n->gw.max_body_bytes, 1000000, "gw.max_body_bytes");
 	T_INT(n->gw.max_query_body_bytes, 65536, "gw.max_query_body_bytes");
+	T_INT(n->gw.max_conns_per_addr, 0, "gw.max_conns_per_addr");
+	T_INT(n->gw.header_timeout, 5, "gw.header_timeout");
+	T_INT(n->gw.idle_timeout, 30, "gw.idle_timeout");
+	T_INT(n->gw.body_timeout, 10, "gw.body_timeout");
+	T_INT(n->gw.body_min_rate, 0, "gw.body_min_rate");
 	T_INT(n->obj.drives.n, 2, "two drives");
 	T_STR(n->obj.drives.v[0], "/srv/spx/d/0", "drives are resolved "
 						  "against root");
@@ -187,6 +197,11 @@ static void test_defaults(void)
 	T_INT(n->gw.max_body_bytes, 5368709120LL, "default max_body_bytes");
 	T_INT(n->gw.max_query_body_bytes, 1048576,
 	      "default max_query_body_bytes");
+	T_INT(n->gw.max_conns_per_addr, 128, "default max_conns_per_addr");
+	T_INT(n->gw.header_timeout, 20, "default header_timeout");
+	T_INT(n->gw.idle_timeout, 60, "default idle_timeout");
+	T_INT(n->gw.body_timeout, 30, "default body_timeout");
+	T_INT(n->gw.body_min_rate, 1024, "default body_min_rate");
 	T_INT(n->obj.drives.n, 1, "one default drive");
 	T_STR(n->obj.drives.v[0], "/r/data/obj/d0", "default drive");
 	T_INT(n->obj.data, 1, "default data");
@@ -428,6 +443,12 @@ static const struct ecase ecases[] = {
 	{ N "[nodes.n.gw]\nmax_query_body_bytes = 0\n",
 	  "c.toml:3:24: 'nodes.n.gw.max_query_body_bytes' must be between 1 "
 	  "and 67108864, not 0" },
+	{ N "[nodes.n.gw]\nheader_timeout = 0\n",
+	  "c.toml:3:18: 'nodes.n.gw.header_timeout' must be between 1 and "
+	  "3600, not 0" },
+	{ N "[nodes.n.gw]\nmax_conns_per_addr = -1\n",
+	  "c.toml:3:22: 'nodes.n.gw.max_conns_per_addr' must be between 0 and "
+	  "1000000, not -1" },
 	{ N "[nodes.n.obj]\ndata = 0\n",
 	  "c.toml:3:8: 'nodes.n.obj.data' must be between 1 and 16, not 0" },
 	{ N "[nodes.n.obj]\ndata = 17\n",
@@ -656,7 +677,7 @@ static void test_schema(void)
 		n++;
 		bad += tabs != 3;
 	}
-	T_INT(n, 39, "one line per key");
+	T_INT(n, 44, "one line per key");
 	T_INT(bad, 0, "every line has four columns");
 	free(out);
 }

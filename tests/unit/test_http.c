@@ -92,8 +92,117 @@ static const struct {
 	  "begin;done;" },
 };
 
+/* The access-log line: every field in its place, "-" for what is
+ * unknown, nothing that could split the line or a field. */
+static const struct {
+	const char *name;
+	const char *method, *path, *remote;
+	struct spx_http_note note;
+	struct spx_http_outcome o;
+	long ms; /* t1 - t0 */
+	const char *want;
+} lines[] = {
+	{ "a full line", "GET", "/bkt/key?X-Amz-Signature=secret", "10.0.0.1",
+	  { "ABCDEF0123456789", "AKIAEXAMPLE", "s3", "GetObject", "" },
+	  { 200, 0, 1048576, "ok", { 0, 0 } }, 12,
+	  "2026-12-01T10:00:00.123Z ABCDEF0123456789 10.0.0.1 AKIAEXAMPLE s3 "
+	  "GetObject GET /bkt/key 200 - 0 1048576 12.000 ok\n" },
+	{ "nothing known", NULL, "/", "", { "", "", "", "", "" },
+	  { 0, 0, 0, "error", { 0, 0 } }, 0,
+	  "2026-12-01T10:00:00.123Z - - - ec2 - - / - - 0 0 0.000 error\n" },
+	{ "an error, bytes in", "PUT", "/b/k", "::1",
+	  { "id", "", "s3", "PutObject", "AccessDenied" },
+	  { 403, 5, 243, "aborted", { 0, 0 } }, 1,
+	  "2026-12-01T10:00:00.123Z id ::1 - s3 PutObject PUT /b/k 403 "
+	  "AccessDenied 5 243 1.000 aborted\n" },
+	{ "hostile bytes are escaped", "GET", "/a b\"c\\d\n\xff", "1.2.3.4",
+	  { "x y", "", "ec2", "Describe\tRegions", "" },
+	  { 400, 0, 0, "ok", { 0, 0 } }, 0,
+	  "2026-12-01T10:00:00.123Z x\\x20y 1.2.3.4 - ec2 Describe\\x09Regions "
+	  "GET /a\\x20b\\x22c\\x5cd\\x0a\\xff 400 - 0 0 0.000 ok\n" },
+};
+
+static void test_alog_lines(void)
+{
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(lines); i++) {
+		struct spx_http_req req = { 0 };
+		struct spx_http_outcome o = lines[i].o;
+		char buf[1024];
+		size_t n;
+
+		req.method = (char *)lines[i].method;
+		req.path = (char *)lines[i].path;
+		snprintf(req.remote, sizeof(req.remote), "%s", lines[i].remote);
+		req.note = lines[i].note;
+		req.service = SPX_HTTP_EC2;
+		/* 2026-12-01T10:00:00.123Z */
+		req.wall.tv_sec = 1796119200;
+		req.wall.tv_nsec = 123000000;
+		req.t0.tv_sec = 100;
+		o.t1.tv_sec = 100 + lines[i].ms / 1000;
+		o.t1.tv_nsec = lines[i].ms % 1000 * 1000000;
+		n = spx_http_alog_format(buf, sizeof(buf), &req, &o);
+		T_STR(buf, lines[i].want, "access log: %s", lines[i].name);
+		T_INT(n, strlen(lines[i].want), "access log: %s: length",
+		      lines[i].name);
+	}
+}
+
+/* A line that does not fit is cut, and still ends the line. */
+static void test_alog_cut(void)
+{
+	struct spx_http_req req = { .method = "GET", .path = "/aaaa" };
+	struct spx_http_outcome o = { .status = 200, .end = "ok" };
+	char buf[32];
+	size_t n = spx_http_alog_format(buf, sizeof(buf), &req, &o);
+
+	T_INT(n, sizeof(buf) - 1, "a long line fills the buffer");
+	T_OK(buf[n - 1] == '\n' && !memchr(buf, '\n', n - 1),
+	     "a cut line is one line");
+}
+
+/* reopen: after the file is moved away, lines go to a new file. */
+static void test_alog_reopen(void)
+{
+	char dir[] = "/tmp/spx-alog.XXXXXX", *path, *moved;
+	struct spx_http_alog *a = NULL;
+	struct spx_http_req req = { .method = "GET", .path = "/" };
+	struct spx_http_outcome o = { .status = 200, .end = "ok" };
+	struct spx_buf b = SPX_BUF_INIT;
+
+	T_OK(mkdtemp(dir) != NULL, "a temp dir");
+	path = spx_xprintf("%s/access.log", dir);
+	moved = spx_xprintf("%s/access.log.1", dir);
+	T_INT(spx_http_alog_open(path, &a), 0, "open");
+	spx_http_alog_write(a, &req, &o);
+	T_INT(rename(path, moved), 0, "logrotate moves it");
+	spx_http_alog_write(a, &req, &o);
+	T_INT(spx_http_alog_reopen(a), 0, "reopen");
+	spx_http_alog_write(a, &req, &o);
+	spx_http_alog_close(a);
+	T_INT(spx_buf_read_file(&b, moved, 1 << 20), 0, "read the old file");
+	T_INT(b.len ? (long)(strchr(b.p, '\n') - b.p) > 0 : 0, 1,
+	      "the old file has lines");
+	T_INT((long)(b.len - (size_t)(strchr(strchr(b.p, '\n') + 1, '\n') + 1 - b.p)), 0,
+	      "two lines before the reopen");
+	spx_buf_reset(&b);
+	T_INT(spx_buf_read_file(&b, path, 1 << 20), 0, "read the new file");
+	T_INT((long)(strchr(b.p, '\n') + 1 - b.p), (long)b.len,
+	      "one line after it");
+	spx_buf_release(&b);
+	unlink(path);
+	unlink(moved);
+	rmdir(dir);
+	free(path);
+	free(moved);
+}
+
 int main(void)
 {
+	test_alog_lines();
+	test_alog_cut();
+	test_alog_reopen();
+
 	const struct spx_http_limits lim = { .max_header_bytes = 256,
 					     .max_body_bytes = 100 };
 
