@@ -69,7 +69,7 @@ void objcli_close(struct objcli *c)
 int objcli_fail(const struct spx_args *a, int rc)
 {
 	spx_warn("%s: %s", a->verb->name, spx_errmsg());
-	return spx_obj_code(rc)->status;
+	return spx_obj_status(rc);
 }
 
 

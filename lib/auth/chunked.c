@@ -410,13 +410,13 @@ const char *spx_chunked_strerror(enum spx_chunked_err err)
 	return s[err];
 }
 
-struct spx_sigv4_status spx_chunked_code(enum spx_chunked_err err)
+struct spx_apierr spx_chunked_code(enum spx_chunked_err err)
 {
 	switch (err) {
 	case SPX_CHUNKED_OK:
-		return (struct spx_sigv4_status){ 200, "OK", "OK" };
+		return (struct spx_apierr){ 200, "OK", "OK" };
 	case SPX_CHUNKED_ESIGNATURE:
-		return (struct spx_sigv4_status){
+		return (struct spx_apierr){
 			403, "SignatureDoesNotMatch",
 			"The request signature we calculated does not match "
 			"the signature you provided. Check your key and "
@@ -424,20 +424,20 @@ struct spx_sigv4_status spx_chunked_code(enum spx_chunked_err err)
 		};
 	case SPX_CHUNKED_ELENGTH:
 	case SPX_CHUNKED_ETRUNCATED:
-		return (struct spx_sigv4_status){
+		return (struct spx_apierr){
 			400, "IncompleteBody",
 			"You did not provide the number of bytes specified by "
 			"the Content-Length HTTP header"
 		};
 	case SPX_CHUNKED_ETRAILER:
-		return (struct spx_sigv4_status){
+		return (struct spx_apierr){
 			400, "MalformedTrailerError",
 			"The request contained trailing data that was not "
 			"well-formed or did not conform to our published "
 			"schema."
 		};
 	case SPX_CHUNKED_EOUTPUT:
-		return (struct spx_sigv4_status){
+		return (struct spx_apierr){
 			500, "InternalError",
 			"We encountered an internal error. Please try again."
 		};
@@ -446,7 +446,7 @@ struct spx_sigv4_status spx_chunked_code(enum spx_chunked_err err)
 	case SPX_CHUNKED_NERR:
 		break;
 	}
-	return (struct spx_sigv4_status){
+	return (struct spx_apierr){
 		400, "InvalidRequest",
 		"The request body is not valid aws-chunked encoding."
 	};

@@ -113,6 +113,6 @@ void spx_chunked_release(struct spx_chunked *c);
 
 const char *spx_chunked_strerror(enum spx_chunked_err err);
 /* The S3 error for err (SignatureDoesNotMatch, IncompleteBody, ...). */
-struct spx_sigv4_status spx_chunked_code(enum spx_chunked_err err);
+struct spx_apierr spx_chunked_code(enum spx_chunked_err err);
 
 #endif

@@ -1532,7 +1532,7 @@ const char *spx_sigv4_strerror(enum spx_sigv4_err err)
 	return s[err];
 }
 
-#define ST(h, c, m) ((struct spx_sigv4_status){ (h), (c), (m) })
+#define ST(h, c, m) ((struct spx_apierr){ (h), (c), (m) })
 
 static const char s3_sig_msg[] =
 	"The request signature we calculated does not match the signature "
@@ -1544,7 +1544,7 @@ static const char query_sig_msg[] =
 static const char incomplete_msg[] =
 	"The request signature does not conform to AWS standards.";
 
-static struct spx_sigv4_status s3_code(enum spx_sigv4_err err, bool pre)
+static struct spx_apierr s3_code(enum spx_sigv4_err err, bool pre)
 {
 	const char *hm = "AuthorizationHeaderMalformed";
 	const char *qe = "AuthorizationQueryParametersError";
@@ -1685,7 +1685,7 @@ static struct spx_sigv4_status s3_code(enum spx_sigv4_err err, bool pre)
 	return ST(403, "AccessDenied", "Access Denied");
 }
 
-static struct spx_sigv4_status query_code(enum spx_sigv4_err err, bool ec2)
+static struct spx_apierr query_code(enum spx_sigv4_err err, bool ec2)
 {
 	const char *is = "IncompleteSignature", *sdm = "SignatureDoesNotMatch";
 
@@ -1751,7 +1751,7 @@ static struct spx_sigv4_status query_code(enum spx_sigv4_err err, bool ec2)
 		  "Request is missing Authentication Token");
 }
 
-struct spx_sigv4_status spx_sigv4_code(enum spx_sigv4_err err,
+struct spx_apierr spx_sigv4_code(enum spx_sigv4_err err,
 				       enum spx_sigv4_api api,
 				       const struct spx_sigv4_auth *auth)
 {

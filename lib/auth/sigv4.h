@@ -182,12 +182,6 @@ enum spx_sigv4_api {
 	SPX_SIGV4_API_STS, /* STS, IAM and other Query APIs */
 };
 
-struct spx_sigv4_status {
-	int http;	     /* HTTP status: 400, 401 or 403 */
-	const char *code;    /* "SignatureDoesNotMatch" */
-	const char *message; /* AWS's own wording, a static string */
-};
-
 /* Step 1. Fills *auth (always: zeroed first) from the Authorization header
  * or the presigned query parameters. SPX_SIGV4_ENOAUTH means the request
  * carries no SigV4 authentication at all (anonymous). */
@@ -228,7 +222,7 @@ int spx_sigv4_signing_key(const char *secret, const char *date,
 /* The AWS error for err in the given API family. auth (may be NULL, read
  * as header auth) tells presigned from header auth, which S3 reports with
  * different codes. Never returns NULL strings. */
-struct spx_sigv4_status spx_sigv4_code(enum spx_sigv4_err err,
+struct spx_apierr spx_sigv4_code(enum spx_sigv4_err err,
 				       enum spx_sigv4_api api,
 				       const struct spx_sigv4_auth *auth);
 /* A short lowercase name for logs: "signature does not match". */

@@ -83,6 +83,8 @@ void spx_warn_errno(const char *fmt, ...)
 static _Thread_local struct {
 	int status;
 	char msg[1024];
+	int http;			/* spx_api_error's, else 0 */
+	char code[SPX_API_CODE_MAX];
 } last;
 
 __attribute__((format(printf, 3, 0))) static int
@@ -91,6 +93,8 @@ verror(int status, int errnum, const char *fmt, va_list ap)
 	size_t n;
 
 	last.status = status;
+	last.http = 0;
+	last.code[0] = '\0';
 	vsnprintf(last.msg, sizeof(last.msg), fmt, ap);
 	if (errnum) {
 		n = strlen(last.msg);
@@ -157,6 +161,28 @@ int spx_error_prefix(const char *fmt, ...)
 	return -1;
 }
 
+int spx_api_error(int status, int http, const char *code, const char *fmt,
+		  ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verror(status, 0, fmt, ap);
+	va_end(ap);
+	last.http = http;
+	snprintf(last.code, sizeof(last.code), "%s", code);
+	return -1;
+}
+
+const char *spx_api_errcode(int *http)
+{
+	if (!last.code[0])
+		return NULL;
+	if (http)
+		*http = last.http;
+	return last.code;
+}
+
 const char *spx_errmsg(void)
 {
 	return last.msg[0] ? last.msg : "unknown error";
@@ -171,6 +197,8 @@ void spx_error_clear(void)
 {
 	last.status = 0;
 	last.msg[0] = '\0';
+	last.http = 0;
+	last.code[0] = '\0';
 }
 
 void spx_die_last(void)

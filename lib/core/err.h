@@ -59,6 +59,26 @@ void spx_error_clear(void);
 /* Print the recorded error as "prog: message" and exit with its status. */
 _Noreturn void spx_die_last(void);
 
+/* Errors in an API's words. AWS answers a failure with an HTTP status, a
+ * code ("NoSuchKey", "InvalidKeyPair.NotFound") and a message; tables of
+ * such answers use this one struct (message: a static string). */
+struct spx_apierr {
+	int http;
+	const char *code;
+	const char *message;
+};
+#define SPX_API_CODE_MAX 64
+/* Record an error as spx_error(status, ...) does, and also the HTTP status
+ * and API code it is answered with; always returns -1. Code and message
+ * go to the client as they are. A handler records its failure so, and
+ * the gateway renders it in one place. */
+int spx_api_error(int status, int http, const char *code, const char *fmt,
+		  ...) __attribute__((format(printf, 4, 5)));
+/* The code of the last error if spx_api_error recorded it (*http, may be
+ * NULL, gets its status): NULL when the last error was recorded some
+ * other way, or cleared. spx_error_prefix keeps the code. */
+const char *spx_api_errcode(int *http);
+
 /* Allocation that cannot fail: exits 111 on exhaustion (as git's xmalloc). */
 void *spx_malloc(size_t n);
 void *spx_calloc(size_t n, size_t size);

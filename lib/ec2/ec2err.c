@@ -32,39 +32,42 @@ int spx_ec2_error(int rc, const char *fmt, ...)
 	return rc;
 }
 
-void spx_ec2_error_info(int rc, const char *subject, struct spx_ec2_err *out)
+void spx_ec2_error_info(int rc, const char *subject, struct spx_apierr *out,
+			char *buf, size_t bufsz)
 {
 	const char *s = subject ? subject : "";
+
+	out->message = buf;
 
 	out->http = 400;
 	switch (rc) {
 	case SPX_EC2_INVALID:
 		out->code = "InvalidParameterValue";
-		snprintf(out->message, sizeof(out->message), "%s", spx_errmsg());
+		snprintf(buf, bufsz, "%s", spx_errmsg());
 		return;
 	case SPX_EC2_TAG_LIMIT:
 		out->code = "TagLimitExceeded";
-		snprintf(out->message, sizeof(out->message), "%s", spx_errmsg());
+		snprintf(buf, bufsz, "%s", spx_errmsg());
 		return;
 	case SPX_EC2_KEYPAIR_DUPLICATE:
 		out->code = "InvalidKeyPair.Duplicate";
-		snprintf(out->message, sizeof(out->message),
+		snprintf(buf, bufsz,
 			 "The keypair '%.400s' already exists.", s);
 		return;
 	case SPX_EC2_KEYPAIR_NOTFOUND:
 		out->code = "InvalidKeyPair.NotFound";
-		snprintf(out->message, sizeof(out->message),
+		snprintf(buf, bufsz,
 			 "The key pair '%.400s' does not exist", s);
 		return;
 	case SPX_EC2_KEY_FORMAT:
 		out->code = "InvalidKey.Format";
-		snprintf(out->message, sizeof(out->message),
+		snprintf(buf, bufsz,
 			 "Key is not in valid OpenSSH public key format");
 		return;
 	default:
 		out->http = 500;
 		out->code = "InternalError";
-		snprintf(out->message, sizeof(out->message),
+		snprintf(buf, bufsz,
 			 "An internal error has occurred");
 		return;
 	}

@@ -41,16 +41,13 @@ int spx_ec2_status(int rc);
 int spx_ec2_error(int rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-struct spx_ec2_err {
-	int http;	   /* 400, 500 */
-	const char *code;  /* "InvalidKeyPair.NotFound" (static) */
-	char message[512]; /* "The key pair 'k1' does not exist" */
-};
-
-/* Fill *out for rc, a negative code a lib/ec2 function returned on this
- * thread just now (the message may come from spx_errmsg()). subject is
- * the key name or id the request named, for the messages that quote one;
- * NULL is allowed. An unknown code is reported as SPX_EC2_FAIL. */
-void spx_ec2_error_info(int rc, const char *subject, struct spx_ec2_err *out);
+/* Fill *out (an spx_apierr: status, code, message) for rc, a negative
+ * code a lib/ec2 function returned on this thread just now (the message
+ * may come from spx_errmsg()); out->message points into buf, which holds
+ * bufsz bytes. subject is the key name or id the request named, for the
+ * messages that quote one; NULL is allowed. An unknown code is reported
+ * as SPX_EC2_FAIL. */
+void spx_ec2_error_info(int rc, const char *subject, struct spx_apierr *out,
+			char *buf, size_t bufsz);
 
 #endif

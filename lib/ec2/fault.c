@@ -4,12 +4,6 @@
 #include "ec2/ec2err.h"
 #include "ec2/fault.h"
 
-static _Thread_local struct {
-	int http;
-	char code[SPX_EC2_FAULT_CODEMAX];
-	char msg[1024];
-} last;
-
 static int class_of(int http, const char *code)
 {
 	size_t n = strlen(code);
@@ -24,25 +18,18 @@ static int class_of(int http, const char *code)
 
 int spx_ec2_fault(int http, const char *code, const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(last.msg, sizeof(last.msg), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(last.code, sizeof(last.code), "%s", code);
-	last.http = http;
-	return spx_error(class_of(http, code), "%s", last.msg);
+	return spx_api_error(class_of(http, code), http, code, "%s", msg);
 }
 
 const char *spx_ec2_fault_code(int *http)
 {
-	/* The slot is ours only while the message is still ours: anything
-	 * recorded with spx_error() since has replaced it. */
-	if (!last.code[0] || strcmp(spx_errmsg(), last.msg))
-		return NULL;
-	if (http)
-		*http = last.http;
-	return last.code;
+	return spx_api_errcode(http);
 }
 
 int spx_ec2_fault_missing(const char *name)
@@ -60,9 +47,10 @@ int spx_ec2_fault_invalid(const char *name, const char *value, const char *why)
 
 int spx_ec2_fault_rc(int rc, const char *subject)
 {
-	struct spx_ec2_err e;
+	struct spx_apierr e;
+	char msg[512];
 
-	spx_ec2_error_info(rc, subject, &e);
+	spx_ec2_error_info(rc, subject, &e, msg, sizeof(msg));
 	if (e.http >= 500)
 		spx_log(SPX_LOG_ERROR, "ec2: %s", spx_errmsg());
 	return spx_ec2_fault(e.http, e.code, "%s", e.message);

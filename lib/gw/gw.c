@@ -206,7 +206,7 @@ static void sigv4_req(struct gw_req *g, struct spx_http_req *req,
 static void auth_fail(struct gw_req *g, struct spx_http_req *req,
 		      struct spx_http_resp *resp, enum spx_sigv4_err e)
 {
-	struct spx_sigv4_status st = spx_sigv4_code(e, sigv4_api(g), &g->auth);
+	struct spx_apierr st = spx_sigv4_code(e, sigv4_api(g), &g->auth);
 
 	const char *why = spx_sigv4_strerror(e);
 	bool more = g->auth.detail[0] && strcmp(g->auth.detail, why);

@@ -4,6 +4,7 @@
 
 #include "gw/s3conf.h"
 #include "http/query.h"
+#include "utf8.h"
 #include "xml/xml.h"
 
 /* A request body of a few tags needs little: these bound the DOM. */
@@ -15,7 +16,17 @@ static const struct spx_xml_limits lim = {
 	.max_attrs = 8,
 };
 
-static int fail(struct spx_s3_err *err, int http, const char *code,
+/* The part list of 10000 parts and the object list of 1000 keys of 1024
+ * bytes (escaped, up to six times that) are the big ones. */
+static const struct spx_xml_limits big = {
+	.max_bytes = 2 << 20,
+	.max_depth = 8,
+	.max_elems = 50000,
+	.max_text = 8192,
+	.max_attrs = 8,
+};
+
+static int fail(struct spx_apierr *err, int http, const char *code,
 		const char *message)
 {
 	err->http = http;
@@ -24,48 +35,21 @@ static int fail(struct spx_s3_err *err, int http, const char *code,
 	return spx_error(SPX_USAGE, "%s: %s", code, message);
 }
 
-static int malformed(struct spx_s3_err *err)
+static int malformed(struct spx_apierr *err)
 {
 	return fail(err, 400, "MalformedXML",
 		    "The XML you provided was not well-formed or did not "
 		    "validate against our published schema");
 }
 
-/* Characters (code points) of valid UTF-8, or -1 if it is not. */
+/* Characters (code points) of valid UTF-8 without NUL, or -1. */
 static long utf8_chars(const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	long n = 0;
-
-	while (*s) {
-		unsigned c = *s, more, min;
-		uint32_t cp;
-
-		if (c < 0x80)
-			more = 0, min = 0, cp = c;
-		else if ((c & 0xe0) == 0xc0)
-			more = 1, min = 0x80, cp = c & 0x1f;
-		else if ((c & 0xf0) == 0xe0)
-			more = 2, min = 0x800, cp = c & 0x0f;
-		else if ((c & 0xf8) == 0xf0)
-			more = 3, min = 0x10000, cp = c & 0x07;
-		else
-			return -1;
-		for (unsigned i = 1; i <= more; i++) {
-			if ((s[i] & 0xc0) != 0x80)
-				return -1;
-			cp = cp << 6 | (s[i] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return -1;
-		s += more + 1;
-		n++;
-	}
-	return n;
+	return (long)spx_utf8_count(str, strlen(str));
 }
 
 static int check(const struct spx_kvlist *t, enum spx_s3_tags_of of,
-		 struct spx_s3_err *err)
+		 struct spx_apierr *err)
 {
 	if (of == SPX_S3_TAGS_OBJECT && t->n > 10)
 		return fail(err, 400, "BadRequest",
@@ -103,7 +87,7 @@ static int check(const struct spx_kvlist *t, enum spx_s3_tags_of of,
 }
 
 int spx_s3_tags_xml(const char *p, size_t n, enum spx_s3_tags_of of,
-		    struct spx_kvlist *out, struct spx_s3_err *err)
+		    struct spx_kvlist *out, struct spx_apierr *err)
 {
 	struct spx_kvlist t = SPX_KVLIST_INIT;
 	struct spx_xml_doc *doc = NULL;
@@ -144,7 +128,7 @@ out:
 }
 
 int spx_s3_tags_header(const char *s, enum spx_s3_tags_of of,
-		       struct spx_kvlist *out, struct spx_s3_err *err)
+		       struct spx_kvlist *out, struct spx_apierr *err)
 {
 	struct spx_kvlist t = SPX_KVLIST_INIT;
 
@@ -165,7 +149,7 @@ int spx_s3_tags_header(const char *s, enum spx_s3_tags_of of,
 }
 
 int spx_s3_versioning_xml(const char *p, size_t n, bool *enabled,
-			  struct spx_s3_err *err)
+			  struct spx_apierr *err)
 {
 	struct spx_xml_doc *doc = NULL;
 	const struct spx_xml_node *root, *c;
@@ -204,4 +188,130 @@ int spx_s3_versioning_xml(const char *p, size_t n, bool *enabled,
 out:
 	spx_xml_doc_free(doc);
 	return rc;
+}
+
+int spx_s3_create_bucket_xml(const char *p, size_t n, char **location,
+			     struct spx_apierr *err)
+{
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root;
+	const char *lc;
+
+	*location = NULL;
+	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) ||
+	    !spx_xml_is(root, "CreateBucketConfiguration", NULL) ||
+	    spx_xml_count(root, "LocationConstraint") > 1) {
+		spx_xml_doc_free(doc);
+		return malformed(err);
+	}
+	lc = spx_xml_child_text(root, "LocationConstraint");
+	if (lc && *lc)
+		*location = spx_strdup(lc);
+	spx_xml_doc_free(doc);
+	return 0;
+}
+
+void spx_s3_delete_release(struct spx_s3_delete *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->v[i].key);
+		free(d->v[i].vid);
+	}
+	free(d->v);
+	memset(d, 0, sizeof(*d));
+}
+
+int spx_s3_delete_xml(const char *p, size_t n, struct spx_s3_delete *out,
+		      struct spx_apierr *err)
+{
+	struct spx_s3_delete d = { 0 };
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root, *o;
+	const char *quiet;
+	size_t no;
+
+	memset(out, 0, sizeof(*out));
+	if (spx_xml_parse(p, n, &big, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) || !spx_xml_is(root, "Delete", NULL) ||
+	    (no = spx_xml_count(root, "Object")) < 1 || no > 1000 ||
+	    spx_xml_count(root, "Quiet") > 1) {
+		spx_xml_doc_free(doc);
+		return malformed(err);
+	}
+	quiet = spx_xml_child_text(root, "Quiet");
+	if (quiet && strcmp(quiet, "true") && strcmp(quiet, "false")) {
+		spx_xml_doc_free(doc);
+		return malformed(err);
+	}
+	d.quiet = quiet && !strcmp(quiet, "true");
+	d.v = spx_calloc(no, sizeof(*d.v));
+	for (o = spx_xml_child(root, "Object"); o; o = spx_xml_next(o, "Object")) {
+		const char *k = spx_xml_child_text(o, "Key");
+		const char *v = spx_xml_child_text(o, "VersionId");
+
+		if (spx_xml_count(o, "Key") > 1 ||
+		    spx_xml_count(o, "VersionId") > 1) {
+			spx_xml_doc_free(doc);
+			spx_s3_delete_release(&d);
+			return malformed(err);
+		}
+		d.v[d.n].key = k ? spx_strdup(k) : NULL;
+		d.v[d.n].vid = v ? spx_strdup(v) : NULL;
+		d.n++;
+	}
+	spx_xml_doc_free(doc);
+	*out = d;
+	return 0;
+}
+
+void spx_s3_complete_release(struct spx_s3_complete *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->v[i].etag);
+		free(c->v[i].checksum);
+	}
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+int spx_s3_complete_xml(const char *p, size_t n, const char *ck_elem,
+			struct spx_s3_complete *out, struct spx_apierr *err)
+{
+	struct spx_s3_complete c = { 0 };
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root, *pt;
+	size_t np;
+
+	memset(out, 0, sizeof(*out));
+	if (spx_xml_parse(p, n, &big, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) ||
+	    !spx_xml_is(root, "CompleteMultipartUpload", NULL) ||
+	    (np = spx_xml_count(root, "Part")) < 1 || np > 10000) {
+		spx_xml_doc_free(doc);
+		return malformed(err);
+	}
+	c.v = spx_calloc(np, sizeof(*c.v));
+	for (pt = spx_xml_child(root, "Part"); pt; pt = spx_xml_next(pt, "Part")) {
+		const char *num = spx_xml_child_text(pt, "PartNumber");
+		const char *etag = spx_xml_child_text(pt, "ETag");
+		const char *ck = ck_elem ? spx_xml_child_text(pt, ck_elem) : NULL;
+		char *e = NULL;
+		long v = num ? strtol(num, &e, 10) : 0;
+
+		if (!num || !*num || !etag || *e || v < 1 || v > 10000 ||
+		    spx_xml_count(pt, "PartNumber") != 1 ||
+		    spx_xml_count(pt, "ETag") != 1) {
+			spx_xml_doc_free(doc);
+			spx_s3_complete_release(&c);
+			return malformed(err);
+		}
+		c.v[c.n].num = (int)v;
+		c.v[c.n].etag = spx_strdup(etag);
+		c.v[c.n].checksum = ck ? spx_strdup(ck) : NULL;
+		c.n++;
+	}
+	spx_xml_doc_free(doc);
+	*out = c;
+	return 0;
 }

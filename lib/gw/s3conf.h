@@ -1,7 +1,9 @@
-/* s3conf.h: the small configuration documents S3 reads from requests —
- * tag sets (PutBucketTagging, PutObjectTagging, the x-amz-tagging header)
- * and VersioningConfiguration — parsed under tight bounds and checked
- * with S3's rules. Network input: fuzz_s3conf runs all of them.
+/* s3conf.h: the documents S3 reads from request bodies and headers —
+ * tag sets (PutBucketTagging, PutObjectTagging, the x-amz-tagging header),
+ * VersioningConfiguration, CreateBucketConfiguration, and the part list
+ * of CompleteMultipartUpload and the object list of DeleteObjects —
+ * parsed under tight bounds and checked with S3's rules. Network input:
+ * fuzz_s3conf runs all of them.
  *
  * Each parser returns 0, or -1 with *err set to the S3 error to answer
  * (HTTP status, code, message) and the same message recorded with
@@ -15,12 +17,6 @@
 
 #include "spx.h"
 
-struct spx_s3_err {
-	int http;
-	const char *code;
-	const char *message;
-};
-
 enum spx_s3_tags_of {
 	SPX_S3_TAGS_OBJECT,	/* at most 10 */
 	SPX_S3_TAGS_BUCKET,	/* at most 50 */
@@ -31,14 +27,51 @@ enum spx_s3_tags_of {
 /* <Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag>...</TagSet>
  * </Tagging>, namespace optional. */
 int spx_s3_tags_xml(const char *p, size_t n, enum spx_s3_tags_of of,
-		    struct spx_kvlist *out, struct spx_s3_err *err);
+		    struct spx_kvlist *out, struct spx_apierr *err);
 /* The x-amz-tagging header: "k1=v1&k2=v2", URL-encoded. */
 int spx_s3_tags_header(const char *s, enum spx_s3_tags_of of,
-		       struct spx_kvlist *out, struct spx_s3_err *err);
+		       struct spx_kvlist *out, struct spx_apierr *err);
 /* <VersioningConfiguration><Status>Enabled|Suspended</Status>
  * [<MfaDelete>Disabled</MfaDelete>]: *enabled is true for Enabled.
  * MfaDelete Enabled is refused (501 NotImplemented): spx has no MFA. */
 int spx_s3_versioning_xml(const char *p, size_t n, bool *enabled,
-			  struct spx_s3_err *err);
+			  struct spx_apierr *err);
+
+/* <CreateBucketConfiguration><LocationConstraint>R</LocationConstraint>:
+ * *location (caller frees) is R, or NULL when it names none. */
+int spx_s3_create_bucket_xml(const char *p, size_t n, char **location,
+			     struct spx_apierr *err);
+
+/* DeleteObjects: <Delete>[<Quiet>true</Quiet>]<Object><Key>k</Key>
+ * [<VersionId>v</VersionId>]</Object>... (1..1000 objects)</Delete>. An
+ * object without a Key is kept with key NULL (answered in its place). */
+struct spx_s3_delete_item {
+	char *key, *vid;
+};
+struct spx_s3_delete {
+	struct spx_s3_delete_item *v;
+	size_t n;
+	bool quiet;
+};
+int spx_s3_delete_xml(const char *p, size_t n, struct spx_s3_delete *out,
+		      struct spx_apierr *err);
+void spx_s3_delete_release(struct spx_s3_delete *d);
+
+/* CompleteMultipartUpload: <CompleteMultipartUpload><Part><PartNumber>N
+ * </PartNumber><ETag>e</ETag>[<ck_elem>c</ck_elem>]</Part>... (1..10000
+ * parts, N 1..10000, in the order given)</CompleteMultipartUpload>.
+ * ck_elem ("ChecksumCRC32", or NULL) names the checksum kept with each
+ * part (NULL where a part has none). */
+struct spx_s3_part_item {
+	int num;
+	char *etag, *checksum;
+};
+struct spx_s3_complete {
+	struct spx_s3_part_item *v;
+	size_t n;
+};
+int spx_s3_complete_xml(const char *p, size_t n, const char *ck_elem,
+			struct spx_s3_complete *out, struct spx_apierr *err);
+void spx_s3_complete_release(struct spx_s3_complete *c);
 
 #endif

@@ -19,10 +19,10 @@
  *
  * Return values. Every function returns 0 or a negative enum spx_obj_rc
  * and records a message with spx_error() whose exit status matches the
- * code (spx_obj_code(rc)->status), so `if (rc < 0) spx_die_last();` works
- * and the S3 layer switches on the code: spx_obj_code() gives the HTTP
- * status, S3 error code and default message. SPX_OBJ_INTERNAL is -1, so
- * `return spx_error(SPX_FAIL, ...)` is a valid internal failure.
+ * code (spx_obj_status(rc)), so `if (rc < 0) spx_die_last();` works and
+ * the S3 layer switches on the code, which it words as S3 does (lib/gw).
+ * SPX_OBJ_INTERNAL is -1, so `return spx_error(SPX_FAIL, ...)` is a valid
+ * internal failure.
  *
  * Layout. Each of the node's k + m drive directories holds, for shard i:
  *
@@ -123,14 +123,9 @@ enum spx_obj_rc {
 };
 #define SPX_OBJ_RC_MIN (-20)
 
-struct spx_obj_code {
-	int http;		/* 404 */
-	const char *code;	/* "NoSuchKey" */
-	const char *message;	/* "The specified key does not exist." */
-	int status;		/* exit status: SPX_NO, SPX_USAGE, SPX_FAIL */
-};
-/* The S3 shape of a code (0 and unknown codes: InternalError's). */
-const struct spx_obj_code *spx_obj_code(int rc);
+/* The exit status of a code (SPX_OK, SPX_NO, SPX_USAGE, SPX_FAIL; unknown
+ * codes: SPX_FAIL). */
+int spx_obj_status(int rc);
 
 #define SPX_OBJ_KEY_MAX 1024
 #define SPX_OBJ_BUCKET_MAX 63

@@ -15,7 +15,7 @@ struct spx_obj {
 	char *lockpath;		/* drive 0's .locks */
 };
 
-/* Record an error of class rc (its exit status from spx_obj_code) and
+/* Record an error of class rc (its exit status from spx_obj_status) and
  * return rc. */
 int obj_err(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The same with ": strerror(errno)"; ENOSPC and EDQUOT become

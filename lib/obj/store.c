@@ -12,61 +12,37 @@
 #include "id.h"
 #include "obj/obj_int.h"
 
-static const struct spx_obj_code codes[] = {
-	{ 200, "OK", "OK", SPX_OK },
-	{ 500, "InternalError",
-	  "We encountered an internal error. Please try again.", SPX_FAIL },
-	{ 404, "NoSuchBucket", "The specified bucket does not exist", SPX_NO },
-	{ 404, "NoSuchKey", "The specified key does not exist.", SPX_NO },
-	{ 409, "BucketNotEmpty",
-	  "The bucket you tried to delete is not empty", SPX_NO },
-	{ 409, "BucketAlreadyOwnedByYou",
-	  "Your previous request to create the named bucket succeeded and you "
-	  "already own it.", SPX_NO },
-	{ 409, "BucketAlreadyExists",
-	  "The requested bucket name is not available. The bucket namespace "
-	  "is shared by all users of the system. Please select a different "
-	  "name and try again.", SPX_NO },
-	{ 400, "InvalidBucketName", "The specified bucket is not valid.",
-	  SPX_USAGE },
-	{ 400, "KeyTooLongError", "Your key is too long", SPX_USAGE },
-	{ 400, "InvalidArgument", "Invalid Argument", SPX_USAGE },
-	{ 400, "InvalidPart",
-	  "One or more of the specified parts could not be found.  The part "
-	  "may not have been uploaded, or the specified entity tag may not "
-	  "match the part's entity tag.", SPX_USAGE },
-	{ 400, "InvalidPartOrder",
-	  "The list of parts was not in ascending order. Parts must be "
-	  "ordered by part number.", SPX_USAGE },
-	{ 400, "EntityTooSmall",
-	  "Your proposed upload is smaller than the minimum allowed object "
-	  "size.", SPX_USAGE },
-	{ 404, "NoSuchUpload",
-	  "The specified upload does not exist. The upload ID may be invalid, "
-	  "or the upload may have been aborted or completed.", SPX_NO },
-	{ 507, "InsufficientStorage",
-	  "Insufficient storage to complete the request.", SPX_FAIL },
-	{ 400, "BadDigest",
-	  "The Content-MD5 you specified did not match what we received.",
-	  SPX_USAGE },
-	{ 416, "InvalidRange", "The requested range is not satisfiable",
-	  SPX_USAGE },
-	{ 404, "NoSuchVersion", "The specified version does not exist.",
-	  SPX_NO },
-	{ 405, "MethodNotAllowed",
-	  "The specified method is not allowed against this resource.",
-	  SPX_NO },
-	{ 400, "InvalidArgument", "Invalid version id specified", SPX_USAGE },
-	{ 412, "PreconditionFailed",
-	  "At least one of the pre-conditions you specified did not hold",
-	  SPX_NO },
+/* The exit status of each code, by -rc. How an API words a code is the
+ * API's business (lib/gw/s3.c for S3). */
+static const int status_of[] = {
+	[0] = SPX_OK,
+	[-SPX_OBJ_INTERNAL] = SPX_FAIL,
+	[-SPX_OBJ_NO_SUCH_BUCKET] = SPX_NO,
+	[-SPX_OBJ_NO_SUCH_KEY] = SPX_NO,
+	[-SPX_OBJ_BUCKET_NOT_EMPTY] = SPX_NO,
+	[-SPX_OBJ_BUCKET_OWNED] = SPX_NO,
+	[-SPX_OBJ_BUCKET_EXISTS] = SPX_NO,
+	[-SPX_OBJ_INVALID_BUCKET] = SPX_USAGE,
+	[-SPX_OBJ_KEY_TOO_LONG] = SPX_USAGE,
+	[-SPX_OBJ_INVALID_ARG] = SPX_USAGE,
+	[-SPX_OBJ_INVALID_PART] = SPX_USAGE,
+	[-SPX_OBJ_INVALID_PART_ORDER] = SPX_USAGE,
+	[-SPX_OBJ_ENTITY_TOO_SMALL] = SPX_USAGE,
+	[-SPX_OBJ_NO_SUCH_UPLOAD] = SPX_NO,
+	[-SPX_OBJ_NO_SPACE] = SPX_FAIL,
+	[-SPX_OBJ_BAD_DIGEST] = SPX_USAGE,
+	[-SPX_OBJ_INVALID_RANGE] = SPX_USAGE,
+	[-SPX_OBJ_NO_SUCH_VERSION] = SPX_NO,
+	[-SPX_OBJ_DELETE_MARKER] = SPX_NO,
+	[-SPX_OBJ_INVALID_VERSION] = SPX_USAGE,
+	[-SPX_OBJ_PRECONDITION] = SPX_NO,
 };
 
-const struct spx_obj_code *spx_obj_code(int rc)
+int spx_obj_status(int rc)
 {
 	if (rc > 0 || rc < SPX_OBJ_RC_MIN)
-		return &codes[1];
-	return &codes[-rc];
+		return SPX_FAIL;
+	return status_of[-rc];
 }
 
 int obj_err(int rc, const char *fmt, ...)
@@ -77,7 +53,7 @@ int obj_err(int rc, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	spx_error(spx_obj_code(rc)->status, "%s", msg);
+	spx_error(spx_obj_status(rc), "%s", msg);
 	return rc;
 }
 

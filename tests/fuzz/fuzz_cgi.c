@@ -85,7 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	lseek(in, 0, SEEK_SET);
 	if (spx_http_cgi(size && (data[0] & 1) ? SPX_HTTP_S3 : SPX_HTTP_EC2,
-			 spx_gw_limits(gw), spx_gw_handler(gw), in, out) == 0) {
+			 spx_gw_limits(gw), spx_gw_handler(gw), NULL, in,
+			 out) == 0) {
 		lseek(out, 0, SEEK_SET);
 		got = read(out, head, sizeof(head) - 1);
 		if (got < 8 || strncmp(head, "Status: ", 8))

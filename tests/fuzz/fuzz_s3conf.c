@@ -1,6 +1,9 @@
-/* fuzz_s3conf: the S3 tag-set and versioning parsers on any bytes. A tag
- * set they accept keeps S3's rules, and, written back as XML, reads back
- * the same. */
+/* fuzz_s3conf: the S3 body parsers on any bytes: tag sets (a tag set
+ * they accept keeps S3's rules and, written back as XML, reads back the
+ * same), versioning and bucket configuration, and the two bodies read
+ * after authentication that can be large: DeleteObjects' object list and
+ * CompleteMultipartUpload's part list (what they accept is within S3's
+ * bounds: 1..1000 objects, 1..10000 parts numbered 1..10000). */
 #include "spx.h"
 
 #include "gw/s3conf.h"
@@ -27,7 +30,7 @@ static void round_trip(const struct spx_kvlist *t, enum spx_s3_tags_of of)
 {
 	struct spx_buf b = SPX_BUF_INIT;
 	struct spx_kvlist again = SPX_KVLIST_INIT;
-	struct spx_s3_err err;
+	struct spx_apierr err;
 	struct spx_xml x;
 
 	spx_xml_begin_buf(&x, &b);
@@ -55,7 +58,7 @@ static void round_trip(const struct spx_kvlist *t, enum spx_s3_tags_of of)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct spx_kvlist t = SPX_KVLIST_INIT;
-	struct spx_s3_err err;
+	struct spx_apierr err;
 	char *s;
 	bool en;
 
@@ -79,5 +82,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (spx_s3_versioning_xml((const char *)data, size, &en, &err) < 0 &&
 	    (!err.code || err.http < 400))
 		abort();
+	{
+		char *loc = NULL;
+
+		if (spx_s3_create_bucket_xml((const char *)data, size, &loc,
+					     &err) == 0 &&
+		    loc && !*loc)
+			abort();
+		free(loc);
+	}
+	{
+		struct spx_s3_delete d;
+
+		if (spx_s3_delete_xml((const char *)data, size, &d, &err) == 0) {
+			if (d.n < 1 || d.n > 1000)
+				abort();
+			spx_s3_delete_release(&d);
+		} else if (!err.code || err.http != 400) {
+			abort();
+		}
+	}
+	for (int ck = 0; ck < 2; ck++) {
+		struct spx_s3_complete c;
+
+		if (spx_s3_complete_xml((const char *)data, size,
+					ck ? "ChecksumCRC32" : NULL, &c,
+					&err) == 0) {
+			if (c.n < 1 || c.n > 10000)
+				abort();
+			for (size_t i = 0; i < c.n; i++)
+				if (c.v[i].num < 1 || c.v[i].num > 10000 ||
+				    !c.v[i].etag || (!ck && c.v[i].checksum))
+					abort();
+			spx_s3_complete_release(&c);
+		} else if (!err.code || err.http != 400) {
+			abort();
+		}
+	}
 	return 0;
 }

@@ -52,7 +52,7 @@ static void check_auth(const struct spx_sigv4_auth *a)
 static void check_status(enum spx_sigv4_err e, const struct spx_sigv4_auth *a)
 {
 	for (int api = 0; api < 3; api++) {
-		struct spx_sigv4_status s =
+		struct spx_apierr s =
 			spx_sigv4_code(e, (enum spx_sigv4_api)api, a);
 
 		if (!s.code || !s.message)

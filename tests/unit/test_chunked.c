@@ -510,7 +510,7 @@ static void test_codes(void)
 	T_STR(spx_chunked_code(SPX_CHUNKED_ETRAILER).code,
 	      "MalformedTrailerError", "trailer code");
 	for (int e = 1; e < SPX_CHUNKED_NERR; e++) {
-		struct spx_sigv4_status s = spx_chunked_code((enum spx_chunked_err)e);
+		struct spx_apierr s = spx_chunked_code((enum spx_chunked_err)e);
 
 		T_OK(s.code && s.message && s.http >= 400 &&
 			     strcmp(spx_chunked_strerror((enum spx_chunked_err)e),

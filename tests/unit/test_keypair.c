@@ -196,7 +196,8 @@ static void test_tags_check(void)
 {
 	struct spx_kvlist t = SPX_KVLIST_INIT;
 	char k128[129];
-	struct spx_ec2_err e;
+	struct spx_apierr e;
+	char em[512];
 
 	T_INT(spx_ec2_tags_check(NULL), 0, "no tags");
 	spx_kv_add(&t, "Name", "web");
@@ -239,7 +240,7 @@ static void test_tags_check(void)
 		spx_kv_add(&t, k, "v");
 	}
 	T_INT(spx_ec2_tags_check(&t), SPX_EC2_TAG_LIMIT, "51 tags");
-	spx_ec2_error_info(SPX_EC2_TAG_LIMIT, NULL, &e);
+	spx_ec2_error_info(SPX_EC2_TAG_LIMIT, NULL, &e, em, sizeof(em));
 	T_STR(e.code, "TagLimitExceeded", "51 tags: code");
 	spx_kv_free(&t);
 }
@@ -261,10 +262,11 @@ static void test_error_info(void)
 		{ SPX_EC2_FAIL, "InternalError", 500,
 		  "An internal error has occurred" },
 	};
-	struct spx_ec2_err e;
+	struct spx_apierr e;
+	char em[512];
 
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(cases); i++) {
-		spx_ec2_error_info(cases[i].rc, "k1", &e);
+		spx_ec2_error_info(cases[i].rc, "k1", &e, em, sizeof(em));
 		T_STR(e.code, cases[i].code, "error code %zu", i);
 		T_INT(e.http, cases[i].http, "http status %zu", i);
 		T_STR(e.message, cases[i].msg, "message %zu", i);
@@ -446,7 +448,8 @@ static void test_create(void)
 {
 	struct spx_keypair k;
 	char *mat;
-	struct spx_ec2_err e;
+	struct spx_apierr e;
+	char em[512];
 
 	if (!have("ssh-keygen") || !have("openssl")) {
 		T_SKIP("ssh-keygen or openssl not installed");
@@ -461,7 +464,7 @@ static void test_create(void)
 				 SPX_KEY_PEM, NULL, &k, &mat),
 	      SPX_EC2_KEYPAIR_DUPLICATE, "a second create of a name");
 	T_OK(mat == NULL && k.public_key == NULL, "nothing returned");
-	spx_ec2_error_info(SPX_EC2_KEYPAIR_DUPLICATE, "created-rsa-pem", &e);
+	spx_ec2_error_info(SPX_EC2_KEYPAIR_DUPLICATE, "created-rsa-pem", &e, em, sizeof(em));
 	T_STR(e.message, "The keypair 'created-rsa-pem' already exists.",
 	      "duplicate message");
 	T_INT(spx_keypair_create(st, ACCT, " bad", SPX_KEY_RSA, SPX_KEY_PEM,

@@ -428,9 +428,10 @@ static void test_objects(void)
 	}
 	T_INT(spx_obj_bucket_delete(s, B(s, "bk1")), 0, "rb");
 	T_INT(spx_obj_bucket_delete(s, B(s, "bk1")), SPX_OBJ_NO_SUCH_BUCKET, "rb again");
-	T_INT(spx_obj_code(SPX_OBJ_NO_SUCH_KEY)->http, 404, "code http");
-	T_STR(spx_obj_code(SPX_OBJ_NO_SPACE)->code, "InsufficientStorage", "code name");
-	T_INT(spx_obj_code(SPX_OBJ_INVALID_BUCKET)->status, SPX_USAGE, "code status");
+	T_INT(spx_obj_status(SPX_OBJ_NO_SUCH_KEY), SPX_NO, "not found: 1");
+	T_INT(spx_obj_status(SPX_OBJ_NO_SPACE), SPX_FAIL, "no space: 111");
+	T_INT(spx_obj_status(SPX_OBJ_INVALID_BUCKET), SPX_USAGE, "bad name: 100");
+	T_INT(spx_obj_status(SPX_OBJ_RC_MIN - 1), SPX_FAIL, "unknown: 111");
 	spx_obj_close(s);
 }
 

@@ -1155,7 +1155,7 @@ static void test_sign_roundtrip(void)
 static void test_codes(void)
 {
 	struct spx_sigv4_auth pre = { .presigned = true };
-	struct spx_sigv4_status s;
+	struct spx_apierr s;
 	static const struct {
 		enum spx_sigv4_err e;
 		enum spx_sigv4_api api;

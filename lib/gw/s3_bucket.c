@@ -1,0 +1,287 @@
+/* s3_bucket.c: buckets and their configuration: ListBuckets, create,
+ * delete, head, location, versioning, and the tag sets of buckets and
+ * objects. Buckets belong to the account that made them; the pipeline
+ * opens the bucket (and checks the owner) before any handler here runs,
+ * except ListBuckets and CreateBucket. */
+#include "spx.h"
+
+#include "gw/s3_int.h"
+#include "gw/s3conf.h"
+#include "http/httpdate.h"
+
+int s3_list_buckets(struct gw_req *g, struct spx_http_req *req,
+		    struct spx_http_resp *resp)
+{
+	struct spx_obj_bucket *b = NULL;
+	size_t n = 0;
+	struct spx_xml x;
+	char when[40];
+	int rc = spx_obj_bucket_list(g->gw->obj, &b, &n);
+
+	if (rc < 0)
+		return s3_obj_fail(g, rc);
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "ListAllMyBucketsResult", GW_S3_NS);
+	s3_owner_elem(g, &x);
+	spx_xml_open(&x, "Buckets");
+	for (size_t i = 0; i < n; i++) {
+		/* Each account sees its own buckets only. */
+		if (strcmp(b[i].owner, g->who.account))
+			continue;
+		spx_xml_open(&x, "Bucket");
+		spx_xml_elem(&x, "Name", b[i].name);
+		spx_iso8601_ms((time_t)(b[i].created_ms / 1000), when,
+			       sizeof(when));
+		spx_xml_elem(&x, "CreationDate", when);
+		spx_xml_close(&x);
+	}
+	free(b);
+	gw_xml_finish(g, req, resp, &x);
+	return 0;
+}
+
+int s3_create_bucket(struct gw_req *g, struct spx_http_req *req,
+		     struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	const char *region = g->gw->conf->aws.region;
+	char loc[80], *lc = NULL;
+	struct spx_apierr e;
+	int rc;
+
+	if (s->body.len &&
+	    spx_s3_create_bucket_xml(s->body.p, s->body.len, &lc, &e) < 0)
+		return s3_conf_fail(&e);
+	if (lc && strcmp(lc, region)) {
+		rc = s3_fail(g, 400, "IllegalLocationConstraintException",
+			     "The %s location constraint is incompatible for "
+			     "the region specific endpoint this request was "
+			     "sent to.",
+			     lc);
+		free(lc);
+		return rc;
+	}
+	free(lc);
+	if (!spx_obj_bucket_name_valid(s->bucket))
+		return s3_obj_fail(g, SPX_OBJ_INVALID_BUCKET);
+	rc = spx_obj_bucket_create(g->gw->obj, s->bucket, g->who.account,
+				   region);
+	if (rc < 0)
+		return s3_obj_fail(g, rc);
+	resp->status = 200;
+	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+	snprintf(loc, sizeof(loc), "/%s", s->bucket);
+	spx_kv_add(&resp->headers, "Location", loc);
+	resp->ready = true;
+	return 0;
+}
+
+int s3_delete_bucket(struct gw_req *g, struct spx_http_req *req,
+		     struct spx_http_resp *resp)
+{
+	int rc = spx_obj_bucket_delete(g->gw->obj, &g->s3->b);
+
+	if (rc < 0)
+		return s3_obj_fail(g, rc);
+	s3_empty_answer(g, resp, 204);
+	return 0;
+}
+
+int s3_head_bucket(struct gw_req *g, struct spx_http_req *req,
+		   struct spx_http_resp *resp)
+{
+	resp->status = 200;
+	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+	spx_kv_add(&resp->headers, "x-amz-bucket-region", g->s3->b.region);
+	resp->ready = true;
+	return 0;
+}
+
+int s3_get_location(struct gw_req *g, struct spx_http_req *req,
+		    struct spx_http_resp *resp)
+{
+	struct spx_xml x;
+
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "LocationConstraint", GW_S3_NS);
+	/* us-east-1 is the empty constraint, as in S3. */
+	if (strcmp(g->s3->b.region, "us-east-1"))
+		spx_xml_text(&x, g->s3->b.region);
+	gw_xml_finish(g, req, resp, &x);
+	return 0;
+}
+
+/* ---- versioning ----------------------------------------------------- */
+
+int s3_get_versioning(struct gw_req *g, struct spx_http_req *req,
+		      struct spx_http_resp *resp)
+{
+	enum spx_obj_versioning v = g->s3->b.versioning;
+	struct spx_xml x;
+
+	/* A bucket that was never versioned has no Status, as in S3. */
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "VersioningConfiguration", GW_S3_NS);
+	if (v != SPX_OBJ_UNVERSIONED)
+		spx_xml_elem(&x, "Status",
+			     v == SPX_OBJ_VERSIONING_ENABLED ? "Enabled"
+							     : "Suspended");
+	gw_xml_finish(g, req, resp, &x);
+	return 0;
+}
+
+int s3_put_versioning(struct gw_req *g, struct spx_http_req *req,
+		      struct spx_http_resp *resp)
+{
+	struct spx_apierr e;
+	bool enabled;
+	int rc;
+
+	if (spx_s3_versioning_xml(g->s3->body.p, g->s3->body.len, &enabled,
+				  &e) < 0)
+		return s3_conf_fail(&e);
+	rc = spx_obj_bucket_set_versioning(g->gw->obj, &g->s3->b,
+					   enabled ? SPX_OBJ_VERSIONING_ENABLED
+						   : SPX_OBJ_VERSIONING_SUSPENDED);
+	if (rc < 0)
+		return s3_obj_fail(g, rc);
+	s3_empty_answer(g, resp, 200);
+	return 0;
+}
+
+/* ---- tagging -------------------------------------------------------- */
+
+static void tagging_doc(struct gw_req *g, struct spx_http_req *req,
+			struct spx_http_resp *resp,
+			const struct spx_kvlist *tags, bool showv,
+			const char *vid)
+{
+	struct spx_xml x;
+
+	gw_xml_begin(g, resp, &x);
+	s3_version_header(resp, showv, vid);
+	spx_xml_open_ns(&x, "Tagging", GW_S3_NS);
+	spx_xml_open(&x, "TagSet");
+	for (size_t i = 0; i < tags->n; i++) {
+		spx_xml_open(&x, "Tag");
+		spx_xml_elem(&x, "Key", tags->v[i].k);
+		spx_xml_elem(&x, "Value", tags->v[i].v);
+		spx_xml_close(&x);
+	}
+	gw_xml_finish(g, req, resp, &x);
+}
+
+int s3_get_bucket_tagging(struct gw_req *g, struct spx_http_req *req,
+			  struct spx_http_resp *resp)
+{
+	struct spx_kvlist tags = SPX_KVLIST_INIT;
+	int rc = spx_obj_bucket_tags(g->gw->obj, &g->s3->b, &tags);
+
+	if (rc < 0)
+		return s3_obj_fail(g, rc);
+	if (!tags.n)
+		return s3_fail(g, 404, "NoSuchTagSet", "The TagSet does not exist");
+	tagging_doc(g, req, resp, &tags, false, NULL);
+	spx_kv_free(&tags);
+	return 0;
+}
+
+int s3_put_bucket_tagging(struct gw_req *g, struct spx_http_req *req,
+			  struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	struct spx_kvlist tags = SPX_KVLIST_INIT;
+	struct spx_apierr e;
+	int rc;
+
+	if (spx_s3_tags_xml(s->body.p, s->body.len, SPX_S3_TAGS_BUCKET, &tags,
+			    &e) < 0)
+		return s3_conf_fail(&e);
+	rc = spx_obj_bucket_set_tags(g->gw->obj, &s->b, &tags);
+	spx_kv_free(&tags);
+	if (rc < 0)
+		return s3_obj_fail(g, rc);
+	s3_empty_answer(g, resp, 204);
+	return 0;
+}
+
+int s3_delete_bucket_tagging(struct gw_req *g, struct spx_http_req *req,
+			     struct spx_http_resp *resp)
+{
+	int rc = spx_obj_bucket_set_tags(g->gw->obj, &g->s3->b, NULL);
+
+	if (rc < 0)
+		return s3_obj_fail(g, rc);
+	s3_empty_answer(g, resp, 204);
+	return 0;
+}
+
+int s3_get_object_tagging(struct gw_req *g, struct spx_http_req *req,
+			  struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	const char *want;
+	int rc;
+
+	if (s3_version_param(g, &want) < 0)
+		return -1;
+	rc = spx_obj_stat_version(g->gw->obj, &s->b, s->key, want, &m);
+	if (rc == 0 && m.delete_marker)
+		rc = want ? SPX_OBJ_DELETE_MARKER : SPX_OBJ_NO_SUCH_KEY;
+	if (rc < 0) {
+		spx_obj_meta_release(&m);
+		s3_marker_headers(g, want, rc);
+		return s3_obj_fail(g, rc);
+	}
+	tagging_doc(g, req, resp, &m.tags,
+		    want || s->b.versioning != SPX_OBJ_UNVERSIONED, m.vid);
+	spx_obj_meta_release(&m);
+	return 0;
+}
+
+/* PutObjectTagging and DeleteObjectTagging (tags NULL): the tags of a
+ * version replaced in place. */
+static int set_object_tags(struct gw_req *g, struct spx_http_resp *resp,
+			   const struct spx_kvlist *tags, int status)
+{
+	struct gw_s3 *s = g->s3;
+	char vid[SPX_OBJ_VID_SIZE];
+	const char *want;
+	int rc;
+
+	if (s3_version_param(g, &want) < 0)
+		return -1;
+	rc = spx_obj_set_tags(g->gw->obj, &s->b, s->key, want, tags, vid);
+	if (rc < 0) {
+		s3_marker_headers(g, want, rc);
+		return s3_obj_fail(g, rc);
+	}
+	s3_empty_answer(g, resp, status);
+	s3_version_header(resp, want || s->b.versioning != SPX_OBJ_UNVERSIONED,
+			  vid);
+	return 0;
+}
+
+int s3_put_object_tagging(struct gw_req *g, struct spx_http_req *req,
+			  struct spx_http_resp *resp)
+{
+	struct spx_kvlist tags = SPX_KVLIST_INIT;
+	struct spx_apierr e;
+	int rc;
+
+	if (spx_s3_tags_xml(g->s3->body.p, g->s3->body.len, SPX_S3_TAGS_OBJECT,
+			    &tags, &e) < 0)
+		return s3_conf_fail(&e);
+	rc = set_object_tags(g, resp, &tags, 200);
+	spx_kv_free(&tags);
+	return rc;
+}
+
+int s3_delete_object_tagging(struct gw_req *g, struct spx_http_req *req,
+			     struct spx_http_resp *resp)
+{
+	struct spx_kvlist none = SPX_KVLIST_INIT;
+
+	return set_object_tags(g, resp, &none, 204);
+}

@@ -1,0 +1,80 @@
+/* s3_delete.c: DeleteObject and DeleteObjects. Deleting what is not
+ * there succeeds, as in S3; in a bucket with versioning, a delete makes a
+ * delete marker unless it names a version, which then goes for good. */
+#include "spx.h"
+
+#include "gw/s3_int.h"
+#include "gw/s3conf.h"
+
+int s3_delete_object(struct gw_req *g, struct spx_http_req *req,
+		     struct spx_http_resp *resp)
+{
+	struct spx_obj_deleted d;
+	const char *vid;
+	int rc;
+
+	if (s3_version_param(g, &vid) < 0)
+		return -1;
+	rc = spx_obj_delete_version(g->gw->obj, &g->s3->b, g->s3->key, vid,
+				    &d);
+	if (rc < 0 && rc != SPX_OBJ_NO_SUCH_KEY && rc != SPX_OBJ_NO_SUCH_VERSION)
+		return s3_obj_fail(g, rc);
+	spx_error_clear();
+	s3_empty_answer(g, resp, 204);
+	if (rc == 0 && d.delete_marker)
+		spx_kv_add(&resp->headers, "x-amz-delete-marker", "true");
+	if (vid)
+		s3_version_header(resp, true, vid);
+	else if (rc == 0 && d.delete_marker)
+		s3_version_header(resp, true, d.vid);
+	return 0;
+}
+
+int s3_delete_objects(struct gw_req *g, struct spx_http_req *req,
+		      struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	struct spx_s3_delete del;
+	struct spx_apierr e;
+	struct spx_xml x;
+
+	if (spx_s3_delete_xml(s->body.p, s->body.len, &del, &e) < 0)
+		return s3_conf_fail(&e);
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "DeleteResult", GW_S3_NS);
+	for (size_t i = 0; i < del.n; i++) {
+		const char *k = del.v[i].key, *vid = del.v[i].vid;
+		struct spx_obj_deleted d = { 0 };
+		int rc = k ? spx_obj_delete_version(g->gw->obj, &s->b, k, vid,
+						    &d)
+			   : SPX_OBJ_INVALID_ARG;
+
+		spx_error_clear();
+		if (rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY ||
+		    rc == SPX_OBJ_NO_SUCH_VERSION) {
+			if (del.quiet)
+				continue;
+			spx_xml_open(&x, "Deleted");
+			spx_xml_elem(&x, "Key", k);
+			spx_xml_elem(&x, "VersionId", vid);
+			if (rc == 0 && d.delete_marker) {
+				spx_xml_elem(&x, "DeleteMarker", "true");
+				spx_xml_elem(&x, "DeleteMarkerVersionId",
+					     spx_obj_vid_name(d.vid));
+			}
+			spx_xml_close(&x);
+		} else {
+			const struct spx_apierr *c = s3_obj_err(rc);
+
+			spx_xml_open(&x, "Error");
+			spx_xml_elem(&x, "Key", k ? k : "");
+			spx_xml_elem(&x, "VersionId", vid);
+			spx_xml_elem(&x, "Code", c->code);
+			spx_xml_elem(&x, "Message", c->message);
+			spx_xml_close(&x);
+		}
+	}
+	spx_s3_delete_release(&del);
+	gw_xml_finish(g, req, resp, &x);
+	return 0;
+}

@@ -1,0 +1,169 @@
+/* s3_int.h: what the files of the S3 API share. Internal to lib/gw.
+ *
+ *   s3.c         the pipeline, the operation table, routing, errors and
+ *                the helpers every operation uses
+ *   s3_put.c     PutObject and UploadPart: the streaming write path
+ *   s3_get.c     GetObject and HeadObject
+ *   s3_delete.c  DeleteObject and DeleteObjects
+ *   s3_copy.c    CopyObject and UploadPartCopy
+ *   s3_bucket.c  buckets and their configuration: create, delete, head,
+ *                location, versioning, bucket and object tagging
+ *   s3_list.c    ListObjects, ListObjectsV2, ListObjectVersions
+ *   s3_mpu.c     the rest of multipart: create, complete, abort, list
+ *
+ * Every operation is one row of the table in s3.c: its name, how a request
+ * is recognised, whether it works in a bucket the caller must own (the
+ * pipeline opens that bucket once, as g->s3->b, before the handler runs),
+ * and its handlers. A handler returns 0 with resp ready, or -1 with the
+ * error recorded (s3_fail, s3_obj_fail: spx_api_error underneath); the
+ * pipeline renders every error in one place.
+ */
+#ifndef SPX_S3_INT_H
+#define SPX_S3_INT_H
+
+#include "auth/chunked.h"
+#include "checksum.h"
+#include "gw/gw_int.h"
+#include "obj/obj.h"
+
+/* The XML bodies the gateway gathers (CompleteMultipartUpload,
+ * DeleteObjects, configurations). */
+#define S3_XML_BODY_MAX ((size_t)2 << 20)
+
+typedef int s3_fn(struct gw_req *g, struct spx_http_req *req,
+		  struct spx_http_resp *resp);
+/* A piece of a streamed body. */
+typedef int s3_body_fn(struct gw_req *g, struct spx_http_req *req,
+		       const char *data, size_t len);
+
+enum s3_where { S3_SERVICE, S3_BUCKET, S3_OBJECT };
+enum {
+	S3_OWN = 1 << 0,    /* in a bucket the caller must own */
+	S3_STREAM = 1 << 1, /* the body goes to begin/body, not gathered */
+};
+
+struct s3_op {
+	const char *name;   /* "PutObject", as the S3 API reference names it */
+	const char *method; /* "PUT" */
+	enum s3_where where;
+	const char *sub;    /* a subresource it needs ("uploadId|partNumber":
+			     * one of them), or NULL */
+	const char *header; /* a header it needs, or "!name": one it must not
+			     * have; NULL */
+	unsigned flags;
+	s3_fn *begin;	    /* S3_STREAM: once the headers are in */
+	s3_body_fn *body;   /* S3_STREAM: each piece of the body */
+	s3_fn *run;	    /* once the body is complete */
+};
+
+struct gw_s3 {
+	char *bucket, *key;
+	struct spx_obj_bucket b; /* the bucket, for S3_OWN operations */
+	const struct s3_op *op;
+	struct spx_kvlist err_headers; /* headers an error answer carries */
+	struct spx_buf body;	/* a gathered (XML) body */
+	bool chunked;		/* the body is aws-chunked: decoded by ch */
+	struct spx_chunked ch;
+	/* the write path (s3_put.c) */
+	struct spx_obj_writer *w;
+	int werr;		/* a write failed: its rc */
+	bool has_ck;
+	enum spx_cksum_algo algo;
+	struct spx_cksum ck;
+	bool has_md5;
+	unsigned char md5[16];
+	int part;		/* UploadPart: the part number */
+	const char *if_match, *if_none_match; /* conditional PUT */
+	bool versioned;		/* PutObject: the bucket has versioning */
+};
+
+/* ---- errors (s3.c): each records the error and returns -1 ---- */
+
+int s3_fail(struct gw_req *g, int http, const char *code, const char *fmt,
+	    ...) __attribute__((format(printf, 4, 5)));
+/* An engine code (enum spx_obj_rc) in S3's words. */
+const struct spx_apierr *s3_obj_err(int rc);
+/* An engine failure in S3's words; a 5xx one is logged with the engine's
+ * own message first. */
+int s3_obj_fail(struct gw_req *g, int rc);
+/* An s3conf parser's refusal. */
+int s3_conf_fail(const struct spx_apierr *e);
+int s3_not_impl(void);
+int s3_malformed(void);
+/* A header the error answer must carry (x-amz-delete-marker, ...). */
+void s3_err_header(struct gw_req *g, const char *k, const char *v);
+/* After NoSuchKey or MethodNotAllowed for a delete marker: the headers S3
+ * sends then. Call it before recording the failure. */
+void s3_marker_headers(struct gw_req *g, const char *vid, int rc);
+
+/* ---- helpers (s3.c) ---- */
+
+bool s3_has(const struct gw_req *g, const char *param);
+/* HEAD answers carry no body. */
+void s3_headless(struct spx_http_req *req, struct spx_http_resp *resp);
+/* An answer without a body: 204 after a delete, 200 after a create. */
+void s3_empty_answer(struct gw_req *g, struct spx_http_resp *resp,
+		     int status);
+/* x-amz-version-id, in answers about a bucket that has (had) versioning
+ * or when the client named a version. */
+void s3_version_header(struct spx_http_resp *resp, bool show,
+		       const char *vid);
+/* The versionId parameter into *vid (NULL when absent); -1 (recorded)
+ * when it is malformed. */
+int s3_version_param(struct gw_req *g, const char **vid);
+/* Open bucket name and check the caller owns it. */
+int s3_open_bucket(struct gw_req *g, const char *name,
+		   struct spx_obj_bucket *b);
+/* The system headers and x-amz-meta-* of the request into m. */
+void s3_meta_from_headers(struct spx_http_req *req, struct spx_obj_meta *m);
+/* x-amz-tagging into m->tags; -1 (recorded) when it is bad. */
+int s3_tags_from_header(struct gw_req *g, struct spx_http_req *req,
+			struct spx_obj_meta *m);
+/* "crc32" for SPX_CKSUM_CRC32: how checksums are keyed in metadata. */
+const char *s3_cksum_key(enum spx_cksum_algo a);
+/* The upload's checksum algorithm (*on false when it asked for none; *full
+ * true for FULL_OBJECT, may be NULL); -1 (recorded) if there is no such
+ * upload. */
+int s3_upload_algo(struct gw_req *g, const char *id, enum spx_cksum_algo *a,
+		   bool *on, bool *full);
+/* The part number of UploadPart and UploadPartCopy; -1 (recorded) when it
+ * is not 1..10000 or there is no upload id. */
+int s3_part_number(struct gw_req *g, int *part);
+
+/* aws-chunked bodies (s3.c). */
+bool s3_streaming(const struct gw_req *g);
+int s3_chunked_begin(struct gw_req *g, struct spx_http_req *req,
+		     spx_chunked_out_fn out);
+int s3_chunked_feed(struct gw_req *g, const char *data, size_t len);
+int s3_chunked_end(struct gw_req *g);
+
+/* Listings (s3_list.c). */
+/* Text for a listing, URL-encoded when the client asked for it. */
+void s3_list_text(struct spx_xml *x, const char *name, const char *v,
+		  bool url);
+/* <Owner> of a listing entry: the caller's account. */
+void s3_owner_elem(struct gw_req *g, struct spx_xml *x);
+/* The CommonPrefixes and EncodingType that end a listing. */
+void s3_list_tail(struct spx_xml *x, char **prefixes, size_t n, bool url);
+/* encoding-type (only "url") and the count parameter `name` (0..1000,
+ * default 1000, more is 1000); -1 (recorded) when bad. */
+int s3_list_params(struct gw_req *g, const char *name, long *max);
+
+/* ---- the handlers, by file ---- */
+
+int s3_put_begin(struct gw_req *, struct spx_http_req *, struct spx_http_resp *);
+int s3_put_body(struct gw_req *, struct spx_http_req *, const char *, size_t);
+int s3_put_end(struct gw_req *, struct spx_http_req *, struct spx_http_resp *);
+s3_fn s3_get_object;
+s3_fn s3_delete_object, s3_delete_objects;
+s3_fn s3_copy_object, s3_upload_part_copy;
+s3_fn s3_list_buckets, s3_create_bucket, s3_delete_bucket, s3_head_bucket,
+	s3_get_location, s3_get_versioning, s3_put_versioning,
+	s3_get_bucket_tagging, s3_put_bucket_tagging, s3_delete_bucket_tagging,
+	s3_get_object_tagging, s3_put_object_tagging,
+	s3_delete_object_tagging;
+s3_fn s3_list_objects, s3_list_objects_v2, s3_list_versions;
+s3_fn s3_create_mpu, s3_complete_mpu, s3_abort_mpu, s3_list_parts,
+	s3_list_uploads;
+
+#endif
