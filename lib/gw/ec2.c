@@ -49,6 +49,25 @@ void ec2_pager(const struct ec2_call *c, int64_t min, int64_t max,
 	};
 }
 
+int ec2_page_answer(struct ec2_call *c, struct spx_ec2_page *p,
+		    json_t *items, const char *(*key)(const json_t *item),
+		    const char *member, const char *strip)
+{
+	char *next = NULL;
+	size_t i;
+	json_t *e;
+
+	if (spx_ec2_page_take(p, items, key, &next) < 0)
+		return -1;
+	json_array_foreach(items, i, e)
+		json_object_del(e, strip ? strip : "");
+	json_object_set(c->out, member, items);
+	if (next)
+		json_object_set_new(c->out, "NextToken", json_string(next));
+	free(next);
+	return 0;
+}
+
 const json_t *ec2_list(const struct ec2_call *c, const char *member)
 {
 	return json_object_get(c->in, member);

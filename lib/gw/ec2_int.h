@@ -65,6 +65,12 @@ void ec2_pager(const struct ec2_call *c, int64_t min, int64_t max,
 	       size_t def, struct spx_ec2_pager *pg);
 /* The request's list member, or NULL when absent (jansson's array
  * functions take NULL as an empty array). */
+/* The page of items (sorted by key) as the answer's member, with a
+ * NextToken when more remain; strip (may be NULL) names a member each item
+ * loses first (a sort key kept for paging). -1 (recorded) on failure. */
+int ec2_page_answer(struct ec2_call *c, struct spx_ec2_page *p,
+		    json_t *items, const char *(*key)(const json_t *item),
+		    const char *member, const char *strip);
 const json_t *ec2_list(const struct ec2_call *c, const char *member);
 /* The request's string member, or NULL. */
 const char *ec2_str(const struct ec2_call *c, const char *member);

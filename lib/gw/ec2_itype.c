@@ -98,15 +98,6 @@ static const char *sort_key(const json_t *item)
 	return json_string_value(json_object_get(item, "SortKey"));
 }
 
-static void strip_keys(json_t *items)
-{
-	size_t i;
-	json_t *e;
-
-	json_array_foreach(items, i, e)
-		json_object_del(e, "SortKey");
-}
-
 int ec2_describe_instance_types(struct ec2_call *c)
 {
 	const json_t *want = ec2_list(c, "InstanceTypes");
@@ -116,7 +107,6 @@ int ec2_describe_instance_types(struct ec2_call *c)
 	struct spx_ec2_page p;
 	struct spx_buf bad = SPX_BUF_INIT;
 	json_t *items = NULL, *e;
-	char *next = NULL;
 	size_t i;
 	int rc = -1;
 
@@ -161,15 +151,10 @@ int ec2_describe_instance_types(struct ec2_call *c)
 		}
 		json_decref(e);
 	}
-	if (spx_ec2_page_take(&p, items, sort_key, &next) < 0)
+	if (ec2_page_answer(c, &p, items, sort_key, "InstanceTypes", "SortKey") < 0)
 		goto out;
-	strip_keys(items);
-	json_object_set(c->out, "InstanceTypes", items);
-	if (next)
-		json_object_set_new(c->out, "NextToken", json_string(next));
 	rc = 0;
 out:
-	free(next);
 	json_decref(items);
 	spx_ec2_filters_free(fs);
 	spx_ec2_page_release(&p);
@@ -183,7 +168,6 @@ int ec2_describe_instance_type_offerings(struct ec2_call *c)
 	struct spx_ec2_pager pg;
 	struct spx_ec2_page p;
 	json_t *locs, *items = NULL, *l;
-	char *next = NULL;
 	int rc = -1;
 
 	if (!lt)
@@ -224,15 +208,10 @@ int ec2_describe_instance_type_offerings(struct ec2_call *c)
 			json_decref(o);
 		}
 	}
-	if (spx_ec2_page_take(&p, items, sort_key, &next) < 0)
+	if (ec2_page_answer(c, &p, items, sort_key, "InstanceTypeOfferings", "SortKey") < 0)
 		goto out;
-	strip_keys(items);
-	json_object_set(c->out, "InstanceTypeOfferings", items);
-	if (next)
-		json_object_set_new(c->out, "NextToken", json_string(next));
 	rc = 0;
 out:
-	free(next);
 	json_decref(items);
 	json_decref(locs);
 	spx_ec2_filters_free(fs);

@@ -61,7 +61,6 @@ int ec2_describe_launch_templates(struct ec2_call *c)
 	struct spx_ec2_pager pg;
 	struct spx_ec2_page p;
 	json_t *all = NULL, *sel = NULL, *rec;
-	char *next = NULL;
 	size_t i;
 	int rc = -1;
 
@@ -129,14 +128,10 @@ int ec2_describe_launch_templates(struct ec2_call *c)
 		json_object_del(it, "CreateTimeText");
 		json_decref(it);
 	}
-	if (spx_ec2_page_take(&p, sel, lt_id, &next) < 0)
+	if (ec2_page_answer(c, &p, sel, lt_id, "LaunchTemplates", NULL) < 0)
 		goto out;
-	json_object_set(c->out, "LaunchTemplates", sel);
-	if (next)
-		json_object_set_new(c->out, "NextToken", json_string(next));
 	rc = 0;
 out:
-	free(next);
 	json_decref(sel);
 	json_decref(all);
 	spx_ec2_filters_free(fs);

@@ -15,16 +15,6 @@ setup_file() {
 
 teardown_file() { stop_node; }
 
-wait_for() {
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		if [ $SECONDS -ge $end ]; then
-			echo "timed out waiting for: $*" >&2
-			return 1
-		fi
-		sleep 0.02
-	done
-}
 
 count() { wc -l <"$LOG"; }
 lines_at_least() { [ "$(count)" -ge "$1" ]; }

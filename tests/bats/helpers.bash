@@ -91,3 +91,17 @@ aws_v1() {
 	done
 	return 1
 }
+
+# wait_for SECONDS COMMAND...: run COMMAND until it succeeds, at most
+# SECONDS; fail (naming the command) when the time is up. Tests wait on
+# the condition itself, never on a fixed sleep.
+wait_for() {
+	local end=$((SECONDS + $1)); shift
+	until "$@"; do
+		if [ $SECONDS -ge $end ]; then
+			echo "timed out waiting for: $*" >&2
+			return 1
+		fi
+		sleep 0.02
+	done
+}

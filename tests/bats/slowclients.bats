@@ -16,16 +16,6 @@ setup_file() {
 
 teardown_file() { stop_node; }
 
-wait_for() {
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		if [ $SECONDS -ge $end ]; then
-			echo "timed out waiting for: $*" >&2
-			return 1
-		fi
-		sleep 0.05
-	done
-}
 
 trickle() { # MODE CONNS
 	timeout 60 /usr/bin/python3 "$SPX_TOP/tests/clients/trickle.py" --port "$EC2_PORT" \

@@ -21,18 +21,6 @@ teardown() {
 	stop_node
 }
 
-# wait_for SECONDS COMMAND...: run COMMAND until it succeeds, at most
-# SECONDS; fail (with the command) when the time is up.
-wait_for() {
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do
-		if [ $SECONDS -ge $end ]; then
-			echo "timed out waiting for: $*" >&2
-			return 1
-		fi
-		sleep 0.02
-	done
-}
 
 gw_pid() { cat "$ROOT/run/gw.pid" 2>/dev/null; }
 sup_pid() { cat "$ROOT/run/supervise.pid" 2>/dev/null; }

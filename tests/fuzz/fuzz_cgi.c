@@ -10,41 +10,8 @@
 
 #include <sys/mman.h>
 
-#include "auth/cred.h"
-#include "conf/conf.h"
-#include "file.h"
-#include "gw/gw.h"
+#include "gwnode.h"
 #include "http/http.h"
-
-static struct spx_gw *gw;
-static struct spx_conf conf;
-
-static void setup(void)
-{
-	static const char toml[] =
-		"node = \"n1\"\n[aws]\nregion = \"us-east-1\"\n"
-		"[nodes.n1]\n[nodes.n1.gw]\nmax_header_bytes = 4096\n"
-		"max_query_body_bytes = 65536\n";
-	struct spx_cred k = { .access_key = "AKIAIOSFODNN7EXAMPLE",
-			      .secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-			      .account = "123456789012",
-			      .user = "admin",
-			      .arn = "arn:aws:iam::123456789012:root" };
-	char dir[] = "/tmp/spx-fuzz-cgi.XXXXXX";
-	char *cred;
-
-	if (!mkdtemp(dir))
-		abort();
-	cred = spx_path_join(dir, "credentials.json");
-	if (spx_cred_add(cred, &k) < 0 ||
-	    spx_conf_parse("fuzz.toml", toml, sizeof(toml) - 1, dir, &conf) < 0 ||
-	    spx_gw_open(&conf, &gw) < 0) {
-		fprintf(stderr, "setup: %s\n", spx_errmsg());
-		abort();
-	}
-	spx_gw_set_clock(gw, 1369353600);
-	free(cred);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -54,9 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int in, out;
 	char head[16] = "";
 	ssize_t got;
+	struct spx_gw *gw = fuzz_gw();
 
-	if (!gw)
-		setup();
 	if (size > 1 << 16)
 		return 0;
 	clearenv();

@@ -7,42 +7,8 @@
  * low bit of the first byte picks the listener (EC2 or S3). */
 #include "spx.h"
 
-#include "auth/cred.h"
-#include "conf/conf.h"
-#include "file.h"
-#include "gw/gw.h"
+#include "gwnode.h"
 #include "http/http.h"
-
-static struct spx_gw *gw;
-static struct spx_conf conf;
-
-static void setup(void)
-{
-	static const char toml[] =
-		"node = \"n1\"\n[aws]\nregion = \"us-east-1\"\n"
-		"[nodes.n1]\n[nodes.n1.gw]\nmax_header_bytes = 4096\n"
-		"max_query_body_bytes = 65536\n";
-	struct spx_cred k = { .access_key = "AKIAIOSFODNN7EXAMPLE",
-			      .secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-			      .account = "123456789012",
-			      .user = "admin",
-			      .arn = "arn:aws:iam::123456789012:root" };
-	char dir[] = "/tmp/spx-fuzz-http.XXXXXX";
-	char *cred;
-
-	if (!mkdtemp(dir))
-		abort();
-	cred = spx_path_join(dir, "credentials.json");
-	if (spx_cred_add(cred, &k) < 0 ||
-	    spx_conf_parse("fuzz.toml", toml, sizeof(toml) - 1, dir, &conf) < 0 ||
-	    spx_gw_open(&conf, &gw) < 0) {
-		fprintf(stderr, "setup: %s\n", spx_errmsg());
-		abort();
-	}
-	/* A fixed clock: the date of the AWS documentation's examples. */
-	spx_gw_set_clock(gw, 1369353600);
-	free(cred);
-}
 
 static char *take_line(const char **p, const char *end)
 {
@@ -62,9 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct spx_http_req req = { 0 };
 	struct spx_http_resp resp;
 	char *line, *sp, *q;
+	struct spx_gw *gw = fuzz_gw();
 
-	if (!gw)
-		setup();
 	if (size > 1 << 16 || memchr(data, '\0', size))
 		return 0;
 	line = take_line(&p, end);
