@@ -12,32 +12,6 @@
 #include "hex.h"
 #include "obj/obj_int.h"
 
-enum { B_OK, B_MISSING, B_CORRUPT };
-
-static int block_state(int fd, const struct spx_obj_stripe *st,
-		       unsigned char *p)
-{
-	size_t want = st->bl + 4, got = 0;
-	uint32_t crc;
-
-	if (fd < 0)
-		return B_MISSING;
-	while (got < want) {
-		ssize_t n = pread(fd, p + got, want - got, (off_t)(st->foff + got));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return B_CORRUPT;
-		if (!n)
-			return B_MISSING;
-		got += (size_t)n;
-	}
-	crc = (uint32_t)p[st->bl] | (uint32_t)p[st->bl + 1] << 8 |
-	      (uint32_t)p[st->bl + 2] << 16 | (uint32_t)p[st->bl + 3] << 24;
-	return spx_crc32c(p, st->bl) == crc ? B_OK : B_CORRUPT;
-}
-
 /* Check (and with heal, rebuild) one segment. */
 static int check_seg(struct spx_obj *s, const struct spx_obj_meta *m,
 		     char **ddirs, const struct spx_obj_seg *seg, bool heal,
@@ -88,13 +62,13 @@ static int check_seg(struct spx_obj *s, const struct spx_obj_meta *m,
 
 			spx_obj_stripe_at(seg->size, m->k, m->block, si, &st);
 			for (int i = 0; i < n; i++) {
-				int b = block_state(fds[i], &st, sh[i]);
+				int b = obj_block_read(fds[i], &st, sh[i]);
 
-				ok[i] = b == B_OK;
+				ok[i] = b == OBJ_BLOCK_OK;
 				if (pass == 0) {
 					c->blocks++;
-					c->missing += b == B_MISSING;
-					c->corrupt += b == B_CORRUPT;
+					c->missing += b == OBJ_BLOCK_MISSING;
+					c->corrupt += b == OBJ_BLOCK_CORRUPT;
 				}
 				if (!ok[i]) {
 					bad++;

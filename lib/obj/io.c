@@ -676,28 +676,27 @@ int spx_obj_reader_open_version(struct spx_obj *s,
 		       "'%s': too few shard files to read", key);
 }
 
-/* Read block i of stripe st of the segment from fd into the buffer and
- * check its CRC. */
-static bool read_block(int fd, const struct spx_obj_stripe *st,
-		       unsigned char *p)
+int obj_block_read(int fd, const struct spx_obj_stripe *st, unsigned char *p)
 {
 	size_t want = st->bl + 4, got = 0;
 	uint32_t crc;
 
 	if (fd < 0)
-		return false;
+		return OBJ_BLOCK_MISSING;
 	while (got < want) {
 		ssize_t n = pread(fd, p + got, want - got, (off_t)(st->foff + got));
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return false;
+		if (n < 0)
+			return OBJ_BLOCK_CORRUPT;
+		if (!n)
+			return OBJ_BLOCK_MISSING;
 		got += (size_t)n;
 	}
 	crc = (uint32_t)p[st->bl] | (uint32_t)p[st->bl + 1] << 8 |
 	      (uint32_t)p[st->bl + 2] << 16 | (uint32_t)p[st->bl + 3] << 24;
-	return spx_crc32c(p, st->bl) == crc;
+	return spx_crc32c(p, st->bl) == crc ? OBJ_BLOCK_OK : OBJ_BLOCK_CORRUPT;
 }
 
 /* The shard files of segment seg (opened now if the reader is lazy). */
@@ -740,7 +739,7 @@ static int load_stripe(struct spx_obj_reader *r, size_t seg, uint64_t si)
 	}
 	/* Data blocks first; parity only as far as needed. */
 	for (int i = 0; i < n && good < m->k; i++) {
-		ok[i] = read_block(fds[i], &r->cst, sh[i]);
+		ok[i] = obj_block_read(fds[i], &r->cst, sh[i]) == OBJ_BLOCK_OK;
 		good += ok[i];
 	}
 	if (good < m->k)
@@ -801,7 +800,7 @@ int spx_obj_read(struct spx_obj_reader *r, uint64_t off, void *p, size_t len,
 					return rc;
 				if (take > st.len - x)
 					take = (size_t)(st.len - x);
-				if (read_block(fds[b], &st, o)) {
+				if (obj_block_read(fds[b], &st, o) == OBJ_BLOCK_OK) {
 					o += take;
 					off += take;
 					len -= take;

@@ -112,6 +112,12 @@ int obj_writer_new(struct spx_obj *s, const struct spx_obj_bucket *b,
 		   struct spx_obj_writer **out);
 int obj_part_commit(struct spx_obj_writer *w, struct spx_obj_meta *out);
 
+/* Read block st->bl (+ its CRC-32C) of a shard file at st->foff into p
+ * (st->bl + 4 bytes) and check it: whole and right, absent (no file, or
+ * the file ends first), or corrupt (its CRC, or a read error). */
+enum { OBJ_BLOCK_OK, OBJ_BLOCK_MISSING, OBJ_BLOCK_CORRUPT };
+int obj_block_read(int fd, const struct spx_obj_stripe *st, unsigned char *p);
+
 /* Writeback of a shard file is started every this many bytes. */
 #define OBJ_WRITEBACK_STEP (8u << 20)
 
