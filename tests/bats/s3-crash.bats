@@ -27,6 +27,9 @@ teardown() { stop_node; }
 		pid=$(cat "$ROOT/run/gw.pid")
 		kill -9 "$pid"
 		kills=$((kills + 1))
+		# kill(2) returns before the process is gone; until then it
+		# still holds its pidfile and looks ready to spx up.
+		wait_for 10 bash -c "! kill -0 $pid 2>/dev/null"
 		# spx up's supervisor restarts the gateway at once, so a driver
 		# with no request in flight would go on against the new one:
 		# end the round here. (Its torn last line is allowed for.) An
