@@ -58,3 +58,22 @@ load helpers
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"--notify-fd FD"* ]]
 }
+
+@test "the README's S3 figures are the committed results file, word for word" {
+	local b='<!-- spx-bench s3 results: bench/results/s3.md, written by scripts/bench-readme.sh -->'
+	local e='<!-- end of spx-bench s3 results -->'
+	[ -f "$SPX_TOP/bench/results/s3.md" ]
+	awk -v b="$b" -v e="$e" '$0 == e { on = 0 } on { print } $0 == b { on = 1 }' \
+		"$SPX_TOP/README.md" >"$BATS_TEST_TMPDIR/block"
+	diff -u "$SPX_TOP/bench/results/s3.md" "$BATS_TEST_TMPDIR/block"
+	# and the file is what spx-bench s3 writes, not a table typed in
+	grep -q '^spx-bench s3, tag [A-Za-z0-9._-]*: [0-9]* runs\?, ' "$SPX_TOP/bench/results/s3.md"
+	grep -q '^| figure | spx | limit (same runs) | ratio | verdict |$' "$SPX_TOP/bench/results/s3.md"
+}
+
+@test "bench-readme.sh refuses a file that is not a summary" {
+	printf 'hello\n' >"$BATS_TEST_TMPDIR/x.md"
+	run "$SPX_TOP/scripts/bench-readme.sh" "$BATS_TEST_TMPDIR/x.md"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"is not an spx-bench s3 summary"* ]]
+}
