@@ -756,17 +756,13 @@ static bool line_is(const char *s, size_t n, const char *want)
 	return n == strlen(want) && !memcmp(s, want, n);
 }
 
-/* Decode base64 text made of the lines given, ignoring nothing but the
- * line ends. */
+/* Strict base64 (the line ends already removed) into out, at most cap
+ * bytes: anything else is not a key we take. */
 static int b64_text(const char *s, size_t n, unsigned char *out, size_t cap,
 		    size_t *outlen)
 {
-	int rc;
-
-	if (spx_base64_decode(s, n, out, cap, outlen) < 0) {
-		rc = bad_key("malformed base64");
-		return rc;
-	}
+	if (spx_base64_decode(s, n, out, cap, outlen) < 0)
+		return bad_key("malformed base64");
 	return 0;
 }
 
