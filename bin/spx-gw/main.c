@@ -39,20 +39,6 @@ static char *read_pem(const char *path)
 
 /* --log FILE: the service's own log, on stdout and stderr, with
  * timestamps; opened again on SIGHUP, so that logrotate can move it. */
-static int open_log(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-
-	if (fd < 0)
-		return spx_error_errno(SPX_FAIL, "cannot open '%s'", path);
-	if (dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0) {
-		close(fd);
-		return spx_error_errno(SPX_FAIL, "cannot log to '%s'", path);
-	}
-	close(fd);
-	return 0;
-}
-
 static int open_access_log(const struct spx_conf *conf,
 			   struct spx_http_alog **out)
 {
@@ -111,7 +97,7 @@ static int cmd_serve(const struct spx_args *a)
 		return SPX_USAGE;
 	}
 	if (logfile) {
-		if (open_log(logfile) < 0) {
+		if (spx_svc_log_open(logfile) < 0) {
 			spx_warn("serve: %s", spx_errmsg());
 			return SPX_FAIL;
 		}
@@ -180,7 +166,7 @@ static int cmd_serve(const struct spx_args *a)
 			break;
 		if (sig == SIGHUP) {
 			/* logrotate moved the files away: write to new ones. */
-			if ((logfile && open_log(logfile) < 0) ||
+			if ((logfile && spx_svc_log_open(logfile) < 0) ||
 			    spx_http_alog_reopen(alog) < 0)
 				spx_warn("serve: %s", spx_errmsg());
 			else

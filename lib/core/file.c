@@ -107,6 +107,28 @@ int spx_mkdirs(const char *path, mode_t mode)
 	return rc;
 }
 
+int spx_write_all(int fd, const void *p, size_t n, const char *what)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			int e = errno;
+
+			spx_error_errno(SPX_FAIL, "cannot write '%s'", what);
+			errno = e;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 int spx_fsync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

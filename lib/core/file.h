@@ -11,6 +11,10 @@
  * failure errno is that of the step that failed. */
 int spx_write_file(const char *path, const void *data, size_t len,
 		   mode_t mode, bool excl);
+/* write(2) all n bytes of p to fd, across short writes and EINTR.
+ * Returns 0, or -1 with "cannot write 'what'" recorded (SPX_FAIL) and
+ * errno kept as write(2) left it. */
+int spx_write_all(int fd, const void *p, size_t n, const char *what);
 /* mkdir -p with mode for the directories it makes, each synced into its
  * parent so that it survives power loss. */
 int spx_mkdirs(const char *path, mode_t mode);

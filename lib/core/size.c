@@ -135,3 +135,22 @@ range:
 			 "%s '%.*s' is out of range %" PRId64 "..%" PRId64,
 			 name, QUOTE, s, min, max);
 }
+
+void spx_size_str(uint64_t v, char *out, size_t n)
+{
+	static const char units[] = "KMGTPE";
+	unsigned i = 0;
+
+	if (v < 1024) {
+		snprintf(out, n, "%" PRIu64, v);
+		return;
+	}
+	while (i + 1 < sizeof(units) - 1 && v >> (10 * (i + 2)))
+		i++;
+	if (!(v & ((UINT64_C(1) << (10 * (i + 1))) - 1)))
+		snprintf(out, n, "%" PRIu64 "%c", v >> (10 * (i + 1)), units[i]);
+	else
+		snprintf(out, n, "%.1f%c",
+			 (double)v / (double)(UINT64_C(1) << (10 * (i + 1))),
+			 units[i]);
+}

@@ -33,4 +33,10 @@ int spx_parse_uint(const char *name, const char *s, uint64_t min,
 int spx_parse_int(const char *name, const char *s, int64_t min, int64_t max,
 		  int64_t *out);
 
+/* A size for people, in the suffixes spx_parse_size reads: "30G" when
+ * exact, else one decimal ("1.5G", "0" for zero, "512" below 1K). out
+ * holds at least SPX_SIZE_STR bytes. */
+#define SPX_SIZE_STR 24
+void spx_size_str(uint64_t v, char *out, size_t n);
+
 #endif

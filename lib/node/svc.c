@@ -109,6 +109,20 @@ int spx_svc_claim(const char *pf)
 	return fd;
 }
 
+int spx_svc_log_open(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+
+	if (fd < 0)
+		return spx_error_errno(SPX_FAIL, "cannot open '%s'", path);
+	if (dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0) {
+		close(fd);
+		return spx_error_errno(SPX_FAIL, "cannot log to '%s'", path);
+	}
+	close(fd);
+	return 0;
+}
+
 int spx_svc_notify(const char *state)
 {
 	const char *path = getenv("NOTIFY_SOCKET");

@@ -37,6 +37,9 @@ int spx_svc_claim(const char *pidfile);
 /* Tell whoever started us that we are ready: a newline on notify_fd (if
  * >= 0, which is then closed) and READY=1 to $NOTIFY_SOCKET if set. */
 int spx_svc_ready(int notify_fd);
+/* Point stdout and stderr at the log file path (appending): a service's
+ * --log, opened at start and again on SIGHUP after logrotate. */
+int spx_svc_log_open(const char *path);
 /* Send one sd_notify state ("STOPPING=1") to $NOTIFY_SOCKET, if set. */
 int spx_svc_notify(const char *state);
 

@@ -91,19 +91,10 @@ int obj_randhex(char *out, size_t nbytes)
 
 int obj_write_all(int fd, const void *p, size_t n, const char *what)
 {
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return obj_errno("cannot write '%s'", what);
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	/* spx_write_all keeps errno: the store's status comes from it. */
+	return spx_write_all(fd, p, n, what) < 0
+		       ? obj_errno("cannot write '%s'", what)
+		       : 0;
 }
 
 char *obj_bdir(const struct spx_obj *s, int i, const char *bucket)

@@ -231,9 +231,43 @@ static void test_ints(void)
 	}
 }
 
+/* spx_size_str writes what spx_parse_size reads back. */
+static void test_size_str(void)
+{
+	static const struct {
+		uint64_t v;
+		const char *want;
+	} cases[] = {
+		{ 0, "0" },
+		{ 512, "512" },
+		{ 1023, "1023" },
+		{ 1024, "1K" },
+		{ 1536, "1.5K" },
+		{ 1048576, "1M" },
+		{ 30ULL << 30, "30G" },
+		{ (1ULL << 30) + (1ULL << 29), "1.5G" },
+		{ 64ULL << 40, "64T" },
+		{ 1ULL << 60, "1E" },
+		{ UINT64_MAX, "16.0E" },
+	};
+	char buf[SPX_SIZE_STR];
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(cases); i++) {
+		uint64_t back = 0;
+
+		spx_size_str(cases[i].v, buf, sizeof(buf));
+		T_STR(buf, cases[i].want, "size_str %" PRIu64, cases[i].v);
+		if (!strchr(buf, '.'))
+			T_OK(spx_parse_size(buf, &back) == 0 &&
+				     back == cases[i].v,
+			     "size_str %s parses back", buf);
+	}
+}
+
 int main(void)
 {
 	test_size();
 	test_ints();
+	test_size_str();
 	return t_done();
 }
