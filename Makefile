@@ -15,14 +15,14 @@
 O ?= build
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS = openssl jansson expat libmicrohttpd libcurl libisal
+PKGS = openssl jansson expat libmicrohttpd libcurl libisal libnbd
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 CFLAGS ?= -O2 -g
 SPX_CFLAGS = -std=c17 -D_GNU_SOURCE -pthread -Wall -Wextra -Wformat=2 \
-	-Wvla -Wno-unused-parameter -fno-common -fstack-protector-strong \
+	-Wvla -Wno-unused-parameter -fno-common -fstack-protector-strong -fPIC \
 	-Ilib/core -Ilib $(PKG_CFLAGS)
 ifdef DEVELOPER
 SPX_CFLAGS += -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
@@ -38,11 +38,16 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNITS := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
+# The nbdkit plugin that serves volumes (lib/vol/nbdkit): a shared object
+# nbdkit loads, over the same library (built -fPIC for it).
+PLUGIN := $(O)/lib/nbdkit-spxvol-plugin.so
+
 .PHONY: all test asan memcheck fuzz fuzz-smoke run bench completions \
 	clean units check-deps ec2-model
-all: $(BINS)
+all: $(BINS) $(PLUGIN)
 
-$(O)/obj/%.o: %.c
+# Objects depend on this file too: a change of flags rebuilds them.
+$(O)/obj/%.o: %.c Makefile
 	@mkdir -p $(@D)
 	$(CC) $(SPX_CFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -57,6 +62,10 @@ tool_objs = $(patsubst %.c,$(O)/obj/%.o,$(wildcard bin/$(1)/*.c))
 $(O)/bin/%: $$(call tool_objs,$$*) $(O)/libspx.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(O)/libspx.a $(LDLIBS_ALL)
+
+$(PLUGIN): $(O)/obj/lib/vol/nbdkit/spxvol.o $(O)/libspx.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $< $(O)/libspx.a $(LDLIBS_ALL)
 
 $(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/libspx.a
 	@mkdir -p $(@D)
@@ -123,3 +132,4 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(UNIT_SRC:tests/unit/%.c=$(O)/obj/tests/unit/%.d)
 -include $(patsubst %.c,$(O)/obj/%.d,$(wildcard bin/*/*.c))
+-include $(O)/obj/lib/vol/nbdkit/spxvol.d

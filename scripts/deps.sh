@@ -6,7 +6,8 @@ set -eu
 
 # Build: compiler, pkg-config and the libraries linked by lib/.
 BUILD="build-essential pkg-config libssl-dev libjansson-dev libexpat1-dev
-libmicrohttpd-dev libcurl4-openssl-dev libisal-dev openssl ca-certificates"
+libmicrohttpd-dev libcurl4-openssl-dev libisal-dev libnbd-dev nbdkit-plugin-dev
+openssl ca-certificates"
 # Fuzzing and sanitizers (make fuzz, make asan).
 FUZZ="clang libclang-rt-14-dev"
 # Tests: bats, the real clients (aws v2, boto3, node for the npm SDK v3),

@@ -180,10 +180,16 @@ int cmd_status(const struct spx_args *a)
 		pid_t p = spx_svc_pid(rundir, svcs[i].name);
 		struct spx_svc_state st;
 		const char *scheme = self->gw.http ? "http" : "https";
-		char *ep = spx_xprintf("%s://%s:%d %s://%s:%d", scheme,
-				       self->gw.bind, (int)self->gw.ec2_port,
-				       scheme, self->gw.bind,
-				       (int)self->gw.s3_port);
+		/* Where clients reach it: the gateway's URLs, the volume
+		 * server's NBD socket (as an NBD URI, without an export). */
+		char *ep = !strcmp(svcs[i].name, "vol")
+				   ? spx_xprintf("nbd+unix:///?socket=%s/vol.sock",
+						 conf.paths.run)
+				   : spx_xprintf("%s://%s:%d %s://%s:%d", scheme,
+						 self->gw.bind,
+						 (int)self->gw.ec2_port, scheme,
+						 self->gw.bind,
+						 (int)self->gw.s3_port);
 
 		spx_svc_state_read(rundir, svcs[i].name, &st);
 		supervisor_of(loc.root, p, sup, sizeof(sup));

@@ -59,3 +59,31 @@ char *spx_self_dir(void)
 	*slash = '\0';
 	return spx_strdup(self);
 }
+
+#ifdef __SANITIZE_ADDRESS__
+#include <dlfcn.h>
+
+extern void __asan_init(void);
+
+void spx_preload_sanitizers(void)
+{
+	Dl_info di;
+
+	const char *o = getenv("ASAN_OPTIONS");
+	char *opts;
+
+	/* gcc links the runtime as a shared object: preload that file. */
+	if (dladdr((void *)__asan_init, &di) && di.dli_fname &&
+	    strstr(di.dli_fname, "libasan"))
+		setenv("LD_PRELOAD", di.dli_fname, 1);
+	/* nbdkit ends without freeing the connections still open: its
+	 * leak report would be about nbdkit, not about our code. */
+	opts = spx_xprintf("%s%sdetect_leaks=0", o ? o : "", o && *o ? ":" : "");
+	setenv("ASAN_OPTIONS", opts, 1);
+	free(opts);
+}
+#else
+void spx_preload_sanitizers(void)
+{
+}
+#endif

@@ -18,4 +18,13 @@ int spx_run(char *const argv[], bool quiet);
  * Caller frees. Tools find their siblings and data files from it. */
 char *spx_self_dir(void);
 
+/* Sanitizer builds (make asan): a program of ours that has another
+ * program load our code (nbdkit loading the spx-vol plugin) first sets
+ * LD_PRELOAD to the AddressSanitizer runtime for its children, which
+ * that runtime needs to come first in, and turns off leak detection
+ * for them (nbdkit exits without freeing its open connections). The
+ * program's own options were read at its start and stay. Elsewhere a
+ * no-op. */
+void spx_preload_sanitizers(void);
+
 #endif

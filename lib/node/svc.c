@@ -13,6 +13,7 @@
 
 static const struct spx_svc services[] = {
 	{ "gw", "spx-gw", "serve" },
+	{ "vol", "spx-vol", "serve" },
 };
 
 size_t spx_svc_list(const struct spx_svc **out)

@@ -239,13 +239,16 @@ PY
 	cp "$SPX_TOP"/scripts/systemd/*.service "$SPX_TOP"/scripts/systemd/*.target "$d/"
 	# verify wants the programs the units name: point them at this build.
 	sed -i "s|/usr/local/bin/|$SPX_BUILD/bin/|g" "$d"/*.service
-	run systemd-analyze verify --man=no "$d"/spx.target "$d"/spx-gw.service
+	run systemd-analyze verify --man=no "$d"/spx.target "$d"/spx-gw.service \
+		"$d"/spx-vol.service
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# verify only warns about unknown keys and bad values: none allowed.
 	[ -z "$output" ]
-	grep -q '^Restart=on-failure$' "$d/spx-gw.service"
-	grep -q '^Type=notify$' "$d/spx-gw.service"
+	for u in spx-gw spx-vol; do
+		grep -q '^Restart=on-failure$' "$d/$u.service"
+		grep -q '^Type=notify$' "$d/$u.service"
+	done
 }
 
 @test "under systemd, spx-gw reports READY=1 and STOPPING=1 to NOTIFY_SOCKET" {

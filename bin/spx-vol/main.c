@@ -1,0 +1,115 @@
+/* spx-vol: block volumes from the shell. Each verb is a thin call into
+ * lib/vol (the same code the EBS API will run), or, for the data, a
+ * libnbd client of the nbdkit plugin that serves them. */
+#include "spx.h"
+
+#include "conf/conf.h"
+#include "file.h"
+#include "node/node.h"
+#include "volcli.h"
+
+int volcli_open(const struct spx_args *a, struct volcli *c)
+{
+	struct spx_node_loc loc;
+	struct spx_conf conf;
+	char *dir;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	spx_node_locate(spx_arg(a, "root"), &loc);
+	if (spx_conf_load(loc.conf, loc.root, &conf) < 0) {
+		spx_node_loc_release(&loc);
+		return volcli_fail(a);
+	}
+	dir = spx_path_join(conf.paths.data, "vol");
+	rc = spx_vol_store_open(dir, SPX_VOL_CREATE, &c->vs);
+	if (rc == 0)
+		c->run = spx_strdup(conf.paths.run);
+	free(dir);
+	spx_conf_release(&conf);
+	spx_node_loc_release(&loc);
+	return rc < 0 ? volcli_fail(a) : 0;
+}
+
+void volcli_close(struct volcli *c)
+{
+	spx_vol_store_close(c->vs);
+	free(c->run);
+}
+
+int volcli_fail(const struct spx_args *a)
+{
+	spx_warn("%s: %s", a->verb->name, spx_errmsg());
+	return spx_errstatus();
+}
+
+char *volcli_socket(const struct spx_args *a, const struct volcli *c)
+{
+	const char *s = spx_arg(a, "socket");
+
+	return s ? spx_strdup(s) : spx_path_join(c->run, "vol.sock");
+}
+
+static const struct spx_opt root_opts[] = { SPX_OPT_ROOT, { 0 } };
+static const struct spx_opt create_opts[] = {
+	SPX_OPT_ROOT,
+	{ "size", 's', "SIZE", "the size, with a suffix (30G; required)" },
+	{ "id", 0, "ID", "this volume id instead of a new one" },
+	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
+static const struct spx_opt json_opts[] = {
+	SPX_OPT_ROOT,
+	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
+#define OPT_SOCKET                                                         \
+	{ "socket", 'S', "PATH",                                           \
+	  "a running spx-vol serve's socket (default: run/vol.sock for "   \
+	  "serve; for cat and write, a private server)" }
+static const struct spx_opt serve_opts[] = {
+	SPX_OPT_ROOT,
+	OPT_SOCKET,
+	{ "threads", 't', "N", "nbdkit's threads (default 16)" },
+	{ "notify-fd", 0, "FD", "write a newline to FD once serving" },
+	{ "pidfile", 0, "FILE", "hold a lock on FILE and write the pid in it" },
+	{ "log", 0, "FILE", "append messages (nbdkit's too) to FILE" },
+	{ 0 },
+};
+static const struct spx_opt data_opts[] = {
+	SPX_OPT_ROOT,
+	OPT_SOCKET,
+	{ 0 },
+};
+
+static const struct spx_verb verbs[] = {
+	{ "create", cmd_create, create_opts, "",
+	  "make a thin-provisioned volume of --size; print its id", 0, 0 },
+	{ "rm", cmd_rm, root_opts, "ID", "remove a volume and its data", 1, 1 },
+	{ "ls", cmd_ls, json_opts, "",
+	  "list the volumes: ID SIZE ALLOCATED CREATED", 0, 0 },
+	{ "info", cmd_info, json_opts, "ID",
+	  "show a volume: size, bytes allocated on disk, creation", 1, 1 },
+	{ "resize", cmd_resize, root_opts, "ID SIZE",
+	  "grow a volume to SIZE (a volume never shrinks)", 2, 2 },
+	{ "serve", cmd_serve, serve_opts, "",
+	  "serve every volume over NBD on a unix socket (runs nbdkit; one "
+	  "export per volume id)", 0, 0 },
+	{ "cat", cmd_cat, data_opts, "ID",
+	  "write a volume's bytes to stdout (through NBD)", 1, 1 },
+	{ "write", cmd_write, data_opts, "ID",
+	  "write stdin to a volume from its start, then flush (through NBD)",
+	  1, 1 },
+	{ 0 },
+};
+
+int main(int argc, char **argv)
+{
+	static const struct spx_tool tool = {
+		"spx-vol",
+		"spx-vol: block volumes, served over NBD.",
+		verbs, NULL
+	};
+
+	return spx_cmd_main(&tool, argc, argv);
+}

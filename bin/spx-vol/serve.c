@@ -1,0 +1,340 @@
+/* spx-vol serve: nbdkit with the spx-vol plugin, as a node service.
+ *
+ * nbdkit does the serving; this process makes it a service spx up can
+ * supervise like spx-gw: it holds the pidfile lock, clears a socket a
+ * killed server left behind (but never takes over a live one), says it
+ * is ready only once the socket accepts connections, relays nbdkit's
+ * messages into the service's log with timestamps (so SIGHUP's log
+ * reopen covers them), and on SIGTERM stops nbdkit and waits for it.
+ * nbdkit runs with --exit-with-parent: a server never outlives this
+ * process to hold the socket unsupervised. */
+#include "spx.h"
+
+#include <libnbd.h>
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "file.h"
+#include "node/svc.h"
+#include "proc.h"
+#include "volcli.h"
+
+/* How long nbdkit may take to listen, and to stop after SIGTERM. */
+#define READY_TIMEOUT_MS 30000
+#define STOP_TIMEOUT_MS 10000
+/* How often the socket is tried while nbdkit starts. */
+#define PROBE_MS 20
+/* nbdkit's lines, relayed whole up to this length. */
+#define LINE_MAX_BYTES 4096
+
+const char *volcli_nbdkit(void)
+{
+	const char *e = getenv("SPX_NBDKIT");
+
+	return e && *e ? e : "nbdkit";
+}
+
+/* Is an NBD server answering on the unix socket path? 0 when one is
+ * (after a clean handshake that it ends with NBD_OPT_ABORT, so nbdkit
+ * logs nothing), else -1 with errno (ECONNREFUSED: a socket nobody
+ * serves). */
+static int probe(const char *path)
+{
+	struct nbd_handle *nbd = nbd_create();
+	int rc = -1, e = ENOMEM;
+
+	if (nbd && nbd_set_opt_mode(nbd, true) == 0) {
+		if (nbd_connect_unix(nbd, path) == 0) {
+			nbd_opt_abort(nbd);
+			rc = 0;
+		}
+		e = nbd_get_errno();
+	}
+	nbd_close(nbd);
+	errno = rc ? (e ? e : EIO) : 0;
+	return rc;
+}
+
+/* The socket must be free: a live server there is refused, the socket
+ * file a killed one left is removed. */
+static int clear_socket(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0
+				       : spx_error_errno(SPX_FAIL, "cannot use '%s'",
+							 path);
+	if (!S_ISSOCK(st.st_mode))
+		return spx_error(SPX_FAIL, "'%s' exists and is not a socket",
+				 path);
+	if (probe(path) == 0)
+		return spx_error(SPX_NO, "'%s' is being served already", path);
+	if (errno != ECONNREFUSED)
+		return spx_error_errno(SPX_FAIL, "cannot use '%s'", path);
+	if (unlink(path) < 0 && errno != ENOENT)
+		return spx_error_errno(SPX_FAIL, "cannot remove '%s'", path);
+	return 0;
+}
+
+struct relay {
+	char buf[LINE_MAX_BYTES];
+	size_t n;
+};
+
+/* Log each complete line of nbdkit's output (and an overlong one in
+ * pieces); at EOF, what is left. nbdkit without -v prints only errors:
+ * they are warnings of the service. */
+static void relay_flush(struct relay *r, bool eof)
+{
+	char *start = r->buf, *nl;
+
+	while ((nl = memchr(start, '\n', r->n - (size_t)(start - r->buf)))) {
+		spx_log(SPX_LOG_WARN, "%.*s", (int)(nl - start), start);
+		start = nl + 1;
+	}
+	r->n -= (size_t)(start - r->buf);
+	memmove(r->buf, start, r->n);
+	if (r->n && (eof || r->n == sizeof(r->buf))) {
+		spx_log(SPX_LOG_WARN, "%.*s", (int)r->n, r->buf);
+		r->n = 0;
+	}
+}
+
+static pid_t start_nbdkit(char *const argv[], int out)
+{
+	sigset_t none;
+	pid_t pid = fork();
+	int null;
+
+	if (pid)
+		return pid;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	null = open("/dev/null", O_RDONLY);
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
+	    dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0)
+		_exit(SPX_FAIL);
+	spx_preload_sanitizers();
+	execvp(argv[0], argv);
+	dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(SPX_FAIL);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static char *exit_str(int status)
+{
+	if (WIFEXITED(status))
+		return spx_xprintf("exited with status %d", WEXITSTATUS(status));
+	return spx_xprintf("was killed by signal %d", WTERMSIG(status));
+}
+
+struct serve {
+	const char *sock;
+	const char *logfile;
+	long long notify;
+	pid_t pid;
+	int sfd, out;
+	struct relay relay;
+};
+
+/* Read what nbdkit wrote and log its lines; at EOF close the pipe. */
+static void relay_read(struct serve *s)
+{
+	ssize_t n = read(s->out, s->relay.buf + s->relay.n,
+			 sizeof(s->relay.buf) - s->relay.n);
+
+	if (n < 0 && errno == EINTR)
+		return;
+	if (n > 0)
+		s->relay.n += (size_t)n;
+	relay_flush(&s->relay, n <= 0);
+	if (n <= 0) {
+		close(s->out);
+		s->out = -1;
+	}
+}
+
+/* Run until nbdkit is gone; the exit status of spx-vol serve. */
+static int serve_loop(struct serve *s)
+{
+	int64_t start = now_ms(), stop_at = 0;
+	bool ready = false, stopping = false;
+	int status;
+
+	for (;;) {
+		struct pollfd p[2] = { { s->sfd, POLLIN, 0 },
+				       { s->out, POLLIN, 0 } };
+		int timeout = ready ? -1 : PROBE_MS;
+
+		if (stopping)
+			timeout = PROBE_MS * 5;
+		if (poll(p, s->out >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR) {
+			spx_warn_errno("serve: poll");
+			kill(s->pid, SIGKILL);
+		}
+		if (s->out >= 0 && p[1].revents)
+			relay_read(s);
+		if (p[0].revents) {
+			struct signalfd_siginfo si;
+
+			while (read(s->sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP) {
+					if (s->logfile &&
+					    spx_svc_log_open(s->logfile) < 0)
+						spx_warn("serve: %s", spx_errmsg());
+				} else if (si.ssi_signo == SIGUSR1) {
+					spx_log(SPX_LOG_WARN,
+						"the supervisor that started this "
+						"service is gone; serving on "
+						"unsupervised until 'spx up' "
+						"adopts it");
+				} else if (si.ssi_signo != SIGCHLD && !stopping) {
+					spx_log(SPX_LOG_INFO,
+						"stopping on signal %u",
+						si.ssi_signo);
+					spx_svc_notify("STOPPING=1");
+					kill(s->pid, SIGTERM);
+					stopping = true;
+					stop_at = now_ms() + STOP_TIMEOUT_MS;
+				}
+			}
+		}
+		if (waitpid(s->pid, &status, WNOHANG) == s->pid)
+			break;
+		if (stopping && now_ms() > stop_at) {
+			spx_log(SPX_LOG_WARN, "nbdkit ignored SIGTERM; killing it");
+			kill(s->pid, SIGKILL);
+			stop_at = INT64_MAX;
+		}
+		if (!ready && !stopping) {
+			if (probe(s->sock) == 0) {
+				ready = true;
+				/* Only the node's own processes may connect. */
+				if (chmod(s->sock, 0600) < 0)
+					spx_warn_errno("serve: chmod '%s'", s->sock);
+				spx_log(SPX_LOG_INFO, "serving volumes on %s",
+					s->sock);
+				if (spx_svc_ready((int)s->notify) < 0)
+					spx_warn("serve: %s", spx_errmsg());
+			} else if (now_ms() - start > READY_TIMEOUT_MS) {
+				spx_warn("serve: nbdkit did not listen on '%s' "
+					 "within %d s; stopping it",
+					 s->sock, READY_TIMEOUT_MS / 1000);
+				kill(s->pid, SIGKILL);
+				stopping = true;
+				stop_at = INT64_MAX;
+			}
+		}
+	}
+	/* Whatever nbdkit said last says why it stopped. */
+	while (s->out >= 0)
+		relay_read(s);
+	/* nbdkit leaves its socket behind: it was ours, so it goes. */
+	if (ready && unlink(s->sock) < 0 && errno != ENOENT)
+		spx_warn_errno("serve: cannot remove '%s'", s->sock);
+	if (stopping && ready)
+		return 0;
+	{
+		char *why = exit_str(status);
+
+		spx_warn("serve: nbdkit %s", why);
+		free(why);
+	}
+	return SPX_FAIL;
+}
+
+int cmd_serve(const struct spx_args *a)
+{
+	struct serve s = { .logfile = spx_arg(a, "log"), .sfd = -1, .out = -1 };
+	struct volcli c;
+	long long threads;
+	char *sock = NULL, *plugin = NULL, *dir = NULL, *tstr = NULL;
+	int rc, pidfd = -1, pipefd[2] = { -1, -1 };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if (spx_arg_int(a, "threads", 1, 1024, 16, &threads) < 0 ||
+	    spx_arg_int(a, "notify-fd", 3, 1024, -1, &s.notify) < 0) {
+		spx_warn("serve: %s", spx_errmsg());
+		return SPX_USAGE;
+	}
+	if (s.logfile) {
+		if (spx_svc_log_open(s.logfile) < 0) {
+			spx_warn("serve: %s", spx_errmsg());
+			return SPX_FAIL;
+		}
+		spx_log_timestamps(true);
+	}
+	if ((rc = volcli_open(a, &c)))
+		return rc;
+	if (spx_arg(a, "pidfile") &&
+	    (pidfd = spx_svc_claim(spx_arg(a, "pidfile"))) < 0) {
+		rc = volcli_fail(a);
+		goto out;
+	}
+	/* Volumes removed when the node went down free their blocks now. */
+	if (spx_vol_store_sweep(c.vs) < 0)
+		spx_warn("serve: %s", spx_errmsg());
+	sock = volcli_socket(a, &c);
+	s.sock = sock;
+	plugin = spx_vol_plugin_path();
+	umask(077);
+	if (!plugin || (!spx_arg(a, "socket") && spx_mkdirs(c.run, 0700) < 0) ||
+	    clear_socket(sock) < 0) {
+		rc = volcli_fail(a);
+		goto out;
+	}
+	dir = spx_xprintf("dir=%s", spx_vol_store_dir(c.vs));
+	tstr = spx_xprintf("%lld", threads);
+	s.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (s.sfd < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
+		spx_warn_errno("serve: cannot set up");
+		rc = SPX_FAIL;
+		goto out;
+	}
+	{
+		char *argv[] = { (char *)volcli_nbdkit(), "-f", "-U", sock,
+				 "--exit-with-parent", "--threads", tstr,
+				 plugin, dir, NULL };
+
+		fflush(NULL);
+		s.pid = start_nbdkit(argv, pipefd[1]);
+	}
+	close(pipefd[1]);
+	s.out = pipefd[0];
+	if (s.pid < 0) {
+		spx_warn_errno("serve: fork");
+		rc = SPX_FAIL;
+		goto out;
+	}
+	rc = serve_loop(&s);
+out:
+	if (s.out >= 0)
+		close(s.out);
+	if (s.sfd >= 0)
+		close(s.sfd);
+	if (pidfd >= 0)
+		close(pidfd);
+	free(sock);
+	free(plugin);
+	free(dir);
+	free(tstr);
+	volcli_close(&c);
+	return rc;
+}

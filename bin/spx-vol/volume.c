@@ -1,0 +1,134 @@
+/* spx-vol create | rm | ls | info | resize */
+#include "spx.h"
+
+#include <jansson.h>
+
+#include "http/httpdate.h"
+#include "print.h"
+#include "size.h"
+#include "volcli.h"
+
+/* SIZE and ALLOCATED read as "30G" in the table and as bytes in JSON. */
+static void size_cell(struct spx_table *t, uint64_t v)
+{
+	char s[SPX_SIZE_STR];
+
+	spx_size_str(v, s, sizeof(s));
+	spx_table_json(t, s, json_integer((json_int_t)v));
+}
+
+static int print_vols(const struct spx_vol_info *v, size_t n, bool json)
+{
+	struct spx_table *t = spx_table_new("ID", "SIZE", "ALLOCATED",
+					    "CREATED", NULL);
+	char ts[40];
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		spx_table_row(t);
+		spx_table_str(t, v[i].id);
+		size_cell(t, v[i].size);
+		size_cell(t, v[i].allocated);
+		spx_iso8601_ms((time_t)(v[i].created_ms / 1000), ts, sizeof(ts));
+		spx_table_str(t, ts);
+	}
+	rc = spx_table_print(t, stdout, json) < 0 ? SPX_FAIL : 0;
+	spx_table_free(t);
+	return rc;
+}
+
+/* SIZE from the command line: a suffixed size in whole sectors. */
+static int parse_size(const struct spx_args *a, const char *s, uint64_t *out)
+{
+	if (spx_parse_size(s, out) < 0) {
+		spx_warn("%s: %s", a->verb->name, spx_errmsg());
+		return SPX_USAGE;
+	}
+	return 0;
+}
+
+int cmd_create(const struct spx_args *a)
+{
+	const char *s = spx_arg(a, "size");
+	struct spx_vol_info v;
+	struct volcli c;
+	uint64_t size;
+	int rc;
+
+	if (!s) {
+		spx_warn("create: --size is required (e.g. --size 30G)");
+		return SPX_USAGE;
+	}
+	if ((rc = parse_size(a, s, &size)) || (rc = volcli_open(a, &c)))
+		return rc;
+	if (spx_vol_create(c.vs, size, spx_arg(a, "id"), &v) < 0)
+		rc = volcli_fail(a);
+	else if (spx_flag(a, "json"))
+		rc = print_vols(&v, 1, true);
+	else
+		printf("%s\n", v.id);
+	volcli_close(&c);
+	return rc;
+}
+
+int cmd_rm(const struct spx_args *a)
+{
+	struct volcli c;
+	int rc = volcli_open(a, &c);
+
+	if (rc)
+		return rc;
+	if (spx_vol_remove(c.vs, a->argv[0]) < 0)
+		rc = volcli_fail(a);
+	volcli_close(&c);
+	return rc;
+}
+
+int cmd_ls(const struct spx_args *a)
+{
+	struct spx_vol_info *v;
+	struct volcli c;
+	size_t n;
+	int rc = volcli_open(a, &c);
+
+	if (rc)
+		return rc;
+	if (spx_vol_list(c.vs, &v, &n) < 0) {
+		rc = volcli_fail(a);
+	} else {
+		rc = print_vols(v, n, spx_flag(a, "json"));
+		free(v);
+	}
+	volcli_close(&c);
+	return rc;
+}
+
+int cmd_info(const struct spx_args *a)
+{
+	struct spx_vol_info v;
+	struct volcli c;
+	int rc = volcli_open(a, &c);
+
+	if (rc)
+		return rc;
+	if (spx_vol_info(c.vs, a->argv[0], &v) < 0)
+		rc = volcli_fail(a);
+	else
+		rc = print_vols(&v, 1, spx_flag(a, "json"));
+	volcli_close(&c);
+	return rc;
+}
+
+int cmd_resize(const struct spx_args *a)
+{
+	struct volcli c;
+	uint64_t size;
+	int rc;
+
+	if ((rc = parse_size(a, a->argv[1], &size)) || (rc = volcli_open(a, &c)))
+		return rc;
+	if (spx_vol_resize(c.vs, a->argv[0], size) < 0)
+		rc = volcli_fail(a);
+	volcli_close(&c);
+	return rc;
+}

@@ -1,0 +1,354 @@
+#!/usr/bin/env bats
+# spx-vol: every verb and its errors, the bytes through NBD (spx-vol cat
+# and write, qemu-io, nbdinfo), thin provisioning, TRIM and zeroing, the
+# serve service under spx up, kill -9 of the server mid-stream, and a
+# full host disk.
+
+load helpers
+
+setup() {
+	make_node
+	SOCK="$ROOT/run/vol.sock"
+}
+
+teardown() {
+	[ -n "${SERVE_PID:-}" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
+	stop_node
+	true
+}
+
+# json FIELD: one field of the first object in the JSON array on stdin.
+field() {
+	python3 -c 'import json,sys; print(json.load(sys.stdin)[0][sys.argv[1]])' "$1"
+}
+
+# Start spx-vol serve on the node in the background; wait until it serves.
+serve() {
+	spx-vol serve --root "$ROOT" "$@" 2>>"$BATS_TEST_TMPDIR/serve.log" &
+	SERVE_PID=$!
+	wait_for 10 nbdinfo --list "nbd+unix:///?socket=$SOCK" >/dev/null 2>&1
+}
+
+uri() { echo "nbd+unix:///$1?socket=$SOCK"; }
+
+@test "create, ls, info, resize, rm" {
+	run spx-vol create --root "$ROOT" --size 30G
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^vol-[0-9a-f]{17}$ ]]
+	v=$output
+	run spx-vol create --root "$ROOT" --size 1M --json
+	[ "$status" -eq 0 ]
+	w=$(echo "$output" | field id)
+	[ "$(echo "$output" | field size)" = 1048576 ]
+	[ "$(echo "$output" | field allocated)" = 0 ]
+	run spx-vol ls --root "$ROOT"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "ID                    | SIZE | ALLOCATED | CREATED" ]
+	[ "${#lines[@]}" -eq 3 ]
+	echo "$output" | grep -q "^$v | 30G  | 0 "
+	run spx-vol ls --root "$ROOT" --json
+	echo "$output" | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+ids = [x["id"] for x in v]
+assert ids == sorted(ids) and set(ids) == set(sys.argv[1:]), v
+assert {x["size"] for x in v} == {30 << 30, 1 << 20}, v
+' "$v" "$w"
+	run spx-vol info --root "$ROOT" "$v" --json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | field size)" = $((30 << 30)) ]
+	# A volume grows, and only grows.
+	run spx-vol resize --root "$ROOT" "$v" 40G
+	[ "$status" -eq 0 ]
+	[ "$(spx-vol info --root "$ROOT" "$v" --json | field size)" = $((40 << 30)) ]
+	run spx-vol resize --root "$ROOT" "$v" 40G
+	[ "$status" -eq 0 ]
+	run spx-vol resize --root "$ROOT" "$v" 1G
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"a volume only grows"* ]]
+	[ "$(spx-vol info --root "$ROOT" "$v" --json | field size)" = $((40 << 30)) ]
+	# The data file is sparse: 40G provisioned, nothing allocated.
+	[ "$(stat -c %b "$ROOT/data/vol/$v/data")" -eq 0 ]
+	run spx-vol rm --root "$ROOT" "$v"
+	[ "$status" -eq 0 ]
+	[ ! -e "$ROOT/data/vol/$v" ]
+	run spx-vol ls --root "$ROOT" --json
+	[ "$(echo "$output" | field id)" = "$w" ]
+	# A chosen id.
+	run spx-vol create --root "$ROOT" --size 4K --id vol-00000000000000001
+	[ "$status" -eq 0 ]
+	[ "$output" = vol-00000000000000001 ]
+}
+
+@test "bad sizes, ids and unknown volumes: a message, a status, no change" {
+	for s in 0 1.5G 10Q -1 '' 1000 65T 99999999999999999999 ' 1G' 1G,; do
+		run spx-vol create --root "$ROOT" --size "$s"
+		[ "$status" -eq 100 ] || { echo "size '$s' gave $status"; false; }
+		[[ "$output" == "spx-vol: create: "* ]]
+	done
+	run spx-vol create --root "$ROOT"
+	[ "$status" -eq 100 ]
+	[ "$output" = "spx-vol: create: --size is required (e.g. --size 30G)" ]
+	run spx-vol ls --root "$ROOT" --json
+	[ "$output" = "[]" ]
+	for id in nope vol-1 vol-0123456789ABCDEF0 ../vol-00000000000000001 \
+		vol-00000000000000001/.. 'vol-0000000000000000%00'; do
+		for verb in info rm cat; do
+			run spx-vol "$verb" --root "$ROOT" "$id"
+			[ "$status" -eq 100 ] || { echo "$verb '$id' gave $status"; false; }
+			[[ "$output" == *"is not a volume id"* ]]
+		done
+	done
+	for verb in info rm cat write; do
+		run spx-vol "$verb" --root "$ROOT" vol-0123456789abcdef0 </dev/null
+		[ "$status" -eq 1 ]
+		[ "$output" = "spx-vol: $verb: no volume 'vol-0123456789abcdef0'" ]
+	done
+	run spx-vol resize --root "$ROOT" vol-0123456789abcdef0 1G
+	[ "$status" -eq 1 ]
+	v=$(spx-vol create --root "$ROOT" --size 1M)
+	run spx-vol create --root "$ROOT" --size 1M --id "$v"
+	[ "$status" -eq 1 ]
+	[ "$output" = "spx-vol: create: volume '$v' exists" ]
+	run spx-vol resize --root "$ROOT" "$v" 1.5M
+	[ "$status" -eq 100 ]
+	run spx-vol resize --root "$ROOT" "$v" 65T
+	[ "$status" -eq 100 ]
+	[ "$(spx-vol info --root "$ROOT" "$v" --json | field size)" = 1048576 ]
+	# Leftovers that are not volumes are not listed.
+	mkdir "$ROOT/data/vol/vol-11111111111111111" "$ROOT/data/vol/junk"
+	echo '{' >"$ROOT/data/vol/vol-11111111111111111/vol.json"
+	spx-vol ls --root "$ROOT" --json >"$BATS_TEST_TMPDIR/ls" 2>"$BATS_TEST_TMPDIR/err"
+	[ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$BATS_TEST_TMPDIR/ls")" = 1 ]
+	# The corrupt one is named, so an operator can look.
+	grep -q "vol-11111111111111111/vol.json' is corrupt" "$BATS_TEST_TMPDIR/err"
+}
+
+@test "write and cat through a private nbdkit: bytes back, zeros stay thin" {
+	v=$(spx-vol create --root "$ROOT" --size 8M)
+	head -c 3000000 /dev/urandom >"$BATS_TEST_TMPDIR/r"
+	run spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/r"
+	[ "$status" -eq 0 ]
+	spx-vol cat --root "$ROOT" "$v" >"$BATS_TEST_TMPDIR/back"
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/back")" -eq $((8 << 20)) ]
+	cmp -n 3000000 "$BATS_TEST_TMPDIR/r" "$BATS_TEST_TMPDIR/back"
+	cmp -i 3000000 "$BATS_TEST_TMPDIR/back" <(head -c $((8 << 20)) /dev/zero)
+	# A stream of zeros writes no blocks (WRITE_ZEROES punches holes).
+	w=$(spx-vol create --root "$ROOT" --size 8M)
+	head -c $((8 << 20)) /dev/zero | spx-vol write --root "$ROOT" "$w"
+	[ "$(spx-vol info --root "$ROOT" "$w" --json | field allocated)" -eq 0 ]
+	# Zeros over data clear it, and free it.
+	head -c $((8 << 20)) /dev/zero | spx-vol write --root "$ROOT" "$v"
+	[ "$(spx-vol info --root "$ROOT" "$v" --json | field allocated)" -eq 0 ]
+	cmp <(spx-vol cat --root "$ROOT" "$v") <(head -c $((8 << 20)) /dev/zero)
+}
+
+@test "write refuses more bytes than the volume holds" {
+	v=$(spx-vol create --root "$ROOT" --size 1M)
+	head -c 1M /dev/urandom >"$BATS_TEST_TMPDIR/one"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/one"
+	# A file too long: refused before anything is written.
+	head -c 1048577 /dev/urandom >"$BATS_TEST_TMPDIR/long"
+	run spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/long"
+	[ "$status" -eq 100 ]
+	[ "$output" = "spx-vol: write: $v: stdin holds 1048577 bytes, the volume 1048576" ]
+	cmp <(spx-vol cat --root "$ROOT" "$v") "$BATS_TEST_TMPDIR/one"
+	# A pipe too long: found out at the end of the volume.
+	run bash -c "cat '$BATS_TEST_TMPDIR/long' | spx-vol write --root '$ROOT' $v"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"stdin is longer than the volume (1048576 bytes)"* ]]
+}
+
+@test "serve: one socket for every volume, for this user only, with the NBD features" {
+	v=$(spx-vol create --root "$ROOT" --size 64M)
+	w=$(spx-vol create --root "$ROOT" --size 1M)
+	serve
+	[ "$(stat -c %a "$SOCK")" = 600 ]
+	run nbdinfo --list --json "nbd+unix:///?socket=$SOCK"
+	[ "$status" -eq 0 ]
+	echo "$output" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+e = {x["export-name"]: x for x in d["exports"]}
+assert set(e) == set(sys.argv[1:3]), e
+x = e[sys.argv[1]]
+assert x["export-size"] == 64 << 20, x
+for k in ("can_flush", "can_fua", "can_trim", "can_zero", "can_fast_zero",
+          "can_multi_conn", "can_cache"):
+    assert x[k] is True, k
+assert x["is_read_only"] is False and x["is_rotational"] is False, x
+assert "base:allocation" in x["contexts"], x
+' "$v" "$w"
+	# A second server on the same socket is refused; the first serves on.
+	run spx-vol serve --root "$ROOT"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"is being served already"* ]]
+	nbdinfo --size "$(uri "$v")"
+	# An unknown export is refused by the server.
+	run nbdinfo --size "$(uri vol-0123456789abcdef0)"
+	[ "$status" -ne 0 ]
+	run nbdinfo --size "$(uri ../../etc)"
+	[ "$status" -ne 0 ]
+	# SIGTERM stops it and takes the socket away.
+	kill "$SERVE_PID"
+	wait "$SERVE_PID"
+	SERVE_PID=
+	[ ! -e "$SOCK" ]
+}
+
+@test "qemu-io over NBD: FUA, flush, TRIM, WRITE_ZEROES and block status" {
+	v=$(spx-vol create --root "$ROOT" --size 64M)
+	serve
+	run qemu-io -f raw -c 'write -f -P 0xab 0 1M' -c 'write -P 0xcd 1M 1M' \
+		-c flush -c 'write -P 0xef 8M 4M' -c flush "$(uri "$v")"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *failed* ]]
+	a=$(spx-vol info --root "$ROOT" "$v" --json | field allocated)
+	[ "$a" -ge $((6 << 20)) ]
+	# TRIM gives blocks back; WRITE_ZEROES reads as zeros.
+	run qemu-io -f raw -c 'discard 8M 4M' -c 'write -z 1M 512k' "$(uri "$v")"
+	[ "$status" -eq 0 ]
+	b=$(spx-vol info --root "$ROOT" "$v" --json | field allocated)
+	[ "$b" -le $((a - (4 << 20))) ]
+	run qemu-io -f raw -r -c 'read -P 0xab 0 1M' -c 'read -P 0 1M 512k' \
+		-c 'read -P 0xcd 1536k 512k' -c 'read -P 0 8M 4M' "$(uri "$v")"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *failed* ]]
+	# Block status: the trimmed range is a hole, the written one data.
+	run nbdinfo --map --json "$(uri "$v")"
+	[ "$status" -eq 0 ]
+	echo "$output" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+def at(off):
+    return next(e for e in m if e["offset"] <= off < e["offset"] + e["length"])
+assert at(0)["type"] == 0, m                  # data
+assert at(9 << 20)["type"] & 1, m             # hole
+assert at(63 << 20)["type"] == 3, m           # hole, zero
+'
+	# The same bytes through spx-vol cat on the running server.
+	spx-vol cat --root "$ROOT" --socket "$SOCK" "$v" | cmp -n $((1 << 20)) - <(head -c 1M /dev/zero | tr '\0' '\253')
+}
+
+# acked N: have N writes been acknowledged?
+acked() {
+	[ "$(wc -l <"$log")" -ge "$1" ]
+}
+
+@test "kill -9 of the server mid-stream, many times: every flushed write intact" {
+	v=$(spx-vol create --root "$ROOT" --size 256M)
+	log="$BATS_TEST_TMPDIR/acked"
+	: >"$log"
+	i=0
+	for round in 1 2 3 4 5 6; do
+		serve
+		# A stream of 64 KiB writes, FUA or write+flush in turn; each
+		# one is logged only once the server acknowledged it durable.
+		(
+			j=$i
+			while :; do
+				p=$((j % 255 + 1))
+				if [ $((j % 2)) -eq 0 ]; then
+					out=$(qemu-io -f raw -c "write -f -P $p $((j * 65536)) 64k" "$(uri "$v")" 2>&1) || exit 0
+				else
+					out=$(qemu-io -f raw -c "write -P $p $((j * 65536)) 64k" -c flush "$(uri "$v")" 2>&1) || exit 0
+				fi
+				case "$out" in *failed* | *rror*) exit 0 ;; esac
+				echo "$j" >>"$log"
+				j=$((j + 1))
+			done
+		) &
+		writer=$!
+		want=$((i + 10))
+		wait_for 30 acked "$want"
+		# Both at once, the server and its supervisor.
+		kill -9 "$(pgrep -P "$SERVE_PID" nbdkit)" "$SERVE_PID"
+		wait "$SERVE_PID" 2>/dev/null || true
+		SERVE_PID=
+		wait "$writer"
+		i=$(wc -l <"$log")
+	done
+	# The stale socket of a killed server does not stop the next one.
+	[ -S "$SOCK" ]
+	serve
+	cmds=()
+	while read -r j; do
+		cmds+=(-c "read -P $((j % 255 + 1)) $((j * 65536)) 64k")
+	done <"$log"
+	[ "${#cmds[@]}" -ge 120 ]
+	run qemu-io -f raw -r "${cmds[@]}" "$(uri "$v")"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *failed* ]]
+}
+
+@test "a full host disk: ENOSPC for the new blocks, what was written stays" {
+	# The store on a 16 MiB tmpfs in a mount namespace of this test: a
+	# disk that fills.
+	unshare -m true 2>/dev/null || skip "no mount namespaces here"
+	mkdir -p "$ROOT/data/vol"
+	head -c 8M /dev/urandom >"$BATS_TEST_TMPDIR/data"
+	cat >"$BATS_TEST_TMPDIR/full.sh" <<-'EOF'
+	set -u
+	mount -t tmpfs -o size=16M tmpfs "$ROOT/data/vol" || exit 3
+	spx-vol create --root "$ROOT" --size 64M --id "$V" >/dev/null || exit 4
+	spx-vol write --root "$ROOT" "$V" <"$DATA" || exit 5
+	spx-vol serve --root "$ROOT" 2>/dev/null &
+	s=$!
+	for i in $(seq 500); do
+		nbdinfo --size "$URI" >/dev/null 2>&1 && break
+		sleep 0.02
+	done
+	# 16 MiB more where 8 MiB are free.
+	qemu-io -f raw -c "write -P 0x55 8M 16M" "$URI"
+	echo "status $?"
+	# Blocks the volume holds are still written in place.
+	qemu-io -f raw -c "write -s $DATA 0 64k" -c flush "$URI" >/dev/null
+	echo "status $?"
+	kill $s
+	wait $s
+	spx-vol cat --root "$ROOT" "$V" >"$BACK"
+	echo "status $?"
+	EOF
+	run env ROOT="$ROOT" V=vol-00000000000000002 DATA="$BATS_TEST_TMPDIR/data" \
+		BACK="$BATS_TEST_TMPDIR/back" URI="$(uri vol-00000000000000002)" \
+		PATH="$PATH" unshare -m bash "$BATS_TEST_TMPDIR/full.sh"
+	echo "$output"
+	[ "${lines[0]}" = "write failed: No space left on device" ]
+	[ "${lines[1]}" = "status 1" ]
+	[ "${lines[2]}" = "status 0" ]
+	[ "${lines[3]}" = "status 0" ]
+	# The first 8 MiB as written; after them only the new bytes or zeros.
+	cmp -n 8M "$BATS_TEST_TMPDIR/back" "$BATS_TEST_TMPDIR/data"
+	python3 -c '
+import sys
+b = open(sys.argv[1], "rb").read()
+assert len(b) == 64 << 20
+assert set(b[8 << 20:]) <= {0, 0x55}, set(b[8 << 20:])
+assert b[8 << 20] == 0x55
+' "$BATS_TEST_TMPDIR/back"
+}
+
+@test "spx up serves the volumes: a supervised service, restarted if killed" {
+	v=$(spx-vol create --root "$ROOT" --size 4M)
+	start_node
+	run spx status --root "$ROOT"
+	[ "$status" -eq 0 ]
+	echo "$output" | grep -q "^vol  *| running .*| nbd+unix:///?socket=$SOCK\$"
+	[ "$(stat -c %a "$SOCK")" = 600 ]
+	# nbdkit's errors reach the service log, with a timestamp.
+	! nbdinfo --size "$(uri vol-0123456789abcdef0)" 2>/dev/null
+	wait_for 10 grep -q "Z spx-vol: warn: nbdkit: .*no volume 'vol-0123456789abcdef0'" "$ROOT/log/vol.log"
+	qemu-io -f raw -c 'write -f -P 7 0 4M' "$(uri "$v")"
+	old=$(cat "$ROOT/run/vol.pid")
+	pkill -9 -P "$old" nbdkit
+	wait_for 20 bash -c "[ \"\$(cat '$ROOT/run/vol.pid')\" != $old ] && nbdinfo --size '$(uri "$v")' >/dev/null 2>&1"
+	qemu-io -f raw -r -c 'read -P 7 0 4M' "$(uri "$v")" | grep -vq failed
+	run spx status --root "$ROOT" --json
+	echo "$output" | python3 -c '
+import json, sys
+s = {x["service"]: x for x in json.load(sys.stdin)}
+assert s["vol"]["restarts"] == 1, s
+'
+	stop_node
+	[ ! -e "$SOCK" ]
+}
