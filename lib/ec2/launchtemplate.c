@@ -5,6 +5,7 @@
 
 #include "ec2/fault.h"
 #include "ec2/launchtemplate.h"
+#include "ec2/rec.h"
 #include "ec2/tags.h"
 #include "hex.h"
 #include "id.h"
@@ -71,43 +72,6 @@ static char *rec_key(const char *account, const char *id)
 	return spx_xprintf("launch-templates/%s/%s", account, id);
 }
 
-static int state_fail(int rc)
-{
-	return spx_ec2_fault(500, "InternalError",
-			     "An internal error has occurred (%s)",
-			     spx_state_strrc(rc));
-}
-
-static int put_json(struct spx_state *st, const char *key, const json_t *v,
-		    bool create, uint64_t expect)
-{
-	char *s = json_dumps(v, JSON_COMPACT);
-	int rc;
-
-	if (!s)
-		return SPX_STATE_FAIL;
-	rc = create ? spx_state_create(st, key, s, strlen(s), NULL)
-		    : spx_state_put(st, key, s, strlen(s), expect, NULL);
-	free(s);
-	return rc;
-}
-
-static int get_json(struct spx_state *st, const char *key, json_t **out,
-		    uint64_t *rev)
-{
-	struct spx_buf b = SPX_BUF_INIT;
-	int rc = spx_state_get(st, key, &b, rev);
-
-	*out = NULL;
-	if (rc == 0) {
-		*out = json_loadb(b.p, b.len, 0, NULL);
-		if (!*out)
-			rc = SPX_STATE_FAIL;
-	}
-	spx_buf_release(&b);
-	return rc;
-}
-
 static int not_found_id(const char *id)
 {
 	return spx_ec2_fault(400, "InvalidLaunchTemplateId.NotFound",
@@ -158,13 +122,13 @@ int spx_lt_create(struct spx_state *st, const char *account,
 			ver);
 	rk = rec_key(account, id);
 	nk = name_key(account, name);
-	rc = put_json(st, rk, rec, true, 0);
+	rc = spx_ec2_rec_put(st, rk, rec, true, 0);
 	if (rc < 0) {
-		state_fail(rc);
+		spx_ec2_state_fail(rc);
 		goto fail;
 	}
 	ref = json_pack("{s:s}", "LaunchTemplateId", id);
-	rc = put_json(st, nk, ref, true, 0);
+	rc = spx_ec2_rec_put(st, nk, ref, true, 0);
 	json_decref(ref);
 	if (rc < 0) {
 		spx_state_delete(st, rk, 0);
@@ -174,7 +138,7 @@ int spx_lt_create(struct spx_state *st, const char *account,
 				      "AlreadyExistsException",
 				      "Launch template name already in use.");
 		else
-			state_fail(rc);
+			spx_ec2_state_fail(rc);
 		goto fail;
 	}
 	free(rk);
@@ -194,13 +158,13 @@ static int id_of(struct spx_state *st, const char *account, const char *name,
 {
 	char *nk = name_key(account, name);
 	json_t *ref;
-	int rc = get_json(st, nk, &ref, rev);
+	int rc = spx_ec2_rec_get(st, nk, &ref, rev);
 
 	free(nk);
 	if (rc == SPX_STATE_NOTFOUND)
 		return not_found_name(name);
 	if (rc < 0)
-		return state_fail(rc);
+		return spx_ec2_state_fail(rc);
 	snprintf(id, SPX_ID_SIZE, "%s",
 		 json_is_string(json_object_get(ref, "LaunchTemplateId"))
 			 ? json_string_value(
@@ -226,11 +190,11 @@ int spx_lt_get(struct spx_state *st, const char *account, const char *id,
 	if (!spx_id_valid(id, "lt"))
 		return not_found_id(id);
 	rk = rec_key(account, id);
-	rc = get_json(st, rk, out, NULL);
+	rc = spx_ec2_rec_get(st, rk, out, NULL);
 	free(rk);
 	if (rc == SPX_STATE_NOTFOUND)
 		return name ? not_found_name(name) : not_found_id(id);
-	return rc < 0 ? state_fail(rc) : 0;
+	return rc < 0 ? spx_ec2_state_fail(rc) : 0;
 }
 
 int spx_lt_list(struct spx_state *st, const char *account, json_t **out)
@@ -244,7 +208,7 @@ int spx_lt_list(struct spx_state *st, const char *account, json_t **out)
 	free(prefix);
 	if (rc < 0) {
 		json_decref(all);
-		return state_fail(rc);
+		return spx_ec2_state_fail(rc);
 	}
 	/* Through the name records: a template is there when its name
 	 * record (the commit point) is. */
@@ -253,33 +217,19 @@ int spx_lt_list(struct spx_state *st, const char *account, json_t **out)
 		const char *id;
 		char *rk;
 
-		if (get_json(st, l.key[i], &ref, NULL) < 0)
+		if (spx_ec2_rec_get(st, l.key[i], &ref, NULL) < 0)
 			continue; /* deleted meanwhile */
 		id = json_string_value(json_object_get(ref, "LaunchTemplateId"));
 		if (id && spx_id_valid(id, "lt")) {
 			rk = rec_key(account, id);
-			if (get_json(st, rk, &rec, NULL) == 0)
+			if (spx_ec2_rec_get(st, rk, &rec, NULL) == 0)
 				json_array_append_new(all, rec);
 			free(rk);
 		}
 		json_decref(ref);
 	}
 	spx_state_list_release(&l);
-	/* Sorted by id. */
-	for (size_t i = 1; i < json_array_size(all); i++)
-		for (size_t j = i; j > 0; j--) {
-			json_t *a = json_array_get(all, j - 1),
-			       *b = json_array_get(all, j);
-
-			if (strcmp(json_string_value(json_object_get(
-					   a, "LaunchTemplateId")),
-				   json_string_value(json_object_get(
-					   b, "LaunchTemplateId"))) <= 0)
-				break;
-			json_incref(a);
-			json_array_set(all, j - 1, b);
-			json_array_set_new(all, j, a);
-		}
+	spx_ec2_sort_by(all, "LaunchTemplateId");
 	*out = all;
 	return 0;
 }
@@ -304,7 +254,7 @@ int spx_lt_delete(struct spx_state *st, const char *account, const char *id,
 	if (rc == SPX_STATE_NOTFOUND) {
 		rc = id ? not_found_id(id) : not_found_name(name);
 	} else if (rc < 0) {
-		rc = state_fail(rc);
+		rc = spx_ec2_state_fail(rc);
 	} else {
 		spx_state_delete(st, rk, 0);
 		if (out)
@@ -372,7 +322,7 @@ int spx_lt_set_tags(struct spx_state *st, const char *account,
 		return not_found_id(id);
 	if (rc == -1 && spx_ec2_fault_code(NULL))
 		return -1; /* TagLimitExceeded */
-	return rc < 0 ? state_fail(rc) : 0;
+	return rc < 0 ? spx_ec2_state_fail(rc) : 0;
 }
 
 json_t *spx_lt_item(const json_t *rec)

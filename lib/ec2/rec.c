@@ -1,0 +1,72 @@
+/* rec.c: EC2 resources as JSON records (see rec.h). */
+#include "spx.h"
+
+#include "buf.h"
+#include "ec2/fault.h"
+#include "ec2/rec.h"
+#include "state/state.h"
+
+int spx_ec2_rec_get(struct spx_state *st, const char *key, json_t **out,
+		    uint64_t *rev)
+{
+	struct spx_buf b = SPX_BUF_INIT;
+	int rc = spx_state_get(st, key, &b, rev);
+
+	*out = NULL;
+	if (rc == 0) {
+		*out = json_loadb(b.p, b.len, 0, NULL);
+		if (!*out)
+			rc = spx_state_error(SPX_STATE_FAIL,
+					     "record '%s' is not JSON", key);
+	}
+	spx_buf_release(&b);
+	return rc;
+}
+
+int spx_ec2_rec_put(struct spx_state *st, const char *key, const json_t *v,
+		    bool create, uint64_t expect)
+{
+	char *s = json_dumps(v, JSON_COMPACT);
+	int rc;
+
+	if (!s)
+		return spx_state_error(SPX_STATE_FAIL, "cannot encode '%s'", key);
+	rc = create ? spx_state_create(st, key, s, strlen(s), NULL)
+		    : spx_state_put(st, key, s, strlen(s), expect, NULL);
+	free(s);
+	return rc;
+}
+
+int spx_ec2_state_fail(int rc)
+{
+	return spx_ec2_fault(500, "InternalError",
+			     "An internal error has occurred (%s)",
+			     spx_state_strrc(rc));
+}
+
+static int by_key(const void *a, const void *b, void *key)
+{
+	const char *x = json_string_value(
+		json_object_get(*(json_t *const *)a, key));
+	const char *y = json_string_value(
+		json_object_get(*(json_t *const *)b, key));
+
+	return strcmp(x ? x : "", y ? y : "");
+}
+
+void spx_ec2_sort_by(json_t *arr, const char *key)
+{
+	size_t n = json_array_size(arr), i;
+	json_t **v, *e;
+
+	if (n < 2)
+		return;
+	v = spx_calloc(n, sizeof(*v));
+	json_array_foreach(arr, i, e)
+		v[i] = json_incref(e);
+	qsort_r(v, n, sizeof(*v), by_key, (void *)key);
+	json_array_clear(arr);
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, v[i]);
+	free(v);
+}

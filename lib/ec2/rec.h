@@ -1,0 +1,26 @@
+/* rec.h: EC2 resources as JSON records in lib/state, the small pieces
+ * every resource module shares. Each returns a spx_state code (0, or a
+ * negative SPX_STATE_* with the error recorded). */
+#ifndef SPX_EC2_REC_H
+#define SPX_EC2_REC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct spx_state;
+
+/* Read key as JSON: *out (a new reference) and *rev (may be NULL). A
+ * record that is not JSON is SPX_STATE_FAIL. */
+int spx_ec2_rec_get(struct spx_state *st, const char *key, json_t **out,
+		    uint64_t *rev);
+/* Write v at key: created (SPX_STATE_EXISTS if taken) when create, else
+ * compare-and-swap against expect (0: unconditionally). */
+int spx_ec2_rec_put(struct spx_state *st, const char *key, const json_t *v,
+		    bool create, uint64_t expect);
+/* InternalError in EC2's words for a failed state operation rc; -1. */
+int spx_ec2_state_fail(int rc);
+/* Sort an array of objects in place by the string member key (strcmp). */
+void spx_ec2_sort_by(json_t *arr, const char *key);
+
+#endif
