@@ -12,12 +12,13 @@ _spx() {
 	*" up "*) COMPREPLY=($(compgen -W "--help --root --foreground " -- "$cur")); return ;;
 	*" status "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" down "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
+	*" agent "*) COMPREPLY=($(compgen -W "--help --root --notify-fd --pidfile --log " -- "$cur")); return ;;
 	esac
 	case " $words " in
 	*" admin account "*) COMPREPLY=($(compgen -W " create" -- "$cur")); return ;;
 	*" admin "*) COMPREPLY=($(compgen -W " account init profile schema" -- "$cur")); return ;;
 	*" get "*) COMPREPLY=($(compgen -W " instance-types nodes" -- "$cur")); return ;;
 	esac
-	COMPREPLY=($(compgen -W "admin down get status up  gw --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "admin agent down get status up  gw --help -v" -- "$cur"))
 }
 complete -F _spx spx

@@ -23,8 +23,10 @@ int volcli_open(const struct spx_args *a, struct volcli *c)
 	}
 	dir = spx_path_join(conf.paths.data, "vol");
 	rc = spx_vol_store_open(dir, SPX_VOL_CREATE, &c->vs);
-	if (rc == 0)
+	if (rc == 0) {
 		c->run = spx_strdup(conf.paths.run);
+		c->threads = spx_conf_self(&conf)->ebs.default_threads;
+	}
 	free(dir);
 	spx_conf_release(&conf);
 	spx_node_loc_release(&loc);
@@ -70,7 +72,8 @@ static const struct spx_opt json_opts[] = {
 static const struct spx_opt serve_opts[] = {
 	SPX_OPT_ROOT,
 	OPT_SOCKET,
-	{ "threads", 't', "N", "nbdkit's threads (default 16)" },
+	{ "threads", 't', "N",
+	  "nbdkit's threads (default: ebs.default_threads, 16)" },
 	{ "notify-fd", 0, "FD", "write a newline to FD once serving" },
 	{ "pidfile", 0, "FILE", "hold a lock on FILE and write the pid in it" },
 	{ "log", 0, "FILE", "append messages (nbdkit's too) to FILE" },

@@ -269,7 +269,7 @@ int cmd_serve(const struct spx_args *a)
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	if (spx_arg_int(a, "threads", 1, 1024, 16, &threads) < 0 ||
+	if (spx_arg_int(a, "threads", 1, 1024, 0, &threads) < 0 ||
 	    spx_arg_int(a, "notify-fd", 3, 1024, -1, &s.notify) < 0) {
 		spx_warn("serve: %s", spx_errmsg());
 		return SPX_USAGE;
@@ -283,6 +283,8 @@ int cmd_serve(const struct spx_args *a)
 	}
 	if ((rc = volcli_open(a, &c)))
 		return rc;
+	if (!threads)
+		threads = c.threads;
 	if (spx_arg(a, "pidfile") &&
 	    (pidfd = spx_svc_claim(spx_arg(a, "pidfile"))) < 0) {
 		rc = volcli_fail(a);

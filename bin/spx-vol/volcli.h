@@ -8,6 +8,7 @@
 struct volcli {
 	struct spx_vol_store *vs;
 	char *run;	/* the node's run directory (its sockets) */
+	int threads;	/* ebs.default_threads: serve's nbdkit threads */
 };
 
 /* Open the volume store of the node (--root, $SPX_ROOT, the system

@@ -77,6 +77,14 @@ static const struct spx_opt json_opts[] = {
 	{ 0 },
 };
 
+static const struct spx_opt agent_opts[] = {
+	SPX_OPT_ROOT,
+	{ "notify-fd", 0, "FD", "write a newline to FD once working" },
+	{ "pidfile", 0, "FILE", "hold a lock on FILE and write the pid in it" },
+	{ "log", 0, "FILE", "append messages to FILE" },
+	{ 0 },
+};
+
 static const struct spx_opt itype_opts[] = {
 	{ "json", 'j', NULL, "print JSON instead of a table" },
 	{ 0 },
@@ -95,6 +103,9 @@ static const struct spx_verb verbs[] = {
 	{ "down", cmd_down, root_opts, "", "stop the node's services", 0, 0 },
 	{ "status", cmd_status, json_opts, "",
 	  "show the node's services (exit 1 if any is down)", 0, 0 },
+	{ "agent", cmd_agent, agent_opts, "",
+	  "the node agent: make the volumes the gateway recorded (a service "
+	  "of spx up; logs every command it runs)", 0, 0 },
 	{ "get nodes", cmd_get_nodes, json_opts, "",
 	  "list the cluster's nodes", 0, 0 },
 	{ "get instance-types", cmd_get_instance_types, itype_opts, "[TYPE...]",

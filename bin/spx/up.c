@@ -181,9 +181,13 @@ int cmd_status(const struct spx_args *a)
 		struct spx_svc_state st;
 		const char *scheme = self->gw.http ? "http" : "https";
 		/* Where clients reach it: the gateway's URLs, the volume
-		 * server's NBD socket (as an NBD URI, without an export). */
+		 * server's NBD socket (as an NBD URI, without an export), the
+		 * agent's doorbell. */
 		char *ep = !strcmp(svcs[i].name, "vol")
 				   ? spx_xprintf("nbd+unix:///?socket=%s/vol.sock",
+						 conf.paths.run)
+			   : !strcmp(svcs[i].name, "agent")
+				   ? spx_xprintf("unix:%s/agent.sock",
 						 conf.paths.run)
 				   : spx_xprintf("%s://%s:%d %s://%s:%d", scheme,
 						 self->gw.bind,

@@ -169,7 +169,13 @@ static const struct field fields[] = {
 	{ S_NODE, "obj.parity", K_INT, "0", 0, 16, 0,
 	  "Reed-Solomon parity shards per object", NODE(obj.parity) },
 	{ S_NODE, "ebs.default_threads", K_INT, "16", 1, 256, 0,
-	  "I/O threads per volume", NODE(ebs.default_threads) },
+	  "I/O threads of the volume server (spx-vol serve, nbdkit "
+	  "--threads), shared by every volume", NODE(ebs.default_threads) },
+	{ S_NODE, "ebs.overcommit_percent", K_INT, "100", 1, 100000, 0,
+	  "how much volume size CreateVolume may provision, in percent of the "
+	  "size of the file system holding the volumes; volumes are thin, so "
+	  "above 100 the host disk can fill before the volumes do",
+	  NODE(ebs.overcommit_percent) },
 	{ S_NODE, "ebs.cache_size_mb", K_INT, "128", 0, 65536, 0,
 	  "the block cache in MiB; 0 disables it", NODE(ebs.cache_size_mb) },
 };

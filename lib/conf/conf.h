@@ -81,8 +81,9 @@ struct spx_conf_node {
 		int parity;
 	} obj;
 	struct {
-		int default_threads;
+		int default_threads;	/* nbdkit --threads */
 		int cache_size_mb;	/* 0 disables the cache */
+		int overcommit_percent; /* of the volume store's size */
 	} ebs;
 	int line, col;		/* where the node's table starts */
 };

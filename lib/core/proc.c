@@ -1,5 +1,6 @@
 #include "spx.h"
 
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -10,9 +11,20 @@ extern char **environ;
 pid_t spx_spawn(char *const argv[], bool quiet)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
 	pid_t pid;
 	int e;
 
+	/* The child starts with no signal blocked and default actions,
+	 * whatever this process blocks or handles (a daemon's sigwait). */
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+					      POSIX_SPAWN_SETSIGDEF);
 	posix_spawn_file_actions_init(&fa);
 	if (quiet) {
 		posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
@@ -20,8 +32,9 @@ pid_t spx_spawn(char *const argv[], bool quiet)
 		posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO,
 						 "/dev/null", O_WRONLY, 0);
 	}
-	e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
 	if (e) {
 		errno = e;
 		return spx_error_errno(SPX_FAIL, "cannot run %s", argv[0]);

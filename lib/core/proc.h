@@ -6,8 +6,9 @@
 
 /* Start argv[0] (searched in PATH unless it has a '/') with argv. quiet
  * gives it /dev/null for stdin and stdout (stderr is always kept: it says
- * why something failed). Returns its pid, or -1 with an error recorded
- * (SPX_FAIL). */
+ * why something failed). It starts with no signal blocked and every
+ * signal at its default action. Returns its pid, or -1 with an error
+ * recorded (SPX_FAIL). */
 pid_t spx_spawn(char *const argv[], bool quiet);
 /* spx_spawn, then wait for it. Returns its exit status (0..255), or -1
  * with an error recorded (SPX_FAIL) when it could not be started or was

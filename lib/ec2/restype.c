@@ -7,6 +7,7 @@
 #include "ec2/keypair.h"
 #include "ec2/launchtemplate.h"
 #include "ec2/tags.h"
+#include "ec2/volume.h"
 
 /* ---- key pairs ---------------------------------------------------- */
 
@@ -94,6 +95,29 @@ static const struct spx_ec2_restype keypairs = {
 
 /* ---- launch templates --------------------------------------------- */
 
+/* The tags of a JSON record (a new reference; [] when it has none). */
+static json_t *rec_tags(json_t *rec)
+{
+	json_t *t = json_incref(json_object_get(rec, "Tags"));
+
+	json_decref(rec);
+	return t ? t : json_array();
+}
+
+/* {"ResourceId", "Tags"} of each record of all (which it takes). */
+static void rec_list_tags(json_t *all, const char *idkey, json_t *out)
+{
+	json_t *rec;
+	size_t i;
+
+	json_array_foreach(all, i, rec)
+		json_array_append_new(
+			out, json_pack("{s:O, s:O}", "ResourceId",
+				       json_object_get(rec, idkey), "Tags",
+				       json_object_get(rec, "Tags")));
+	json_decref(all);
+}
+
 static int lt_get_tags(struct spx_state *st, const char *account,
 		       const char *id, json_t **tags)
 {
@@ -102,27 +126,18 @@ static int lt_get_tags(struct spx_state *st, const char *account,
 	*tags = NULL;
 	if (spx_lt_get(st, account, id, NULL, &rec) < 0)
 		return -1;
-	*tags = json_incref(json_object_get(rec, "Tags"));
-	if (!*tags)
-		*tags = json_array();
-	json_decref(rec);
+	*tags = rec_tags(rec);
 	return 0;
 }
 
 static int lt_list_tags(struct spx_state *st, const char *account,
 			json_t *out)
 {
-	json_t *all, *rec;
-	size_t i;
+	json_t *all;
 
 	if (spx_lt_list(st, account, &all) < 0)
 		return -1;
-	json_array_foreach(all, i, rec)
-		json_array_append_new(
-			out, json_pack("{s:O, s:O}", "ResourceId",
-				       json_object_get(rec, "LaunchTemplateId"),
-				       "Tags", json_object_get(rec, "Tags")));
-	json_decref(all);
+	rec_list_tags(all, "LaunchTemplateId", out);
 	return 0;
 }
 
@@ -130,8 +145,56 @@ static const struct spx_ec2_restype launch_templates = {
 	"lt", "launch-template", lt_get_tags, spx_lt_set_tags, lt_list_tags,
 };
 
+/* ---- volumes ------------------------------------------------------- */
+
+/* Tagging names a malformed id InvalidID, as for any type. */
+static int vol_id_check(const char *id)
+{
+	if (!spx_ebs_id_wellformed(id))
+		return spx_ec2_fault(400, "InvalidID", "The ID '%s' is not valid",
+				     id);
+	return 0;
+}
+
+static int vol_get_tags(struct spx_state *st, const char *account,
+			const char *id, json_t **tags)
+{
+	json_t *rec;
+
+	*tags = NULL;
+	if (vol_id_check(id) < 0 ||
+	    spx_ebs_get(st, account, id, &rec, NULL) < 0)
+		return -1;
+	*tags = rec_tags(rec);
+	return 0;
+}
+
+static int vol_list_tags(struct spx_state *st, const char *account,
+			 json_t *out)
+{
+	json_t *all;
+
+	if (spx_ebs_list(st, account, &all) < 0)
+		return -1;
+	rec_list_tags(all, "VolumeId", out);
+	return 0;
+}
+
+static int vol_set_tags(struct spx_state *st, const char *account,
+			const char *id, const json_t *set, const json_t *unset)
+{
+	return vol_id_check(id) < 0
+		       ? -1
+		       : spx_ebs_set_tags(st, account, id, set, unset);
+}
+
+static const struct spx_ec2_restype volumes = {
+	"vol", "volume", vol_get_tags, vol_set_tags, vol_list_tags,
+};
+
 const struct spx_ec2_restype *const spx_ec2_restypes[] = {
 	&keypairs,
 	&launch_templates,
+	&volumes,
 	NULL,
 };

@@ -11,8 +11,8 @@
  * InternalError otherwise). It never sees a query string or writes XML.
  *
  * Handlers live one file per resource family (ec2_region.c,
- * ec2_keypair.c, ec2_itype.c, ec2_tags.c, ec2_launchtemplate.c); the work
- * is done in lib/ec2.
+ * ec2_keypair.c, ec2_itype.c, ec2_tags.c, ec2_launchtemplate.c,
+ * ec2_volume.c); the work is done in lib/ec2.
  */
 #ifndef SPX_GW_EC2_INT_H
 #define SPX_GW_EC2_INT_H
@@ -100,6 +100,13 @@ int ec2_describe_tags(struct ec2_call *c);
 int ec2_create_launch_template(struct ec2_call *c);
 int ec2_describe_launch_templates(struct ec2_call *c);
 int ec2_delete_launch_template(struct ec2_call *c);
+int ec2_create_volume(struct ec2_call *c);
+int ec2_delete_volume(struct ec2_call *c);
+int ec2_describe_volumes(struct ec2_call *c);
+int ec2_modify_volume(struct ec2_call *c);
+int ec2_describe_volumes_modifications(struct ec2_call *c);
+int ec2_describe_volume_status(struct ec2_call *c);
+int ec2_describe_volume_attribute(struct ec2_call *c);
 int sts_get_caller_identity(struct ec2_call *c);
 
 #endif

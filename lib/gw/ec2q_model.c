@@ -5,8 +5,8 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "Min", "Min", "Min", "min", 144, 0 },
-	{ "Max", "Max", "Max", "max", 144, 0 },
+	{ "Min", "Min", "Min", "min", 155, 0 },
+	{ "Max", "Max", "Max", "max", 155, 0 },
 };
 static const char *const q_ec2_e1[] = {
 	"nvidia",
@@ -26,8 +26,8 @@ static const char *const q_ec2_e3[] = {
 	"k520",
 };
 static const struct ec2q_member q_ec2_m5[] = {
-	{ "Min", "Min", "Min", "min", 144, 0 },
-	{ "Max", "Max", "Max", "max", 144, 0 },
+	{ "Min", "Min", "Min", "min", 155, 0 },
+	{ "Max", "Max", "Max", "max", 155, 0 },
 };
 static const char *const q_ec2_e6[] = {
 	"gpu",
@@ -35,11 +35,11 @@ static const char *const q_ec2_e6[] = {
 	"inference",
 };
 static const struct ec2q_member q_ec2_m8[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 252, 0 },
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 268, 0 },
 	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
 };
 static const struct ec2q_member q_ec2_m12[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 252, 0 },
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 268, 0 },
 };
 static const char *const q_ec2_e16[] = {
 	"i386",
@@ -48,654 +48,739 @@ static const char *const q_ec2_e16[] = {
 	"x86_64_mac",
 	"arm64_mac",
 };
-static const struct ec2q_member q_ec2_m19[] = {
-	{ "State", "ZoneState", "zoneState", "zoneState", 24, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 23, 0 },
-	{ "Messages", "MessageSet", "messageSet", "messageSet", 22, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 252, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 252, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 252, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 252, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 252, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 252, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 252, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 252, 0 },
+static const struct ec2q_member q_ec2_m18[] = {
+	{ "Value", "Value", "value", "value", 33, 0 },
 };
-static const struct ec2q_member q_ec2_m21[] = {
-	{ "Message", "Message", "message", "message", 252, 0 },
+static const struct ec2q_member q_ec2_m20[] = {
+	{ "State", "ZoneState", "zoneState", "zoneState", 25, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 24, 0 },
+	{ "Messages", "MessageSet", "messageSet", "messageSet", 23, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 268, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 268, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 268, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 268, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 268, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 268, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 268, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 268, 0 },
 };
-static const char *const q_ec2_e23[] = {
+static const struct ec2q_member q_ec2_m22[] = {
+	{ "Message", "Message", "message", "message", 268, 0 },
+};
+static const char *const q_ec2_e24[] = {
 	"opt-in-not-required",
 	"opted-in",
 	"not-opted-in",
 };
-static const char *const q_ec2_e24[] = {
+static const char *const q_ec2_e25[] = {
 	"available",
 	"information",
 	"impaired",
 	"unavailable",
 };
-static const char *const q_ec2_e25[] = {
+static const char *const q_ec2_e26[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const struct ec2q_member q_ec2_m28[] = {
-	{ "Min", "Min", "Min", "min", 144, 0 },
-	{ "Max", "Max", "Max", "max", 144, 0 },
+static const struct ec2q_member q_ec2_m29[] = {
+	{ "Min", "Min", "Min", "min", 155, 0 },
+	{ "Max", "Max", "Max", "max", 155, 0 },
 };
-static const char *const q_ec2_e33[] = {
+static const char *const q_ec2_e34[] = {
 	"legacy-bios",
 	"uefi",
 };
-static const char *const q_ec2_e35[] = {
+static const char *const q_ec2_e36[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e38[] = {
+static const char *const q_ec2_e39[] = {
 	"open",
 	"none",
 };
-static const struct ec2q_member q_ec2_m39[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 37, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 252, 0 },
+static const struct ec2q_member q_ec2_m40[] = {
+	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 38, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 268, 0 },
 };
-static const char *const q_ec2_e42[] = {
+static const char *const q_ec2_e43[] = {
 	"intel",
 	"amd",
 	"amazon-web-services",
 };
-static const struct ec2q_member q_ec2_m44[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 252, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 159, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 259, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 151, 0 },
-};
 static const struct ec2q_member q_ec2_m45[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 32, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 252, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 187, EC2Q_REQUIRED },
-	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 273, 0 },
-	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 239, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 259, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 268, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 170, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 275, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 162, 0 },
 };
 static const struct ec2q_member q_ec2_m46[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 161, 0 },
-	{ "Warning", "Warning", "warning", "warning", 271, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 268, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 198, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 289, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 255, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 275, 0 },
 };
 static const struct ec2q_member q_ec2_m47[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 240, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 257, EC2Q_REQUIRED },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 172, 0 },
+	{ "Warning", "Warning", "warning", "warning", 287, 0 },
 };
 static const struct ec2q_member q_ec2_m48[] = {
-	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 252, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 256, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 273, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m56[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 158, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 154, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+static const struct ec2q_member q_ec2_m49[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 268, EC2Q_REQUIRED },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 33, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 155, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 171, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 268, 0 },
+	{ "Size", "Size", "Size", "size", 155, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 266, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 317, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 275, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 33, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 155, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 268, EC2Q_IDEMPOTENCY },
 };
-static const struct ec2q_member q_ec2_m57[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 32, 0 },
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 175, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 187, 0 },
+static const struct ec2q_member q_ec2_m50[] = {
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 268, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m58[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 161, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 169, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 165, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
 };
 static const struct ec2q_member q_ec2_m59[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 240, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 257, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 186, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 198, 0 },
 };
 static const struct ec2q_member q_ec2_m60[] = {
-	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 172, 0 },
 };
 static const struct ec2q_member q_ec2_m61[] = {
-	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 256, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 273, 0 },
 };
 static const struct ec2q_member q_ec2_m62[] = {
-	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 278, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 277, 0 },
-	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 32, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 297, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
 };
 static const struct ec2q_member q_ec2_m63[] = {
-	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 20, 0 },
+	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
 };
 static const struct ec2q_member q_ec2_m64[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 32, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 200, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 51, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 224, 0 },
+	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
 };
 static const struct ec2q_member q_ec2_m65[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 143, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 224, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 319, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 318, 0 },
+	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 33, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
 };
 static const struct ec2q_member q_ec2_m66[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 32, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 238, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 50, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 224, 0 },
+	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 21, 0 },
 };
 static const struct ec2q_member q_ec2_m67[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 141, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 224, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 211, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 53, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 237, 0 },
 };
 static const struct ec2q_member q_ec2_m68[] = {
-	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 152, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 155, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
-	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 32, 0 },
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 154, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 237, 0 },
 };
 static const struct ec2q_member q_ec2_m69[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 157, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 254, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 52, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 237, 0 },
+};
+static const struct ec2q_member q_ec2_m70[] = {
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 152, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 237, 0 },
 };
 static const struct ec2q_member q_ec2_m71[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 32, 0 },
-	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 176, 0 },
-	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 188, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 252, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 70, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 163, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 166, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 33, 0 },
 };
 static const struct ec2q_member q_ec2_m72[] = {
-	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 191, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 252, 0 },
-};
-static const struct ec2q_member q_ec2_m73[] = {
-	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 237, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
-	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 32, 0 },
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 168, 0 },
 };
 static const struct ec2q_member q_ec2_m74[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 236, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 187, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 199, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 268, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 73, 0 },
 };
 static const struct ec2q_member q_ec2_m75[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 100, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 144, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 252, 0 },
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 202, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
 };
 static const struct ec2q_member q_ec2_m76[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 252, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 256, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 253, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m77[] = {
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 252, 0 },
 };
 static const struct ec2q_member q_ec2_m78[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 80, 0 },
-	{ "Count", "Count", "count", "count", 77, 0 },
-	{ "Type", "Type", "type", "type", 81, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 155, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
 };
-static const char *const q_ec2_e81[] = {
+static const struct ec2q_member q_ec2_m79[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 272, 0 },
+};
+static const struct ec2q_member q_ec2_m80[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 296, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 297, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m81[] = {
+	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 18, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 248, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 268, 0 },
+};
+static const struct ec2q_member q_ec2_m82[] = {
+	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 155, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 268, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 298, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m83[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
+	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 315, 0 },
+};
+static const struct ec2q_member q_ec2_m84[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 298, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 268, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 155, 0 },
+};
+static const struct ec2q_member q_ec2_m85[] = {
+	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 301, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
+};
+static const struct ec2q_member q_ec2_m86[] = {
+	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 298, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 155, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
+};
+static const struct ec2q_member q_ec2_m87[] = {
+	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 299, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
+};
+static const struct ec2q_member q_ec2_m89[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 91, 0 },
+	{ "Count", "Count", "count", "count", 88, 0 },
+	{ "Type", "Type", "type", "type", 92, 0 },
+};
+static const char *const q_ec2_e92[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e83[] = {
+static const char *const q_ec2_e94[] = {
 	"unsupported",
 	"supported",
 };
-static const struct ec2q_member q_ec2_m84[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 87, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 83, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 86, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 85, 0 },
+static const struct ec2q_member q_ec2_m95[] = {
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 98, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 94, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 97, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 96, 0 },
 };
-static const char *const q_ec2_e85[] = {
+static const char *const q_ec2_e96[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m86[] = {
-	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 27, 0 },
-	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 30, 0 },
-	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 29, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 206, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 210, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 208, 0 },
+static const struct ec2q_member q_ec2_m97[] = {
+	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 28, 0 },
+	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 31, 0 },
+	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 30, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 217, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 221, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 219, 0 },
 };
-static const char *const q_ec2_e87[] = {
+static const char *const q_ec2_e98[] = {
 	"unsupported",
 	"supported",
 	"default",
 };
-static const struct ec2q_member q_ec2_m88[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 207, 0 },
-};
-static const struct ec2q_member q_ec2_m90[] = {
-	{ "Type", "Type", "Type", "type", 252, EC2Q_REQUIRED },
-};
-static const char *const q_ec2_e93[] = {
-	"unsupported",
-	"supported",
-	"required",
-};
-static const char *const q_ec2_e95[] = {
-	"unsupported",
-	"supported",
-	"required",
-};
 static const struct ec2q_member q_ec2_m99[] = {
-	{ "Name", "Name", "Name", "name", 252, 0 },
-	{ "Values", "Value", "Value", "value", 272, 0 },
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 218, 0 },
 };
-static const struct ec2q_member q_ec2_m102[] = {
-	{ "Name", "Name", "name", "name", 107, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 104, 0 },
-	{ "Count", "Count", "count", "count", 101, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 105, 0 },
+static const struct ec2q_member q_ec2_m101[] = {
+	{ "Type", "Type", "Type", "type", 268, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m105[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 106, 0 },
+static const char *const q_ec2_e104[] = {
+	"unsupported",
+	"supported",
+	"required",
 };
-static const struct ec2q_member q_ec2_m108[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 103, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 279, 0 },
+static const char *const q_ec2_e106[] = {
+	"unsupported",
+	"supported",
+	"required",
 };
-static const struct ec2q_member q_ec2_m111[] = {
-	{ "Name", "Name", "name", "name", 116, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 113, 0 },
-	{ "Count", "Count", "count", "count", 110, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 114, 0 },
+static const struct ec2q_member q_ec2_m110[] = {
+	{ "Name", "Name", "Name", "name", 268, 0 },
+	{ "Values", "Value", "Value", "value", 288, 0 },
 };
-static const struct ec2q_member q_ec2_m114[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 115, 0 },
+static const struct ec2q_member q_ec2_m113[] = {
+	{ "Name", "Name", "name", "name", 118, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 115, 0 },
+	{ "Count", "Count", "count", "count", 112, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 116, 0 },
 };
-static const struct ec2q_member q_ec2_m117[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 112, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 280, 0 },
+static const struct ec2q_member q_ec2_m116[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 117, 0 },
 };
-static const char *const q_ec2_e119[] = {
+static const struct ec2q_member q_ec2_m119[] = {
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 114, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 320, 0 },
+};
+static const struct ec2q_member q_ec2_m122[] = {
+	{ "Name", "Name", "name", "name", 127, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 124, 0 },
+	{ "Count", "Count", "count", "count", 121, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 125, 0 },
+};
+static const struct ec2q_member q_ec2_m125[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 126, 0 },
+};
+static const struct ec2q_member q_ec2_m128[] = {
+	{ "Gpus", "Gpus", "gpus", "gpus", 123, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 321, 0 },
+};
+static const char *const q_ec2_e130[] = {
 	"ip-name",
 	"resource-name",
 };
-static const struct ec2q_member q_ec2_m121[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 32, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 252, EC2Q_REQUIRED },
-	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 31, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 259, 0 },
+static const struct ec2q_member q_ec2_m132[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 268, EC2Q_REQUIRED },
+	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 32, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 275, 0 },
 };
-static const struct ec2q_member q_ec2_m122[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 252, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 252, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 252, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 257, 0 },
+static const struct ec2q_member q_ec2_m133[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 268, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 268, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 268, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m123[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 126, 0 },
+static const struct ec2q_member q_ec2_m134[] = {
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 137, 0 },
 };
-static const struct ec2q_member q_ec2_m125[] = {
-	{ "Count", "Count", "count", "count", 124, 0 },
-	{ "Name", "Name", "name", "name", 128, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 127, 0 },
+static const struct ec2q_member q_ec2_m136[] = {
+	{ "Count", "Count", "count", "count", 135, 0 },
+	{ "Name", "Name", "name", "name", 139, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 138, 0 },
 };
-static const char *const q_ec2_e129[] = {
+static const char *const q_ec2_e140[] = {
 	"current",
 	"previous",
 };
-static const char *const q_ec2_e131[] = {
+static const char *const q_ec2_e142[] = {
 	"hibernate",
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m133[] = {
-	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 252, 0 },
+static const struct ec2q_member q_ec2_m144[] = {
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m134[] = {
-	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 268, EC2Q_REQUIRED },
-	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 213, EC2Q_REQUIRED },
-	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 43, 0 },
-	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 211, 0 },
-	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 98, 0 },
-	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 130, 0 },
-	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 144, 0 },
-	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 144, 0 },
-	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 25, 0 },
-	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 35, 0 },
-	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 32, 0 },
-	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 221, 0 },
-	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 196, 0 },
-	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 198, 0 },
-	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 264, 0 },
-	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 28, 0 },
+static const struct ec2q_member q_ec2_m145[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 284, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 224, EC2Q_REQUIRED },
+	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 44, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 222, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 109, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 141, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 155, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 155, 0 },
+	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 26, 0 },
+	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 36, 0 },
+	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 33, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 234, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 207, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 209, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 280, 0 },
+	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 29, 0 },
 	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
 	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
 	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
 	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
 	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
-	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 216, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 229, 0 },
 	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
 };
-static const char *const q_ec2_e135[] = {
+static const char *const q_ec2_e146[] = {
 	"unsupported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m137[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 80, 0 },
-	{ "Disks", "Disks", "disks", "disks", 79, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 95, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 135, 0 },
+static const struct ec2q_member q_ec2_m148[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 91, 0 },
+	{ "Disks", "Disks", "disks", "disks", 90, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 106, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 146, 0 },
 };
-static const char *const q_ec2_e139[] = {
+static const char *const q_ec2_e150[] = {
 	"nitro",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m140[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 138, 0 },
-	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 49, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 109, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 266, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 243, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 275, 0 },
-	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 26, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 139, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 232, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 269, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 212, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 136, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 137, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 84, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 220, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 117, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 108, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 226, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 123, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 118, 0 },
-	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 36, 0 },
-	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 53, 0 },
-	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 18, 0 },
-	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 34, 0 },
+static const struct ec2q_member q_ec2_m151[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 149, 0 },
+	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 51, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 120, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 282, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 259, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 291, 0 },
+	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 27, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 150, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 245, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 285, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 223, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 147, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 148, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 95, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 233, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 128, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 119, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 239, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 134, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 129, 0 },
+	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 37, 0 },
+	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 55, 0 },
+	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 19, 0 },
+	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 35, 0 },
 };
-static const struct ec2q_member q_ec2_m142[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 138, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 200, 0 },
-	{ "Location", "Location", "location", "location", 199, 0 },
+static const struct ec2q_member q_ec2_m153[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 149, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 211, 0 },
+	{ "Location", "Location", "location", "location", 210, 0 },
 };
-static const struct ec2q_member q_ec2_m146[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 252, 0 },
+static const struct ec2q_member q_ec2_m157[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m149[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 252, 0 },
+static const struct ec2q_member q_ec2_m160[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 268, 0 },
 };
-static const char *const q_ec2_e151[] = {
+static const char *const q_ec2_e162[] = {
 	"pem",
 	"ppk",
 };
-static const struct ec2q_member q_ec2_m153[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 252, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 248, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 252, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 252, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 257, 0 },
+static const struct ec2q_member q_ec2_m164[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 268, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 264, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 268, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 268, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m156[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 252, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 252, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 252, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 159, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 257, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 252, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 215, 0 },
+static const struct ec2q_member q_ec2_m167[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 268, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 268, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 268, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 170, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 273, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 268, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 226, 0 },
 };
-static const char *const q_ec2_e159[] = {
+static const char *const q_ec2_e170[] = {
 	"rsa",
 	"ed25519",
 };
-static const struct ec2q_member q_ec2_m161[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 252, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 187, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 52, 0 },
-	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 252, 0 },
-	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 201, 0 },
-	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 201, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 257, 0 },
+static const struct ec2q_member q_ec2_m172[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 268, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 198, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 54, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 268, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 212, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 212, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 273, 0 },
 };
-static const char *const q_ec2_e162[] = {
+static const char *const q_ec2_e173[] = {
 	"default",
 	"disabled",
 };
-static const struct ec2q_member q_ec2_m163[] = {
-	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 252, 0 },
-	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 252, 0 },
-	{ "Ebs", "Ebs", "Ebs", "ebs", 167, 0 },
-	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 252, 0 },
+static const struct ec2q_member q_ec2_m174[] = {
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 268, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 268, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 178, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m165[] = {
-	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 38, 0 },
-	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 39, 0 },
+static const struct ec2q_member q_ec2_m176[] = {
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 39, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m166[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 144, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 144, 0 },
+static const struct ec2q_member q_ec2_m177[] = {
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 155, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 155, 0 },
 };
-static const struct ec2q_member q_ec2_m167[] = {
-	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 32, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 32, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 144, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 160, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 250, 0 },
-	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 144, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 276, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 144, 0 },
+static const struct ec2q_member q_ec2_m178[] = {
+	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 33, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 33, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 155, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 171, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 266, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 155, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 317, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 155, 0 },
 };
-static const struct ec2q_member q_ec2_m168[] = {
-	{ "Type", "Type", "Type", "type", 252, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 169, 0 },
+static const struct ec2q_member q_ec2_m179[] = {
+	{ "Type", "Type", "Type", "type", 268, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 180, 0 },
 };
-static const struct ec2q_member q_ec2_m171[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 32, 0 },
+static const struct ec2q_member q_ec2_m182[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 33, 0 },
 };
-static const struct ec2q_member q_ec2_m172[] = {
-	{ "Configured", "Configured", "Configured", "configured", 32, 0 },
+static const struct ec2q_member q_ec2_m183[] = {
+	{ "Configured", "Configured", "Configured", "configured", 33, 0 },
 };
-static const char *const q_ec2_e173[] = {
+static const char *const q_ec2_e184[] = {
 	"optional",
 	"required",
 };
-static const struct ec2q_member q_ec2_m174[] = {
-	{ "Arn", "Arn", "Arn", "arn", 252, 0 },
-	{ "Name", "Name", "Name", "name", 252, 0 },
-};
-static const struct ec2q_member q_ec2_m177[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 162, 0 },
-};
-static const struct ec2q_member q_ec2_m178[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 202, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 192, 0 },
-};
-static const char *const q_ec2_e179[] = {
-	"disabled",
-	"enabled",
-};
-static const struct ec2q_member q_ec2_m180[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 173, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 144, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 179, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 181, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 182, 0 },
-};
-static const char *const q_ec2_e181[] = {
-	"disabled",
-	"enabled",
-};
-static const char *const q_ec2_e182[] = {
-	"disabled",
-	"enabled",
-};
-static const struct ec2q_member q_ec2_m183[] = {
-	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 32, 0 },
-	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 32, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 32, 0 },
-	{ "Description", "Description", "Description", "description", 252, 0 },
-	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 144, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 245, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 252, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 144, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 132, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 222, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 252, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 231, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 144, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 253, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 144, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 145, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 144, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 148, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 144, 0 },
-};
 static const struct ec2q_member q_ec2_m185[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 252, 0 },
+	{ "Arn", "Arn", "Arn", "arn", 268, 0 },
+	{ "Name", "Name", "Name", "name", 268, 0 },
+};
+static const struct ec2q_member q_ec2_m188[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 173, 0 },
 };
 static const struct ec2q_member q_ec2_m189[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 252, 0 },
-	{ "Affinity", "Affinity", "Affinity", "affinity", 252, 0 },
-	{ "GroupName", "GroupName", "GroupName", "groupName", 227, 0 },
-	{ "HostId", "HostId", "HostId", "hostId", 54, 0 },
-	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 261, 0 },
-	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 252, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 252, 0 },
-	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 144, 0 },
-	{ "GroupId", "GroupId", "GroupId", "groupId", 225, 0 },
+	{ "MarketType", "MarketType", "MarketType", "marketType", 213, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 203, 0 },
 };
-static const struct ec2q_member q_ec2_m190[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 119, 0 },
-	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 32, 0 },
-	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 32, 0 },
+static const char *const q_ec2_e190[] = {
+	"disabled",
+	"enabled",
 };
-static const struct ec2q_member q_ec2_m192[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 252, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 251, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 144, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 52, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 131, 0 },
+static const struct ec2q_member q_ec2_m191[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 184, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 155, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 190, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 192, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 193, 0 },
 };
-static const struct ec2q_member q_ec2_m193[] = {
-	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 241, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 257, 0 },
+static const char *const q_ec2_e192[] = {
+	"disabled",
+	"enabled",
 };
-static const struct ec2q_member q_ec2_m195[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 32, 0 },
+static const char *const q_ec2_e193[] = {
+	"disabled",
+	"enabled",
 };
-static const char *const q_ec2_e196[] = {
+static const struct ec2q_member q_ec2_m194[] = {
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 33, 0 },
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 33, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 33, 0 },
+	{ "Description", "Description", "Description", "description", 268, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 155, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 261, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 268, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 155, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 143, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 235, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 268, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 244, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 155, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 269, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 155, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 156, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 155, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 159, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 155, 0 },
+};
+static const struct ec2q_member q_ec2_m196[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 268, 0 },
+};
+static const struct ec2q_member q_ec2_m200[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 268, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 268, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 240, 0 },
+	{ "HostId", "HostId", "HostId", "hostId", 56, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 277, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 268, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 268, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 155, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 238, 0 },
+};
+static const struct ec2q_member q_ec2_m201[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 130, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 33, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m203[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 268, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 267, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 155, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 54, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 142, 0 },
+};
+static const struct ec2q_member q_ec2_m204[] = {
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 257, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 273, 0 },
+};
+static const struct ec2q_member q_ec2_m206[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 33, 0 },
+};
+static const char *const q_ec2_e207[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e197[] = {
+static const char *const q_ec2_e208[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e200[] = {
+static const char *const q_ec2_e211[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const char *const q_ec2_e202[] = {
+static const char *const q_ec2_e213[] = {
 	"spot",
 };
-static const struct ec2q_member q_ec2_m211[] = {
-	{ "Min", "Min", "Min", "min", 82, 0 },
-	{ "Max", "Max", "Max", "max", 82, 0 },
+static const struct ec2q_member q_ec2_m222[] = {
+	{ "Min", "Min", "Min", "min", 93, 0 },
+	{ "Max", "Max", "Max", "max", 93, 0 },
 };
-static const struct ec2q_member q_ec2_m212[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 214, 0 },
+static const struct ec2q_member q_ec2_m223[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 225, 0 },
 };
-static const struct ec2q_member q_ec2_m213[] = {
-	{ "Min", "Min", "Min", "min", 144, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 144, 0 },
+static const struct ec2q_member q_ec2_m224[] = {
+	{ "Min", "Min", "Min", "min", 155, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 155, 0 },
 };
-static const struct ec2q_member q_ec2_m216[] = {
-	{ "Min", "Min", "Min", "min", 82, 0 },
-	{ "Max", "Max", "Max", "max", 82, 0 },
+static const struct ec2q_member q_ec2_m227[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 297, EC2Q_REQUIRED },
+	{ "Size", "Size", "Size", "size", 155, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 317, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 155, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 155, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 33, 0 },
 };
-static const struct ec2q_member q_ec2_m218[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 217, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 223, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 205, 0 },
+static const struct ec2q_member q_ec2_m228[] = {
+	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 300, 0 },
 };
-static const struct ec2q_member q_ec2_m220[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 223, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 205, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 209, 0 },
-	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 55, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 219, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 203, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 204, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 147, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 93, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 89, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 88, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 94, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 92, 0 },
+static const struct ec2q_member q_ec2_m229[] = {
+	{ "Min", "Min", "Min", "min", 93, 0 },
+	{ "Max", "Max", "Max", "max", 93, 0 },
 };
-static const struct ec2q_member q_ec2_m221[] = {
-	{ "Min", "Min", "Min", "min", 144, 0 },
-	{ "Max", "Max", "Max", "max", 144, 0 },
+static const struct ec2q_member q_ec2_m231[] = {
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 230, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 236, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 216, 0 },
 };
-static const struct ec2q_member q_ec2_m226[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 229, 0 },
+static const struct ec2q_member q_ec2_m233[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 236, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 216, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 220, 0 },
+	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 57, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 232, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 214, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 215, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 158, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 104, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 100, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 99, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 105, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 103, 0 },
 };
-static const char *const q_ec2_e228[] = {
+static const struct ec2q_member q_ec2_m234[] = {
+	{ "Min", "Min", "Min", "min", 155, 0 },
+	{ "Max", "Max", "Max", "max", 155, 0 },
+};
+static const struct ec2q_member q_ec2_m239[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 242, 0 },
+};
+static const char *const q_ec2_e241[] = {
 	"cluster",
 	"partition",
 	"spread",
 };
-static const struct ec2q_member q_ec2_m230[] = {
-	{ "Primary", "Primary", "primary", "primary", 32, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 252, 0 },
+static const struct ec2q_member q_ec2_m243[] = {
+	{ "Primary", "Primary", "primary", "primary", 33, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m232[] = {
+static const struct ec2q_member q_ec2_m245[] = {
 	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 233, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 246, 0 },
 };
-static const struct ec2q_member q_ec2_m235[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 252, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 252, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 252, 0 },
+static const struct ec2q_member q_ec2_m247[] = {
+	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 268, 0 },
+	{ "ProductCodeType", "Type", "type", "type", 249, 0 },
 };
-static const struct ec2q_member q_ec2_m239[] = {
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 150, 0 },
-	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 32, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 174, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 164, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 184, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 120, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 138, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 158, 0 },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 195, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 189, 0 },
-	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 234, 0 },
-	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 32, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 249, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 252, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 194, 0 },
-	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 91, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 170, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 245, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 247, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 178, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 48, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 166, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 165, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 186, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 172, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 180, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 171, 0 },
-	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 134, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 190, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 177, 0 },
-	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 32, 0 },
+static const char *const q_ec2_e249[] = {
+	"devpay",
+	"marketplace",
 };
-static const char *const q_ec2_e241[] = {
+static const struct ec2q_member q_ec2_m251[] = {
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 268, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 268, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 268, 0 },
+};
+static const struct ec2q_member q_ec2_m255[] = {
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 161, 0 },
+	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 33, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 185, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 175, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 195, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 131, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 149, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 169, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 206, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 200, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 250, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 33, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 265, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 268, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 205, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 102, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 181, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 261, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 263, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 189, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 50, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 177, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 176, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 197, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 183, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 191, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 182, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 145, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 201, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 188, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 33, 0 },
+};
+static const char *const q_ec2_e257[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -782,68 +867,181 @@ static const char *const q_ec2_e241[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e242[] = {
+static const char *const q_ec2_e258[] = {
 	"ebs",
 	"instance-store",
 };
-static const char *const q_ec2_e249[] = {
+static const char *const q_ec2_e265[] = {
 	"stop",
 	"terminate",
 };
-static const char *const q_ec2_e251[] = {
+static const char *const q_ec2_e267[] = {
 	"one-time",
 	"persistent",
 };
-static const struct ec2q_member q_ec2_m254[] = {
-	{ "Key", "Key", "key", "key", 252, 0 },
-	{ "Value", "Value", "value", "value", 252, 0 },
+static const struct ec2q_member q_ec2_m270[] = {
+	{ "Key", "Key", "key", "key", 268, 0 },
+	{ "Value", "Value", "value", "value", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m255[] = {
-	{ "Key", "Key", "key", "key", 252, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 252, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 241, 0 },
-	{ "Value", "Value", "value", "value", 252, 0 },
+static const struct ec2q_member q_ec2_m271[] = {
+	{ "Key", "Key", "key", "key", 268, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 268, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 257, 0 },
+	{ "Value", "Value", "value", "value", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m258[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 241, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 257, 0 },
+static const struct ec2q_member q_ec2_m274[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 257, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 273, 0 },
 };
-static const char *const q_ec2_e261[] = {
+static const char *const q_ec2_e277[] = {
 	"default",
 	"dedicated",
 	"host",
 };
-static const struct ec2q_member q_ec2_m264[] = {
-	{ "Min", "Min", "Min", "min", 82, 0 },
-	{ "Max", "Max", "Max", "max", 82, 0 },
+static const struct ec2q_member q_ec2_m280[] = {
+	{ "Min", "Min", "Min", "min", 93, 0 },
+	{ "Max", "Max", "Max", "max", 93, 0 },
 };
-static const char *const q_ec2_e265[] = {
+static const char *const q_ec2_e281[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m268[] = {
-	{ "Min", "Min", "Min", "min", 144, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 144, 0 },
+static const struct ec2q_member q_ec2_m284[] = {
+	{ "Min", "Min", "Min", "min", 155, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 155, 0 },
 };
-static const struct ec2q_member q_ec2_m269[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 267, 0 },
-	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 40, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 262, 0 },
-	{ "ValidCores", "ValidCores", "validCores", "validCores", 41, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 263, 0 },
+static const struct ec2q_member q_ec2_m285[] = {
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 283, 0 },
+	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 41, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 278, 0 },
+	{ "ValidCores", "ValidCores", "validCores", "validCores", 42, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 279, 0 },
 };
-static const struct ec2q_member q_ec2_m270[] = {
-	{ "Code", "Code", "code", "code", 252, 0 },
-	{ "Message", "Message", "message", "message", 252, 0 },
+static const struct ec2q_member q_ec2_m286[] = {
+	{ "Code", "Code", "code", "code", 268, 0 },
+	{ "Message", "Message", "message", "message", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m271[] = {
-	{ "Errors", "ErrorSet", "errorSet", "errorSet", 96, 0 },
+static const struct ec2q_member q_ec2_m287[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 107, 0 },
 };
-static const char *const q_ec2_e274[] = {
+static const char *const q_ec2_e290[] = {
 	"hvm",
 	"paravirtual",
 };
-static const char *const q_ec2_e276[] = {
+static const struct ec2q_member q_ec2_m292[] = {
+	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 294, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 268, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 54, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 33, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 268, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 268, 0 },
+	{ "Size", "Size", "size", "size", 155, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 268, 0 },
+	{ "State", "Status", "status", "status", 303, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 268, 0 },
+	{ "Iops", "Iops", "iops", "iops", 155, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 273, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 317, 0 },
+	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 33, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 33, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 155, 0 },
+};
+static const struct ec2q_member q_ec2_m293[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 54, 0 },
+	{ "Device", "Device", "device", "device", 268, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 268, 0 },
+	{ "State", "Status", "status", "status", 295, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 268, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 33, 0 },
+};
+static const char *const q_ec2_e295[] = {
+	"attaching",
+	"attached",
+	"detaching",
+	"detached",
+	"busy",
+};
+static const char *const q_ec2_e296[] = {
+	"autoEnableIO",
+	"productCodes",
+};
+static const struct ec2q_member q_ec2_m300[] = {
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 268, 0 },
+	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 302, 0 },
+	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 268, 0 },
+	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 155, 0 },
+	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 155, 0 },
+	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 317, 0 },
+	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 155, 0 },
+	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 33, 0 },
+	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 155, 0 },
+	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 155, 0 },
+	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 317, 0 },
+	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 155, 0 },
+	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 33, 0 },
+	{ "Progress", "Progress", "progress", "progress", 212, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 54, 0 },
+	{ "EndTime", "EndTime", "endTime", "endTime", 54, 0 },
+};
+static const char *const q_ec2_e302[] = {
+	"modifying",
+	"optimizing",
+	"completed",
+	"failed",
+};
+static const char *const q_ec2_e303[] = {
+	"creating",
+	"available",
+	"in-use",
+	"deleting",
+	"deleted",
+	"error",
+};
+static const struct ec2q_member q_ec2_m304[] = {
+	{ "Code", "Code", "code", "code", 268, 0 },
+	{ "Description", "Description", "description", "description", 268, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 268, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 268, 0 },
+};
+static const struct ec2q_member q_ec2_m306[] = {
+	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 268, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 268, 0 },
+};
+static const struct ec2q_member q_ec2_m308[] = {
+	{ "Name", "Name", "name", "name", 316, 0 },
+	{ "Status", "Status", "status", "status", 268, 0 },
+};
+static const struct ec2q_member q_ec2_m310[] = {
+	{ "Description", "Description", "description", "description", 268, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 268, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 268, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 226, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 226, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 268, 0 },
+};
+static const struct ec2q_member q_ec2_m312[] = {
+	{ "Details", "Details", "details", "details", 309, 0 },
+	{ "Status", "Status", "status", "status", 313, 0 },
+};
+static const char *const q_ec2_e313[] = {
+	"ok",
+	"impaired",
+	"insufficient-data",
+};
+static const struct ec2q_member q_ec2_m314[] = {
+	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 305, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 268, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 268, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 311, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 268, 0 },
+	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 312, 0 },
+	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 307, 0 },
+};
+static const char *const q_ec2_e316[] = {
+	"io-enabled",
+	"io-performance",
+};
+static const char *const q_ec2_e317[] = {
 	"standard",
 	"io1",
 	"io2",
@@ -872,287 +1070,335 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[15] = { "AllowedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 14, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
 	[16] = { "ArchitectureType", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e16 },
 	[17] = { "ArchitectureTypeList", EC2Q_LIST, 0, 0, 16, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[18] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[19] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m19, NULL },
-	[20] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 19, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[21] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m21, NULL },
-	[22] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 21, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[23] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e23 },
-	[24] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e24 },
-	[25] = { "BareMetal", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e25 },
-	[26] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[27] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[28] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m28, NULL },
-	[29] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[30] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[31] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[32] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[33] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e33 },
-	[34] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 33, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[35] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e35 },
-	[36] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[37] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[38] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e38 },
-	[39] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m39, NULL },
-	[40] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[41] = { "CoreCountList", EC2Q_LIST, 0, 0, 40, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[42] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e42 },
-	[43] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 42, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[44] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m44, NULL },
-	[45] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m45, NULL },
-	[46] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m46, NULL },
-	[47] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m47, NULL },
-	[48] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
-	[49] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[50] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
-	[51] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
-	[52] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[53] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[54] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[55] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[56] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m56, NULL },
-	[57] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m57, NULL },
-	[58] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m58, NULL },
-	[59] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
-	[60] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
-	[61] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
-	[62] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
-	[63] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
-	[64] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
-	[65] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
-	[66] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
-	[67] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
-	[68] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
-	[69] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
-	[70] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
-	[71] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
-	[72] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
-	[73] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m73, NULL },
-	[74] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
-	[75] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m75, NULL },
-	[76] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m76, NULL },
-	[77] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[78] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
-	[79] = { "DiskInfoList", EC2Q_LIST, 0, 0, 78, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[80] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[81] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e81 },
-	[82] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[83] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e83 },
-	[84] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
-	[85] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e85 },
-	[86] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
-	[87] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e87 },
-	[88] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
-	[89] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[90] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
-	[91] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 90, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[92] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[93] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e93 },
-	[94] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[95] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e95 },
-	[96] = { "ErrorSet", EC2Q_LIST, 0, 0, 270, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[97] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
-	[98] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 97, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
-	[99] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
-	[100] = { "FilterList", EC2Q_LIST, 0, 0, 99, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[101] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[102] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
-	[103] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 102, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[104] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[105] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
-	[106] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[107] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[108] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
-	[109] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[110] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[111] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
-	[112] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 111, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[113] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[114] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
-	[115] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[116] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[117] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
-	[118] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[119] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e119 },
-	[120] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[121] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
-	[122] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m122, NULL },
-	[123] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
-	[124] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[125] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
-	[126] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 125, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[127] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[128] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[129] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e129 },
-	[130] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 129, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[131] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e131 },
-	[132] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 133, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[133] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
-	[134] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m134, NULL },
-	[135] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e135 },
-	[136] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[137] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
-	[138] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[139] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e139 },
-	[140] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m140, NULL },
-	[141] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 140, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[142] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m142, NULL },
-	[143] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 142, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[144] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[145] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[146] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m146, NULL },
-	[147] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[148] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 149, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[149] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m149, NULL },
-	[150] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[151] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e151 },
-	[152] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 158, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[153] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m153, NULL },
-	[154] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[155] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 154, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[156] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m156, NULL },
-	[157] = { "KeyPairList", EC2Q_LIST, 0, 0, 156, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[158] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[159] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e159 },
-	[160] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[161] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m161, NULL },
-	[162] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e162 },
-	[163] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m163, NULL },
-	[164] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 163, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[165] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m165, NULL },
-	[166] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m166, NULL },
-	[167] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
-	[168] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m168, NULL },
-	[169] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[170] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 168, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[171] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m171, NULL },
-	[172] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
-	[173] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e173 },
-	[174] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m174, NULL },
-	[175] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[176] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 175, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[177] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m177, NULL },
-	[178] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m178, NULL },
-	[179] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e179 },
-	[180] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m180, NULL },
-	[181] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e181 },
-	[182] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e182 },
-	[183] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
-	[184] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 183, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[185] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
-	[186] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 185, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[187] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
-	[188] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 187, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[189] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m189, NULL },
-	[190] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m190, NULL },
-	[191] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 161, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[192] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
-	[193] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m193, NULL },
-	[194] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 193, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[195] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
-	[196] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e196 },
-	[197] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e197 },
-	[198] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 197, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[199] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[200] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e200 },
-	[201] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[202] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e202 },
-	[203] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[204] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[205] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[206] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[207] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[208] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[209] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[210] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[211] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
-	[212] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
-	[213] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
-	[214] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[215] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[216] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
-	[217] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[218] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m218, NULL },
-	[219] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 218, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[220] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m220, NULL },
-	[221] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m221, NULL },
-	[222] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[223] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[224] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[225] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[226] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m226, NULL },
-	[227] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[228] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e228 },
-	[229] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 228, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[230] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
-	[231] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[232] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m232, NULL },
-	[233] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[234] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[235] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
-	[236] = { "RegionList", EC2Q_LIST, 0, 0, 235, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[237] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 252, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[238] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 138, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[239] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
-	[240] = { "ResourceIdList", EC2Q_LIST, 0, 0, 260, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[241] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e241 },
-	[242] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e242 },
-	[243] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 242, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[244] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[245] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 244, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[246] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[247] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 246, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[248] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[249] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e249 },
-	[250] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[251] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e251 },
-	[252] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[253] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[254] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m254, NULL },
-	[255] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
-	[256] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 255, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[257] = { "TagList", EC2Q_LIST, 0, 0, 254, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[258] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
-	[259] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 258, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[260] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[261] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e261 },
-	[262] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[263] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 262, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[264] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m264, NULL },
-	[265] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e265 },
-	[266] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 265, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[267] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[268] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m268, NULL },
-	[269] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
-	[270] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m270, NULL },
-	[271] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
-	[272] = { "ValueStringList", EC2Q_LIST, 0, 0, 252, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[273] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
-	[274] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e274 },
-	[275] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 274, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[276] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e276 },
-	[277] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 252, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[278] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 252, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[279] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[280] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[18] = { "AttributeBooleanValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m18, NULL },
+	[19] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[20] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m20, NULL },
+	[21] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 20, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[22] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m22, NULL },
+	[23] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 22, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[24] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e24 },
+	[25] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e25 },
+	[26] = { "BareMetal", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e26 },
+	[27] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[28] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[29] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m29, NULL },
+	[30] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[31] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[32] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[33] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[34] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e34 },
+	[35] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 34, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[36] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e36 },
+	[37] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[38] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[39] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e39 },
+	[40] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m40, NULL },
+	[41] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[42] = { "CoreCountList", EC2Q_LIST, 0, 0, 41, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[43] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e43 },
+	[44] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 43, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[45] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m45, NULL },
+	[46] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m46, NULL },
+	[47] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m47, NULL },
+	[48] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
+	[49] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
+	[50] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m50, NULL },
+	[51] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[52] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
+	[53] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
+	[54] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[55] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[56] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[57] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[58] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m58, NULL },
+	[59] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
+	[60] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
+	[61] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
+	[62] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
+	[63] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
+	[64] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
+	[65] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
+	[66] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
+	[67] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
+	[68] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
+	[69] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
+	[70] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
+	[71] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
+	[72] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
+	[73] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[74] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
+	[75] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m75, NULL },
+	[76] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m76, NULL },
+	[77] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m77, NULL },
+	[78] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
+	[79] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
+	[80] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
+	[81] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
+	[82] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
+	[83] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
+	[84] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
+	[85] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
+	[86] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
+	[87] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
+	[88] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[89] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
+	[90] = { "DiskInfoList", EC2Q_LIST, 0, 0, 89, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[91] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[92] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e92 },
+	[93] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[94] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e94 },
+	[95] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
+	[96] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e96 },
+	[97] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
+	[98] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e98 },
+	[99] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
+	[100] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[101] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
+	[102] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 101, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[103] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[104] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e104 },
+	[105] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[106] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e106 },
+	[107] = { "ErrorSet", EC2Q_LIST, 0, 0, 286, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[108] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[109] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 108, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[110] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
+	[111] = { "FilterList", EC2Q_LIST, 0, 0, 110, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[112] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[113] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
+	[114] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 113, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[115] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[116] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
+	[117] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[118] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[119] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
+	[120] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[121] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[122] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m122, NULL },
+	[123] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 122, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[124] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[125] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
+	[126] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[127] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[128] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m128, NULL },
+	[129] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[130] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e130 },
+	[131] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[132] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m132, NULL },
+	[133] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
+	[134] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m134, NULL },
+	[135] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[136] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m136, NULL },
+	[137] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 136, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[138] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[139] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[140] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e140 },
+	[141] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 140, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[142] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e142 },
+	[143] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 144, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[144] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
+	[145] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m145, NULL },
+	[146] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e146 },
+	[147] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[148] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m148, NULL },
+	[149] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[150] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e150 },
+	[151] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m151, NULL },
+	[152] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 151, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[153] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m153, NULL },
+	[154] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 153, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[155] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[156] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 157, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[157] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m157, NULL },
+	[158] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[159] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 160, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[160] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m160, NULL },
+	[161] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[162] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e162 },
+	[163] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 169, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[164] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m164, NULL },
+	[165] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[166] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 165, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[167] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
+	[168] = { "KeyPairList", EC2Q_LIST, 0, 0, 167, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[169] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[170] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e170 },
+	[171] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[172] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
+	[173] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e173 },
+	[174] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m174, NULL },
+	[175] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 174, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[176] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m176, NULL },
+	[177] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m177, NULL },
+	[178] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m178, NULL },
+	[179] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
+	[180] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[181] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 179, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[182] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m182, NULL },
+	[183] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
+	[184] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e184 },
+	[185] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
+	[186] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[187] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 186, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[188] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
+	[189] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m189, NULL },
+	[190] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e190 },
+	[191] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m191, NULL },
+	[192] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e192 },
+	[193] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e193 },
+	[194] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
+	[195] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 194, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[196] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m196, NULL },
+	[197] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 196, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[198] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[199] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 198, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[200] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m200, NULL },
+	[201] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m201, NULL },
+	[202] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 172, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[203] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m203, NULL },
+	[204] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
+	[205] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 204, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[206] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m206, NULL },
+	[207] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e207 },
+	[208] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e208 },
+	[209] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 208, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[210] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[211] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e211 },
+	[212] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[213] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e213 },
+	[214] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[215] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[216] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[217] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[218] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[219] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[220] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[221] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[222] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m222, NULL },
+	[223] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m223, NULL },
+	[224] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m224, NULL },
+	[225] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[226] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[227] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m227, NULL },
+	[228] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m228, NULL },
+	[229] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m229, NULL },
+	[230] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[231] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
+	[232] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 231, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[233] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m233, NULL },
+	[234] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m234, NULL },
+	[235] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[236] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[237] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[238] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[239] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
+	[240] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[241] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e241 },
+	[242] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 241, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[243] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m243, NULL },
+	[244] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 243, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[245] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
+	[246] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[247] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m247, NULL },
+	[248] = { "ProductCodeList", EC2Q_LIST, 0, 0, 247, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[249] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e249 },
+	[250] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[251] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m251, NULL },
+	[252] = { "RegionList", EC2Q_LIST, 0, 0, 251, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[253] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 268, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[254] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 149, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[255] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
+	[256] = { "ResourceIdList", EC2Q_LIST, 0, 0, 276, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[257] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e257 },
+	[258] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e258 },
+	[259] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 258, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[260] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[261] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 260, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[262] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[263] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 262, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[264] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[265] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e265 },
+	[266] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[267] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e267 },
+	[268] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[269] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[270] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m270, NULL },
+	[271] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
+	[272] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 271, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[273] = { "TagList", EC2Q_LIST, 0, 0, 270, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[274] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m274, NULL },
+	[275] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 274, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[276] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[277] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e277 },
+	[278] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[279] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[280] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m280, NULL },
+	[281] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e281 },
+	[282] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 281, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[283] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[284] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m284, NULL },
+	[285] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
+	[286] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m286, NULL },
+	[287] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m287, NULL },
+	[288] = { "ValueStringList", EC2Q_LIST, 0, 0, 268, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[289] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[290] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e290 },
+	[291] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 290, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[292] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m292, NULL },
+	[293] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
+	[294] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 293, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[295] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e295 },
+	[296] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e296 },
+	[297] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[298] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 297, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[299] = { "VolumeList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[300] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
+	[301] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 300, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[302] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e302 },
+	[303] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e303 },
+	[304] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
+	[305] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 304, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[306] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m306, NULL },
+	[307] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 306, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[308] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
+	[309] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 308, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[310] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m310, NULL },
+	[311] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 310, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[312] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m312, NULL },
+	[313] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e313 },
+	[314] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m314, NULL },
+	[315] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 314, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[316] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e316 },
+	[317] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e317 },
+	[318] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 268, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[319] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 268, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[320] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[321] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 73, 74, NULL },
-	{ "DescribeAvailabilityZones", 62, 63, NULL },
-	{ "DescribeAccountAttributes", 60, 61, NULL },
-	{ "CreateKeyPair", 44, 153, NULL },
-	{ "ImportKeyPair", 121, 122, NULL },
-	{ "DescribeKeyPairs", 68, 69, NULL },
-	{ "DeleteKeyPair", 56, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 66, 67, NULL },
-	{ "DescribeInstanceTypeOfferings", 64, 65, NULL },
-	{ "CreateTags", 47, EC2Q_NONE, NULL },
-	{ "DeleteTags", 59, EC2Q_NONE, NULL },
-	{ "DescribeTags", 75, 76, NULL },
-	{ "CreateLaunchTemplate", 45, 46, NULL },
-	{ "DescribeLaunchTemplates", 71, 72, NULL },
-	{ "DeleteLaunchTemplate", 57, 58, NULL },
+	{ "DescribeRegions", 76, 77, NULL },
+	{ "DescribeAvailabilityZones", 65, 66, NULL },
+	{ "DescribeAccountAttributes", 63, 64, NULL },
+	{ "CreateKeyPair", 45, 164, NULL },
+	{ "ImportKeyPair", 132, 133, NULL },
+	{ "DescribeKeyPairs", 71, 72, NULL },
+	{ "DeleteKeyPair", 58, EC2Q_NONE, NULL },
+	{ "DescribeInstanceTypes", 69, 70, NULL },
+	{ "DescribeInstanceTypeOfferings", 67, 68, NULL },
+	{ "CreateTags", 48, EC2Q_NONE, NULL },
+	{ "DeleteTags", 61, EC2Q_NONE, NULL },
+	{ "DescribeTags", 78, 79, NULL },
+	{ "CreateLaunchTemplate", 46, 47, NULL },
+	{ "DescribeLaunchTemplates", 74, 75, NULL },
+	{ "DeleteLaunchTemplate", 59, 60, NULL },
+	{ "CreateVolume", 49, 292, NULL },
+	{ "DeleteVolume", 62, EC2Q_NONE, NULL },
+	{ "DescribeVolumes", 86, 87, NULL },
+	{ "ModifyVolume", 227, 228, NULL },
+	{ "DescribeVolumesModifications", 84, 85, NULL },
+	{ "DescribeVolumeStatus", 82, 83, NULL },
+	{ "DescribeVolumeAttribute", 80, 81, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -1161,9 +1407,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 281,
+	.n_shapes = 322,
 	.ops = q_ec2_ops,
-	.n_ops = 15,
+	.n_ops = 22,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

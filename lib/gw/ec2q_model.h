@@ -22,6 +22,13 @@ enum {
 	EC2Q_EC2_CreateLaunchTemplate = 12,
 	EC2Q_EC2_DescribeLaunchTemplates = 13,
 	EC2Q_EC2_DeleteLaunchTemplate = 14,
+	EC2Q_EC2_CreateVolume = 15,
+	EC2Q_EC2_DeleteVolume = 16,
+	EC2Q_EC2_DescribeVolumes = 17,
+	EC2Q_EC2_ModifyVolume = 18,
+	EC2Q_EC2_DescribeVolumesModifications = 19,
+	EC2Q_EC2_DescribeVolumeStatus = 20,
+	EC2Q_EC2_DescribeVolumeAttribute = 21,
 };
 extern const struct ec2q_service ec2q_ec2;
 

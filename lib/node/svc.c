@@ -14,6 +14,7 @@
 static const struct spx_svc services[] = {
 	{ "gw", "spx-gw", "serve" },
 	{ "vol", "spx-vol", "serve" },
+	{ "agent", "spx", "agent" },
 };
 
 size_t spx_svc_list(const struct spx_svc **out)

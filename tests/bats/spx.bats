@@ -152,10 +152,11 @@ teardown() { stop_node; }
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"gw"*"running"* ]]
 	[[ "$output" == *"vol"*"running"*"nbd+unix:///?socket=$ROOT/run/vol.sock"* ]]
+	[[ "$output" == *"agent"*"running"*"unix:$ROOT/run/agent.sock"* ]]
 	run spx get nodes --root "$ROOT"
 	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" == "NAME  | STATUS | ROLES  | IP        | REGION    | AZ         | VMs | SERVICES" ]]
-	[[ "${lines[1]}" == "node1 | Ready  | gw,vol | 127.0.0.1 | us-east-1 | us-east-1a | 0   | gw,vol" ]]
+	[[ "${lines[0]}" == "NAME  | STATUS | ROLES        | IP        | REGION    | AZ         | VMs | SERVICES" ]]
+	[[ "${lines[1]}" == "node1 | Ready  | gw,vol,agent | 127.0.0.1 | us-east-1 | us-east-1a | 0   | gw,vol,agent" ]]
 	run spx get nodes --root "$ROOT" --json
 	[ "$status" -eq 0 ]
 	python3 -c 'import json,sys; n=json.loads(sys.argv[1]); assert n[0]["name"]=="node1" and n[0]["status"]=="Ready" and n[0]["vms"]==0' "$output"

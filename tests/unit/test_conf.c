@@ -208,6 +208,7 @@ static void test_defaults(void)
 	T_INT(n->obj.parity, 0, "default parity");
 	T_INT(n->ebs.default_threads, 16, "default default_threads");
 	T_INT(n->ebs.cache_size_mb, 128, "default cache_size_mb");
+	T_INT(n->ebs.overcommit_percent, 100, "default overcommit_percent");
 	spx_conf_release(&c);
 
 	T_OK(parse("[aws]\nregion = 'ap-south-1'\n[paths]\ndata = 'x'\n"
@@ -677,7 +678,7 @@ static void test_schema(void)
 		n++;
 		bad += tabs != 3;
 	}
-	T_INT(n, 44, "one line per key");
+	T_INT(n, 45, "one line per key");
 	T_INT(bad, 0, "every line has four columns");
 	free(out);
 }

@@ -1,0 +1,779 @@
+/* volume.c: EBS volumes in the record store (see volume.h). */
+#include "spx.h"
+
+#include <sys/file.h>
+#include <sys/statvfs.h>
+
+#include "ec2/fault.h"
+#include "ec2/rec.h"
+#include "ec2/tags.h"
+#include "ec2/volume.h"
+#include "id.h"
+#include "state/state.h"
+
+#define GIB ((uint64_t)1 << 30)
+
+/* The volume types and their limits ("Amazon EBS volume types"). */
+static const struct spx_ebs_type types[] = {
+	/* name       size GiB      Iops            ratio def  MiB/s       def  multi */
+	{ "standard", 1, 1024,      0, 0,           0, 0,      0, 0, 0,       false },
+	{ "gp2",      1, 16384,     0, 0,           0, 0,      0, 0, 0,       false },
+	{ "gp3",      1, 16384,     3000, 16000,    500, 3000, 125, 1000, 125, false },
+	{ "io1",      4, 16384,     100, 64000,     50, 0,     0, 0, 0,       true },
+	{ "io2",      4, 65536,     100, 256000,    1000, 0,   0, 0, 0,       true },
+	{ "st1",      125, 16384,   0, 0,           0, 0,      0, 0, 0,       false },
+	{ "sc1",      125, 16384,   0, 0,           0, 0,      0, 0, 0,       false },
+};
+
+const struct spx_ebs_type *spx_ebs_type(const char *name)
+{
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(types); i++)
+		if (!strcmp(types[i].name, name))
+			return &types[i];
+	return NULL;
+}
+
+static char *rec_key(const char *account, const char *id)
+{
+	return spx_xprintf("volumes/%s/%s", account, id);
+}
+
+bool spx_ebs_id_wellformed(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (strncmp(id, "vol-", 4) || (n != 12 && n != 21))
+		return false;
+	for (size_t i = 4; i < n; i++)
+		if (!strchr("0123456789abcdef", id[i]))
+			return false;
+	return true;
+}
+
+static int not_found(const char *id)
+{
+	return spx_ec2_fault(400, "InvalidVolume.NotFound",
+			     "The volume '%s' does not exist.", id);
+}
+
+static int malformed(const char *id)
+{
+	return spx_ec2_fault(400, "InvalidVolumeID.Malformed",
+			     "Invalid id: \"%s\" (expecting \"vol-...\")", id);
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* The same, "" when absent. */
+static const char *str0(const json_t *o, const char *k)
+{
+	const char *s = str(o, k);
+
+	return s ? s : "";
+}
+
+static int64_t num(const json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+static int combination(const char *param, const char *type)
+{
+	return spx_ec2_fault(400, "InvalidParameterCombination",
+			     "The parameter %s is not supported for %s volumes.",
+			     param, type);
+}
+
+static int too(const char *what, int64_t v, bool high, int64_t limit,
+	       const char *unit)
+{
+	return spx_ec2_fault(400, "InvalidParameterValue",
+			     "%s of %lld%s is too %s; %s is %lld%s.", what,
+			     (long long)v, unit, high ? "large" : "small",
+			     high ? "maximum" : "minimum", (long long)limit,
+			     unit);
+}
+
+/* The Iops EBS shows for a gp2 volume: 3 per GiB, 100 to 16000. */
+static int64_t gp2_iops(int64_t gib)
+{
+	int64_t v = 3 * gib;
+
+	return v < 100 ? 100 : v > 16000 ? 16000 : v;
+}
+
+/* Check Size, Iops and Throughput for type t; the values to record in
+ * *iops and *tput (0: none). Shared by create and modify. */
+static int check_perf(const struct spx_ebs_type *t, int64_t gib,
+		      const json_t *jiops, const json_t *jtput, int64_t *iops,
+		      int64_t *tput)
+{
+	if (gib < t->min_gib)
+		return too("Volume size", gib, false, t->min_gib, "GiB");
+	if (gib > t->max_gib)
+		return too("Volume size", gib, true, t->max_gib, "GiB");
+	*iops = 0;
+	*tput = 0;
+	if (jiops && !t->max_iops)
+		return combination("iops", t->name);
+	if (jtput && !t->max_tput)
+		return combination("throughput", t->name);
+	if (t->max_iops) {
+		if (!jiops && !t->def_iops)
+			return spx_ec2_fault(400, "MissingParameter",
+					     "The request must contain the "
+					     "parameter iops for %s volumes.",
+					     t->name);
+		*iops = jiops ? json_integer_value(jiops) : t->def_iops;
+		if (*iops < t->min_iops)
+			return too("Volume iops", *iops, false, t->min_iops, "");
+		if (*iops > t->max_iops)
+			return too("Volume iops", *iops, true, t->max_iops, "");
+		/* gp3's baseline 3000 needs no size: the ratio binds above
+		 * it (and from the first IOPS for io1 and io2). */
+		if (*iops > t->def_iops && *iops > t->iops_per_gib * gib)
+			return spx_ec2_fault(400, "InvalidParameterValue",
+					     "Iops to volume size ratio of "
+					     "%.6f is too high; maximum is "
+					     "%.6f.",
+					     (double)*iops / (double)gib,
+					     (double)t->iops_per_gib);
+	} else if (!strcmp(t->name, "gp2")) {
+		*iops = gp2_iops(gib);
+	}
+	if (t->max_tput) {
+		*tput = jtput ? json_integer_value(jtput) : t->def_tput;
+		if (*tput < t->min_tput)
+			return too("Throughput", *tput, false, t->min_tput,
+				   "MiB/s");
+		if (*tput > t->max_tput)
+			return too("Throughput", *tput, true, t->max_tput,
+				   "MiB/s");
+		/* gp3: at most 0.25 MiB/s per provisioned IOPS. */
+		if (*tput * 4 > *iops)
+			return spx_ec2_fault(400, "InvalidParameterValue",
+					     "Throughput (MiBps) to iops ratio "
+					     "of %.6f is too high; maximum is "
+					     "0.250000 MiBps per iops.",
+					     (double)*tput / (double)*iops);
+	}
+	return 0;
+}
+
+static bool zone_ok(const json_t *zones, const char *az)
+{
+	size_t i;
+	json_t *z;
+
+	json_array_foreach(zones, i, z)
+		if (json_is_string(z) && !strcmp(json_string_value(z), az))
+			return true;
+	return false;
+}
+
+/* GiB provisioned on node by every account's volumes (deleting ones no
+ * longer count). */
+static int provisioned(struct spx_state *st, const char *node,
+		       uint64_t *gib)
+{
+	struct spx_state_list l = SPX_STATE_LIST_INIT;
+	int rc = spx_state_list(st, "volumes/", 0, &l);
+
+	*gib = 0;
+	if (rc < 0)
+		return spx_ec2_state_fail(rc);
+	for (size_t i = 0; i < l.n; i++) {
+		json_t *r;
+		const char *n, *s;
+
+		if (spx_ec2_rec_get(st, l.key[i], &r, NULL) < 0) {
+			/* Counted as nothing, but said. */
+			spx_log(SPX_LOG_WARN, "ebs: %s", spx_errmsg());
+			continue;
+		}
+		n = str(r, "SpxNode");
+		s = str(r, "State");
+		if (n && !strcmp(n, node) && s && strcmp(s, "deleting"))
+			*gib += (uint64_t)num(r, "Size");
+		json_decref(r);
+	}
+	spx_state_list_release(&l);
+	spx_error_clear();
+	return 0;
+}
+
+/* Under the node's lock: is there room for gib more? */
+static int capacity_check(struct spx_state *st,
+			  const struct spx_ebs_env *env, int64_t gib)
+{
+	struct statvfs sv;
+	uint64_t have, cap;
+
+	if (statvfs(env->store, &sv) < 0)
+		return spx_ec2_fault(500, "InternalError",
+				     "An internal error has occurred "
+				     "(cannot measure the volume store: %s)",
+				     strerror(errno));
+	if (provisioned(st, env->node, &have) < 0)
+		return -1;
+	cap = (uint64_t)sv.f_blocks * sv.f_frsize / 100 *
+	      (uint64_t)env->overcommit / GIB;
+	if (have + (uint64_t)gib > cap)
+		return spx_ec2_fault(500, "InsufficientVolumeCapacity",
+				     "There is not enough capacity for a "
+				     "%lld GiB volume: %llu GiB of %llu GiB are "
+				     "provisioned on this node (overcommit "
+				     "%lld%%).",
+				     (long long)gib, (unsigned long long)have,
+				     (unsigned long long)cap,
+				     (long long)env->overcommit);
+	return 0;
+}
+
+static int validate_create(const struct spx_ebs_env *env, const json_t *req,
+			   const struct spx_ebs_type **t, int64_t *gib,
+			   int64_t *iops, int64_t *tput)
+{
+	const char *type = str(req, "VolumeType");
+	const char *az = str(req, "AvailabilityZone");
+	const char *snap = str(req, "SnapshotId");
+	const json_t *size = json_object_get(req, "Size");
+
+	*t = spx_ebs_type(type ? type : "gp2");
+	if (!*t)
+		return spx_ec2_fault_invalid("volumeType", type, NULL);
+	if (!az || !zone_ok(env->zones, az))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Invalid availability zone: [%s]",
+				     az ? az : "");
+	if (json_object_get(req, "OutpostArn"))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Volumes on Outposts are not available "
+				     "here.");
+	if (str(req, "KmsKeyId") &&
+	    !json_is_true(json_object_get(req, "Encrypted")))
+		return spx_ec2_fault(400, "InvalidParameterDependency",
+				     "The parameter KmsKeyId requires the "
+				     "parameter Encrypted to be set.");
+	if (json_is_true(json_object_get(req, "MultiAttachEnabled")) &&
+	    !(*t)->multi_attach)
+		return spx_ec2_fault(400, "InvalidParameterCombination",
+				     "Multi-Attach is supported only for io1 "
+				     "and io2 volumes.");
+	/* Snapshots come with the snapshot store: none exists yet. */
+	if (snap) {
+		if (!spx_id_valid(snap, "snap"))
+			return spx_ec2_fault(400, "InvalidSnapshotID.Malformed",
+					     "Invalid id: \"%s\" (expecting "
+					     "\"snap-...\")",
+					     snap);
+		return spx_ec2_fault(400, "InvalidSnapshot.NotFound",
+				     "The snapshot '%s' does not exist.", snap);
+	}
+	if (!size)
+		return spx_ec2_fault(400, "MissingParameter",
+				     "The request must contain the parameter "
+				     "size or snapshotId");
+	*gib = json_integer_value(size);
+	return check_perf(*t, *gib, json_object_get(req, "Iops"),
+			  json_object_get(req, "Throughput"), iops, tput);
+}
+
+int spx_ebs_create(struct spx_state *st, const struct spx_ebs_env *env,
+		   const char *account, const json_t *req, const json_t *tags,
+		   time_t now, json_t **out)
+{
+	const struct spx_ebs_type *t;
+	int64_t gib = 0, iops = 0, tput = 0;
+	char id[SPX_ID_SIZE];
+	json_t *rec;
+	char *key;
+	int lk, rc;
+
+	*out = NULL;
+	if (!spx_account_id_valid(account))
+		return spx_ec2_fault(500, "InternalError", "bad account");
+	if (validate_create(env, req, &t, &gib, &iops, &tput) < 0)
+		return -1;
+	if (spx_id_new(id, sizeof(id), "vol") < 0)
+		return spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
+	rec = json_pack("{s:s, s:I, s:s, s:s, s:b, s:b, s:s, s:I, s:[], s:o, "
+			"s:s, s:s}",
+			"VolumeId", id, "Size", (json_int_t)gib, "VolumeType",
+			t->name, "AvailabilityZone",
+			str(req, "AvailabilityZone"), "Encrypted",
+			json_is_true(json_object_get(req, "Encrypted")),
+			"MultiAttachEnabled",
+			json_is_true(json_object_get(req, "MultiAttachEnabled")),
+			"State", "creating", "CreateTime", (json_int_t)now,
+			"Attachments", "Tags",
+			tags ? json_deep_copy(tags) : json_array(), "SpxNode",
+			env->node, "SpxError", "");
+	if (iops)
+		json_object_set_new(rec, "Iops", json_integer(iops));
+	if (tput)
+		json_object_set_new(rec, "Throughput", json_integer(tput));
+	if (str(req, "KmsKeyId"))
+		json_object_set_new(rec, "KmsKeyId",
+				    json_string(str(req, "KmsKeyId")));
+	/* The check and the record under the node's lock: two creates
+	 * cannot both take the last free space. */
+	lk = open(env->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lk < 0 || flock(lk, LOCK_EX) < 0) {
+		rc = spx_ec2_fault(500, "InternalError",
+				   "An internal error has occurred (lock: %s)",
+				   strerror(errno));
+		goto out;
+	}
+	if ((rc = capacity_check(st, env, gib)) == 0) {
+		key = rec_key(account, id);
+		rc = spx_ec2_rec_put(st, key, rec, true, 0);
+		free(key);
+		if (rc < 0)
+			rc = spx_ec2_state_fail(rc);
+	}
+out:
+	if (lk >= 0)
+		close(lk);
+	if (rc < 0) {
+		json_decref(rec);
+		return -1;
+	}
+	*out = rec;
+	return 0;
+}
+
+int spx_ebs_get(struct spx_state *st, const char *account, const char *id,
+		json_t **out, uint64_t *rev)
+{
+	char *key;
+	int rc;
+
+	*out = NULL;
+	if (!spx_ebs_id_wellformed(id))
+		return malformed(id);
+	key = rec_key(account, id);
+	rc = spx_ec2_rec_get(st, key, out, rev);
+	free(key);
+	if (rc == SPX_STATE_NOTFOUND)
+		return not_found(id);
+	return rc < 0 ? spx_ec2_state_fail(rc) : 0;
+}
+
+int spx_ebs_list(struct spx_state *st, const char *account, json_t **out)
+{
+	struct spx_state_list l = SPX_STATE_LIST_INIT;
+	char *prefix = spx_xprintf("volumes/%s/", account);
+	json_t *all = json_array();
+	int rc = spx_state_list(st, prefix, 0, &l);
+
+	*out = NULL;
+	free(prefix);
+	if (rc < 0) {
+		json_decref(all);
+		return spx_ec2_state_fail(rc);
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		json_t *r;
+
+		rc = spx_ec2_rec_get(st, l.key[i], &r, NULL);
+		if (rc == SPX_STATE_NOTFOUND)
+			continue; /* deleted meanwhile */
+		/* One unreadable record never breaks a listing. */
+		if (rc < 0 || !json_is_string(json_object_get(r, "VolumeId"))) {
+			spx_log(SPX_LOG_WARN, "ebs: '%s' is unreadable%s%s",
+				l.key[i], rc < 0 ? ": " : "",
+				rc < 0 ? spx_errmsg() : "");
+			json_decref(r);
+			continue;
+		}
+		json_array_append_new(all, r);
+	}
+	spx_state_list_release(&l);
+	spx_error_clear();
+	spx_ec2_sort_by(all, "VolumeId");
+	*out = all;
+	return 0;
+}
+
+/* ---- transitions -------------------------------------------------- */
+
+/* A change of one record: fn gets the record (never NULL) and returns 0
+ * to write it, 1 to leave it, -1 to fail (error recorded). */
+struct change {
+	int (*fn)(json_t *rec, void *arg);
+	void *arg;
+	bool missing;
+};
+
+static int change_fn(void *ctx, const struct spx_buf *old, uint64_t rev,
+		     struct spx_buf *out)
+{
+	struct change *c = ctx;
+	json_t *rec;
+	char *s;
+	int rc;
+
+	(void)rev;
+	if (!old) {
+		c->missing = true;
+		return 1;
+	}
+	rec = json_loadb(old->p, old->len, 0, NULL);
+	if (!rec)
+		return spx_error(SPX_FAIL, "a volume record is corrupt");
+	rc = c->fn(rec, c->arg);
+	if (rc == 0) {
+		s = json_dumps(rec, JSON_COMPACT);
+		if (s)
+			spx_buf_adds(out, s);
+		else
+			rc = spx_error(SPX_FAIL, "cannot write a volume");
+		free(s);
+	}
+	json_decref(rec);
+	return rc;
+}
+
+static int change(struct spx_state *st, const char *account, const char *id,
+		  int (*fn)(json_t *, void *), void *arg)
+{
+	struct change c = { fn, arg, false };
+	char *key;
+	int rc;
+
+	if (!spx_ebs_id_wellformed(id))
+		return malformed(id);
+	key = rec_key(account, id);
+	rc = spx_state_update(st, key, change_fn, &c, NULL);
+	free(key);
+	if (c.missing || rc == SPX_STATE_NOTFOUND)
+		return not_found(id);
+	if (rc == -1 && spx_ec2_fault_code(NULL))
+		return -1;
+	return rc < 0 ? spx_ec2_state_fail(rc) : 0;
+}
+
+static int to_deleting(json_t *rec, void *arg)
+{
+	const char *s = str(rec, "State");
+
+	(void)arg;
+	if (s && !strcmp(s, "deleting"))
+		return 1;
+	if (s && !strcmp(s, "in-use"))
+		return spx_ec2_fault(400, "VolumeInUse",
+				     "Volume %s is currently attached to %s",
+				     str0(rec, "VolumeId"),
+				     str0(json_array_get(json_object_get(
+								 rec, "Attachments"),
+							 0),
+					  "InstanceId"));
+	if (!s || (strcmp(s, "available") && strcmp(s, "error")))
+		return spx_ec2_fault(400, "IncorrectState",
+				     "The volume '%s' is '%s'; it can be "
+				     "deleted once it is 'available'.",
+				     str(rec, "VolumeId"), s ? s : "");
+	json_object_set_new(rec, "State", json_string("deleting"));
+	return 0;
+}
+
+int spx_ebs_delete(struct spx_state *st, const char *account, const char *id)
+{
+	return change(st, account, id, to_deleting, NULL);
+}
+
+struct modify {
+	const json_t *req;
+	time_t now;
+	json_t *mod; /* out */
+};
+
+static int do_modify(json_t *rec, void *arg)
+{
+	struct modify *m = arg;
+	const json_t *req = m->req;
+	const json_t *prev = json_object_get(rec, "SpxModification");
+	const char *ps = str(prev, "ModificationState");
+	const char *s = str(rec, "State");
+	const char *tname = str(req, "VolumeType");
+	const struct spx_ebs_type *t;
+	int64_t gib = num(rec, "Size"), iops, tput;
+	const json_t *jiops = json_object_get(req, "Iops");
+	const json_t *jtput = json_object_get(req, "Throughput");
+	bool same_type;
+	json_t *mod;
+
+	if (ps && (!strcmp(ps, "modifying") || !strcmp(ps, "optimizing")))
+		return spx_ec2_fault(400, "IncorrectModificationState",
+				     "Volume %s is already being modified.",
+				     str(rec, "VolumeId"));
+	if (!s || (strcmp(s, "available") && strcmp(s, "in-use")))
+		return spx_ec2_fault(400, "IncorrectState",
+				     "The volume '%s' is '%s'; only an "
+				     "'available' or 'in-use' volume can be "
+				     "modified.",
+				     str(rec, "VolumeId"), s ? s : "");
+	if (json_object_get(req, "Size")) {
+		gib = json_integer_value(json_object_get(req, "Size"));
+		if (gib < num(rec, "Size"))
+			return spx_ec2_fault(400, "InvalidParameterValue",
+					     "New size cannot be smaller than "
+					     "existing size");
+	}
+	if (!tname)
+		tname = str(rec, "VolumeType");
+	t = spx_ebs_type(tname);
+	if (!t)
+		return spx_ec2_fault_invalid("VolumeType", tname, NULL);
+	same_type = !strcmp(t->name, str(rec, "VolumeType"));
+	/* Unchanged Iops and Throughput carry over within a type. */
+	if (!jiops && same_type && t->max_iops)
+		jiops = json_object_get(rec, "Iops");
+	if (!jtput && same_type && t->max_tput)
+		jtput = json_object_get(rec, "Throughput");
+	if (check_perf(t, gib, jiops, jtput, &iops, &tput) < 0)
+		return -1;
+	if (json_object_get(req, "MultiAttachEnabled") &&
+	    json_is_true(json_object_get(req, "MultiAttachEnabled")) &&
+	    !t->multi_attach)
+		return spx_ec2_fault(400, "InvalidParameterCombination",
+				     "Multi-Attach is supported only for io1 "
+				     "and io2 volumes.");
+	if (gib == num(rec, "Size") && same_type &&
+	    iops == num(rec, "Iops") && tput == num(rec, "Throughput") &&
+	    !json_object_get(req, "MultiAttachEnabled"))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "New volume configuration is the same as "
+				     "the existing one.");
+	mod = json_pack("{s:O, s:s, s:I, s:s, s:b, s:I, s:s, s:b, s:I, s:I}",
+			"VolumeId", json_object_get(rec, "VolumeId"),
+			"ModificationState", "modifying", "TargetSize",
+			(json_int_t)gib, "TargetVolumeType", t->name,
+			"TargetMultiAttachEnabled",
+			json_object_get(req, "MultiAttachEnabled")
+				? json_is_true(json_object_get(
+					  req, "MultiAttachEnabled"))
+				: json_is_true(json_object_get(
+					  rec, "MultiAttachEnabled")),
+			"OriginalSize", (json_int_t)num(rec, "Size"),
+			"OriginalVolumeType", str(rec, "VolumeType"),
+			"OriginalMultiAttachEnabled",
+			json_is_true(json_object_get(rec, "MultiAttachEnabled")),
+			"Progress", (json_int_t)0, "StartTime",
+			(json_int_t)m->now);
+	if (iops)
+		json_object_set_new(mod, "TargetIops", json_integer(iops));
+	if (tput)
+		json_object_set_new(mod, "TargetThroughput", json_integer(tput));
+	if (json_object_get(rec, "Iops"))
+		json_object_set(mod, "OriginalIops", json_object_get(rec, "Iops"));
+	if (json_object_get(rec, "Throughput"))
+		json_object_set(mod, "OriginalThroughput",
+				json_object_get(rec, "Throughput"));
+	json_object_set(rec, "SpxModification", mod);
+	json_decref(m->mod);
+	m->mod = mod;
+	return 0;
+}
+
+int spx_ebs_modify(struct spx_state *st, const char *account,
+		   const json_t *req, time_t now, json_t **out)
+{
+	struct modify m = { req, now, NULL };
+	const char *id = str(req, "VolumeId");
+
+	*out = NULL;
+	if (change(st, account, id ? id : "", do_modify, &m) < 0) {
+		json_decref(m.mod);
+		return -1;
+	}
+	*out = m.mod;
+	return 0;
+}
+
+struct tags {
+	const json_t *set, *unset;
+};
+
+static int do_tags(json_t *rec, void *arg)
+{
+	struct tags *t = arg;
+	json_t *have = json_object_get(rec, "Tags");
+
+	if (!json_is_array(have)) {
+		have = json_array();
+		json_object_set_new(rec, "Tags", have);
+	}
+	if (t->unset)
+		spx_ec2_tags_remove(have, t->unset);
+	if (t->set && spx_ec2_tags_merge(have, t->set) < 0)
+		return -1;
+	return 0;
+}
+
+int spx_ebs_set_tags(struct spx_state *st, const char *account,
+		     const char *id, const json_t *set, const json_t *unset)
+{
+	struct tags t = { set, unset };
+
+	return change(st, account, id, do_tags, &t);
+}
+
+json_t *spx_ebs_item(const json_t *rec)
+{
+	json_t *it = json_deep_copy(rec);
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(it, tmp, k, v)
+		if (!strncmp(k, "Spx", 3))
+			json_object_del(it, k);
+	return it;
+}
+
+uint64_t spx_ebs_bytes(const json_t *rec)
+{
+	return (uint64_t)num(rec, "Size") * GIB;
+}
+
+/* ---- the agent's side --------------------------------------------- */
+
+int spx_ebs_pending(struct spx_state *st, const char *node,
+		    struct spx_ebs_work **out, size_t *n)
+{
+	struct spx_state_list l = SPX_STATE_LIST_INIT;
+	int rc = spx_state_list(st, "volumes/", 0, &l);
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (rc < 0)
+		return spx_ec2_state_fail(rc);
+	for (size_t i = 0; i < l.n; i++) {
+		struct spx_ebs_work w = { 0 };
+		const char *acct = l.key[i] + strlen("volumes/");
+		const char *slash = strchr(acct, '/');
+		const char *s, *ms, *nd;
+		json_t *r;
+
+		if (!slash || (size_t)(slash - acct) >= sizeof(w.account) ||
+		    spx_ec2_rec_get(st, l.key[i], &r, NULL) < 0)
+			continue;
+		s = str(r, "State");
+		nd = str(r, "SpxNode");
+		ms = str(json_object_get(r, "SpxModification"),
+			 "ModificationState");
+		memcpy(w.account, acct, (size_t)(slash - acct));
+		snprintf(w.id, sizeof(w.id), "%s", str0(r, "VolumeId"));
+		if (!nd || strcmp(nd, node) || !spx_ebs_id_wellformed(w.id) || !s) {
+			json_decref(r);
+			continue;
+		}
+		if (!strcmp(s, "creating")) {
+			w.step = SPX_EBS_CREATE;
+			w.bytes = spx_ebs_bytes(r);
+		} else if (!strcmp(s, "deleting")) {
+			w.step = SPX_EBS_DELETE;
+		} else if (ms && !strcmp(ms, "modifying")) {
+			w.step = SPX_EBS_RESIZE;
+			w.bytes = (uint64_t)num(json_object_get(r, "SpxModification"),
+						"TargetSize") * GIB;
+		} else {
+			json_decref(r);
+			continue;
+		}
+		json_decref(r);
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			*out = spx_realloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = w;
+	}
+	spx_state_list_release(&l);
+	spx_error_clear();
+	return 0;
+}
+
+struct done {
+	const struct spx_ebs_work *w;
+	bool ok;
+	const char *why;
+	time_t now;
+};
+
+static int do_done(json_t *rec, void *arg)
+{
+	struct done *d = arg;
+	const char *s = str(rec, "State");
+	json_t *mod = json_object_get(rec, "SpxModification");
+
+	json_object_set_new(rec, "SpxError", json_string(d->ok ? "" : d->why));
+	switch (d->w->step) {
+	case SPX_EBS_CREATE:
+		if (!s || strcmp(s, "creating"))
+			return 1;
+		json_object_set_new(rec, "State",
+				    json_string(d->ok ? "available" : "error"));
+		return 0;
+	case SPX_EBS_RESIZE:
+		if (!mod || strcmp(str0(mod, "ModificationState"), "modifying"))
+			return 1;
+		json_object_set_new(mod, "ModificationState",
+				    json_string(d->ok ? "completed" : "failed"));
+		json_object_set_new(mod, "EndTime", json_integer(d->now));
+		if (!d->ok) {
+			json_object_set_new(mod, "StatusMessage",
+					    json_string(d->why));
+			return 0;
+		}
+		json_object_set_new(mod, "Progress", json_integer(100));
+		json_object_set(rec, "Size", json_object_get(mod, "TargetSize"));
+		json_object_set(rec, "VolumeType",
+				json_object_get(mod, "TargetVolumeType"));
+		json_object_set(rec, "MultiAttachEnabled",
+				json_object_get(mod, "TargetMultiAttachEnabled"));
+		json_object_del(rec, "Iops");
+		json_object_del(rec, "Throughput");
+		if (json_object_get(mod, "TargetIops"))
+			json_object_set(rec, "Iops",
+					json_object_get(mod, "TargetIops"));
+		if (json_object_get(mod, "TargetThroughput"))
+			json_object_set(rec, "Throughput",
+					json_object_get(mod, "TargetThroughput"));
+		/* gp2's Iops follow its size. */
+		if (!strcmp(str(rec, "VolumeType"), "gp2"))
+			json_object_set_new(rec, "Iops",
+					    json_integer(gp2_iops(
+						    num(rec, "Size"))));
+		return 0;
+	case SPX_EBS_DELETE:
+		return 1;
+	}
+	return 1;
+}
+
+int spx_ebs_done(struct spx_state *st, const struct spx_ebs_work *w, bool ok,
+		 const char *why, time_t now)
+{
+	struct done d = { w, ok, why ? why : "", now };
+	char *key;
+	int rc;
+
+	if (w->step == SPX_EBS_DELETE) {
+		if (!ok) {
+			/* Stays "deleting": the agent tries again. */
+			return change(st, w->account, w->id, do_done, &d);
+		}
+		key = rec_key(w->account, w->id);
+		rc = spx_state_delete(st, key, 0);
+		free(key);
+		return rc < 0 && rc != SPX_STATE_NOTFOUND ? spx_ec2_state_fail(rc)
+							  : 0;
+	}
+	return change(st, w->account, w->id, do_done, &d);
+}

@@ -1,0 +1,359 @@
+/* lib/ec2/volume.c: CreateVolume's rules (table-driven, against the
+ * codes EC2 answers), capacity, the state transitions the gateway and
+ * the agent make, and what the agent is given to do. */
+#include "spx.h"
+
+#include <jansson.h>
+
+#include "ec2/fault.h"
+#include "ec2/volume.h"
+#include "file.h"
+#include "state/state.h"
+#include "t.h"
+
+#define ACCT "123456789012"
+#define OTHER "210987654321"
+
+static struct spx_state *st;
+static char *tmp;
+static json_t *zones;
+static struct spx_ebs_env env;
+
+static json_t *req(const char *json)
+{
+	json_t *r = json_loads(json, 0, NULL);
+
+	if (!r)
+		abort();
+	return r;
+}
+
+/* Create from a request's JSON: the record, or NULL with the code. */
+static json_t *create(const char *json, const char **code)
+{
+	json_t *r = req(json), *rec = NULL;
+
+	*code = NULL;
+	if (spx_ebs_create(st, &env, ACCT, r, NULL, 1700000000, &rec) < 0)
+		*code = spx_ec2_fault_code(NULL);
+	json_decref(r);
+	return rec;
+}
+
+static void test_rules(void)
+{
+	static const struct {
+		const char *req, *code; /* code NULL: accepted */
+		const char *type;
+		long long iops, tput;
+	} cases[] = {
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":8}", NULL, "gp2", 100, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":1000}", NULL, "gp2", 3000, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":8000}", NULL, "gp2", 16000, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":1,\"VolumeType\":\"gp3\"}",
+		  NULL, "gp3", 3000, 125 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":8,\"VolumeType\":\"gp3\","
+		  "\"Iops\":4000,\"Throughput\":1000}", NULL, "gp3", 4000, 1000 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":8,\"VolumeType\":\"gp3\","
+		  "\"Iops\":4001}", "InvalidParameterValue", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":100,\"VolumeType\":\"gp3\","
+		  "\"Throughput\":1001}", "InvalidParameterValue", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":100,\"VolumeType\":\"gp3\","
+		  "\"Throughput\":124}", "InvalidParameterValue", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":100,\"VolumeType\":\"gp3\","
+		  "\"Iops\":3000,\"Throughput\":751}", "InvalidParameterValue", NULL,
+		  0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":10,\"VolumeType\":\"io1\","
+		  "\"Iops\":500}", NULL, "io1", 500, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":10,\"VolumeType\":\"io1\","
+		  "\"Iops\":501}", "InvalidParameterValue", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":10,\"VolumeType\":\"io1\"}",
+		  "MissingParameter", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":3,\"VolumeType\":\"io1\","
+		  "\"Iops\":100}", "InvalidParameterValue", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":65536,\"VolumeType\":\"io2\","
+		  "\"Iops\":256000}", NULL, "io2", 256000, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":10,\"VolumeType\":\"io2\","
+		  "\"Iops\":99}", "InvalidParameterValue", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":10,\"Iops\":100}",
+		  "InvalidParameterCombination", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":10,\"VolumeType\":\"io1\","
+		  "\"Iops\":100,\"Throughput\":200}", "InvalidParameterCombination",
+		  NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":124,\"VolumeType\":\"st1\"}",
+		  "InvalidParameterValue", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":125,\"VolumeType\":\"sc1\"}",
+		  NULL, "sc1", 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":1025,\"VolumeType\":"
+		  "\"standard\"}", "InvalidParameterValue", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":0}", "InvalidParameterValue",
+		  NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":16385}",
+		  "InvalidParameterValue", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\"}", "MissingParameter", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az9\",\"Size\":1}", "InvalidParameterValue",
+		  NULL, 0, 0 },
+		{ "{\"Size\":1}", "InvalidParameterValue", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":1,\"KmsKeyId\":\"k\"}",
+		  "InvalidParameterDependency", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":1,\"KmsKeyId\":\"k\","
+		  "\"Encrypted\":true}", NULL, "gp2", 100, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":1,\"MultiAttachEnabled\":true}",
+		  "InvalidParameterCombination", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"SnapshotId\":\"snap-0123456789abcdef0\"}",
+		  "InvalidSnapshot.NotFound", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"SnapshotId\":\"snap-../x\"}",
+		  "InvalidSnapshotID.Malformed", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":1,\"OutpostArn\":\"arn:x\"}",
+		  "InvalidParameterValue", NULL, 0, 0 },
+		{ "{\"AvailabilityZone\":\"az1\",\"Size\":1,\"VolumeType\":\"gp9\"}",
+		  "InvalidParameterValue", NULL, 0, 0 },
+	};
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(cases); i++) {
+		const char *code;
+		json_t *rec = create(cases[i].req, &code);
+
+		if (!cases[i].code) {
+			T_OK(rec != NULL, "case %zu accepted (%s)", i,
+			     code ? code : "");
+			T_STR(json_string_value(json_object_get(rec, "VolumeType")),
+			      cases[i].type, "case %zu: type", i);
+			T_INT(json_integer_value(json_object_get(rec, "Iops")),
+			      cases[i].iops, "case %zu: iops", i);
+			T_INT(json_integer_value(json_object_get(rec, "Throughput")),
+			      cases[i].tput, "case %zu: throughput", i);
+			T_STR(json_string_value(json_object_get(rec, "State")),
+			      "creating", "case %zu: creating", i);
+		} else {
+			T_OK(!rec, "case %zu refused", i);
+			T_STR(code, cases[i].code, "case %zu: code", i);
+		}
+		json_decref(rec);
+	}
+}
+
+static json_t *get(const char *account, const char *id)
+{
+	json_t *rec = NULL;
+
+	spx_ebs_get(st, account, id, &rec, NULL);
+	return rec;
+}
+
+static const char *state_of(const char *id)
+{
+	static char buf[32];
+	json_t *rec = get(ACCT, id);
+
+	snprintf(buf, sizeof(buf), "%s",
+		 rec ? json_string_value(json_object_get(rec, "State")) : "-");
+	json_decref(rec);
+	return buf;
+}
+
+/* The agent's work list, as one string "STEP:ID ..." for id only. */
+static int work_for(const char *id, struct spx_ebs_work *out)
+{
+	struct spx_ebs_work *w;
+	size_t n;
+	int found = 0;
+
+	if (spx_ebs_pending(st, "n1", &w, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(w[i].id, id)) {
+			*out = w[i];
+			found++;
+		}
+	free(w);
+	return found;
+}
+
+static void test_lifecycle(void)
+{
+	struct spx_ebs_work w;
+	const char *code;
+	json_t *rec = create("{\"AvailabilityZone\":\"az1\",\"Size\":2,"
+			     "\"VolumeType\":\"gp3\"}",
+			     &code), *it, *mod, *r;
+	char id[32];
+
+	if (!T_OK(rec, "a volume to work on"))
+		return;
+	snprintf(id, sizeof(id), "%s",
+		 json_string_value(json_object_get(rec, "VolumeId")));
+	it = spx_ebs_item(rec);
+	T_OK(!json_object_get(it, "SpxNode") && !json_object_get(it, "SpxError"),
+	     "the item hides spx's own members");
+	T_OK(json_object_get(it, "VolumeId") && json_object_get(it, "Tags"),
+	     "the item keeps EC2's");
+	json_decref(it);
+	json_decref(rec);
+
+	T_INT(work_for(id, &w), 1, "creating: work for the agent");
+	T_OK(w.step == SPX_EBS_CREATE && w.bytes == 2ULL << 30 &&
+		     !strcmp(w.account, ACCT),
+	     "create 2 GiB for the account");
+	T_INT(spx_ebs_delete(st, ACCT, id), -1, "no delete while creating");
+	T_STR(spx_ec2_fault_code(NULL), "IncorrectState", "IncorrectState");
+	T_INT(spx_ebs_done(st, &w, true, NULL, 1700000001), 0, "created");
+	T_STR(state_of(id), "available", "available");
+	T_INT(work_for(id, &w), 0, "nothing more to do");
+	/* A done that comes twice (the agent crashed after recording)
+	 * changes nothing. */
+	w.step = SPX_EBS_CREATE;
+	T_INT(spx_ebs_done(st, &w, false, "late", 1700000001), 0, "late done");
+	T_STR(state_of(id), "available", "still available");
+
+	/* Another account does not see it. */
+	r = get(OTHER, id);
+	T_OK(!r, "another account: not found");
+	T_STR(spx_ec2_fault_code(NULL), "InvalidVolume.NotFound",
+	      "another account: InvalidVolume.NotFound");
+	T_INT(spx_ebs_delete(st, OTHER, id), -1, "another account cannot delete");
+	T_STR(state_of(id), "available", "and nothing changed");
+
+	/* Modify: grow, with the agent's resize. */
+	r = req("{\"VolumeId\":\"x\",\"Size\":1}");
+	json_object_set_new(r, "VolumeId", json_string(id));
+	T_INT(spx_ebs_modify(st, ACCT, r, 1700000002, &mod), -1, "no shrink");
+	json_decref(r);
+	r = req("{\"Size\":4,\"Iops\":2000}");
+	json_object_set_new(r, "VolumeId", json_string(id));
+	T_INT(spx_ebs_modify(st, ACCT, r, 1700000002, &mod), -1,
+	      "gp3 iops below 3000");
+	json_decref(r);
+	r = req("{\"Size\":4}");
+	json_object_set_new(r, "VolumeId", json_string(id));
+	T_INT(spx_ebs_modify(st, ACCT, r, 1700000002, &mod), 0, "grow to 4");
+	T_STR(json_string_value(json_object_get(mod, "ModificationState")),
+	      "modifying", "modifying");
+	T_INT(json_integer_value(json_object_get(mod, "TargetIops")), 3000,
+	      "gp3 iops carry over");
+	json_decref(mod);
+	T_INT(spx_ebs_modify(st, ACCT, r, 1700000002, &mod), -1,
+	      "a second modification meanwhile");
+	T_STR(spx_ec2_fault_code(NULL), "IncorrectModificationState",
+	      "IncorrectModificationState");
+	json_decref(r);
+	T_INT(work_for(id, &w), 1, "resize work");
+	T_OK(w.step == SPX_EBS_RESIZE && w.bytes == 4ULL << 30, "resize to 4 GiB");
+	T_INT(spx_ebs_done(st, &w, true, NULL, 1700000003), 0, "resized");
+	rec = get(ACCT, id);
+	T_INT(json_integer_value(json_object_get(rec, "Size")), 4, "size 4");
+	T_STR(json_string_value(json_object_get(
+		      json_object_get(rec, "SpxModification"), "ModificationState")),
+	      "completed", "completed");
+	json_decref(rec);
+
+	/* A failed resize is said, and the size stays. */
+	r = req("{\"Size\":5}");
+	json_object_set_new(r, "VolumeId", json_string(id));
+	spx_ebs_modify(st, ACCT, r, 1700000004, &mod);
+	json_decref(mod);
+	json_decref(r);
+	work_for(id, &w);
+	T_INT(spx_ebs_done(st, &w, false, "disk on fire", 1700000005), 0,
+	      "failed resize recorded");
+	rec = get(ACCT, id);
+	T_INT(json_integer_value(json_object_get(rec, "Size")), 4, "still 4");
+	T_STR(json_string_value(json_object_get(
+		      json_object_get(rec, "SpxModification"), "StatusMessage")),
+	      "disk on fire", "the reason is kept");
+	json_decref(rec);
+
+	/* Delete: deleting, then the agent removes the record. */
+	T_INT(spx_ebs_delete(st, ACCT, id), 0, "delete");
+	T_STR(state_of(id), "deleting", "deleting");
+	T_INT(spx_ebs_delete(st, ACCT, id), 0, "delete again: fine");
+	T_INT(work_for(id, &w), 1, "delete work");
+	T_OK(w.step == SPX_EBS_DELETE, "step delete");
+	T_INT(spx_ebs_done(st, &w, false, "busy", 1700000006), 0,
+	      "failed delete recorded");
+	T_STR(state_of(id), "deleting", "a failed delete stays deleting");
+	T_INT(spx_ebs_done(st, &w, true, NULL, 1700000007), 0, "deleted");
+	T_STR(state_of(id), "-", "gone");
+	T_INT(spx_ebs_done(st, &w, true, NULL, 1700000007), 0,
+	      "deleted twice: fine");
+
+	/* A failed create is "error", which can be deleted. */
+	rec = create("{\"AvailabilityZone\":\"az1\",\"Size\":1}", &code);
+	snprintf(id, sizeof(id), "%s",
+		 json_string_value(json_object_get(rec, "VolumeId")));
+	json_decref(rec);
+	work_for(id, &w);
+	spx_ebs_done(st, &w, false, "no space", 1700000008);
+	T_STR(state_of(id), "error", "a failed create: error");
+	T_INT(spx_ebs_delete(st, ACCT, id), 0, "an error volume can be deleted");
+}
+
+static void test_ids(void)
+{
+	static const char *const bad[] = {
+		"", "vol-", "vol-123", "vol-0123456789ABCDEF0", "../x",
+		"vol-0123456789abcdef0/../x", "snap-0123456789abcdef0",
+	};
+	json_t *rec;
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(bad); i++) {
+		T_INT(spx_ebs_get(st, ACCT, bad[i], &rec, NULL), -1,
+		      "id '%s' refused", bad[i]);
+		T_STR(spx_ec2_fault_code(NULL), "InvalidVolumeID.Malformed",
+		      "id '%s': Malformed", bad[i]);
+	}
+	T_INT(spx_ebs_get(st, ACCT, "vol-12345678", &rec, NULL), -1,
+	      "an 8-digit id is well formed");
+	T_STR(spx_ec2_fault_code(NULL), "InvalidVolume.NotFound",
+	      "and not found");
+}
+
+static void test_capacity(void)
+{
+	const char *code;
+	json_t *rec;
+	int64_t keep = env.overcommit;
+
+	/* 0.001% of any real file system is below 1 GiB... */
+	env.overcommit = 1;
+	rec = create("{\"AvailabilityZone\":\"az1\",\"Size\":16384}", &code);
+	T_OK(!rec, "16 TiB at 1%% of the store's size");
+	T_STR(code, "InsufficientVolumeCapacity", "InsufficientVolumeCapacity");
+	json_decref(rec);
+	/* ... and 100000% of it holds 16 TiB on any disk over 17 GiB. */
+	env.overcommit = 100000;
+	rec = create("{\"AvailabilityZone\":\"az1\",\"Size\":16384}", &code);
+	T_OK(rec != NULL, "16 TiB with overcommit (%s)", code ? code : "");
+	json_decref(rec);
+	env.overcommit = keep;
+}
+
+int main(void)
+{
+	char tpl[] = "/tmp/spx-test-ebs.XXXXXX";
+	char *sdir;
+
+	tmp = mkdtemp(tpl);
+	if (!tmp)
+		return 2;
+	sdir = spx_xprintf("dir:%s/state", tmp);
+	if (spx_state_open(sdir, SPX_STATE_CREATE | SPX_STATE_UNSAFE_NOSYNC,
+			   &st) < 0)
+		return 2;
+	zones = json_pack("[s, s]", "az1", "az2");
+	env.node = "n1";
+	env.zones = zones;
+	env.store = tmp;
+	env.lock = spx_xprintf("%s/ebs.lock", tmp);
+	env.overcommit = 100000;
+	test_rules();
+	test_lifecycle();
+	test_ids();
+	test_capacity();
+	spx_state_close(st);
+	json_decref(zones);
+	free((char *)env.lock);
+	free(sdir);
+	spx_rmtree(tmp);
+	return t_done();
+}
