@@ -555,12 +555,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		phase(srv, cn->sc, PH_BODY, 1, 0);
 		begin(l, c, cn, url, method, version);
 		phase(srv, cn->sc, PH_BODY, -1, 0);
-		/* An answer before the body: with a body to come, send it now
-		 * (no "100 Continue"; the connection closes). Without one,
-		 * wait for the final call so that keep-alive survives. */
-		if (cn->resp.ready && cn->req.content_length != 0 &&
-		    (cn->req.content_length > 0 ||
-		     spx_kv_geti(&cn->req.headers, "Transfer-Encoding")))
+		/* An answer before the body, with a body to come. Answering
+		 * now and closing resets a client that is sending already,
+		 * which then sees a broken pipe instead of the answer: boto3,
+		 * for one, waits only a second for "100 Continue" and then
+		 * sends anyway, so under load it lost such answers. So a
+		 * body we would read whole (declared up to DRAIN_MAX, or
+		 * chunked) is taken (after "100 Continue" if the client
+		 * asks) and dropped, and the answer goes at the final call,
+		 * where keep-alive survives too; a chunked body past
+		 * DRAIN_MAX is cut. Only a client that declared more than
+		 * that gets the answer now, without "100 Continue", and the
+		 * connection closes. */
+		if (cn->resp.ready &&
+		    cn->req.content_length > (int64_t)DRAIN_MAX)
 			return queue(c, cn);
 		return MHD_YES;
 	}
