@@ -26,7 +26,15 @@ field() {
 serve() {
 	spx-vol serve --root "$ROOT" "$@" 2>>"$BATS_TEST_TMPDIR/serve.log" &
 	SERVE_PID=$!
-	wait_for 10 nbdinfo --list "nbd+unix:///?socket=$SOCK" >/dev/null 2>&1
+	# Served once the socket accepts and is the node's own (0600):
+	# nbdkit binds it with a mode of its own (0755) first, spx-vol then
+	# narrows it.
+	wait_for 10 served
+}
+
+served() {
+	nbdinfo --list "nbd+unix:///?socket=$SOCK" >/dev/null 2>&1 &&
+		[ "$(stat -c %a "$SOCK")" = 600 ]
 }
 
 uri() { echo "nbd+unix:///$1?socket=$SOCK"; }
