@@ -54,6 +54,37 @@ PY
 	[ "$(grep -c '^| .* | .* | .* | .* | .* | .* | .* | .* |$' "$sum")" -eq 11 ]
 	grep -q '^| snapshot of a 10 GiB volume with 1 GiB changed: bytes uploaded | not measured' "$sum"
 	grep -q '^Targets met: [0-9] of [0-9]' "$sum"
+	# every figure and ratio in the summary is the run's, and each
+	# verdict follows from its ratio
+	python3 - "$f" "$sum" <<'PY'
+import json, sys
+fig = {f["id"]: f["value"] for f in json.load(open(sys.argv[1]))["figures"]}
+rows = {}
+for line in open(sys.argv[2]):
+    c = [x.strip() for x in line.strip().strip("|").split("|")]
+    if len(c) == 8 and c[0] != "test" and not c[0].startswith("---"):
+        rows[c[0]] = c
+assert len(rows) == 10, rows
+def num(s):
+    return float(s.split()[0].replace(",", ""))
+for name, job, d, m in [("randrw 70/30 4k read, IOPS", "randrw", "read", "iops"),
+                        ("randread 4k read, IOPS", "randread", "read", "iops"),
+                        ("seqwrite 1M write, MiB/s", "seqwrite", "write", "mibs"),
+                        ("seqwrite 1M write, p99", "seqwrite", "write", "p99")]:
+    c = rows[name]
+    h, n, v = (fig["block.%s.%s.%s.%s" % (t, job, d, m)] for t in ("host", "nbdkit", "vol"))
+    for cell, val in zip(c[1:4], (h, n, v)):
+        assert abs(num(cell) - val) <= (0.01 if m == "p99" else 0.1 if val < 100 else 0.5), (cell, val)
+    if m == "p99":
+        assert c[5] == "%.2fx" % (v / h), (c, v / h)
+        want = "limit not resolved" if v < h else "met" if v / h <= 3 else "NOT MET"
+        assert c[7] == want + " (<= 3x host)", (c, want)
+    else:
+        assert c[5] == "%.0f%%" % (100 * v / h) and c[6] == "%.0f%%" % (100 * v / n), c
+        lo = 0.5 if job != "seqwrite" else 0.8
+        want = "limit not resolved" if v > h else "met" if v / h >= lo else "NOT MET"
+        assert c[7].startswith(want + " (>= %d%% of host)" % (100 * lo)), (c, want)
+PY
 	left_nothing
 }
 
