@@ -280,7 +280,7 @@ static void target_args(const struct blk *b, int t, struct argv *a,
 
 /* Run fio with a's options on target t; name its logs. On success the
  * report is in *r. A failed run is an error naming the target and what
- * fio said; check: the failure is the data check's. */
+ * fio said; check: a failed verify is the data check's failure. */
 static int fio_run(struct blk *b, int t, const char *name, struct argv *a,
 		   struct spx_fio_result *r, bool check)
 {
@@ -296,10 +296,11 @@ static int fio_run(struct blk *b, int t, const char *name, struct argv *a,
 	if (spx_buf_read_file(&rep, out, SPX_FIO_MAX_BYTES) < 0 ||
 	    spx_fio_parse(rep.p, rep.len, r) < 0) {
 		/* fio that fails early writes no report: its words say why. */
-		char *w = why(err);
+		char *parse = spx_strdup(spx_errmsg()), *w = why(err);
 
 		spx_error(SPX_FAIL, "%s: fio %s failed (exit %d): %s",
-			  tdef[t].name, name, st, w ? w : spx_errmsg());
+			  tdef[t].name, name, st, w ? w : parse);
+		free(parse);
 		free(w);
 		goto out;
 	}
@@ -308,7 +309,8 @@ static int fio_run(struct blk *b, int t, const char *name, struct argv *a,
 
 		if (!w)
 			w = why(out);
-		if (check)
+		/* fio reports a failed verify as EILSEQ. */
+		if (check && r->error == EILSEQ)
 			spx_error(SPX_FAIL, "%s: the data read back is not "
 					    "what was written (%s): %s",
 				  tdef[t].name, name,
