@@ -408,8 +408,10 @@ static int plain_start(struct blk *b)
 static void plain_stop(struct blk *b)
 {
 	stop(&b->plain);
-	unlink(b->plain_sock);
-	unlink(b->plain_pidf);
+	if (b->plain_sock)
+		unlink(b->plain_sock);
+	if (b->plain_pidf)
+		unlink(b->plain_pidf);
 }
 
 /* spx-vol serve on the private node: ready when it says so on its
