@@ -7,9 +7,10 @@ _spx_bench() {
 	*" plot "*) COMPREPLY=($(compgen -W "--help --results --out " -- "$cur")); return ;;
 	*" host "*) COMPREPLY=($(compgen -W "--help --tag --runs --dir --results --require-mount --quick " -- "$cur")); return ;;
 	*" compare "*) COMPREPLY=($(compgen -W "--help --results --json " -- "$cur")); return ;;
+	*" block "*) COMPREPLY=($(compgen -W "--help --tag --runs --dir --results --size --runtime --ramp --quick --keep " -- "$cur")); return ;;
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "compare host plot s3  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "block compare host plot s3  --help -v" -- "$cur"))
 }
 complete -F _spx_bench spx-bench

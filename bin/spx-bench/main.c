@@ -7,6 +7,7 @@
 #include "spx.h"
 
 #include "bench/bench.h"
+#include "block.h"
 #include "cmd.h"
 #include "proc.h"
 #include "s3bench.h"
@@ -80,6 +81,11 @@ static int cmd_host(const struct spx_args *a)
 static int cmd_s3_verb(const struct spx_args *a)
 {
 	return cmd_s3(a, results_dir(a));
+}
+
+static int cmd_block_verb(const struct spx_args *a)
+{
+	return cmd_block(a, results_dir(a));
 }
 
 static int load(const struct spx_args *a, const char *tag,
@@ -176,6 +182,23 @@ static const struct spx_opt s3_opts[] = {
 	{ "keep", 'k', NULL, "keep the scratch directory" },
 	{ 0 },
 };
+static const struct spx_opt block_opts[] = {
+	{ "tag", 't', "TAG", "label the runs (default block-HOSTNAME)" },
+	{ "runs", 'n', "N", "repeat the jobs N times (default 3)" },
+	{ "dir", 'd', "DIR", "the file system to measure: the host's files, "
+			     "plain nbdkit's and the private node "
+			     "(default $BENCHDIR, else /var/tmp/spx-bench)" },
+	RESULTS_OPT,
+	{ "size", 's', "SIZE", "bytes per fio job, whole MiB (default 1G; "
+			       "each target holds 4 of them)" },
+	{ "runtime", 0, "S", "seconds each job is timed (default 10)" },
+	{ "ramp", 0, "S", "seconds each job runs before that (default 2)" },
+	{ "quick", 'q', NULL, "16 MiB per job, a quarter second each (for "
+			      "tests)" },
+	{ "keep", 'k', NULL, "keep the scratch directory (fio's reports, "
+			     "the servers' logs)" },
+	{ 0 },
+};
 static const struct spx_opt compare_opts[] = {
 	RESULTS_OPT,
 	{ "json", 'j', NULL, "print JSON instead of a table" },
@@ -193,6 +216,10 @@ static const struct spx_verb verbs[] = {
 	{ "s3", cmd_s3_verb, s3_opts, "",
 	  "S3 PUT/GET, ranged GET, 4 KiB ops, erasure coding, beside the "
 	  "limits", 0, 0 },
+	{ "block", cmd_block_verb, block_opts, "",
+	  "the volume path (NBD) beside the host's disk and plain nbdkit, "
+	  "fio's reference jobs",
+	  0, 0 },
 	{ "compare", cmd_compare, compare_opts, "TAG_A TAG_B",
 	  "medians, ranges and ratios of two tags", 2, 2 },
 	{ "plot", cmd_plot, plot_opts, "TAG...",

@@ -26,7 +26,6 @@
 
 #include <math.h>
 #include <stdatomic.h>
-#include <sys/utsname.h>
 
 #include "auth/cred.h"
 #include "bench/bench.h"
@@ -755,15 +754,6 @@ static int from_endpoint(struct s3b *b, const char *url)
 
 /* ---- the report ---- */
 
-static const struct spx_bench_stat *stat_of(const struct spx_bench_stat *s,
-					    size_t n, const char *id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(s[i].f->id, id))
-			return &s[i];
-	return NULL;
-}
-
 /* The report is printed and also written, as a Markdown table, to
  * RESULTS/TAG/summary.md: the file the README's figures are copied from
  * (scripts/bench-readme.sh), never typed by hand. */
@@ -775,42 +765,6 @@ struct report {
 	int met, unmet, unresolved;
 };
 
-/* The value of figure id in run r, or NAN. */
-static double run_value(const struct spx_bench_run *r, const char *id)
-{
-	for (size_t i = 0; i < r->nfig; i++)
-		if (!strcmp(r->fig[i].id, id))
-			return r->fig[i].value;
-	return NAN;
-}
-
-/* a / limit taken in each run (both measured in that run), then their
- * median, min and max: a ratio is never made of two different runs. */
-static size_t run_ratios(const struct report *rp, const char *id,
-			 const char *lim, double *med, double *lo, double *hi)
-{
-	double *v = spx_calloc(rp->rs->n + 1, sizeof(double));
-	size_t k = 0;
-
-	for (size_t r = 0; r < rp->rs->n; r++) {
-		double a = run_value(&rp->rs->v[r], id);
-		double l = run_value(&rp->rs->v[r], lim);
-
-		if (!isnan(a) && !isnan(l) && l > 0)
-			v[k++] = a / l;
-	}
-	if (k) {
-		*lo = *hi = v[0];
-		for (size_t i = 1; i < k; i++) {
-			*lo = v[i] < *lo ? v[i] : *lo;
-			*hi = v[i] > *hi ? v[i] : *hi;
-		}
-		*med = spx_bench_median(v, k);
-	}
-	free(v);
-	return k;
-}
-
 /* How a figure stands against a target of its limit. */
 enum verdict { V_NONE, V_MET, V_NOT_MET, V_UNRESOLVED };
 
@@ -821,9 +775,9 @@ enum verdict { V_NONE, V_MET, V_NOT_MET, V_UNRESOLVED };
 static void row(struct report *rp, const char *id, const char *lim_id,
 		double target, const char *note)
 {
-	const struct spx_bench_stat *a = stat_of(rp->s, rp->n, id);
+	const struct spx_bench_stat *a = spx_bench_stat_find(rp->s, rp->n, id);
 	const struct spx_bench_stat *l =
-		lim_id ? stat_of(rp->s, rp->n, lim_id) : NULL;
+		lim_id ? spx_bench_stat_find(rp->s, rp->n, lim_id) : NULL;
 	double med = 0, lo = 0, hi = 0;
 	enum verdict v = V_NONE;
 	char runs[160] = "", ratio[64] = "", lim[96] = "";
@@ -839,7 +793,8 @@ static void row(struct report *rp, const char *id, const char *lim_id,
 	if (runs[0])
 		printf(" (runs: %s)", runs);
 	printf("\n");
-	if (l && (k = run_ratios(rp, id, lim_id, &med, &lo, &hi))) {
+	if (l &&
+	    (k = spx_bench_run_ratios(rp->rs, id, lim_id, &med, &lo, &hi))) {
 		if (k > 1)
 			snprintf(ratio, sizeof(ratio), "%.0f%% [%.0f-%.0f%%]",
 				 100 * med, 100 * lo, 100 * hi);
@@ -875,40 +830,14 @@ static void row(struct report *rp, const char *id, const char *lim_id,
 	spx_buf_adds(&rp->md, " |\n");
 }
 
-/* Where this run happened, for the summary. */
-static void machine(struct spx_buf *md)
-{
-	char host[64] = "", line[256];
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	struct utsname u;
-	long mem = sysconf(_SC_PHYS_PAGES), pg = sysconf(_SC_PAGESIZE);
-
-	gethostname(host, sizeof(host) - 1);
-	spx_buf_addf(md, "- host: %s, %ld CPUs", host,
-		     sysconf(_SC_NPROCESSORS_ONLN));
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-			line[strcspn(line, "\n")] = '\0';
-			spx_buf_addf(md, " (%s)", strchr(line, ':') + 2);
-			break;
-		}
-	if (f)
-		fclose(f);
-	if (mem > 0 && pg > 0)
-		spx_buf_addf(md, ", %.1f GiB of memory",
-			     (double)mem * (double)pg / (1024.0 * MIB));
-	if (uname(&u) == 0)
-		spx_buf_addf(md, ", %s %s", u.sysname, u.release);
-	spx_buf_adds(md, "\n");
-}
-
 static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 		   const char *tag, const char *results)
 {
 	struct spx_bench_stat *s = NULL;
 	size_t n = spx_bench_summarise(rs, &s);
 	struct report rp = { .rs = rs, .s = s, .n = n, .md = SPX_BUF_INIT };
-	const struct spx_bench_stat *md5 = stat_of(s, n, "s3.limit.md5.mibs");
+	const struct spx_bench_stat *md5 =
+		spx_bench_stat_find(s, n, "s3.limit.md5.mibs");
 	char id[96], lim[96], sn[16], note[160], *path;
 	bool tls = !strncmp(b->gw->base, "https:", 6);
 
@@ -921,7 +850,7 @@ static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 		spx_buf_addf(&rp.md, ", %s to %s", rs->v[0].time,
 			     rs->v[rs->n - 1].time);
 	spx_buf_adds(&rp.md, ".\n\n");
-	machine(&rp.md);
+	spx_bench_machine(&rp.md);
 	spx_buf_addf(&rp.md,
 		     "- figures are medians over the runs (each run's value "
 		     "in brackets); a ratio is the median of the runs' own "
@@ -944,7 +873,7 @@ static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 		size_name(b->w[i].size, sn, sizeof(sn));
 		snprintf(id, sizeof(id), "s3.put.%s.mibs", sn);
 		snprintf(lim, sizeof(lim), "s3.limit.write.%s.mibs", sn);
-		w = stat_of(s, n, lim);
+		w = spx_bench_stat_find(s, n, lim);
 		/* Every PUT hashes its bytes with MD5 for the ETag: when MD5
 		 * is slower than the disk, MD5 is the ceiling the target is
 		 * set against. A PUT above the raw write means that write did
@@ -957,8 +886,8 @@ static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 			/* When the PUT beats the ceiling that should bind, that
 			 * one is not resolved here, and the target is judged
 			 * against the other. */
-			bool unresolved = run_ratios(&rp, id, bind, &med, &lo,
-						     &hi) &&
+			bool unresolved = spx_bench_run_ratios(rp.rs, id, bind,
+							       &med, &lo, &hi) &&
 					  med > 1.0;
 
 			snprintf(note, sizeof(note), "(%s binds%s)",
@@ -983,8 +912,8 @@ static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 	row(&rp, "s3.rs21.get.mibs", NULL, 0, NULL);
 	row(&rp, "s3.rs42.get.mibs", NULL, 0, NULL);
 	for (int i = 0; i < 2; i++) {
-		const struct spx_bench_stat *c =
-			stat_of(s, n, i ? "s3.rs42.cost" : "s3.rs21.cost");
+		const struct spx_bench_stat *c = spx_bench_stat_find(
+			s, n, i ? "s3.rs42.cost" : "s3.rs21.cost");
 		bool met;
 
 		if (!c)

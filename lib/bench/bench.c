@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <jansson.h>
 #include <math.h>
+#include <sys/utsname.h>
 
 #include "bench/bench.h"
 #include "file.h"
@@ -333,4 +334,75 @@ void spx_bench_stats_free(struct spx_bench_stat *s, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(s[i].values);
 	free(s);
+}
+
+const struct spx_bench_stat *spx_bench_stat_find(const struct spx_bench_stat *s,
+						 size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s[i].f->id, id))
+			return &s[i];
+	return NULL;
+}
+
+double spx_bench_run_value(const struct spx_bench_run *r, const char *id)
+{
+	for (size_t i = 0; i < r->nfig; i++)
+		if (!strcmp(r->fig[i].id, id))
+			return r->fig[i].value;
+	return NAN;
+}
+
+size_t spx_bench_run_ratios(const struct spx_bench_runs *rs, const char *id,
+			    const char *lim, double *med, double *lo,
+			    double *hi)
+{
+	double *v = spx_calloc(rs->n + 1, sizeof(double));
+	size_t k = 0;
+
+	for (size_t r = 0; r < rs->n; r++) {
+		double a = spx_bench_run_value(&rs->v[r], id);
+		double l = spx_bench_run_value(&rs->v[r], lim);
+
+		if (!isnan(a) && !isnan(l) && l > 0)
+			v[k++] = a / l;
+	}
+	if (k) {
+		*lo = *hi = v[0];
+		for (size_t i = 1; i < k; i++) {
+			*lo = v[i] < *lo ? v[i] : *lo;
+			*hi = v[i] > *hi ? v[i] : *hi;
+		}
+		*med = spx_bench_median(v, k);
+	}
+	free(v);
+	return k;
+}
+
+void spx_bench_machine(struct spx_buf *md)
+{
+	char host[64] = "", line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	struct utsname u;
+	long mem = sysconf(_SC_PHYS_PAGES), pg = sysconf(_SC_PAGESIZE);
+
+	gethostname(host, sizeof(host) - 1);
+	spx_buf_addf(md, "- host: %s, %ld CPUs", host,
+		     sysconf(_SC_NPROCESSORS_ONLN));
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+			const char *m = strchr(line, ':') + 1;
+
+			line[strcspn(line, "\n")] = '\0';
+			spx_buf_addf(md, " (%s)", m + strspn(m, " \t"));
+			break;
+		}
+	if (f)
+		fclose(f);
+	if (mem > 0 && pg > 0)
+		spx_buf_addf(md, ", %.1f GiB of memory",
+			     (double)mem * (double)pg / (1024.0 * 1024 * 1024));
+	if (uname(&u) == 0)
+		spx_buf_addf(md, ", %s %s", u.sysname, u.release);
+	spx_buf_adds(md, "\n");
 }

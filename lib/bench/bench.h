@@ -84,6 +84,21 @@ size_t spx_bench_summarise(const struct spx_bench_runs *rs,
 			   struct spx_bench_stat **out);
 void spx_bench_stats_free(struct spx_bench_stat *s, size_t n);
 double spx_bench_median(double *v, size_t n); /* sorts v */
+/* The summary of figure id, or NULL. */
+const struct spx_bench_stat *spx_bench_stat_find(const struct spx_bench_stat *s,
+						 size_t n, const char *id);
+
+/* Ratios for reports. The value of figure id in one run, or NaN. */
+double spx_bench_run_value(const struct spx_bench_run *r, const char *id);
+/* id over lim taken in each run that has both (a ratio is never made of
+ * two different runs), then their median, lowest and highest. Returns
+ * how many runs gave one (0: *med, *lo, *hi untouched). */
+size_t spx_bench_run_ratios(const struct spx_bench_runs *rs, const char *id,
+			    const char *lim, double *med, double *lo,
+			    double *hi);
+/* "- host: NAME, N CPUs (MODEL), M GiB of memory, Linux RELEASE\n": where
+ * a run happened, for a summary. */
+void spx_bench_machine(struct spx_buf *md);
 
 /* compare: print one row per figure of A and B; json for machines. */
 int spx_bench_compare(const char *tag_a, const struct spx_bench_runs *a,
