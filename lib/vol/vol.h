@@ -17,6 +17,8 @@
  *   vol.json   {"id", "size", "created_ms"}: written crash-safely last,
  *              so a volume exists once it is there; the size it names is
  *              the volume's (data may be longer after a crash mid-resize)
+ *   track, snap.json, lock, source, cow
+ *              what snapshots need (track.h)
  *
  * IDs are "vol-" and 17 lowercase hex digits (id.h). Directories that are
  * not a valid id, or have no vol.json, are not volumes: leftovers of a
@@ -67,6 +69,20 @@ bool spx_vol_id_valid(const char *id);
  * id, or a new one when id is NULL. */
 int spx_vol_create(struct spx_vol_store *vs, uint64_t size, const char *id,
 		   struct spx_vol_info *out);
+/* What spx_vol_create_from makes a volume from (a snapshot: lib/vol's
+ * snap.h), all written before the volume exists: manifest (len bytes)
+ * as DIR/ID/source, snap.json naming snap as base and source, and
+ * whatever prepare (may be NULL) does in the volume's directory. */
+struct spx_vol_from {
+	const char *snap;
+	const void *manifest;
+	size_t len;
+	int (*prepare)(void *ctx, const char *dir);
+	void *ctx;
+};
+int spx_vol_create_from(struct spx_vol_store *vs, uint64_t size,
+			const char *id, const struct spx_vol_from *from,
+			struct spx_vol_info *out);
 /* The volume goes at once (renamed away, then removed). */
 int spx_vol_remove(struct spx_vol_store *vs, const char *id);
 /* Grow to size (whole sectors): shrinking is refused, as EBS does. */
@@ -76,6 +92,8 @@ int spx_vol_info(struct spx_vol_store *vs, const char *id,
 /* Every volume, sorted by id; *out (caller frees) holds *n. */
 int spx_vol_list(struct spx_vol_store *vs, struct spx_vol_info **out,
 		 size_t *n);
+/* The directory of a volume, DIR/ID (caller frees). */
+char *spx_vol_dir(const struct spx_vol_store *vs, const char *id);
 /* The data file of a volume (caller frees). */
 char *spx_vol_data_path(const struct spx_vol_store *vs, const char *id);
 
