@@ -309,12 +309,16 @@ int cmd_serve(const struct spx_args *a)
 		goto out;
 	}
 	{
+		char *conf = spx_xprintf("conf=%s", c.conf);
+		char *root = spx_xprintf("root=%s", c.root);
 		char *argv[] = { (char *)volcli_nbdkit(), "-f", "-U", sock,
 				 "--exit-with-parent", "--threads", tstr,
-				 plugin, dir, NULL };
+				 plugin, dir, conf, root, NULL };
 
 		fflush(NULL);
 		s.pid = start_nbdkit(argv, pipefd[1]);
+		free(conf);
+		free(root);
 	}
 	close(pipefd[1]);
 	s.out = pipefd[0];

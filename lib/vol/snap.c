@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "checksum.h"
+#include "conf/conf.h"
 #include "file.h"
 #include "hex.h"
 #include "vol/snap.h"
@@ -291,6 +292,38 @@ int spx_snap_store_open(struct spx_obj *obj, struct spx_vol_store *vs,
 	ss->lock = spx_path_join(spx_vol_store_dir(vs), ".snap.lock");
 	*out = ss;
 	return 0;
+}
+
+int spx_snap_store_conf(const char *conf, const char *root,
+			struct spx_vol_store *vs, struct spx_obj **obj,
+			struct spx_snap_store **out)
+{
+	const struct spx_conf_node *self;
+	struct spx_obj_opts o = { 0 };
+	struct spx_conf c;
+	int rc = -1;
+
+	*obj = NULL;
+	*out = NULL;
+	if (spx_conf_load(conf, root, &c) < 0)
+		return -1;
+	self = spx_conf_self(&c);
+	o.drives = (const char *const *)self->obj.drives.v;
+	o.ndrives = self->obj.drives.n;
+	o.data = self->obj.data;
+	o.parity = self->obj.parity;
+	o.flags = SPX_OBJ_CREATE;
+	if (spx_obj_open(&o, obj) < 0)
+		spx_error_prefix("snapshot store");
+	else if (spx_snap_store_open(*obj, vs, c.aws.account_id, c.aws.region,
+				     out) < 0) {
+		spx_obj_close(*obj);
+		*obj = NULL;
+	} else {
+		rc = 0;
+	}
+	spx_conf_release(&c);
+	return rc;
 }
 
 void spx_snap_store_close(struct spx_snap_store *ss)
@@ -921,7 +954,8 @@ int spx_snap_restore(struct spx_snap_store *ss, const char *snap,
 	/* The volume's source manifest holds its chunks from now on. */
 	close(lk);
 	lk = -1;
-	if (o->eager && fill_all(ss, vi.id, o) < 0) {
+	/* Eager, or nothing to fetch (a snapshot of zeros): done now. */
+	if ((o->eager || !m.count) && fill_all(ss, vi.id, o) < 0) {
 		spx_error_prefix("'%s' is restored, but not every chunk could "
 				 "be fetched yet",
 				 vi.id);

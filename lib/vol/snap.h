@@ -121,6 +121,12 @@ int spx_snap_store_open(struct spx_obj *obj, struct spx_vol_store *vs,
 			const char *owner, const char *region,
 			struct spx_snap_store **out);
 void spx_snap_store_close(struct spx_snap_store *ss);
+/* The node's snapshot store from its configuration (conf and root as
+ * spx_conf_load takes them): its object store into *obj (closed by the
+ * caller, after the snapshot store) and the store on it into *out. */
+int spx_snap_store_conf(const char *conf, const char *root,
+			struct spx_vol_store *vs, struct spx_obj **obj,
+			struct spx_snap_store **out);
 
 /* Fetch the chunk named hash, of len bytes (its length in the volume),
  * into buf and check that it hashes to its name: SPX_NO when the store
@@ -212,7 +218,8 @@ struct spx_snap_fill {
 	struct spx_snap_manifest src;
 	int datafd;		/* data, open for writing */
 };
-/* Set up from the volume's directory: SPX_NO when it is not restoring. */
+/* Set up from the volume's directory: SPX_NO when it is not restoring.
+ * ss may be NULL, and set in f->ss before the first fill. */
 int spx_snap_fill_open(struct spx_snap_store *ss, struct spx_vol_track *t,
 		       int datafd, struct spx_snap_fill *f);
 void spx_snap_fill_release(struct spx_snap_fill *f);

@@ -275,7 +275,17 @@ void spx_vol_track_close(struct spx_vol_track *t)
 
 uint64_t spx_vol_track_nchunks(const struct spx_vol_track *t)
 {
-	return t->nchunks;
+	return __atomic_load_n(&t->nchunks, __ATOMIC_SEQ_CST);
+}
+
+int spx_vol_track_resize(struct spx_vol_track *t, uint64_t size)
+{
+	if (nchunks_of(size) <= spx_vol_track_nchunks(t))
+		return 0;
+	if (spx_vol_track_size(t->dir, size) < 0)
+		return -1;
+	__atomic_store_n(&t->nchunks, nchunks_of(size), __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 const char *spx_vol_track_dir(const struct spx_vol_track *t)
@@ -310,7 +320,7 @@ bool spx_vol_track_clear(struct spx_vol_track *t, int plane, uint64_t c)
 
 static uint64_t nwords(const struct spx_vol_track *t)
 {
-	return (t->nchunks + 63) / 64;
+	return (spx_vol_track_nchunks(t) + 63) / 64;
 }
 
 uint64_t spx_vol_track_count(const struct spx_vol_track *t, int plane)
@@ -649,8 +659,8 @@ int spx_vol_track_write_begin(struct spx_vol_track *t, uint64_t off,
 		return 0;
 	first = off / SPX_SNAP_CHUNK;
 	last = (off + len - 1) / SPX_SNAP_CHUNK;
-	if (last >= t->nchunks)
-		last = t->nchunks - 1;
+	if (last >= spx_vol_track_nchunks(t))
+		last = spx_vol_track_nchunks(t) - 1;
 	for (uint64_t c = first; c <= last; c++)
 		if (!spx_vol_track_test(t, SPX_TRACK_DIRTY, c)) {
 			spx_vol_track_set(t, SPX_TRACK_DIRTY, c);

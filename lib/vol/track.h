@@ -93,6 +93,9 @@ int spx_vol_track_open(const char *dir, uint64_t size, unsigned flags,
 		       struct spx_vol_track **out);
 void spx_vol_track_close(struct spx_vol_track *t);
 uint64_t spx_vol_track_nchunks(const struct spx_vol_track *t);
+/* The volume grew to size (spx_vol_resize made room already): count its
+ * new chunks too. */
+int spx_vol_track_resize(struct spx_vol_track *t, uint64_t size);
 const char *spx_vol_track_dir(const struct spx_vol_track *t);
 /* Make (or grow) track for size bytes: what create and resize call
  * before the volume has that size. */
