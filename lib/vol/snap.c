@@ -1,6 +1,7 @@
 /* snap.c: snapshots of volumes in the object store (contract in snap.h). */
 #include "spx.h"
 
+#include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 
@@ -537,8 +538,7 @@ int spx_snap_manifest_read(struct spx_snap_store *ss, const char *id,
 
 struct pick {
 	bool incremental;
-	int datafd;
-	uint64_t size;
+	uint64_t *data;		/* full: the chunks holding data */
 	uint64_t *capture;	/* copies of the session's choices */
 	uint64_t *unfilled;
 	uint64_t nw;
@@ -554,41 +554,45 @@ static bool bit(const uint64_t *w, uint64_t c)
 	return w[c / 64] >> (c % 64) & 1;
 }
 
-/* While writers are paused: which chunks to read. */
+/* The chunks of the first size bytes of fd that hold data, before the
+ * snapshot pauses writers (what they write meanwhile is DIRTY). */
+static int data_map(int fd, uint64_t size, uint64_t *out)
+{
+	uint64_t off = 0;
+
+	while (off < size) {
+		off_t d = lseek(fd, (off_t)off, SEEK_DATA), h;
+
+		if (d < 0 && errno == ENXIO)
+			break;
+		if (d < 0 || (h = lseek(fd, d, SEEK_HOLE)) < 0)
+			return spx_error_errno(SPX_FAIL, "cannot map the data");
+		if ((uint64_t)h > size)
+			h = (off_t)size;
+		for (uint64_t c = (uint64_t)d / SPX_SNAP_CHUNK;
+		     c * SPX_SNAP_CHUNK < (uint64_t)h; c++)
+			bit_set(out, c);
+		off = (uint64_t)h;
+	}
+	return 0;
+}
+
+/* While writers are paused: which chunks to read. Word operations only,
+ * so the pause is short whatever the volume. */
 static int pick_fn(void *ctx, struct spx_vol_track *t, const uint64_t *changed,
 		   uint64_t *capture, uint64_t nchunks)
 {
 	struct pick *p = ctx;
-	uint64_t off = 0;
+	uint64_t nw = (nchunks + 63) / 64;
 
-	p->nw = (nchunks + 63) / 64;
-	p->capture = spx_calloc(p->nw ? p->nw : 1, sizeof(uint64_t));
-	p->unfilled = spx_calloc(p->nw ? p->nw : 1, sizeof(uint64_t));
-	for (uint64_t c = 0; c < nchunks; c++)
-		if (spx_vol_track_test(t, SPX_TRACK_UNFILLED, c))
-			bit_set(p->unfilled, c);
-	if (p->incremental) {
-		memcpy(capture, changed, p->nw * sizeof(uint64_t));
-	} else {
-		/* Every chunk that holds data. */
-		while (off < p->size) {
-			off_t d = lseek(p->datafd, (off_t)off, SEEK_DATA), h;
-
-			if (d < 0 && errno == ENXIO)
-				break;
-			if (d < 0 || (h = lseek(p->datafd, d, SEEK_HOLE)) < 0)
-				return spx_error_errno(SPX_FAIL,
-						       "cannot map the data");
-			if ((uint64_t)h > p->size)
-				h = (off_t)p->size;
-			for (uint64_t c = (uint64_t)d / SPX_SNAP_CHUNK;
-			     c * SPX_SNAP_CHUNK < (uint64_t)h && c < nchunks; c++)
-				bit_set(capture, c);
-			off = (uint64_t)h;
-		}
-	}
-	/* A chunk not fetched yet is the source's, unread. */
-	for (uint64_t g = 0; g < p->nw; g++) {
+	if (nw > p->nw)
+		return spx_error(SPX_FAIL, "the volume grew under the snapshot");
+	spx_vol_track_words(t, SPX_TRACK_UNFILLED, p->unfilled, nw);
+	for (uint64_t g = 0; g < nw; g++) {
+		capture[g] = changed[g];
+		if (!p->incremental)
+			capture[g] |= p->data[g];
+		/* A chunk not fetched yet is the source's, unread. */
 		capture[g] &= ~p->unfilled[g];
 		p->capture[g] = capture[g];
 	}
@@ -652,6 +656,177 @@ static int source_read(const char *dir, const char *snap,
 	return rc;
 }
 
+/* Uploads overlap: each waits mostly on the store's fsyncs. */
+#define UPLOADERS 4
+#define SLOTS (2 * UPLOADERS)
+
+/* What became of the seq-th chunk read. */
+struct result {
+	unsigned char hash[SPX_SNAP_HASH];
+	bool zero, stored, done;
+	size_t len;
+};
+
+struct pool {
+	struct spx_snap_store *ss;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char *buf[SLOTS];
+	size_t len[SLOTS];
+	uint64_t issued, taken, done;
+	struct result *res;
+	bool finished, failed;
+	int err_status;
+	char err[512];
+	/* Hashes this snapshot stores already: one upload each. */
+	unsigned char (*seen)[SPX_SNAP_HASH];
+	bool *used;
+	size_t cap;
+};
+
+/* Add h to the pool's set (under mu); false when it was there. */
+static bool seen_add(struct pool *p, const unsigned char *h)
+{
+	uint64_t k;
+	size_t i;
+
+	memcpy(&k, h, sizeof(k));
+	for (i = k % p->cap; p->used[i]; i = (i + 1) % p->cap)
+		if (!memcmp(p->seen[i], h, SPX_SNAP_HASH))
+			return false;
+	p->used[i] = true;
+	memcpy(p->seen[i], h, SPX_SNAP_HASH);
+	return true;
+}
+
+static void *uploader(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		struct result out = { 0 };
+		uint64_t seq;
+		unsigned char *b;
+		int rc = 0;
+
+		pthread_mutex_lock(&p->mu);
+		while (p->taken == p->issued && !p->finished && !p->failed)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->taken == p->issued || p->failed) {
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		seq = p->taken++;
+		b = p->buf[seq % SLOTS];
+		out.len = p->len[seq % SLOTS];
+		pthread_mutex_unlock(&p->mu);
+		out.zero = all_zero(b, out.len);
+		if (!out.zero && (rc = sha256(b, out.len, out.hash)) == 0) {
+			bool first;
+
+			pthread_mutex_lock(&p->mu);
+			first = seen_add(p, out.hash);
+			pthread_mutex_unlock(&p->mu);
+			/* Another chunk of this snapshot with these bytes
+			 * is stored (or failing, which fails us all). */
+			if (first)
+				rc = chunk_put(p->ss, out.hash, b, out.len,
+					       &out.stored);
+		}
+		pthread_mutex_lock(&p->mu);
+		if (rc < 0 && !p->failed) {
+			/* The error slot is this thread's: hand it over. */
+			p->failed = true;
+			p->err_status = spx_errstatus();
+			snprintf(p->err, sizeof(p->err), "%s", spx_errmsg());
+		}
+		out.done = true;
+		p->res[seq] = out;
+		p->done++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+/* Read the chosen chunks in order (the snapshot's moment) while a pool
+ * hashes and stores them; res[seq] for the seq-th. */
+static int upload(struct spx_snap_store *ss, struct spx_vol_track *t,
+		  const struct pick *pk, uint64_t size, uint64_t total,
+		  struct result *res, const struct spx_snap_opts *o,
+		  struct spx_snap_report *r)
+{
+	struct pool p = { .ss = ss, .res = res, .cap = 2 * total + 1 };
+	pthread_t th[UPLOADERS];
+	int nth = 0, rc = 0;
+	uint64_t seq = 0, shown = 0;
+
+	p.seen = spx_malloc(p.cap * sizeof(*p.seen));
+	p.used = spx_calloc(p.cap, sizeof(*p.used));
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	for (int i = 0; i < SLOTS; i++)
+		p.buf[i] = spx_malloc(SPX_SNAP_CHUNK);
+	for (int i = 0; i < UPLOADERS && i < (int)total; i++)
+		if (pthread_create(&th[nth], NULL, uploader, &p) == 0)
+			nth++;
+	if (total && !nth)
+		rc = spx_error(SPX_FAIL, "cannot start a thread");
+	for (uint64_t c = 0; c < nchunks_of(size) && rc == 0; c++) {
+		size_t len;
+
+		if (!bit(pk->capture, c))
+			continue;
+		len = chunk_len(size, c);
+		pthread_mutex_lock(&p.mu);
+		/* The slot is free once the chunk SLOTS before is done. */
+		while (!p.failed && seq >= SLOTS && !res[seq - SLOTS].done)
+			pthread_cond_wait(&p.cv, &p.mu);
+		pthread_mutex_unlock(&p.mu);
+		if (p.failed)
+			break;
+		if (spx_vol_track_capture(t, c, p.buf[seq % SLOTS], len) < 0) {
+			rc = -1;
+			break;
+		}
+		pthread_mutex_lock(&p.mu);
+		p.len[seq % SLOTS] = len;
+		p.issued = ++seq;
+		pthread_cond_broadcast(&p.cv);
+		pthread_mutex_unlock(&p.mu);
+		r->read++;
+		if (o->progress && p.done / 16 > shown) {
+			shown = p.done / 16;
+			o->progress(o->ctx, p.done, total);
+		}
+	}
+	pthread_mutex_lock(&p.mu);
+	p.finished = true;
+	pthread_cond_broadcast(&p.cv);
+	while (p.done < p.issued && !p.failed)
+		pthread_cond_wait(&p.cv, &p.mu);
+	pthread_mutex_unlock(&p.mu);
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	if (rc == 0 && p.failed)
+		rc = spx_error(p.err_status, "%s", p.err);
+	if (rc == 0) {
+		for (uint64_t i = 0; i < total; i++)
+			if (res[i].stored) {
+				r->uploaded++;
+				r->uploaded_bytes += res[i].len;
+			}
+		if (o->progress)
+			o->progress(o->ctx, total, total);
+	}
+	for (int i = 0; i < SLOTS; i++)
+		free(p.buf[i]);
+	free(p.seen);
+	free(p.used);
+	pthread_cond_destroy(&p.cv);
+	pthread_mutex_destroy(&p.mu);
+	return rc;
+}
+
 int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 		    const struct spx_snap_opts *o, struct spx_snap_report *out)
 {
@@ -660,14 +835,14 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 	struct spx_vol_snapstate st;
 	struct spx_vol_track *t = NULL;
 	struct spx_vol_info vi;
-	struct pick pk = { .datafd = -1 };
+	struct pick pk = { 0 };
 	struct spx_snap_report r = { 0 };
-	unsigned char *buf = NULL;
+	struct result *res = NULL;
 	char *dir = NULL, *data = NULL;
 	const char *pid;
-	uint64_t total = 0, done = 0;
+	uint64_t total = 0;
 	size_t cap = 0, pi = 0;
-	int lk = -1, rc = -1;
+	int lk = -1, rc = -1, datafd = -1;
 	bool session = false;
 
 	if (!o)
@@ -714,11 +889,18 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 	 * (or from the empty volume when there is none). */
 	pk.incremental = !o->full && st.valid &&
 			 (pid ? !strcmp(pid, st.base) : !*st.base);
-	pk.size = vi.size;
-	pk.datafd = open(data, O_RDONLY | O_CLOEXEC);
-	if (pk.datafd < 0) {
-		spx_error_errno(SPX_FAIL, "cannot open '%s'", data);
-		goto out;
+	pk.nw = (nchunks_of(vi.size) + 63) / 64;
+	pk.data = spx_calloc(pk.nw ? pk.nw : 1, sizeof(uint64_t));
+	pk.capture = spx_calloc(pk.nw ? pk.nw : 1, sizeof(uint64_t));
+	pk.unfilled = spx_calloc(pk.nw ? pk.nw : 1, sizeof(uint64_t));
+	if (!pk.incremental) {
+		datafd = open(data, O_RDONLY | O_CLOEXEC);
+		if (datafd < 0) {
+			spx_error_errno(SPX_FAIL, "cannot open '%s'", data);
+			goto out;
+		}
+		if (data_map(datafd, vi.size, pk.data) < 0)
+			goto out;
 	}
 	if (spx_vol_track_session_begin(t, pick_fn, &pk) < 0)
 		goto out;
@@ -730,32 +912,18 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 	m.created_ms = now_ms();
 	if (spx_id_new(m.id, sizeof(m.id), "snap") < 0)
 		goto out;
-	buf = spx_malloc(SPX_SNAP_CHUNK);
 	for (uint64_t g = 0; g < pk.nw; g++)
 		total += (uint64_t)__builtin_popcountll(pk.capture[g]);
-	for (uint64_t c = 0; c < nchunks_of(vi.size); c++) {
+	res = spx_calloc(total ? total : 1, sizeof(*res));
+	if (upload(ss, t, &pk, vi.size, total, res, o, &r) < 0)
+		goto out;
+	for (uint64_t c = 0, seq = 0; c < nchunks_of(vi.size); c++) {
 		const struct spx_snap_entry *e = NULL;
 
 		if (bit(pk.capture, c)) {
-			size_t len = chunk_len(vi.size, c);
-			unsigned char h[SPX_SNAP_HASH];
-			bool stored;
-
-			if (spx_vol_track_capture(t, c, buf, len) < 0)
-				goto out;
-			r.read++;
-			if (!all_zero(buf, len)) {
-				if (sha256(buf, len, h) < 0 ||
-				    chunk_put(ss, h, buf, len, &stored) < 0)
-					goto out;
-				if (stored) {
-					r.uploaded++;
-					r.uploaded_bytes += len;
-				}
-				add_entry(&m, &cap, c, h);
-			}
-			if (o->progress && (++done % 16 == 0 || done == total))
-				o->progress(o->ctx, done, total);
+			if (!res[seq].zero)
+				add_entry(&m, &cap, c, res[seq].hash);
+			seq++;
 			continue;
 		}
 		if (bit(pk.unfilled, c))
@@ -793,11 +961,12 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 out:
 	if (session)
 		spx_vol_track_session_end(t, false);
-	if (pk.datafd >= 0)
-		close(pk.datafd);
+	if (datafd >= 0)
+		close(datafd);
+	free(pk.data);
 	free(pk.capture);
 	free(pk.unfilled);
-	free(buf);
+	free(res);
 	spx_snap_manifest_release(&m);
 	spx_snap_manifest_release(&parent);
 	spx_snap_manifest_release(&src);
@@ -831,6 +1000,48 @@ static int prepare(void *ctx, const char *dir)
 	return rc;
 }
 
+/* Fetches overlap too. */
+#define FILLERS 4
+
+struct fillers {
+	struct spx_snap_fill *f;
+	pthread_mutex_t mu;
+	uint64_t next, done;
+	bool failed;
+	int err_status;
+	char err[512];
+};
+
+static void *filler(void *arg)
+{
+	struct fillers *p = arg;
+	unsigned char *buf = spx_malloc(SPX_SNAP_CHUNK);
+
+	for (;;) {
+		uint64_t i;
+		int rc;
+
+		pthread_mutex_lock(&p->mu);
+		if (p->failed || p->next >= p->f->src.count) {
+			pthread_mutex_unlock(&p->mu);
+			break;
+		}
+		i = p->next++;
+		pthread_mutex_unlock(&p->mu);
+		rc = spx_snap_fill_chunk(p->f, p->f->src.v[i].idx, buf, NULL);
+		pthread_mutex_lock(&p->mu);
+		if (rc < 0 && !p->failed) {
+			p->failed = true;
+			p->err_status = spx_errstatus();
+			snprintf(p->err, sizeof(p->err), "%s", spx_errmsg());
+		}
+		p->done++;
+		pthread_mutex_unlock(&p->mu);
+	}
+	free(buf);
+	return NULL;
+}
+
 static int fill_all(struct spx_snap_store *ss, const char *vol,
 		    const struct spx_snap_restore_opts *o)
 {
@@ -838,8 +1049,9 @@ static int fill_all(struct spx_snap_store *ss, const char *vol,
 	struct spx_vol_track *t = NULL;
 	struct spx_vol_info vi;
 	char *dir = spx_vol_dir(ss->vs, vol), *data = spx_vol_data_path(ss->vs, vol);
-	unsigned char *buf = NULL;
-	int fd = -1, rc = -1;
+	struct fillers p = { .f = &f };
+	pthread_t th[FILLERS];
+	int fd = -1, rc = -1, nth = 0;
 
 	if (spx_vol_info(ss->vs, vol, &vi) < 0 ||
 	    spx_vol_track_open(dir, vi.size, 0, &t) < 0)
@@ -855,12 +1067,31 @@ static int fill_all(struct spx_snap_store *ss, const char *vol,
 		}
 		goto out;
 	}
-	buf = spx_malloc(SPX_SNAP_CHUNK);
-	for (uint64_t i = 0; i < f.src.count && rc == 0; i++) {
-		rc = spx_snap_fill_chunk(&f, f.src.v[i].idx, buf, NULL);
-		if (o->progress && (i % 16 == 15 || i + 1 == f.src.count))
-			o->progress(o->ctx, i + 1, f.src.count);
+	pthread_mutex_init(&p.mu, NULL);
+	for (int i = 0; i < FILLERS && (uint64_t)i < f.src.count; i++)
+		if (pthread_create(&th[nth], NULL, filler, &p) == 0)
+			nth++;
+	if (f.src.count && !nth)
+		filler(&p);
+	for (;;) {
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+		uint64_t done;
+		bool end;
+
+		pthread_mutex_lock(&p.mu);
+		done = p.done;
+		end = p.failed || p.done >= f.src.count;
+		pthread_mutex_unlock(&p.mu);
+		if (o->progress)
+			o->progress(o->ctx, done, f.src.count);
+		if (end)
+			break;
+		nanosleep(&ts, NULL);
 	}
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&p.mu);
+	rc = p.failed ? spx_error(p.err_status, "%s", p.err) : 0;
 	if (rc == 0 && spx_snap_fill_finish(&f) < 0)
 		rc = -1;
 	spx_snap_fill_release(&f);
@@ -868,7 +1099,6 @@ out:
 	if (fd >= 0)
 		close(fd);
 	spx_vol_track_close(t);
-	free(buf);
 	free(dir);
 	free(data);
 	return rc;

@@ -333,6 +333,13 @@ uint64_t spx_vol_track_count(const struct spx_vol_track *t, int plane)
 	return n;
 }
 
+void spx_vol_track_words(const struct spx_vol_track *t, int plane,
+			 uint64_t *out, uint64_t nw)
+{
+	for (uint64_t g = 0; g < nw && g < nwords(t); g++)
+		out[g] = __atomic_load_n(word(t, plane, g * 64), __ATOMIC_SEQ_CST);
+}
+
 static void plane_zero(struct spx_vol_track *t, int plane)
 {
 	for (uint64_t g = 0; g < nwords(t); g++)

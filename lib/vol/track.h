@@ -105,6 +105,9 @@ bool spx_vol_track_test(const struct spx_vol_track *t, int plane, uint64_t c);
 /* Set or clear a bit; the previous value. */
 bool spx_vol_track_set(struct spx_vol_track *t, int plane, uint64_t c);
 bool spx_vol_track_clear(struct spx_vol_track *t, int plane, uint64_t c);
+/* The nw words of plane (chunks 64 * i .. 64 * i + 63 in out[i]). */
+void spx_vol_track_words(const struct spx_vol_track *t, int plane,
+			 uint64_t *out, uint64_t nw);
 /* Bits set in plane. */
 uint64_t spx_vol_track_count(const struct spx_vol_track *t, int plane);
 /* Make every bit set so far durable (fdatasync, shared by the threads

@@ -73,6 +73,7 @@ struct pvol {
 	int fillfd;			/* data, for writing fetched chunks */
 	pthread_t filler;
 	bool filler_on, stop;		/* stop: atomic */
+	uint64_t fill_next;		/* the fillers' next entry (atomic) */
 };
 
 static pthread_mutex_t vols_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -198,18 +199,40 @@ static int fetch_range(struct pvol *pv, uint64_t off, uint64_t len)
 	return 0;
 }
 
-static void *filler(void *arg)
+/* Background fetches overlap, each waiting on the store. */
+#define FILLERS 4
+
+static void *filler_one(void *arg)
 {
 	struct pvol *pv = arg;
-	uint64_t n = pv->fill.src.count;
 
-	for (uint64_t i = 0; i < n; i++) {
-		if (__atomic_load_n(&pv->stop, __ATOMIC_SEQ_CST))
+	for (;;) {
+		uint64_t i = __atomic_fetch_add(&pv->fill_next, 1, __ATOMIC_SEQ_CST);
+
+		if (i >= pv->fill.src.count ||
+		    __atomic_load_n(&pv->stop, __ATOMIC_SEQ_CST))
 			return NULL;
 		if (fetch(pv, pv->fill.src.v[i].idx, &pv->stop) < 0 &&
 		    errno != EIO)
 			return NULL;
 	}
+}
+
+static void *filler(void *arg)
+{
+	struct pvol *pv = arg;
+	pthread_t th[FILLERS];
+	int n = 0;
+
+	for (int i = 0; i < FILLERS; i++)
+		if (pthread_create(&th[n], NULL, filler_one, pv) == 0)
+			n++;
+	if (!n)
+		filler_one(pv);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	if (__atomic_load_n(&pv->stop, __ATOMIC_SEQ_CST))
+		return NULL;
 	switch (spx_snap_fill_finish(&pv->fill)) {
 	case 1:
 		__atomic_store_n(&pv->restoring, false, __ATOMIC_SEQ_CST);
