@@ -41,7 +41,7 @@ static struct nbd_handle *connect_vol(const struct spx_args *a,
 		char *dir = spx_xprintf("dir=%s", spx_vol_store_dir(c->vs));
 		char *conf = spx_xprintf("conf=%s", c->conf);
 		char *root = spx_xprintf("root=%s", c->root);
-		char *argv[8];
+		char *argv[10];
 		int n = 0;
 
 		argv[n++] = (char *)volcli_nbdkit();
