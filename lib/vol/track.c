@@ -340,6 +340,17 @@ void spx_vol_track_words(const struct spx_vol_track *t, int plane,
 		out[g] = __atomic_load_n(word(t, plane, g * 64), __ATOMIC_SEQ_CST);
 }
 
+/* The bits of word g that are chunks of the volume as this handle
+ * knows it. */
+static uint64_t inside(const struct spx_vol_track *t, uint64_t g)
+{
+	uint64_t n = spx_vol_track_nchunks(t);
+
+	if ((g + 1) * 64 <= n)
+		return UINT64_MAX;
+	return g * 64 >= n ? 0 : ((uint64_t)1 << (n % 64)) - 1;
+}
+
 static void plane_zero(struct spx_vol_track *t, int plane)
 {
 	for (uint64_t g = 0; g < nwords(t); g++)
@@ -792,13 +803,15 @@ int spx_vol_track_session_begin(struct spx_vol_track *t,
 	 * knows every change since base. */
 	for (uint64_t g = 0; g < nw; g++)
 		__atomic_fetch_or(word(t, SPX_TRACK_TAKEN, g * 64),
-				  *word(t, SPX_TRACK_DIRTY, g * 64),
+				  *word(t, SPX_TRACK_DIRTY, g * 64) & inside(t, g),
 				  __ATOMIC_SEQ_CST);
 	if (spx_vol_track_sync(t) < 0)
 		goto fail;
 	for (uint64_t g = 0; g < nw; g++) {
-		__atomic_store_n(word(t, SPX_TRACK_DIRTY, g * 64), 0,
-				 __ATOMIC_SEQ_CST);
+		/* Chunks past the end (the volume grew meanwhile) stay
+		 * DIRTY for the next snapshot. */
+		__atomic_fetch_and(word(t, SPX_TRACK_DIRTY, g * 64),
+				   ~inside(t, g), __ATOMIC_SEQ_CST);
 		__atomic_store_n(word(t, SPX_TRACK_PENDING, g * 64), capture[g],
 				 __ATOMIC_SEQ_CST);
 	}
@@ -855,7 +868,9 @@ void spx_vol_track_session_end(struct spx_vol_track *t, bool committed)
 	char *p = at(t->dir, "cow");
 
 	if (committed) {
-		plane_zero(t, SPX_TRACK_TAKEN);
+		for (uint64_t g = 0; g < nwords(t); g++)
+			__atomic_fetch_and(word(t, SPX_TRACK_TAKEN, g * 64),
+					   ~inside(t, g), __ATOMIC_SEQ_CST);
 		spx_vol_track_sync(t);
 	}
 	plane_zero(t, SPX_TRACK_PENDING);

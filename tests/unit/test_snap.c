@@ -480,6 +480,97 @@ static void test_point_in_time(void)
 	free(b);
 }
 
+/* The volume grows while a snapshot runs, and the new chunk, in the
+ * same word of the bitmap as the last old ones, is written: the next
+ * snapshot has it. */
+static int grow_n;
+static void grow(void *ctx, uint64_t done, uint64_t total)
+{
+	const char *id = ctx;
+
+	if (grow_n++)
+		return;
+	spx_vol_resize(vs, id, 41 * (uint64_t)CH);
+	wchunk(id, 40, 6);
+}
+
+static void test_grow(void)
+{
+	struct spx_vol_info v, r;
+	struct spx_snap_report s1, s2;
+	struct spx_snap_opts o = { .progress = grow };
+	struct spx_snap_restore_opts eager = { .eager = true };
+	unsigned char *a, *g;
+
+	spx_vol_create(vs, 40 * (uint64_t)CH, NULL, &v);
+	for (uint64_t c = 0; c < 40; c++)
+		wchunk(v.id, c, 2);
+	o.ctx = v.id;
+	T_INT(spx_snap_create(ss, v.id, &o, &s1), 0, "snapshot while it grows");
+	T_INT(s1.size, 40 * (uint64_t)CH, "of the old size");
+	T_INT(spx_snap_create(ss, v.id, NULL, &s2), 0, "the next");
+	T_INT(s2.size, 41 * (uint64_t)CH, "of the new size");
+	T_INT(s2.read, 1, "reads the chunk written past the old end");
+	a = slurp(v.id, 41 * (uint64_t)CH);
+	T_INT(spx_snap_restore(ss, s2.id, &eager, &r), 0, "restore it");
+	g = slurp(r.id, 41 * (uint64_t)CH);
+	T_OK(a && g && !memcmp(a, g, 41 * (uint64_t)CH), "it has it");
+	free(a);
+	free(g);
+	spx_vol_remove(vs, r.id);
+	spx_vol_remove(vs, v.id);
+	spx_snap_remove(ss, s1.id);
+	spx_snap_remove(ss, s2.id);
+}
+
+/* The same at the level of the map: a snapshot that knows the volume at
+ * 40 chunks never takes (and forgets) the DIRTY bit of chunk 40, written
+ * after the volume grew, though it shares their word. */
+static int pick_changed(void *ctx, struct spx_vol_track *t,
+			const uint64_t *changed, uint64_t *capture,
+			uint64_t nchunks)
+{
+	memcpy(capture, changed, (nchunks + 63) / 64 * sizeof(uint64_t));
+	return 0;
+}
+
+static void test_grow_map(void)
+{
+	struct spx_vol_info v;
+	struct spx_vol_track *ts, *tw;
+	unsigned char *b = spx_malloc(CH);
+	char *dir;
+
+	spx_vol_create(vs, 40 * (uint64_t)CH, NULL, &v);
+	dir = spx_vol_dir(vs, v.id);
+	T_INT(spx_vol_track_open(dir, 40 * (uint64_t)CH, 0, &ts), 0,
+	      "the snapshot's view: 40 chunks");
+	spx_vol_resize(vs, v.id, 41 * (uint64_t)CH);
+	T_INT(spx_vol_track_open(dir, 41 * (uint64_t)CH, 0, &tw), 0,
+	      "the writer's: 41");
+	spx_vol_track_writer_lock(tw);
+	spx_vol_track_write_begin(tw, 39 * (uint64_t)CH, 2 * (uint64_t)CH);
+	spx_vol_track_write_end(tw);
+	T_OK(spx_vol_track_test(tw, SPX_TRACK_DIRTY, 40), "chunk 40 is dirty");
+	T_INT(spx_vol_track_session_begin(ts, pick_changed, NULL), 0, "session");
+	T_OK(!spx_vol_track_test(tw, SPX_TRACK_DIRTY, 39) &&
+		     spx_vol_track_test(tw, SPX_TRACK_TAKEN, 39),
+	     "chunk 39 taken");
+	T_OK(spx_vol_track_test(tw, SPX_TRACK_DIRTY, 40) &&
+		     !spx_vol_track_test(tw, SPX_TRACK_TAKEN, 40),
+	     "chunk 40 left dirty");
+	T_INT(spx_vol_track_capture(ts, 39, b, CH), 0, "capture 39");
+	spx_vol_track_session_end(ts, true);
+	T_OK(spx_vol_track_test(tw, SPX_TRACK_DIRTY, 40),
+	     "chunk 40 still dirty after the commit");
+	T_OK(!spx_vol_track_test(tw, SPX_TRACK_TAKEN, 39), "39 no longer taken");
+	spx_vol_track_close(ts);
+	spx_vol_track_close(tw);
+	spx_vol_remove(vs, v.id);
+	free(dir);
+	free(b);
+}
+
 /* kill -9 in the middle of uploading, then again: right, and the chunks
  * of the dead one are collected, never the ones a snapshot names. */
 static void die(void *ctx, uint64_t done, uint64_t total)
@@ -706,6 +797,8 @@ int main(void)
 	test_snapshots();
 	test_lazy();
 	test_point_in_time();
+	test_grow();
+	test_grow_map();
 	test_killed();
 	test_attacks();
 	spx_snap_store_close(ss);
