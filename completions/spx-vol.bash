@@ -14,11 +14,13 @@ _spx_vol() {
 	*" resize "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" ls "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" info "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
+	*" import "*) COMPREPLY=($(compgen -W "--help --root --socket --format --id --size --json " -- "$cur")); return ;;
+	*" export "*) COMPREPLY=($(compgen -W "--help --root --socket --format " -- "$cur")); return ;;
 	*" create "*) COMPREPLY=($(compgen -W "--help --root --size --id --json " -- "$cur")); return ;;
 	*" cat "*) COMPREPLY=($(compgen -W "--help --root --socket " -- "$cur")); return ;;
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "cat create info ls resize restore rm serve snapshot snapshot-gc snapshot-rm snapshots write  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "cat create export import info ls resize restore rm serve snapshot snapshot-gc snapshot-rm snapshots write  --help -v" -- "$cur"))
 }
 complete -F _spx_vol spx-vol

@@ -141,6 +141,24 @@ static const struct spx_opt restore_opts[] = {
 	{ 0 },
 };
 
+static const struct spx_opt import_opts[] = {
+	SPX_OPT_ROOT,
+	OPT_SOCKET,
+	{ "format", 'f', "FORMAT",
+	  "raw or qcow2 (default: qcow2 when FILE has its header)" },
+	{ "id", 0, "ID", "this volume id instead of a new one" },
+	{ "size", 's', "SIZE",
+	  "the volume's size (default and least: the image's)" },
+	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
+static const struct spx_opt export_opts[] = {
+	SPX_OPT_ROOT,
+	OPT_SOCKET,
+	{ "format", 'f', "FORMAT", "raw (default) or qcow2" },
+	{ 0 },
+};
+
 static const struct spx_verb verbs[] = {
 	{ "create", cmd_create, create_opts, "",
 	  "make a thin-provisioned volume of --size; print its id", 0, 0 },
@@ -161,6 +179,12 @@ static const struct spx_verb verbs[] = {
 	{ "write", cmd_write, data_opts, "ID",
 	  "write stdin to a volume from its start, then flush (through NBD)",
 	  1, 1 },
+	{ "import", cmd_import, import_opts, "FILE",
+	  "make a volume from a raw or qcow2 image (qemu-img, through NBD); "
+	  "print its id",
+	  1, 1 },
+	{ "export", cmd_export, export_opts, "ID FILE",
+	  "write a volume to a new raw or qcow2 image FILE", 2, 2 },
 	{ "snapshot", cmd_snapshot, snapshot_opts, "ID",
 	  "snapshot a volume into the object store, storing only the chunks "
 	  "the store lacks; print the snapshot's id",

@@ -33,6 +33,9 @@ int volcli_fail(const struct spx_args *a);
  * (caller frees). */
 char *volcli_socket(const struct spx_args *a, const struct volcli *c);
 
+/* Is an NBD server answering on the unix socket path? 0 when one is,
+ * else -1 with errno (ECONNREFUSED: a socket nobody serves). */
+int volcli_probe(const char *path);
 /* The nbdkit program: $SPX_NBDKIT, else nbdkit from PATH. */
 const char *volcli_nbdkit(void);
 
@@ -49,5 +52,7 @@ int cmd_snapshots(const struct spx_args *a);
 int cmd_snapshot_rm(const struct spx_args *a);
 int cmd_snapshot_gc(const struct spx_args *a);
 int cmd_restore(const struct spx_args *a);
+int cmd_import(const struct spx_args *a);
+int cmd_export(const struct spx_args *a);
 
 #endif

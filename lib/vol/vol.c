@@ -407,6 +407,51 @@ int spx_vol_list(struct spx_vol_store *vs, struct spx_vol_info **out,
 	return 0;
 }
 
+int spx_vol_format_parse(const char *s)
+{
+	if (!strcmp(s, "raw"))
+		return SPX_VOL_RAW;
+	if (!strcmp(s, "qcow2"))
+		return SPX_VOL_QCOW2;
+	return spx_error(SPX_USAGE, "'%s' is not an image format (raw, qcow2)",
+			 s);
+}
+
+static uint64_t be(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int spx_vol_image_probe(const unsigned char *p, size_t n, int *fmt,
+			uint64_t *vsize)
+{
+	/* QEMU's qcow2 header: magic "QFI\xfb", version, backing file
+	 * offset and size, cluster bits, size, crypt method (big endian). */
+	if (n < 4 || memcmp(p, "QFI\xfb", 4)) {
+		*fmt = SPX_VOL_RAW;
+		return 0;
+	}
+	*fmt = SPX_VOL_QCOW2;
+	if (n < 48)
+		return spx_error(SPX_USAGE, "a qcow2 header cut short");
+	if (be(p + 4, 4) != 2 && be(p + 4, 4) != 3)
+		return spx_error(SPX_USAGE, "qcow2 version %llu is not one we "
+					    "read (2, 3)",
+				 (unsigned long long)be(p + 4, 4));
+	if (be(p + 8, 8))
+		return spx_error(SPX_USAGE,
+				 "the qcow2 image has a backing file: convert it "
+				 "to one image first (qemu-img convert)");
+	if (be(p + 32, 4))
+		return spx_error(SPX_USAGE, "the qcow2 image is encrypted");
+	*vsize = be(p + 24, 8);
+	return 0;
+}
+
 char *spx_vol_plugin_path(void)
 {
 	const char *env = getenv("SPX_VOL_PLUGIN");

@@ -106,6 +106,21 @@ char *spx_vol_data_path(const struct spx_vol_store *vs, const char *id);
 int spx_vol_record_parse(const char *buf, size_t n, const char *id,
 			 struct spx_vol_info *v);
 
+/* Images spx-vol import and export read and write. */
+enum spx_vol_format {
+	SPX_VOL_RAW = 0,
+	SPX_VOL_QCOW2 = 1,
+};
+/* "raw" or "qcow2" to a format: -1 (SPX_USAGE) for anything else. */
+int spx_vol_format_parse(const char *s);
+/* The format of n bytes from the start of an image (at least 48 give a
+ * qcow2 header whole) and, for qcow2, its virtual size from the header.
+ * A qcow2 header that is torn, of an unknown version, encrypted or with a
+ * backing file is SPX_USAGE: the image cannot be taken alone. raw
+ * leaves *vsize alone (the caller knows the file's size). */
+int spx_vol_image_probe(const unsigned char *p, size_t n, int *fmt,
+			uint64_t *vsize);
+
 /* The nbdkit plugin that serves a store: $SPX_VOL_PLUGIN, else
  * ../lib/nbdkit-spxvol-plugin.so beside the running program (caller
  * frees; NULL with an error when there is none). */

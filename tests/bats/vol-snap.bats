@@ -364,3 +364,94 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"is not a snapshot manifest"* ]]
 }
+
+@test "import raw and qcow2, export raw and qcow2: the same bytes, holes kept" {
+	t=$BATS_TEST_TMPDIR
+	head -c 3M /dev/urandom >"$t/a.raw"
+	truncate -s 10M "$t/a.raw"
+	head -c 1000 /dev/urandom >>"$t/a.raw" # not whole sectors
+	qemu-img convert -f raw -O qcow2 "$t/a.raw" "$t/a.qcow2"
+	run spx-vol import --root "$ROOT" "$t/a.raw"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^vol-[0-9a-f]{17}$ ]]
+	v=$output
+	run spx-vol import --root "$ROOT" "$t/a.qcow2" --json --size 16M
+	[ "$status" -eq 0 ]
+	w=$(echo "$output" | field id)
+	[ "$(echo "$output" | field size)" = $((16 << 20)) ]
+	# The raw one is its file's size in whole sectors; zeros stayed
+	# holes in both.
+	size=$(spx-vol info --root "$ROOT" "$v" --json | field size)
+	[ "$size" = $(((10 << 20) + 1024)) ]
+	[ "$(spx-vol info --root "$ROOT" "$v" --json | field allocated)" -lt $((4 << 20)) ]
+	[ "$(spx-vol info --root "$ROOT" "$w" --json | field allocated)" -lt $((4 << 20)) ]
+	spx-vol cat --root "$ROOT" "$v" | cmp -n $(stat -c %s "$t/a.raw") - "$t/a.raw"
+	spx-vol cat --root "$ROOT" "$w" | cmp -n $(stat -c %s "$t/a.raw") - "$t/a.raw"
+	# What was imported is what the next snapshot reads.
+	[ "$(spx-vol snapshot --root "$ROOT" "$v" --json | field read)" = 7 ]
+	run spx-vol export --root "$ROOT" "$v" "$t/out.qcow2" --format qcow2
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	qemu-img compare -f qcow2 -F raw "$t/out.qcow2" "$t/a.raw"
+	spx-vol export --root "$ROOT" "$w" "$t/out.raw"
+	[ "$(stat -c %s "$t/out.raw")" = $((16 << 20)) ]
+	cmp -n $(stat -c %s "$t/a.raw") "$t/out.raw" "$t/a.raw"
+	# Through a running server too.
+	serve
+	x=$(spx-vol import --root "$ROOT" --socket "$SOCK" "$t/a.qcow2")
+	qio "$x" -r -c "read -s $t/a.raw 0 3M" >/dev/null || qemu-img compare -f raw -F raw "$(uri "$x")" "$t/a.raw"
+	spx-vol export --root "$ROOT" --socket "$SOCK" "$x" "$t/x.raw"
+	cmp "$t/x.raw" <(cat "$t/a.raw"; head -c 24 /dev/zero)
+}
+
+@test "import and export refuse what they cannot take, and leave nothing" {
+	t=$BATS_TEST_TMPDIR
+	head -c 1M /dev/urandom >"$t/a.raw"
+	run spx-vol import --root "$ROOT" "$t/none"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "spx-vol: import: cannot open '$t/none': No such file or directory" ]]
+	run spx-vol import --root "$ROOT" "$t/a.raw" --format vmdk
+	[ "$status" -eq 100 ]
+	[ "$output" = "spx-vol: import: 'vmdk' is not an image format (raw, qcow2)" ]
+	run spx-vol import --root "$ROOT" "$t/a.raw" --format qcow2
+	[ "$status" -eq 100 ]
+	run spx-vol import --root "$ROOT" "$t/a.raw" --size 512k
+	[ "$status" -eq 100 ]
+	run spx-vol import --root "$ROOT" "$t"
+	[ "$status" -eq 100 ]
+	: >"$t/empty"
+	run spx-vol import --root "$ROOT" "$t/empty"
+	[ "$status" -eq 100 ]
+	# A qcow2 image that needs another, a torn header, one claiming
+	# more than a volume can hold.
+	qemu-img create -q -f qcow2 "$t/base.qcow2" 1M
+	qemu-img create -q -f qcow2 -b "$t/base.qcow2" -F qcow2 "$t/top.qcow2"
+	run spx-vol import --root "$ROOT" "$t/top.qcow2"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"has a backing file"* ]]
+	head -c 20 "$t/base.qcow2" >"$t/torn.qcow2"
+	run spx-vol import --root "$ROOT" "$t/torn.qcow2"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"cut short"* ]]
+	cp "$t/base.qcow2" "$t/huge.qcow2"
+	printf '\x00\x00\x80\x00\x00\x00\x00\x00' | dd of="$t/huge.qcow2" bs=1 seek=24 conv=notrunc status=none
+	run spx-vol import --root "$ROOT" "$t/huge.qcow2"
+	[ "$status" -eq 100 ]
+	# A qcow2 file qemu-img cannot read: the volume made for it goes.
+	cp "$t/base.qcow2" "$t/bad.qcow2"
+	dd if=/dev/urandom of="$t/bad.qcow2" bs=1 seek=48 count=200 conv=notrunc status=none
+	run spx-vol import --root "$ROOT" "$t/bad.qcow2"
+	[ "$status" -eq 111 ]
+	[ "$(spx-vol ls --root "$ROOT" --json)" = "[]" ]
+	[ -z "$(ls "$ROOT/run")" ]
+	v=$(spx-vol import --root "$ROOT" "$t/a.raw")
+	: >"$t/there"
+	run spx-vol export --root "$ROOT" "$v" "$t/there"
+	[ "$status" -eq 1 ]
+	[ "$output" = "spx-vol: export: '$t/there' exists" ]
+	run spx-vol export --root "$ROOT" vol-0123456789abcdef0 "$t/x"
+	[ "$status" -eq 1 ]
+	run spx-vol export --root "$ROOT" "$v" "$t/x" --format vmdk
+	[ "$status" -eq 100 ]
+	[ ! -e "$t/x" ]
+}
