@@ -186,6 +186,9 @@ int spx_snap_manifest_parse(const void *data, size_t n, unsigned flags,
 		goto bad;
 	end = nl;
 	hl = (size_t)(nl - p) + 1;
+	/* A NUL would end a field early for the code that reads it. */
+	if (memchr(p, 0, hl))
+		goto bad;
 	if ((size_t)(end - p) < 11 || memcmp(p, "spx-snap 1 ", 11))
 		goto bad;
 	p += 11;

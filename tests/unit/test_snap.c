@@ -184,8 +184,22 @@ static void test_manifest(void)
 		      "refused: %.60s...", bad[i]);
 		T_OK(!d.v && !d.count, "nothing kept");
 	}
-	/* The empty manifest parses. */
 	T_INT(spx_snap_manifest_parse(bad[2] + 0, 0, 0, &d), -1, "empty input");
+	/* A NUL inside a field (found by fuzz_snap_manifest). */
+	{
+		struct spx_buf z = SPX_BUF_INIT;
+		char *v;
+
+		spx_buf_add(&z, b.p, b.len);
+		spx_buf_grow(&z, 2);
+		v = strstr(z.p, "volume=vol-") + strlen("volume=vol-0123456789abcdef0");
+		memmove(v + 2, v, z.len - (size_t)(v - z.p));
+		spx_buf_setlen(&z, z.len + 2);
+		v[0] = v[1] = 0;
+		T_INT(spx_snap_manifest_parse(z.p, z.len, 0, &d), -1,
+		      "a NUL after an id");
+		spx_buf_release(&z);
+	}
 	spx_buf_release(&b);
 	spx_buf_release(&h);
 	spx_snap_manifest_release(&m);
