@@ -4,16 +4,23 @@ _spx_vol() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words="${COMP_WORDS[*]:1:COMP_CWORD-1}"
 	case " $words " in
 	*" write "*) COMPREPLY=($(compgen -W "--help --root --socket " -- "$cur")); return ;;
+	*" snapshots "*) COMPREPLY=($(compgen -W "--help --root --volume --json " -- "$cur")); return ;;
+	*" snapshot-rm "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
+	*" snapshot-gc "*) COMPREPLY=($(compgen -W "--help --root --wait --json " -- "$cur")); return ;;
+	*" snapshot "*) COMPREPLY=($(compgen -W "--help --root --parent --full --progress --json " -- "$cur")); return ;;
 	*" serve "*) COMPREPLY=($(compgen -W "--help --root --socket --threads --notify-fd --pidfile --log " -- "$cur")); return ;;
 	*" rm "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
+	*" restore "*) COMPREPLY=($(compgen -W "--help --root --id --size --eager --progress --json " -- "$cur")); return ;;
 	*" resize "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" ls "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" info "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
+	*" import "*) COMPREPLY=($(compgen -W "--help --root --socket --format --id --size --json " -- "$cur")); return ;;
+	*" export "*) COMPREPLY=($(compgen -W "--help --root --socket --format " -- "$cur")); return ;;
 	*" create "*) COMPREPLY=($(compgen -W "--help --root --size --id --json " -- "$cur")); return ;;
 	*" cat "*) COMPREPLY=($(compgen -W "--help --root --socket " -- "$cur")); return ;;
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "cat create info ls resize rm serve write  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "cat create export import info ls resize restore rm serve snapshot snapshot-gc snapshot-rm snapshots write  --help -v" -- "$cur"))
 }
 complete -F _spx_vol spx-vol

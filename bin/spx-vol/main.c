@@ -6,6 +6,7 @@
 #include "conf/conf.h"
 #include "file.h"
 #include "node/node.h"
+#include "vol/snap.h"
 #include "volcli.h"
 
 int volcli_open(const struct spx_args *a, struct volcli *c)
@@ -26,6 +27,8 @@ int volcli_open(const struct spx_args *a, struct volcli *c)
 	if (rc == 0) {
 		c->run = spx_strdup(conf.paths.run);
 		c->threads = spx_conf_self(&conf)->ebs.default_threads;
+		c->root = spx_strdup(loc.root);
+		c->conf = spx_strdup(loc.conf);
 	}
 	free(dir);
 	spx_conf_release(&conf);
@@ -33,10 +36,28 @@ int volcli_open(const struct spx_args *a, struct volcli *c)
 	return rc < 0 ? volcli_fail(a) : 0;
 }
 
+int volcli_snaps(const struct spx_args *a, struct volcli *c)
+{
+	int rc = volcli_open(a, c);
+
+	if (rc)
+		return rc;
+	if (spx_snap_store_conf(c->conf, c->root, c->vs, &c->obj, &c->ss) < 0) {
+		rc = volcli_fail(a);
+		volcli_close(c);
+	}
+	return rc;
+}
+
 void volcli_close(struct volcli *c)
 {
+	spx_snap_store_close(c->ss);
+	spx_obj_close(c->obj);
 	spx_vol_store_close(c->vs);
 	free(c->run);
+	free(c->root);
+	free(c->conf);
+	memset(c, 0, sizeof(*c));
 }
 
 int volcli_fail(const struct spx_args *a)
@@ -85,6 +106,61 @@ static const struct spx_opt data_opts[] = {
 	{ 0 },
 };
 
+static const struct spx_opt snapshot_opts[] = {
+	SPX_OPT_ROOT,
+	{ "parent", 0, "SNAP",
+	  "count from this snapshot (default: the one the volume was last "
+	  "snapshotted or restored from)" },
+	{ "full", 0, NULL, "read every chunk that holds data, not only the "
+			   "changed ones" },
+	{ "progress", 0, NULL,
+	  "report progress on stderr also when it is not a terminal" },
+	{ "json", 'j', NULL, "print JSON, with what was read and stored" },
+	{ 0 },
+};
+static const struct spx_opt snapshots_opts[] = {
+	SPX_OPT_ROOT,
+	{ "volume", 0, "ID", "only the snapshots of this volume" },
+	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
+static const struct spx_opt gc_opts[] = {
+	SPX_OPT_ROOT,
+	{ "wait", 0, NULL,
+	  "wait for snapshots being taken instead of giving up" },
+	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
+static const struct spx_opt restore_opts[] = {
+	SPX_OPT_ROOT,
+	{ "id", 0, "ID", "this volume id instead of a new one" },
+	{ "size", 's', "SIZE", "the volume's size (default and least: the "
+			       "snapshot's)" },
+	{ "eager", 0, NULL, "fetch every chunk before returning" },
+	{ "progress", 0, NULL,
+	  "report progress on stderr also when it is not a terminal" },
+	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
+
+static const struct spx_opt import_opts[] = {
+	SPX_OPT_ROOT,
+	OPT_SOCKET,
+	{ "format", 'f', "FORMAT",
+	  "raw or qcow2 (default: qcow2 when FILE has its header)" },
+	{ "id", 0, "ID", "this volume id instead of a new one" },
+	{ "size", 's', "SIZE",
+	  "the volume's size (default and least: the image's)" },
+	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
+static const struct spx_opt export_opts[] = {
+	SPX_OPT_ROOT,
+	OPT_SOCKET,
+	{ "format", 'f', "FORMAT", "raw (default) or qcow2" },
+	{ 0 },
+};
+
 static const struct spx_verb verbs[] = {
 	{ "create", cmd_create, create_opts, "",
 	  "make a thin-provisioned volume of --size; print its id", 0, 0 },
@@ -92,7 +168,9 @@ static const struct spx_verb verbs[] = {
 	{ "ls", cmd_ls, json_opts, "",
 	  "list the volumes: ID SIZE ALLOCATED CREATED", 0, 0 },
 	{ "info", cmd_info, json_opts, "ID",
-	  "show a volume: size, bytes allocated on disk, creation", 1, 1 },
+	  "show a volume: size, bytes allocated on disk, creation, its last "
+	  "snapshot, what it still fetches from the one it was restored from",
+	  1, 1 },
 	{ "resize", cmd_resize, root_opts, "ID SIZE",
 	  "grow a volume to SIZE (a volume never shrinks)", 2, 2 },
 	{ "serve", cmd_serve, serve_opts, "",
@@ -102,6 +180,27 @@ static const struct spx_verb verbs[] = {
 	  "write a volume's bytes to stdout (through NBD)", 1, 1 },
 	{ "write", cmd_write, data_opts, "ID",
 	  "write stdin to a volume from its start, then flush (through NBD)",
+	  1, 1 },
+	{ "import", cmd_import, import_opts, "FILE",
+	  "make a volume from a raw or qcow2 image (qemu-img, through NBD); "
+	  "print its id",
+	  1, 1 },
+	{ "export", cmd_export, export_opts, "ID FILE",
+	  "write a volume to a new raw or qcow2 image FILE", 2, 2 },
+	{ "snapshot", cmd_snapshot, snapshot_opts, "ID",
+	  "snapshot a volume into the object store, storing only the chunks "
+	  "the store lacks; print the snapshot's id",
+	  1, 1 },
+	{ "snapshots", cmd_snapshots, snapshots_opts, "[SNAP...]",
+	  "list the snapshots: ID VOLUME SIZE CHUNKS PARENT CREATED", 0, -1 },
+	{ "snapshot-rm", cmd_snapshot_rm, root_opts, "SNAP",
+	  "remove a snapshot; the chunks no other one names are collected", 1,
+	  1 },
+	{ "snapshot-gc", cmd_snapshot_gc, gc_opts, "",
+	  "remove the chunks no snapshot names", 0, 0 },
+	{ "restore", cmd_restore, restore_opts, "SNAP",
+	  "make a new volume from a snapshot, usable at once (its chunks are "
+	  "fetched as they are used); print its id",
 	  1, 1 },
 	{ 0 },
 };

@@ -19,7 +19,7 @@
  * on the store. On failure prints why and returns NULL with *rc set. */
 static struct nbd_handle *connect_vol(const struct spx_args *a,
 				      struct volcli *c, const char *id,
-				      uint64_t *size, int *rc)
+				      bool readonly, uint64_t *size, int *rc)
 {
 	struct spx_vol_info v;
 	struct nbd_handle *nbd;
@@ -39,11 +39,28 @@ static struct nbd_handle *connect_vol(const struct spx_args *a,
 	} else {
 		char *plugin = spx_vol_plugin_path();
 		char *dir = spx_xprintf("dir=%s", spx_vol_store_dir(c->vs));
-		char *argv[] = { (char *)volcli_nbdkit(), "-s", "--exit-with-parent",
-				 plugin, dir, NULL };
+		char *conf = spx_xprintf("conf=%s", c->conf);
+		char *root = spx_xprintf("root=%s", c->root);
+		char *argv[10];
+		int n = 0;
+
+		argv[n++] = (char *)volcli_nbdkit();
+		argv[n++] = "-s";
+		argv[n++] = "--exit-with-parent";
+		/* A reader does not take the volume from a server that
+		 * writes it. */
+		if (readonly)
+			argv[n++] = "-r";
+		argv[n++] = plugin;
+		argv[n++] = dir;
+		argv[n++] = conf;
+		argv[n++] = root;
+		argv[n] = NULL;
 
 		if (!plugin) {
 			free(dir);
+			free(conf);
+			free(root);
 			nbd_close(nbd);
 			*rc = volcli_fail(a);
 			return NULL;
@@ -52,6 +69,8 @@ static struct nbd_handle *connect_vol(const struct spx_args *a,
 		r = nbd_connect_command(nbd, argv);
 		free(plugin);
 		free(dir);
+		free(conf);
+		free(root);
 	}
 	if (r < 0 || (sz = nbd_get_size(nbd)) < 0)
 		goto fail;
@@ -82,7 +101,7 @@ int cmd_cat(const struct spx_args *a)
 
 	if ((rc = volcli_open(a, &c)))
 		return rc;
-	if (!(nbd = connect_vol(a, &c, id, &size, &rc))) {
+	if (!(nbd = connect_vol(a, &c, id, true, &size, &rc))) {
 		volcli_close(&c);
 		return rc;
 	}
@@ -142,7 +161,7 @@ int cmd_write(const struct spx_args *a)
 
 	if ((rc = volcli_open(a, &c)))
 		return rc;
-	if (!(nbd = connect_vol(a, &c, id, &size, &rc))) {
+	if (!(nbd = connect_vol(a, &c, id, false, &size, &rc))) {
 		volcli_close(&c);
 		return rc;
 	}

@@ -40,7 +40,7 @@ const char *volcli_nbdkit(void)
  * (after a clean handshake that it ends with NBD_OPT_ABORT, so nbdkit
  * logs nothing), else -1 with errno (ECONNREFUSED: a socket nobody
  * serves). */
-static int probe(const char *path)
+int volcli_probe(const char *path)
 {
 	struct nbd_handle *nbd = nbd_create();
 	int rc = -1, e = ENOMEM;
@@ -70,7 +70,7 @@ static int clear_socket(const char *path)
 	if (!S_ISSOCK(st.st_mode))
 		return spx_error(SPX_FAIL, "'%s' exists and is not a socket",
 				 path);
-	if (probe(path) == 0)
+	if (volcli_probe(path) == 0)
 		return spx_error(SPX_NO, "'%s' is being served already", path);
 	if (errno != ECONNREFUSED)
 		return spx_error_errno(SPX_FAIL, "cannot use '%s'", path);
@@ -217,7 +217,7 @@ static int serve_loop(struct serve *s)
 			stop_at = INT64_MAX;
 		}
 		if (!ready && !stopping) {
-			if (probe(s->sock) == 0) {
+			if (volcli_probe(s->sock) == 0) {
 				ready = true;
 				/* Only the node's own processes may connect. */
 				if (chmod(s->sock, 0600) < 0)
@@ -311,12 +311,16 @@ int cmd_serve(const struct spx_args *a)
 		goto out;
 	}
 	{
+		char *conf = spx_xprintf("conf=%s", c.conf);
+		char *root = spx_xprintf("root=%s", c.root);
 		char *argv[] = { (char *)volcli_nbdkit(), "-f", "-U", sock,
 				 "--exit-with-parent", "--threads", tstr,
-				 plugin, dir, NULL };
+				 plugin, dir, conf, root, NULL };
 
 		fflush(NULL);
 		s.pid = start_nbdkit(argv, pipefd[1]);
+		free(conf);
+		free(root);
 	}
 	close(pipefd[1]);
 	s.out = pipefd[0];

@@ -6,6 +6,7 @@
 #include "http/httpdate.h"
 #include "print.h"
 #include "size.h"
+#include "vol/track.h"
 #include "volcli.h"
 
 /* SIZE and ALLOCATED read as "30G" in the table and as bytes in JSON. */
@@ -17,10 +18,55 @@ static void size_cell(struct spx_table *t, uint64_t v)
 	spx_table_json(t, s, json_integer((json_int_t)v));
 }
 
-static int print_vols(const struct spx_vol_info *v, size_t n, bool json)
+/* "" reads "-" for people and null in JSON. */
+static void opt_cell(struct spx_table *t, const char *s)
 {
-	struct spx_table *t = spx_table_new("ID", "SIZE", "ALLOCATED",
-					    "CREATED", NULL);
+	spx_table_json(t, *s ? s : "-", *s ? json_string(s) : json_null());
+}
+
+/* The snapshot columns of a volume: what it counts from, what it is
+ * restoring from, the chunks still to fetch and the fetch errors the
+ * guest waited on. */
+static void snap_cells(struct volcli *c, struct spx_table *t,
+		       const struct spx_vol_info *v)
+{
+	char *dir = spx_vol_dir(c->vs, v->id);
+	struct spx_vol_snapstate st;
+	struct spx_vol_track_status ts = { 0 };
+	struct spx_vol_track *tr;
+	char when[40] = "";
+
+	if (spx_vol_snapstate_read(dir, &st) < 0) {
+		spx_warn("%s", spx_errmsg());
+		memset(&st, 0, sizeof(st));
+	}
+	if (spx_vol_track_open(dir, v->size, 0, &tr) == 0) {
+		spx_vol_track_status(tr, &ts);
+		spx_vol_track_close(tr);
+	}
+	spx_error_clear();
+	free(dir);
+	opt_cell(t, st.base);
+	opt_cell(t, st.source);
+	spx_table_int(t, (long long)ts.unfilled);
+	spx_table_int(t, (long long)ts.fetch_errors);
+	if (ts.last_error_ms)
+		spx_iso8601_ms((time_t)(ts.last_error_ms / 1000), when,
+			       sizeof(when));
+	opt_cell(t, when);
+	opt_cell(t, ts.last_error);
+}
+
+int volcli_print_vols(struct volcli *c, const struct spx_vol_info *v,
+		      size_t n, bool json, bool detail)
+{
+	struct spx_table *t =
+		detail ? spx_table_new("ID", "SIZE", "ALLOCATED", "CREATED",
+				       "SNAPSHOT", "RESTORING", "TO FETCH",
+				       "FETCH ERRORS", "LAST ERROR AT",
+				       "LAST ERROR", NULL)
+		       : spx_table_new("ID", "SIZE", "ALLOCATED", "CREATED",
+				       NULL);
 	char ts[40];
 	int rc;
 
@@ -31,6 +77,8 @@ static int print_vols(const struct spx_vol_info *v, size_t n, bool json)
 		size_cell(t, v[i].allocated);
 		spx_iso8601_ms((time_t)(v[i].created_ms / 1000), ts, sizeof(ts));
 		spx_table_str(t, ts);
+		if (detail)
+			snap_cells(c, t, &v[i]);
 	}
 	rc = spx_table_print(t, stdout, json) < 0 ? SPX_FAIL : 0;
 	spx_table_free(t);
@@ -64,7 +112,7 @@ int cmd_create(const struct spx_args *a)
 	if (spx_vol_create(c.vs, size, spx_arg(a, "id"), &v) < 0)
 		rc = volcli_fail(a);
 	else if (spx_flag(a, "json"))
-		rc = print_vols(&v, 1, true);
+		rc = volcli_print_vols(&c, &v, 1, true, false);
 	else
 		printf("%s\n", v.id);
 	volcli_close(&c);
@@ -96,7 +144,7 @@ int cmd_ls(const struct spx_args *a)
 	if (spx_vol_list(c.vs, &v, &n) < 0) {
 		rc = volcli_fail(a);
 	} else {
-		rc = print_vols(v, n, spx_flag(a, "json"));
+		rc = volcli_print_vols(&c, v, n, spx_flag(a, "json"), false);
 		free(v);
 	}
 	volcli_close(&c);
@@ -114,7 +162,7 @@ int cmd_info(const struct spx_args *a)
 	if (spx_vol_info(c.vs, a->argv[0], &v) < 0)
 		rc = volcli_fail(a);
 	else
-		rc = print_vols(&v, 1, spx_flag(a, "json"));
+		rc = volcli_print_vols(&c, &v, 1, spx_flag(a, "json"), true);
 	volcli_close(&c);
 	return rc;
 }

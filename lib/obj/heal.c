@@ -400,7 +400,7 @@ int spx_obj_verify(struct spx_obj *s, const char *bucket, bool heal,
 			return rc;
 		return check_bucket(s, bucket, heal, fn, ctx);
 	}
-	if ((rc = spx_obj_bucket_list(s, &b, &n)) < 0)
+	if ((rc = obj_bucket_list(s, true, &b, &n)) < 0)
 		return rc;
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = check_bucket(s, b[i].name, heal, fn, ctx);
@@ -492,7 +492,8 @@ int spx_obj_restore_drive0(struct spx_obj *s, size_t *restored)
 		size_t nk;
 		int lk = -1;
 
-		if (!spx_obj_bucket_name_valid(buckets[i]))
+		if (!spx_obj_bucket_name_valid(buckets[i]) &&
+		    !spx_obj_bucket_name_reserved(buckets[i]))
 			continue;
 		for (int j = 0; j < s->n; j++)
 			bd[j] = obj_bdir(s, j, buckets[i]);

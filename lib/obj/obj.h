@@ -230,6 +230,15 @@ struct spx_obj_bucket {
  * or "amzn-s3-demo-" prefix, no "-s3alias", "--ol-s3", ".mrap" or
  * "--x-s3" suffix. */
 bool spx_obj_bucket_name_valid(const char *name);
+/* Buckets spx keeps for itself (the snapshot store of lib/vol): names
+ * of SPX_OBJ_RESERVED_PREFIX and 1..(63 - 11) of [a-z0-9-], ending with a
+ * letter or digit. "sthree-" is a prefix S3's rules refuse, so the
+ * gateway, which checks spx_obj_bucket_name_valid before it calls the
+ * engine, can neither create nor address one (InvalidBucketName,
+ * NoSuchBucket); every call here accepts them, spx_obj_bucket_list (S3's
+ * ListBuckets) leaves them out and spx_obj_verify includes them. */
+#define SPX_OBJ_RESERVED_PREFIX "sthree-spx-"
+bool spx_obj_bucket_name_reserved(const char *name);
 /* SPX_OBJ_BUCKET_OWNED when it exists and owner owns it,
  * SPX_OBJ_BUCKET_EXISTS when someone else does. owner: 1..15 of
  * [0-9A-Za-z], region: 1..31 of [a-z0-9-]. */
@@ -254,7 +263,8 @@ int spx_obj_bucket_tags(struct spx_obj *s, const struct spx_obj_bucket *b,
  * validates them (S3's rules live in the gateway). */
 int spx_obj_bucket_set_tags(struct spx_obj *s, const struct spx_obj_bucket *b,
 			    const struct spx_kvlist *tags);
-/* Every bucket, sorted by name; *out (caller frees) holds *n. */
+/* Every bucket but the reserved ones, sorted by name; *out (caller
+ * frees) holds *n. */
 int spx_obj_bucket_list(struct spx_obj *s, struct spx_obj_bucket **out,
 			size_t *n);
 

@@ -37,6 +37,9 @@ int obj_target(const struct spx_obj_bucket *b, const char *key,
 bool obj_kv_valid(const struct spx_kvlist *l);
 /* The handle names a valid bucket (no I/O). */
 int obj_bucket_name(const struct spx_obj_bucket *b);
+/* spx_obj_bucket_list, with the reserved buckets when reserved is set. */
+int obj_bucket_list(struct spx_obj *s, bool reserved,
+		    struct spx_obj_bucket **out, size_t *n);
 /* The bucket of handle b still exists and is the same one (its
  * incarnation): SPX_OBJ_NO_SUCH_BUCKET if not. *v (may be NULL) receives
  * its versioning now. Changes call it under the bucket's lock (held

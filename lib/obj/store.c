@@ -458,6 +458,20 @@ bool spx_obj_bucket_name_valid(const char *name)
 	return true;
 }
 
+bool spx_obj_bucket_name_reserved(const char *name)
+{
+	size_t l = strlen(SPX_OBJ_RESERVED_PREFIX), n = strlen(name);
+
+	if (n <= l || n > SPX_OBJ_BUCKET_MAX ||
+	    strncmp(name, SPX_OBJ_RESERVED_PREFIX, l) || name[n - 1] == '-')
+		return false;
+	for (size_t i = l; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '-'))
+			return false;
+	return true;
+}
+
 bool obj_utf8_valid(const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -558,7 +572,8 @@ static bool word_ok(const char *s, size_t max, bool upper)
 
 static int bucket_name_check(const char *name)
 {
-	if (!spx_obj_bucket_name_valid(name))
+	if (!spx_obj_bucket_name_valid(name) &&
+	    !spx_obj_bucket_name_reserved(name))
 		return obj_err(SPX_OBJ_INVALID_BUCKET, "invalid bucket name '%s'",
 			       name);
 	return 0;
@@ -889,8 +904,8 @@ static int bucket_cmp(const void *a, const void *b)
 		      ((const struct spx_obj_bucket *)b)->name);
 }
 
-int spx_obj_bucket_list(struct spx_obj *s, struct spx_obj_bucket **out,
-			size_t *n)
+int obj_bucket_list(struct spx_obj *s, bool reserved,
+		    struct spx_obj_bucket **out, size_t *n)
 {
 	char *b = spx_xprintf("%s/b", s->drives[0]);
 	DIR *dp = opendir(b);
@@ -908,7 +923,8 @@ int spx_obj_bucket_list(struct spx_obj *s, struct spx_obj_bucket **out,
 	while ((e = readdir(dp))) {
 		struct spx_obj_bucket info;
 
-		if (!spx_obj_bucket_name_valid(e->d_name))
+		if (!spx_obj_bucket_name_valid(e->d_name) &&
+		    !(reserved && spx_obj_bucket_name_reserved(e->d_name)))
 			continue;
 		if (bucket_read(s, e->d_name, &info) < 0)
 			continue;
@@ -924,4 +940,10 @@ int spx_obj_bucket_list(struct spx_obj *s, struct spx_obj_bucket **out,
 	if (*n)
 		qsort(*out, *n, sizeof(**out), bucket_cmp);
 	return 0;
+}
+
+int spx_obj_bucket_list(struct spx_obj *s, struct spx_obj_bucket **out,
+			size_t *n)
+{
+	return obj_bucket_list(s, false, out, n);
 }

@@ -7,6 +7,7 @@
 
 #include "file.h"
 #include "proc.h"
+#include "vol/track.h"
 #include "vol/vol.h"
 
 struct spx_vol_store {
@@ -98,6 +99,11 @@ static int size_check(uint64_t size)
 				 (unsigned long long)SPX_VOL_SIZE_MAX,
 				 SPX_VOL_SECTOR, (unsigned long long)size);
 	return 0;
+}
+
+char *spx_vol_dir(const struct spx_vol_store *vs, const char *id)
+{
+	return spx_xprintf("%s/%s", vs->dir, id);
 }
 
 char *spx_vol_data_path(const struct spx_vol_store *vs, const char *id)
@@ -194,8 +200,25 @@ static int allocated(const struct spx_vol_store *vs, struct spx_vol_info *v)
 	return rc;
 }
 
+static int fresh_state(void *ctx, struct spx_vol_snapstate *s)
+{
+	const char *snap = ctx;
+
+	snprintf(s->base, sizeof(s->base), "%s", snap ? snap : "");
+	snprintf(s->source, sizeof(s->source), "%s", snap ? snap : "");
+	s->valid = true;
+	return 0;
+}
+
 int spx_vol_create(struct spx_vol_store *vs, uint64_t size, const char *id,
 		   struct spx_vol_info *out)
+{
+	return spx_vol_create_from(vs, size, id, NULL, out);
+}
+
+int spx_vol_create_from(struct spx_vol_store *vs, uint64_t size,
+			const char *id, const struct spx_vol_from *from,
+			struct spx_vol_info *out)
 {
 	struct spx_vol_info v = { 0 };
 	char *dir = NULL, *data = NULL;
@@ -230,6 +253,25 @@ int spx_vol_create(struct spx_vol_store *vs, uint64_t size, const char *id,
 					       data);
 		goto undo;
 	}
+	/* Tracking from the first write: a new volume's changes since the
+	 * empty volume (or since the snapshot it is made from) are all
+	 * counted. */
+	if (spx_vol_track_size(dir, size) < 0)
+		goto undo;
+	if (from) {
+		char *src = spx_xprintf("%s/source", dir);
+
+		bool bad = spx_write_file(src, from->manifest, from->len, 0600,
+					  true) < 0 ||
+			   (from->prepare && from->prepare(from->ctx, dir) < 0);
+
+		free(src);
+		if (bad)
+			goto undo;
+	}
+	if (spx_vol_snapstate_update(dir, fresh_state,
+				     from ? (void *)from->snap : NULL) < 0)
+		goto undo;
 	/* vol.json last: its presence makes the volume. */
 	if (spx_fsync_dir(dir) < 0 || meta_write(vs, &v) < 0 ||
 	    spx_fsync_dir(vs->dir) < 0)
@@ -288,8 +330,16 @@ int spx_vol_resize(struct spx_vol_store *vs, const char *id, uint64_t size)
 				 id, (unsigned long long)v.size);
 	if (size == v.size)
 		return 0;
-	/* The data first: a crash between leaves a longer file and the old
-	 * size, which is still the volume's. */
+	/* Tracking and data first: a crash between leaves them longer and
+	 * the old size, which is still the volume's. */
+	{
+		char *dir = spx_vol_dir(vs, id);
+
+		rc = spx_vol_track_size(dir, size);
+		free(dir);
+		if (rc < 0)
+			return -1;
+	}
 	data = spx_vol_data_path(vs, id);
 	if (truncate(data, (off_t)size) < 0)
 		rc = errno == EFBIG || errno == EINVAL
@@ -354,6 +404,51 @@ int spx_vol_list(struct spx_vol_store *vs, struct spx_vol_info **out,
 	spx_error_clear();
 	if (*n)
 		qsort(*out, *n, sizeof(**out), info_cmp);
+	return 0;
+}
+
+int spx_vol_format_parse(const char *s)
+{
+	if (!strcmp(s, "raw"))
+		return SPX_VOL_RAW;
+	if (!strcmp(s, "qcow2"))
+		return SPX_VOL_QCOW2;
+	return spx_error(SPX_USAGE, "'%s' is not an image format (raw, qcow2)",
+			 s);
+}
+
+static uint64_t be(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int spx_vol_image_probe(const unsigned char *p, size_t n, int *fmt,
+			uint64_t *vsize)
+{
+	/* QEMU's qcow2 header: magic "QFI\xfb", version, backing file
+	 * offset and size, cluster bits, size, crypt method (big endian). */
+	if (n < 4 || memcmp(p, "QFI\xfb", 4)) {
+		*fmt = SPX_VOL_RAW;
+		return 0;
+	}
+	*fmt = SPX_VOL_QCOW2;
+	if (n < 48)
+		return spx_error(SPX_USAGE, "a qcow2 header cut short");
+	if (be(p + 4, 4) != 2 && be(p + 4, 4) != 3)
+		return spx_error(SPX_USAGE, "qcow2 version %llu is not one we "
+					    "read (2, 3)",
+				 (unsigned long long)be(p + 4, 4));
+	if (be(p + 8, 8))
+		return spx_error(SPX_USAGE,
+				 "the qcow2 image has a backing file: convert it "
+				 "to one image first (qemu-img convert)");
+	if (be(p + 32, 4))
+		return spx_error(SPX_USAGE, "the qcow2 image is encrypted");
+	*vsize = be(p + 24, 8);
 	return 0;
 }
 

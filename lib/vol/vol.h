@@ -17,6 +17,8 @@
  *   vol.json   {"id", "size", "created_ms"}: written crash-safely last,
  *              so a volume exists once it is there; the size it names is
  *              the volume's (data may be longer after a crash mid-resize)
+ *   track, snap.json, lock, source, cow
+ *              what snapshots need (track.h)
  *
  * IDs are "vol-" and 17 lowercase hex digits (id.h). Directories that are
  * not a valid id, or have no vol.json, are not volumes: leftovers of a
@@ -67,6 +69,20 @@ bool spx_vol_id_valid(const char *id);
  * id, or a new one when id is NULL. */
 int spx_vol_create(struct spx_vol_store *vs, uint64_t size, const char *id,
 		   struct spx_vol_info *out);
+/* What spx_vol_create_from makes a volume from (a snapshot: lib/vol's
+ * snap.h), all written before the volume exists: manifest (len bytes)
+ * as DIR/ID/source, snap.json naming snap as base and source, and
+ * whatever prepare (may be NULL) does in the volume's directory. */
+struct spx_vol_from {
+	const char *snap;
+	const void *manifest;
+	size_t len;
+	int (*prepare)(void *ctx, const char *dir);
+	void *ctx;
+};
+int spx_vol_create_from(struct spx_vol_store *vs, uint64_t size,
+			const char *id, const struct spx_vol_from *from,
+			struct spx_vol_info *out);
 /* The volume goes at once (renamed away, then removed). */
 int spx_vol_remove(struct spx_vol_store *vs, const char *id);
 /* Grow to size (whole sectors): shrinking is refused, as EBS does. */
@@ -76,6 +92,8 @@ int spx_vol_info(struct spx_vol_store *vs, const char *id,
 /* Every volume, sorted by id; *out (caller frees) holds *n. */
 int spx_vol_list(struct spx_vol_store *vs, struct spx_vol_info **out,
 		 size_t *n);
+/* The directory of a volume, DIR/ID (caller frees). */
+char *spx_vol_dir(const struct spx_vol_store *vs, const char *id);
 /* The data file of a volume (caller frees). */
 char *spx_vol_data_path(const struct spx_vol_store *vs, const char *id);
 
@@ -87,6 +105,21 @@ char *spx_vol_data_path(const struct spx_vol_store *vs, const char *id);
  * fuzz_vol_record runs it on anything. */
 int spx_vol_record_parse(const char *buf, size_t n, const char *id,
 			 struct spx_vol_info *v);
+
+/* Images spx-vol import and export read and write. */
+enum spx_vol_format {
+	SPX_VOL_RAW = 0,
+	SPX_VOL_QCOW2 = 1,
+};
+/* "raw" or "qcow2" to a format: -1 (SPX_USAGE) for anything else. */
+int spx_vol_format_parse(const char *s);
+/* The format of n bytes from the start of an image (at least 48 give a
+ * qcow2 header whole) and, for qcow2, its virtual size from the header.
+ * A qcow2 header that is torn, of an unknown version, encrypted or with a
+ * backing file is SPX_USAGE: the image cannot be taken alone. raw
+ * leaves *vsize alone (the caller knows the file's size). */
+int spx_vol_image_probe(const unsigned char *p, size_t n, int *fmt,
+			uint64_t *vsize);
 
 /* The nbdkit plugin that serves a store: $SPX_VOL_PLUGIN, else
  * ../lib/nbdkit-spxvol-plugin.so beside the running program (caller

@@ -171,7 +171,9 @@ assert {x["size"] for x in v} == {30 << 30, 1 << 20}, v
 	v=$(spx-vol create --root "$ROOT" --size 64M)
 	w=$(spx-vol create --root "$ROOT" --size 1M)
 	serve
-	[ "$(stat -c %a "$SOCK")" = 600 ]
+	# serve makes it 0600 once it answers, which may be just after the
+	# probe above succeeded.
+	wait_for 5 bash -c "[ \"\$(stat -c %a '$SOCK')\" = 600 ]"
 	run nbdinfo --list --json "nbd+unix:///?socket=$SOCK"
 	[ "$status" -eq 0 ]
 	echo "$output" | python3 -c '

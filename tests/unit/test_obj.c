@@ -653,6 +653,53 @@ static void test_names(void)
 		      t[i].name);
 }
 
+/* The reserved buckets: the engine takes them, S3's rules do not, S3's
+ * listing leaves them out and verify covers them. */
+static void test_reserved(void)
+{
+	static const struct {
+		const char *name;
+		bool ok;
+	} t[] = {
+		{ "sthree-spx-snapshots", true }, { "sthree-spx-a", true },
+		{ "sthree-spx-a-1", true }, { "sthree-spx-", false },
+		{ "sthree-spx-a-", false }, { "sthree-spx-A", false },
+		{ "sthree-spx-a.b", false }, { "sthree-x", false },
+		{ "spx-snapshots", false }, { "sthree-spx-../x", false },
+		{ "sthree-spx-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", true },
+		{ "sthree-spx-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false },
+	};
+	struct spx_obj *s = open_store("rsv", 2, 1, 128, SPX_OBJ_NO_INLINE);
+	struct spx_obj_bucket *l = NULL;
+	struct count c = { 0 };
+	unsigned char data[3000];
+	size_t n = 0;
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(t); i++) {
+		T_INT(spx_obj_bucket_name_reserved(t[i].name), t[i].ok,
+		      "reserved name '%s'", t[i].name);
+		if (!strncmp(t[i].name, "sthree-", 7))
+			T_INT(spx_obj_bucket_name_valid(t[i].name), false,
+			      "S3 refuses '%s'", t[i].name);
+	}
+	fill(data, sizeof(data), 4);
+	T_INT(spx_obj_bucket_create(s, "sthree-spx-x", "111122223333", "us-east-1"),
+	      0, "the engine makes a reserved bucket");
+	T_INT(spx_obj_bucket_create(s, "sthree-x", "111122223333", "us-east-1"),
+	      SPX_OBJ_INVALID_BUCKET, "but no other sthree- name");
+	T_INT(spx_obj_bucket_create(s, "plain", "111122223333", "us-east-1"), 0,
+	      "and a plain one");
+	T_INT(put(s, "sthree-spx-x", "k", data, sizeof(data), 1000), 0,
+	      "an object in it");
+	T_OK(get_eq(s, "sthree-spx-x", "k", data, sizeof(data)), "read back");
+	T_INT(spx_obj_bucket_list(s, &l, &n), 0, "list buckets");
+	T_OK(n == 1 && !strcmp(l[0].name, "plain"), "S3's listing leaves it out");
+	free(l);
+	T_INT(spx_obj_verify(s, NULL, false, count_cb, &c), 0, "verify");
+	T_INT(c.n, 1, "verify covers the object in the reserved bucket");
+	spx_obj_close(s);
+}
+
 static void test_meta(void)
 {
 	struct spx_obj_meta m = SPX_OBJ_META_INIT, d;
@@ -1250,6 +1297,7 @@ int main(void)
 	test_layout();
 	test_ec();
 	test_names();
+	test_reserved();
 	test_meta();
 	test_objects();
 	test_damage("rs21", 2, 1);

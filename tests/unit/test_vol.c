@@ -192,6 +192,62 @@ static void test_leftovers(struct spx_vol_store *vs)
 	free(dead);
 }
 
+/* The image probe of spx-vol import: qcow2 headers read bounded. */
+static void test_probe(void)
+{
+	static const struct {
+		const char *name;
+		const char *head; /* hex, at most 48 bytes */
+		int rc, fmt;
+		uint64_t vsize;
+	} t[] = {
+		{ "empty", "", 0, SPX_VOL_RAW, 0 },
+		{ "raw", "00000000000000000000", 0, SPX_VOL_RAW, 0 },
+		{ "three bytes of magic", "514649", 0, SPX_VOL_RAW, 0 },
+		{ "torn", "514649fb00000003", -1, SPX_VOL_QCOW2, 0 },
+		{ "v3, 1 MiB",
+		  "514649fb000000030000000000000000000000000000001000000000001000"
+		  "0000000000000000000000000000000000",
+		  0, SPX_VOL_QCOW2, 1 << 20 },
+		{ "v2, 2 GiB",
+		  "514649fb000000020000000000000000000000000000001000000000800000"
+		  "0000000000000000000000000000000000",
+		  0, SPX_VOL_QCOW2, 2ULL << 30 },
+		{ "v4",
+		  "514649fb000000040000000000000000000000000000001000000000001000"
+		  "0000000000000000000000000000000000",
+		  -1, SPX_VOL_QCOW2, 0 },
+		{ "a backing file",
+		  "514649fb000000030000000000000200000000080000001000000000001000"
+		  "0000000000000000000000000000000000",
+		  -1, SPX_VOL_QCOW2, 0 },
+		{ "encrypted",
+		  "514649fb000000030000000000000000000000000000001000000000001000"
+		  "0000000001000000000000000000000000",
+		  -1, SPX_VOL_QCOW2, 0 },
+	};
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(t); i++) {
+		unsigned char b[64];
+		size_t n = strlen(t[i].head) / 2;
+		uint64_t vs = 0;
+		int fmt = -1;
+
+		for (size_t j = 0; j < n; j++)
+			sscanf(t[i].head + 2 * j, "%2hhx", &b[j]);
+		T_INT(spx_vol_image_probe(b, n, &fmt, &vs), t[i].rc, "probe %s",
+		      t[i].name);
+		T_INT(fmt, t[i].fmt, "probe %s: format", t[i].name);
+		if (!t[i].rc)
+			T_INT(vs, t[i].vsize, "probe %s: size", t[i].name);
+	}
+	T_INT(spx_vol_format_parse("raw"), SPX_VOL_RAW, "raw");
+	T_INT(spx_vol_format_parse("qcow2"), SPX_VOL_QCOW2, "qcow2");
+	T_INT(spx_vol_format_parse("QCOW2"), -1, "QCOW2");
+	T_INT(spx_errstatus(), SPX_USAGE, "QCOW2: SPX_USAGE");
+	T_INT(spx_vol_format_parse(""), -1, "''");
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-vol.XXXXXX";
@@ -208,6 +264,7 @@ int main(void)
 	test_lifecycle(vs);
 	test_refusals(vs);
 	test_leftovers(vs);
+	test_probe();
 	spx_vol_store_close(vs);
 	free(dir);
 	spx_rmtree(tmp);

@@ -1,15 +1,15 @@
 /* spxvol.c: the nbdkit plugin that serves a volume store (lib/vol) over
  * NBD, one export per volume, named by its id.
  *
- *   nbdkit -U SOCKET nbdkit-spxvol-plugin.so dir=STORE
+ *   nbdkit -U SOCKET nbdkit-spxvol-plugin.so dir=STORE [conf=FILE root=DIR]
  *
  * Why nbdkit with a plugin of ours (docs/ARCHITECTURE.md says more):
  * nbdkit is the well-kept NBD server (newstyle handshake, TLS, multi-conn,
  * structured replies, block status, export listing) and leaves the
  * storage to the plugin, which is where spx's work is: reading and
- * writing the sparse data file with the durability NBD promises, and,
- * later, fetching the chunks of a volume made from a snapshot on first
- * read and tracking which chunks changed since the last snapshot.
+ * writing the sparse data file with the durability NBD promises,
+ * fetching the chunks of a volume made from a snapshot on first use, and
+ * tracking which chunks changed since the last snapshot.
  *
  * Durability: a write is acknowledged once pwrite(2) returned (in the
  * page cache); FLUSH is fdatasync(2) of the file, and a FUA write, trim or
@@ -18,42 +18,321 @@
  * fdatasync covers every connection's writes to the file, so several
  * connections may be open at once (multi-conn). A full disk is ENOSPC for
  * the write that needs a new block, never damage to what was written.
+ *
+ * Snapshots (lib/vol/track.h): every write, trim and zero goes through
+ * spx_vol_track_write_begin, which marks the chunks DIRTY durably before
+ * the write, waits while a snapshot picks its chunks (milliseconds) and
+ * copies a chunk the snapshot has yet to read. The volumes open in this
+ * process share one tracking map each, whatever the connections; one
+ * process at a time may write a volume (others get EBUSY).
+ *
+ * Lazy restore: a volume restoring from a snapshot fetches a chunk from
+ * the object store (conf= names the node's configuration) before the
+ * first read or write of it, and a thread fetches the rest while the
+ * volume is open for writing. A fetch that fails for a reason that may
+ * pass (the store unreachable, a drive unreadable) is logged, shown by
+ * spx-vol info, and retried with backoff while the guest waits: never
+ * EIO. A chunk whose bytes do not match its hash is EIO: wrong bytes are
+ * never returned.
  */
 #include "spx.h"
 
 #include <linux/falloc.h>
+#include <pthread.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "obj/obj.h"
+#include "vol/snap.h"
+#include "vol/track.h"
 #include "vol/vol.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
-static char *store_dir;
+/* Retries of a fetch that failed: from 100 ms, doubling, to 5 s. */
+#define RETRY_MIN_MS 100
+#define RETRY_MAX_MS 5000
+
+static char *store_dir, *conf_file, *root_dir;
 static struct spx_vol_store *vs;
+/* The snapshot store, opened on first need (fetching). */
+static pthread_mutex_t ss_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct spx_obj *obj;
+static struct spx_snap_store *ss;
+
+/* A volume open in this process: shared by its connections. */
+struct pvol {
+	struct pvol *next;
+	char id[SPX_ID_SIZE];
+	unsigned refs, writers;
+	struct spx_vol_track *t;
+	/* Lazy restore. */
+	bool restoring;			/* atomic: chunks may be left */
+	struct spx_snap_fill fill;
+	int fillfd;			/* data, for writing fetched chunks */
+	pthread_t filler;
+	bool filler_on, stop;		/* stop: atomic */
+	uint64_t fill_next;		/* the fillers' next entry (atomic) */
+};
+
+static pthread_mutex_t vols_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct pvol *vols;
 
 struct handle {
 	int fd;
 	uint64_t size;
 	bool readonly;
+	struct pvol *pv;
 };
 
 static void spxvol_unload(void)
 {
+	spx_snap_store_close(ss);
+	spx_obj_close(obj);
 	spx_vol_store_close(vs);
 	free(store_dir);
+	free(conf_file);
+	free(root_dir);
 }
 
 static int spxvol_config(const char *key, const char *value)
 {
-	if (!strcmp(key, "dir")) {
-		free(store_dir);
-		store_dir = nbdkit_absolute_path(value);
-		return store_dir ? 0 : -1;
+	char **to = !strcmp(key, "dir")	   ? &store_dir
+		    : !strcmp(key, "conf") ? &conf_file
+		    : !strcmp(key, "root") ? &root_dir
+					   : NULL;
+
+	if (!to) {
+		nbdkit_error("unknown parameter '%s'", key);
+		return -1;
 	}
-	nbdkit_error("unknown parameter '%s'", key);
-	return -1;
+	free(*to);
+	*to = nbdkit_absolute_path(value);
+	return *to ? 0 : -1;
+}
+
+static struct spx_snap_store *snap_store(void)
+{
+	pthread_mutex_lock(&ss_mu);
+	if (!ss) {
+		if (!conf_file)
+			spx_error(SPX_FAIL, "no conf=FILE: cannot reach the "
+					    "snapshot store");
+		else
+			spx_snap_store_conf(conf_file, root_dir, vs, &obj, &ss);
+	}
+	pthread_mutex_unlock(&ss_mu);
+	return ss;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	nbdkit_nanosleep(ms / 1000, (ms % 1000) * 1000000);
+}
+
+/* Make chunk c local, waiting out failures that may pass (logged and
+ * shown by spx-vol info); -1 with errno EIO for a corrupt chunk, or
+ * ESHUTDOWN when nbdkit stops meanwhile. */
+static int fetch(struct pvol *pv, uint64_t c, bool *stop)
+{
+	unsigned wait = RETRY_MIN_MS, tries = 0;
+	char *buf;
+
+	if (!spx_vol_track_test(pv->t, SPX_TRACK_UNFILLED, c))
+		return 0;
+	buf = malloc(SPX_SNAP_CHUNK);
+	if (!buf) {
+		errno = ENOMEM;
+		return -1;
+	}
+	for (;;) {
+		bool corrupt = false;
+		struct spx_snap_store *st =
+			__atomic_load_n(&pv->fill.ss, __ATOMIC_SEQ_CST);
+
+		if (!st && (st = snap_store()))
+			__atomic_store_n(&pv->fill.ss, st, __ATOMIC_SEQ_CST);
+		if (st && spx_snap_fill_chunk(&pv->fill, c, buf, &corrupt) == 0) {
+			if (tries)
+				nbdkit_error("%s: chunk %llu fetched after %u "
+					     "failures",
+					     pv->id, (unsigned long long)c, tries);
+			spx_vol_track_fetch_ok(pv->t);
+			free(buf);
+			return 0;
+		}
+		if (corrupt) {
+			nbdkit_error("%s: chunk %llu: %s", pv->id,
+				     (unsigned long long)c, spx_errmsg());
+			spx_vol_track_fetch_error(pv->t, spx_errmsg());
+			free(buf);
+			errno = EIO;
+			return -1;
+		}
+		spx_vol_track_fetch_error(pv->t, spx_errmsg());
+		/* Once, and then every 10 tries: the log stays readable. */
+		if (tries++ % 10 == 0)
+			nbdkit_error("%s: cannot fetch chunk %llu (%s); "
+				     "retrying",
+				     pv->id, (unsigned long long)c, spx_errmsg());
+		sleep_ms(wait);
+		if ((stop && __atomic_load_n(stop, __ATOMIC_SEQ_CST)) ||
+		    nbdkit_nanosleep(0, 0) < 0) {
+			free(buf);
+			errno = ESHUTDOWN;
+			return -1;
+		}
+		wait = wait * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : wait * 2;
+	}
+}
+
+/* Every chunk of [off, off + len) local. */
+static int fetch_range(struct pvol *pv, uint64_t off, uint64_t len)
+{
+	if (!__atomic_load_n(&pv->restoring, __ATOMIC_SEQ_CST) || !len)
+		return 0;
+	for (uint64_t c = off / SPX_SNAP_CHUNK;
+	     c <= (off + len - 1) / SPX_SNAP_CHUNK; c++)
+		if (fetch(pv, c, NULL) < 0)
+			return -1;
+	return 0;
+}
+
+/* Background fetches overlap, each waiting on the store. */
+#define FILLERS 4
+
+static void *filler_one(void *arg)
+{
+	struct pvol *pv = arg;
+
+	for (;;) {
+		uint64_t i = __atomic_fetch_add(&pv->fill_next, 1, __ATOMIC_SEQ_CST);
+
+		if (i >= pv->fill.src.count ||
+		    __atomic_load_n(&pv->stop, __ATOMIC_SEQ_CST))
+			return NULL;
+		if (fetch(pv, pv->fill.src.v[i].idx, &pv->stop) < 0 &&
+		    errno != EIO)
+			return NULL;
+	}
+}
+
+static void *filler(void *arg)
+{
+	struct pvol *pv = arg;
+	pthread_t th[FILLERS];
+	int n = 0;
+
+	for (int i = 0; i < FILLERS; i++)
+		if (pthread_create(&th[n], NULL, filler_one, pv) == 0)
+			n++;
+	if (!n)
+		filler_one(pv);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	if (__atomic_load_n(&pv->stop, __ATOMIC_SEQ_CST))
+		return NULL;
+	switch (spx_snap_fill_finish(&pv->fill)) {
+	case 1:
+		__atomic_store_n(&pv->restoring, false, __ATOMIC_SEQ_CST);
+		nbdkit_debug("%s: every chunk is local", pv->id);
+		break;
+	case 0: /* a corrupt chunk stays to fetch */
+		break;
+	default:
+		nbdkit_error("%s: %s", pv->id, spx_errmsg());
+	}
+	return NULL;
+}
+
+static void pvol_free(struct pvol *pv)
+{
+	if (pv->filler_on) {
+		__atomic_store_n(&pv->stop, true, __ATOMIC_SEQ_CST);
+		pthread_join(pv->filler, NULL);
+	}
+	/* Its readers may have fetched the last chunks. */
+	if (__atomic_load_n(&pv->restoring, __ATOMIC_SEQ_CST) &&
+	    spx_snap_fill_finish(&pv->fill) < 0)
+		nbdkit_error("%s: %s", pv->id, spx_errmsg());
+	spx_snap_fill_release(&pv->fill);
+	if (pv->fillfd >= 0)
+		close(pv->fillfd);
+	spx_vol_track_close(pv->t);
+	free(pv);
+}
+
+/* The process's state of volume name (size bytes now), made on first
+ * use; the caller holds vols_mu. */
+static struct pvol *pvol_get(const char *name, uint64_t size)
+{
+	struct pvol *pv;
+	char *dir, *data;
+
+	for (pv = vols; pv; pv = pv->next)
+		if (!strcmp(pv->id, name)) {
+			if (spx_vol_track_resize(pv->t, size) < 0)
+				return NULL;
+			pv->refs++;
+			return pv;
+		}
+	pv = spx_calloc(1, sizeof(*pv));
+	pv->fillfd = -1;
+	pv->fill.datafd = -1;
+	snprintf(pv->id, sizeof(pv->id), "%s", name);
+	dir = spx_vol_dir(vs, name);
+	data = spx_vol_data_path(vs, name);
+	if (spx_vol_track_open(dir, size, SPX_TRACK_CREATE, &pv->t) < 0)
+		goto fail;
+	{
+		struct spx_vol_snapstate st;
+
+		if (spx_vol_snapstate_read(dir, &st) < 0)
+			goto fail;
+		if (*st.source) {
+			/* The store is reached on the first fetch: it may be
+			 * away now and back by then. */
+			pv->fillfd = open(data, O_RDWR | O_CLOEXEC);
+			if (pv->fillfd < 0) {
+				spx_error_errno(SPX_FAIL, "cannot open '%s'", data);
+				goto fail;
+			}
+			if (spx_snap_fill_open(NULL, pv->t, pv->fillfd,
+					       &pv->fill) < 0)
+				goto fail;
+			pv->restoring = true;
+		}
+	}
+	free(dir);
+	free(data);
+	pv->refs = 1;
+	pv->next = vols;
+	vols = pv;
+	return pv;
+fail:
+	free(dir);
+	free(data);
+	pvol_free(pv);
+	return NULL;
+}
+
+static void pvol_put(struct pvol *pv, bool writer)
+{
+	struct pvol **pp;
+
+	pthread_mutex_lock(&vols_mu);
+	if (writer && !--pv->writers)
+		spx_vol_track_writer_unlock(pv->t);
+	if (--pv->refs) {
+		pthread_mutex_unlock(&vols_mu);
+		return;
+	}
+	for (pp = &vols; *pp != pv; pp = &(*pp)->next)
+		;
+	*pp = pv->next;
+	pthread_mutex_unlock(&vols_mu);
+	pvol_free(pv);
 }
 
 static int spxvol_config_complete(void)
@@ -120,6 +399,31 @@ static void *spxvol_open(int readonly)
 	free(path);
 	h->size = v.size;
 	h->readonly = readonly;
+	pthread_mutex_lock(&vols_mu);
+	h->pv = pvol_get(name, v.size);
+	if (h->pv && !readonly && !h->pv->writers++ &&
+	    spx_vol_track_writer_lock(h->pv->t) < 0) {
+		h->pv->writers--;
+		pthread_mutex_unlock(&vols_mu);
+		nbdkit_error("%s", spx_errmsg());
+		pvol_put(h->pv, false);
+		close(h->fd);
+		free(h);
+		errno = EBUSY;
+		return NULL;
+	}
+	if (h->pv && !readonly && h->pv->restoring && !h->pv->filler_on) {
+		/* The rest comes in the background while it is served. */
+		if (pthread_create(&h->pv->filler, NULL, filler, h->pv) == 0)
+			h->pv->filler_on = true;
+	}
+	pthread_mutex_unlock(&vols_mu);
+	if (!h->pv) {
+		nbdkit_error("%s", spx_errmsg());
+		close(h->fd);
+		free(h);
+		return NULL;
+	}
 	return h;
 }
 
@@ -127,6 +431,7 @@ static void spxvol_close(void *handle)
 {
 	struct handle *h = handle;
 
+	pvol_put(h->pv, !h->readonly);
 	close(h->fd);
 	free(h);
 }
@@ -181,6 +486,8 @@ static int spxvol_pread(void *handle, void *buf, uint32_t count,
 	struct handle *h = handle;
 	char *p = buf;
 
+	if (fetch_range(h->pv, offset, count) < 0)
+		return -1;
 	while (count) {
 		ssize_t r = pread(h->fd, p, count, (off_t)offset);
 
@@ -201,12 +508,29 @@ static int spxvol_pread(void *handle, void *buf, uint32_t count,
 	return 0;
 }
 
+/* Before a write of [off, off + len): its chunks local, marked, and
+ * kept for a snapshot being taken. */
+static int write_begin(struct handle *h, uint64_t off, uint64_t len)
+{
+	if (fetch_range(h->pv, off, len) < 0)
+		return -1;
+	if (spx_vol_track_write_begin(h->pv->t, off, len) < 0) {
+		nbdkit_error("%s", spx_errmsg());
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
 static int spxvol_pwrite(void *handle, const void *buf, uint32_t count,
 			 uint64_t offset, uint32_t flags)
 {
 	struct handle *h = handle;
 	const char *p = buf;
+	int rc = 0;
 
+	if (write_begin(h, offset, count) < 0)
+		return -1;
 	while (count) {
 		ssize_t r = pwrite(h->fd, p, count, (off_t)offset);
 
@@ -216,13 +540,15 @@ static int spxvol_pwrite(void *handle, const void *buf, uint32_t count,
 			/* ENOSPC reaches the client as itself (nbdkit keeps
 			 * errno): only the new block failed. */
 			nbdkit_error("pwrite: %m");
-			return -1;
+			rc = -1;
+			break;
 		}
 		p += r;
 		count -= (uint32_t)r;
 		offset += (uint64_t)r;
 	}
-	return sync_if(h, flags);
+	spx_vol_track_write_end(h->pv->t);
+	return rc < 0 ? rc : sync_if(h, flags);
 }
 
 static int spxvol_flush(void *handle, uint32_t flags)
@@ -240,14 +566,17 @@ static int spxvol_trim(void *handle, uint32_t count, uint64_t offset,
 		       uint32_t flags)
 {
 	struct handle *h = handle;
+	int rc;
 
-	/* The blocks go back to the host: thin again. */
-	if (fallocate(h->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		      (off_t)offset, count) < 0) {
-		nbdkit_error("trim: %m");
+	if (write_begin(h, offset, count) < 0)
 		return -1;
-	}
-	return sync_if(h, flags);
+	/* The blocks go back to the host: thin again. */
+	rc = fallocate(h->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		       (off_t)offset, count);
+	if (rc < 0)
+		nbdkit_error("trim: %m");
+	spx_vol_track_write_end(h->pv->t);
+	return rc < 0 ? rc : sync_if(h, flags);
 }
 
 static int spxvol_zero(void *handle, uint32_t count, uint64_t offset,
@@ -258,16 +587,26 @@ static int spxvol_zero(void *handle, uint32_t count, uint64_t offset,
 			   ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
 			   : FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
 
-	if (fallocate(h->fd, mode, (off_t)offset, count) < 0) {
+	int rc;
+
+	if (write_begin(h, offset, count) < 0)
+		return -1;
+	rc = fallocate(h->fd, mode, (off_t)offset, count);
+	if (rc < 0) {
 		/* A file system without ZERO_RANGE: nbdkit writes zeros
 		 * itself (or says a fast zero is not to be had). */
 		if (errno == EOPNOTSUPP)
 			errno = ENOTSUP;
 		if (errno != ENOTSUP)
 			nbdkit_error("zero: %m");
-		return -1;
 	}
-	return sync_if(h, flags);
+	{
+		int e = errno;
+
+		spx_vol_track_write_end(h->pv->t);
+		errno = e;
+	}
+	return rc < 0 ? rc : sync_if(h, flags);
 }
 
 static int spxvol_extents(void *handle, uint32_t count, uint64_t offset,
@@ -276,6 +615,9 @@ static int spxvol_extents(void *handle, uint32_t count, uint64_t offset,
 	struct handle *h = handle;
 	uint64_t end = offset + count;
 
+	/* Chunks not fetched yet are holes here, data there: all data. */
+	if (__atomic_load_n(&h->pv->restoring, __ATOMIC_SEQ_CST))
+		return nbdkit_add_extent(extents, offset, count, 0);
 	while (offset < end) {
 		off_t data = lseek(h->fd, (off_t)offset, SEEK_DATA), hole;
 
@@ -336,7 +678,10 @@ static struct nbdkit_plugin plugin = {
 	.unload = spxvol_unload,
 	.config = spxvol_config,
 	.config_complete = spxvol_config_complete,
-	.config_help = "dir=<STORE>   the volume store (required)",
+	.config_help = "dir=<STORE>   the volume store (required)\n"
+		       "conf=<FILE>   the node's configuration (to fetch "
+		       "chunks of snapshots)\n"
+		       "root=<DIR>    the node's root (relative paths of conf)",
 	.magic_config_key = "dir",
 	.list_exports = spxvol_list_exports,
 	.open = spxvol_open,

@@ -1,0 +1,1544 @@
+/* snap.c: snapshots of volumes in the object store (contract in snap.h). */
+#include "spx.h"
+
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "checksum.h"
+#include "conf/conf.h"
+#include "file.h"
+#include "hex.h"
+#include "vol/snap.h"
+
+/* The largest manifest: an entry for every chunk of the largest volume. */
+#define MANIFEST_MAX                                                       \
+	(SPX_SNAP_HEADER_MAX +                                             \
+	 (SPX_VOL_SIZE_MAX / SPX_SNAP_CHUNK) * (uint64_t)SPX_SNAP_ENTRY_SIZE)
+/* Listing pages. */
+#define PAGE 1000
+
+struct spx_snap_store {
+	struct spx_obj *obj;
+	struct spx_obj_bucket b;
+	struct spx_vol_store *vs;
+	char *lock;	/* <vol store>/.snap.lock */
+};
+
+bool spx_snap_id_valid(const char *id)
+{
+	return id && spx_id_valid(id, "snap");
+}
+
+static int id_check(const char *id)
+{
+	if (!spx_snap_id_valid(id))
+		return spx_error(SPX_USAGE,
+				 "'%s' is not a snapshot id (snap- and 17 hex "
+				 "digits)",
+				 id ? id : "");
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t nchunks_of(uint64_t size)
+{
+	return (size + SPX_SNAP_CHUNK - 1) / SPX_SNAP_CHUNK;
+}
+
+static size_t chunk_len(uint64_t size, uint64_t c)
+{
+	uint64_t off = c * SPX_SNAP_CHUNK;
+
+	return size - off < SPX_SNAP_CHUNK ? (size_t)(size - off)
+					   : SPX_SNAP_CHUNK;
+}
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	return !n || (!p[0] && !memcmp(p, p + 1, n - 1));
+}
+
+static int sha256(const void *p, size_t n, unsigned char out[SPX_SNAP_HASH])
+{
+	unsigned char md[SPX_CKSUM_MAX];
+
+	if (spx_cksum_digest(SPX_CKSUM_SHA256, p, n, md, NULL) < 0)
+		return -1;
+	memcpy(out, md, SPX_SNAP_HASH);
+	return 0;
+}
+
+static void chunk_key(const unsigned char h[SPX_SNAP_HASH], char out[70])
+{
+	memcpy(out, "c/", 2);
+	spx_hex_encode(h, SPX_SNAP_HASH, out + 2);
+}
+
+/* ---- manifests ---- */
+
+void spx_snap_manifest_encode(const struct spx_snap_manifest *m,
+			      struct spx_buf *out)
+{
+	struct spx_buf body = SPX_BUF_INIT;
+
+	spx_buf_grow(&body, (size_t)m->count * SPX_SNAP_ENTRY_SIZE);
+	for (uint64_t i = 0; i < m->count; i++) {
+		unsigned char e[SPX_SNAP_ENTRY_SIZE];
+
+		for (int b = 0; b < 8; b++)
+			e[b] = (unsigned char)(m->v[i].idx >> (8 * b));
+		memcpy(e + 8, m->v[i].hash, SPX_SNAP_HASH);
+		spx_buf_add(&body, e, sizeof(e));
+	}
+	spx_buf_addf(out,
+		     "spx-snap 1 id=%s volume=%s size=%llu chunk=%u parent=%s "
+		     "created_ms=%lld count=%llu crc32c=%08x\n",
+		     m->id, m->volume, (unsigned long long)m->size, m->chunk,
+		     *m->parent ? m->parent : "-", (long long)m->created_ms,
+		     (unsigned long long)m->count,
+		     spx_crc32c(body.p, body.len));
+	spx_buf_add(out, body.p, body.len);
+	spx_buf_release(&body);
+}
+
+void spx_snap_manifest_release(struct spx_snap_manifest *m)
+{
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+/* A decimal number: 1..20 digits, no leading zero but for "0", no
+ * overflow. */
+static bool number(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!n || n > 20 || (n > 1 && s[0] == '0'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9' ||
+		    v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+/* The next field "name=VALUE" of the header at *p (before end), followed
+ * by one space or, for the last, the end. */
+static bool field(const char **p, const char *end, const char *name,
+		  bool last, const char **val, size_t *vlen)
+{
+	size_t l = strlen(name);
+	const char *v, *e;
+
+	if ((size_t)(end - *p) < l + 1 || memcmp(*p, name, l) || (*p)[l] != '=')
+		return false;
+	v = *p + l + 1;
+	e = memchr(v, ' ', (size_t)(end - v));
+	if (last) {
+		if (e)
+			return false;
+		e = end;
+	} else if (!e) {
+		return false;
+	}
+	*val = v;
+	*vlen = (size_t)(e - v);
+	*p = last ? e : e + 1;
+	return *vlen > 0;
+}
+
+static bool id_field(const char *v, size_t n, const char *prefix, char *out)
+{
+	char id[SPX_ID_SIZE];
+
+	if (n >= sizeof(id))
+		return false;
+	memcpy(id, v, n);
+	id[n] = 0;
+	if (!spx_id_valid(id, prefix))
+		return false;
+	memcpy(out, id, n + 1);
+	return true;
+}
+
+int spx_snap_manifest_parse(const void *data, size_t n, unsigned flags,
+			    struct spx_snap_manifest *m)
+{
+	const char *p = data, *nl, *end, *v;
+	const unsigned char *body;
+	size_t vl, hl;
+	uint64_t size, chunk, created, count, crc, nch;
+
+	memset(m, 0, sizeof(*m));
+	nl = memchr(p, '\n', n < SPX_SNAP_HEADER_MAX ? n : SPX_SNAP_HEADER_MAX);
+	if (!nl)
+		goto bad;
+	end = nl;
+	hl = (size_t)(nl - p) + 1;
+	/* A NUL would end a field early for the code that reads it. */
+	if (memchr(p, 0, hl))
+		goto bad;
+	if ((size_t)(end - p) < 11 || memcmp(p, "spx-snap 1 ", 11))
+		goto bad;
+	p += 11;
+	if (!field(&p, end, "id", false, &v, &vl) ||
+	    !id_field(v, vl, "snap", m->id) ||
+	    !field(&p, end, "volume", false, &v, &vl) ||
+	    !id_field(v, vl, "vol", m->volume) ||
+	    !field(&p, end, "size", false, &v, &vl) || !number(v, vl, &size) ||
+	    !field(&p, end, "chunk", false, &v, &vl) || !number(v, vl, &chunk) ||
+	    !field(&p, end, "parent", false, &v, &vl) ||
+	    !((vl == 1 && *v == '-') || id_field(v, vl, "snap", m->parent)) ||
+	    !field(&p, end, "created_ms", false, &v, &vl) ||
+	    !number(v, vl, &created) ||
+	    !field(&p, end, "count", false, &v, &vl) || !number(v, vl, &count) ||
+	    !field(&p, end, "crc32c", true, &v, &vl) || vl != 8 ||
+	    !spx_is_lower_hex(v, 8))
+		goto bad;
+	crc = 0;
+	for (int i = 0; i < 8; i++)
+		crc = crc << 4 | (uint64_t)spx_hexval(v[i]);
+	if (!size || size > SPX_VOL_SIZE_MAX || size % SPX_VOL_SECTOR ||
+	    chunk != SPX_SNAP_CHUNK || created > INT64_MAX ||
+	    !strcmp(m->parent, m->id))
+		goto bad;
+	nch = nchunks_of(size);
+	if (count > nch)
+		goto bad;
+	m->size = size;
+	m->chunk = (uint32_t)chunk;
+	m->created_ms = (int64_t)created;
+	m->count = count;
+	if (flags & SPX_SNAP_HEADER)
+		return 0;
+	/* count is at most 2^27: no overflow. */
+	if (n - hl != count * SPX_SNAP_ENTRY_SIZE)
+		goto bad;
+	body = (const unsigned char *)data + hl;
+	if (spx_crc32c(body, n - hl) != (uint32_t)crc)
+		goto bad;
+	m->v = spx_malloc((count ? count : 1) * sizeof(*m->v));
+	for (uint64_t i = 0; i < count; i++) {
+		const unsigned char *e = body + i * SPX_SNAP_ENTRY_SIZE;
+		uint64_t idx = 0;
+
+		for (int b = 7; b >= 0; b--)
+			idx = idx << 8 | e[b];
+		if (idx >= nch || (i && idx <= m->v[i - 1].idx))
+			goto bad;
+		m->v[i].idx = idx;
+		memcpy(m->v[i].hash, e + 8, SPX_SNAP_HASH);
+	}
+	return 0;
+bad:
+	spx_snap_manifest_release(m);
+	return spx_error(SPX_FAIL, "not a snapshot manifest");
+}
+
+const struct spx_snap_entry *
+spx_snap_manifest_find(const struct spx_snap_manifest *m, uint64_t idx)
+{
+	size_t lo = 0, hi = m->v ? (size_t)m->count : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].idx == idx)
+			return &m->v[mid];
+		if (m->v[mid].idx < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* ---- the store ---- */
+
+/* An object store failure as our error (status from its code). */
+static int obj_fail(int rc)
+{
+	if (rc == SPX_OBJ_INTERNAL)
+		return -1; /* recorded already, SPX_FAIL */
+	return spx_error_prefix("snapshot store");
+}
+
+int spx_snap_store_open(struct spx_obj *obj, struct spx_vol_store *vs,
+			const char *owner, const char *region,
+			struct spx_snap_store **out)
+{
+	struct spx_snap_store *ss;
+	int rc;
+
+	*out = NULL;
+	rc = spx_obj_bucket_create(obj, SPX_SNAP_BUCKET, owner, region);
+	if (rc < 0 && rc != SPX_OBJ_BUCKET_OWNED)
+		return spx_error_prefix("snapshot store");
+	ss = spx_calloc(1, sizeof(*ss));
+	if ((rc = spx_obj_bucket_open(obj, SPX_SNAP_BUCKET, &ss->b)) < 0) {
+		free(ss);
+		return spx_error_prefix("snapshot store");
+	}
+	spx_error_clear();
+	ss->obj = obj;
+	ss->vs = vs;
+	ss->lock = spx_path_join(spx_vol_store_dir(vs), ".snap.lock");
+	*out = ss;
+	return 0;
+}
+
+int spx_snap_store_conf(const char *conf, const char *root,
+			struct spx_vol_store *vs, struct spx_obj **obj,
+			struct spx_snap_store **out)
+{
+	const struct spx_conf_node *self;
+	struct spx_obj_opts o = { 0 };
+	struct spx_conf c;
+	int rc = -1;
+
+	*obj = NULL;
+	*out = NULL;
+	if (spx_conf_load(conf, root, &c) < 0)
+		return -1;
+	self = spx_conf_self(&c);
+	o.drives = (const char *const *)self->obj.drives.v;
+	o.ndrives = self->obj.drives.n;
+	o.data = self->obj.data;
+	o.parity = self->obj.parity;
+	o.flags = SPX_OBJ_CREATE;
+	if (spx_obj_open(&o, obj) < 0)
+		spx_error_prefix("snapshot store");
+	else if (spx_snap_store_open(*obj, vs, c.aws.account_id, c.aws.region,
+				     out) < 0) {
+		spx_obj_close(*obj);
+		*obj = NULL;
+	} else {
+		rc = 0;
+	}
+	spx_conf_release(&c);
+	return rc;
+}
+
+void spx_snap_store_close(struct spx_snap_store *ss)
+{
+	if (!ss)
+		return;
+	free(ss->lock);
+	free(ss);
+}
+
+/* The collection lock: shared while snapshots are made and restores
+ * start, exclusive for collection. -1 with SPX_NO when nonblocking and
+ * taken. The descriptor is the lock. */
+static int gc_lock(struct spx_snap_store *ss, int how)
+{
+	int fd = open(ss->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return spx_error_errno(SPX_FAIL, "cannot open '%s'", ss->lock);
+	while (flock(fd, how) < 0) {
+		if (errno == EINTR)
+			continue;
+		close(fd);
+		if (errno == EWOULDBLOCK)
+			return spx_error(SPX_NO,
+					 "snapshots are being taken or "
+					 "restored: try again later");
+		return spx_error_errno(SPX_FAIL, "cannot lock '%s'", ss->lock);
+	}
+	return fd;
+}
+
+static int read_object(struct spx_snap_store *ss, const char *key,
+		       uint64_t max, bool prefix_only, struct spx_buf *out,
+		       uint64_t *size)
+{
+	struct spx_obj_reader *r;
+	uint64_t n, off = 0;
+	int rc = spx_obj_reader_open(ss->obj, &ss->b, key, &r);
+
+	if (rc < 0)
+		return rc;
+	n = spx_obj_reader_meta(r)->size;
+	if (size)
+		*size = n;
+	if (n > max && !prefix_only) {
+		spx_obj_reader_close(r);
+		return spx_error(SPX_FAIL, "'%s' is %llu bytes: too large", key,
+				 (unsigned long long)n);
+	}
+	if (n > max)
+		n = max;
+	spx_buf_grow(out, (size_t)n);
+	while (off < n) {
+		size_t got;
+
+		rc = spx_obj_read(r, off, out->p + out->len, (size_t)(n - off),
+				  &got);
+		if (rc < 0)
+			break;
+		if (!got) {
+			rc = spx_error(SPX_FAIL, "'%s' ends early", key);
+			break;
+		}
+		off += got;
+		spx_buf_setlen(out, out->len + got);
+	}
+	spx_obj_reader_close(r);
+	return rc < 0 ? rc : 0;
+}
+
+int spx_snap_chunk_get(struct spx_snap_store *ss,
+		       const unsigned char hash[SPX_SNAP_HASH], void *buf,
+		       size_t len, bool *corrupt)
+{
+	struct spx_obj_reader *r;
+	unsigned char h[SPX_SNAP_HASH];
+	char key[70];
+	size_t off = 0;
+	int rc;
+
+	if (corrupt)
+		*corrupt = false;
+	chunk_key(hash, key);
+	rc = spx_obj_reader_open(ss->obj, &ss->b, key, &r);
+	if (rc == SPX_OBJ_NO_SUCH_KEY)
+		return spx_error(SPX_NO, "the snapshot store has no chunk %s",
+				 key + 2);
+	if (rc < 0)
+		return obj_fail(rc);
+	if (spx_obj_reader_meta(r)->size != len) {
+		unsigned long long got = spx_obj_reader_meta(r)->size;
+
+		spx_obj_reader_close(r);
+		if (corrupt)
+			*corrupt = true;
+		return spx_error(SPX_FAIL,
+				 "chunk %s is %llu bytes, not %zu: corrupt",
+				 key + 2, got, len);
+	}
+	while (off < len) {
+		size_t got;
+
+		rc = spx_obj_read(r, off, (char *)buf + off, len - off, &got);
+		if (rc < 0 || !got) {
+			spx_obj_reader_close(r);
+			return rc < 0 ? obj_fail(rc)
+				      : spx_error(SPX_FAIL, "chunk %s ends early",
+						  key + 2);
+		}
+		off += got;
+	}
+	spx_obj_reader_close(r);
+	if (sha256(buf, len, h) < 0)
+		return -1;
+	if (memcmp(h, hash, SPX_SNAP_HASH)) {
+		char got[2 * SPX_SNAP_HASH + 1];
+
+		if (corrupt)
+			*corrupt = true;
+		spx_hex_encode(h, SPX_SNAP_HASH, got);
+		return spx_error(SPX_FAIL,
+				 "chunk %s is corrupt: its bytes hash to %s",
+				 key + 2, got);
+	}
+	return 0;
+}
+
+/* Store a chunk unless the store holds it; *stored says which. */
+static int chunk_put(struct spx_snap_store *ss,
+		     const unsigned char hash[SPX_SNAP_HASH], const void *buf,
+		     size_t len, bool *stored)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	struct spx_obj_writer *w;
+	char key[70];
+	int rc;
+
+	*stored = false;
+	chunk_key(hash, key);
+	rc = spx_obj_stat(ss->obj, &ss->b, key, &m);
+	spx_obj_meta_release(&m);
+	if (rc == 0)
+		return 0;
+	if (rc != SPX_OBJ_NO_SUCH_KEY)
+		return obj_fail(rc);
+	if ((rc = spx_obj_writer_begin(ss->obj, &ss->b, key, NULL, &w)) < 0)
+		return obj_fail(rc);
+	if ((rc = spx_obj_writer_write(w, buf, len)) < 0) {
+		spx_obj_writer_abort(w);
+		return obj_fail(rc);
+	}
+	if ((rc = spx_obj_writer_commit(w, NULL, NULL)) < 0)
+		return obj_fail(rc);
+	*stored = true;
+	return 0;
+}
+
+static bool chunk_exists(struct spx_snap_store *ss,
+			 const unsigned char hash[SPX_SNAP_HASH], int *rc)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	char key[70];
+
+	chunk_key(hash, key);
+	*rc = spx_obj_stat(ss->obj, &ss->b, key, &m);
+	spx_obj_meta_release(&m);
+	return *rc == 0;
+}
+
+static int manifest_decode(const char *what, const struct spx_buf *b,
+			   unsigned flags, struct spx_snap_manifest *m)
+{
+	if (spx_snap_manifest_parse(b->p, b->len, flags, m) < 0)
+		return spx_error(SPX_FAIL, "%s is not a snapshot manifest: "
+					   "corrupt",
+				 what);
+	return 0;
+}
+
+int spx_snap_manifest_read(struct spx_snap_store *ss, const char *id,
+			   unsigned flags, struct spx_snap_manifest *m)
+{
+	struct spx_buf b = SPX_BUF_INIT;
+	char key[SPX_ID_SIZE + 2];
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	if (id_check(id) < 0)
+		return -1;
+	snprintf(key, sizeof(key), "m/%s", id);
+	rc = read_object(ss, key, (flags & SPX_SNAP_HEADER)
+					  ? SPX_SNAP_HEADER_MAX
+					  : MANIFEST_MAX,
+			 flags & SPX_SNAP_HEADER, &b, NULL);
+	if (rc == SPX_OBJ_NO_SUCH_KEY)
+		rc = spx_error(SPX_NO, "no snapshot '%s'", id);
+	else if (rc < 0)
+		rc = obj_fail(rc);
+	else if ((rc = manifest_decode(key, &b, flags, m)) == 0 &&
+		 strcmp(m->id, id)) {
+		spx_snap_manifest_release(m);
+		rc = spx_error(SPX_FAIL, "%s names another snapshot: corrupt",
+			       key);
+	}
+	spx_buf_release(&b);
+	return rc;
+}
+
+/* ---- snapshots ---- */
+
+struct pick {
+	bool incremental;
+	uint64_t *data;		/* full: the chunks holding data */
+	uint64_t *capture;	/* copies of the session's choices */
+	uint64_t *unfilled;
+	uint64_t nw;
+};
+
+static void bit_set(uint64_t *w, uint64_t c)
+{
+	w[c / 64] |= (uint64_t)1 << (c % 64);
+}
+
+static bool bit(const uint64_t *w, uint64_t c)
+{
+	return w[c / 64] >> (c % 64) & 1;
+}
+
+/* The chunks of the first size bytes of fd that hold data, before the
+ * snapshot pauses writers (what they write meanwhile is DIRTY). */
+static int data_map(int fd, uint64_t size, uint64_t *out)
+{
+	uint64_t off = 0;
+
+	while (off < size) {
+		off_t d = lseek(fd, (off_t)off, SEEK_DATA), h;
+
+		if (d < 0 && errno == ENXIO)
+			break;
+		if (d < 0 || (h = lseek(fd, d, SEEK_HOLE)) < 0)
+			return spx_error_errno(SPX_FAIL, "cannot map the data");
+		if ((uint64_t)h > size)
+			h = (off_t)size;
+		for (uint64_t c = (uint64_t)d / SPX_SNAP_CHUNK;
+		     c * SPX_SNAP_CHUNK < (uint64_t)h; c++)
+			bit_set(out, c);
+		off = (uint64_t)h;
+	}
+	return 0;
+}
+
+/* While writers are paused: which chunks to read. Word operations only,
+ * so the pause is short whatever the volume. */
+static int pick_fn(void *ctx, struct spx_vol_track *t, const uint64_t *changed,
+		   uint64_t *capture, uint64_t nchunks)
+{
+	struct pick *p = ctx;
+	uint64_t nw = (nchunks + 63) / 64;
+
+	if (nw > p->nw)
+		return spx_error(SPX_FAIL, "the volume grew under the snapshot");
+	spx_vol_track_words(t, SPX_TRACK_UNFILLED, p->unfilled, nw);
+	for (uint64_t g = 0; g < nw; g++) {
+		capture[g] = changed[g];
+		if (!p->incremental)
+			capture[g] |= p->data[g];
+		/* A chunk not fetched yet is the source's, unread. */
+		capture[g] &= ~p->unfilled[g];
+		p->capture[g] = capture[g];
+	}
+	return 0;
+}
+
+static int write_manifest(struct spx_snap_store *ss,
+			  const struct spx_snap_manifest *m)
+{
+	struct spx_buf b = SPX_BUF_INIT;
+	struct spx_obj_writer *w;
+	char key[SPX_ID_SIZE + 2];
+	int rc;
+
+	snprintf(key, sizeof(key), "m/%s", m->id);
+	spx_snap_manifest_encode(m, &b);
+	if ((rc = spx_obj_writer_begin(ss->obj, &ss->b, key, NULL, &w)) == 0) {
+		if ((rc = spx_obj_writer_write(w, b.p, b.len)) < 0)
+			spx_obj_writer_abort(w);
+		else
+			rc = spx_obj_writer_commit(w, NULL, NULL);
+	}
+	spx_buf_release(&b);
+	return rc < 0 ? obj_fail(rc) : 0;
+}
+
+static int set_base(void *ctx, struct spx_vol_snapstate *s)
+{
+	snprintf(s->base, sizeof(s->base), "%s", (const char *)ctx);
+	s->valid = true;
+	return 0;
+}
+
+static void add_entry(struct spx_snap_manifest *m, size_t *cap, uint64_t idx,
+		      const unsigned char *hash)
+{
+	if (m->count == *cap) {
+		*cap = *cap ? 2 * *cap : 1024;
+		m->v = spx_realloc(m->v, *cap * sizeof(*m->v));
+	}
+	m->v[m->count].idx = idx;
+	memcpy(m->v[m->count].hash, hash, SPX_SNAP_HASH);
+	m->count++;
+}
+
+/* The source manifest of a volume restoring lazily. */
+static int source_read(const char *dir, const char *snap,
+		       struct spx_snap_manifest *m)
+{
+	char *p = spx_path_join(dir, "source");
+	struct spx_buf b = SPX_BUF_INIT;
+	int rc = spx_buf_read_file(&b, p, (size_t)MANIFEST_MAX);
+
+	if (rc == 0 && (rc = manifest_decode(p, &b, 0, m)) == 0 &&
+	    strcmp(m->id, snap)) {
+		spx_snap_manifest_release(m);
+		rc = spx_error(SPX_FAIL, "'%s' is not %s's manifest", p, snap);
+	}
+	spx_buf_release(&b);
+	free(p);
+	return rc;
+}
+
+/* Uploads overlap: each waits mostly on the store's fsyncs. */
+#define UPLOADERS 4
+#define SLOTS (2 * UPLOADERS)
+
+/* What became of the seq-th chunk read. */
+struct result {
+	unsigned char hash[SPX_SNAP_HASH];
+	bool zero, stored, done;
+	size_t len;
+};
+
+struct pool {
+	struct spx_snap_store *ss;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char *buf[SLOTS];
+	size_t len[SLOTS];
+	uint64_t issued, taken, done;
+	struct result *res;
+	bool finished, failed;
+	int err_status;
+	char err[512];
+	/* Hashes this snapshot stores already: one upload each. */
+	unsigned char (*seen)[SPX_SNAP_HASH];
+	bool *used;
+	size_t cap;
+};
+
+/* Add h to the pool's set (under mu); false when it was there. */
+static bool seen_add(struct pool *p, const unsigned char *h)
+{
+	uint64_t k;
+	size_t i;
+
+	memcpy(&k, h, sizeof(k));
+	for (i = k % p->cap; p->used[i]; i = (i + 1) % p->cap)
+		if (!memcmp(p->seen[i], h, SPX_SNAP_HASH))
+			return false;
+	p->used[i] = true;
+	memcpy(p->seen[i], h, SPX_SNAP_HASH);
+	return true;
+}
+
+static void *uploader(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		struct result out = { 0 };
+		uint64_t seq;
+		unsigned char *b;
+		int rc = 0;
+
+		pthread_mutex_lock(&p->mu);
+		while (p->taken == p->issued && !p->finished && !p->failed)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (p->taken == p->issued || p->failed) {
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		seq = p->taken++;
+		b = p->buf[seq % SLOTS];
+		out.len = p->len[seq % SLOTS];
+		pthread_mutex_unlock(&p->mu);
+		out.zero = all_zero(b, out.len);
+		if (!out.zero && (rc = sha256(b, out.len, out.hash)) == 0) {
+			bool first;
+
+			pthread_mutex_lock(&p->mu);
+			first = seen_add(p, out.hash);
+			pthread_mutex_unlock(&p->mu);
+			/* Another chunk of this snapshot with these bytes
+			 * is stored (or failing, which fails us all). */
+			if (first)
+				rc = chunk_put(p->ss, out.hash, b, out.len,
+					       &out.stored);
+		}
+		pthread_mutex_lock(&p->mu);
+		if (rc < 0 && !p->failed) {
+			/* The error slot is this thread's: hand it over. */
+			p->failed = true;
+			p->err_status = spx_errstatus();
+			snprintf(p->err, sizeof(p->err), "%s", spx_errmsg());
+		}
+		out.done = true;
+		p->res[seq] = out;
+		p->done++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+/* Read the chosen chunks in order (the snapshot's moment) while a pool
+ * hashes and stores them; res[seq] for the seq-th. */
+static int upload(struct spx_snap_store *ss, struct spx_vol_track *t,
+		  const struct pick *pk, uint64_t size, uint64_t total,
+		  struct result *res, const struct spx_snap_opts *o,
+		  struct spx_snap_report *r)
+{
+	struct pool p = { .ss = ss, .res = res, .cap = 2 * total + 1 };
+	pthread_t th[UPLOADERS];
+	int nth = 0, rc = 0;
+	uint64_t seq = 0, shown = 0;
+
+	p.seen = spx_malloc(p.cap * sizeof(*p.seen));
+	p.used = spx_calloc(p.cap, sizeof(*p.used));
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	for (int i = 0; i < SLOTS; i++)
+		p.buf[i] = spx_malloc(SPX_SNAP_CHUNK);
+	for (int i = 0; i < UPLOADERS && i < (int)total; i++)
+		if (pthread_create(&th[nth], NULL, uploader, &p) == 0)
+			nth++;
+	if (total && !nth)
+		rc = spx_error(SPX_FAIL, "cannot start a thread");
+	for (uint64_t c = 0; c < nchunks_of(size) && rc == 0; c++) {
+		size_t len;
+
+		if (!bit(pk->capture, c))
+			continue;
+		len = chunk_len(size, c);
+		pthread_mutex_lock(&p.mu);
+		/* The slot is free once the chunk SLOTS before is done. */
+		while (!p.failed && seq >= SLOTS && !res[seq - SLOTS].done)
+			pthread_cond_wait(&p.cv, &p.mu);
+		pthread_mutex_unlock(&p.mu);
+		if (p.failed)
+			break;
+		if (spx_vol_track_capture(t, c, p.buf[seq % SLOTS], len) < 0) {
+			rc = -1;
+			break;
+		}
+		pthread_mutex_lock(&p.mu);
+		p.len[seq % SLOTS] = len;
+		p.issued = ++seq;
+		pthread_cond_broadcast(&p.cv);
+		pthread_mutex_unlock(&p.mu);
+		r->read++;
+		if (o->progress && p.done / 16 > shown) {
+			shown = p.done / 16;
+			o->progress(o->ctx, p.done, total);
+		}
+	}
+	pthread_mutex_lock(&p.mu);
+	p.finished = true;
+	pthread_cond_broadcast(&p.cv);
+	while (p.done < p.issued && !p.failed)
+		pthread_cond_wait(&p.cv, &p.mu);
+	pthread_mutex_unlock(&p.mu);
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	if (rc == 0 && p.failed)
+		rc = spx_error(p.err_status, "%s", p.err);
+	if (rc == 0) {
+		for (uint64_t i = 0; i < total; i++)
+			if (res[i].stored) {
+				r->uploaded++;
+				r->uploaded_bytes += res[i].len;
+			}
+		if (o->progress)
+			o->progress(o->ctx, total, total);
+	}
+	for (int i = 0; i < SLOTS; i++)
+		free(p.buf[i]);
+	free(p.seen);
+	free(p.used);
+	pthread_cond_destroy(&p.cv);
+	pthread_mutex_destroy(&p.mu);
+	return rc;
+}
+
+int spx_snap_create(struct spx_snap_store *ss, const char *vol,
+		    const struct spx_snap_opts *o, struct spx_snap_report *out)
+{
+	static const struct spx_snap_opts none = { 0 };
+	struct spx_snap_manifest parent = { 0 }, src = { 0 }, m = { 0 };
+	struct spx_vol_snapstate st;
+	struct spx_vol_track *t = NULL;
+	struct spx_vol_info vi;
+	struct pick pk = { 0 };
+	struct spx_snap_report r = { 0 };
+	struct result *res = NULL;
+	char *dir = NULL, *data = NULL;
+	const char *pid;
+	uint64_t total = 0;
+	size_t cap = 0, pi = 0;
+	int lk = -1, rc = -1, datafd = -1;
+	bool session = false;
+
+	if (!o)
+		o = &none;
+	if (o->parent && id_check(o->parent) < 0)
+		return -1;
+	if (spx_vol_info(ss->vs, vol, &vi) < 0)
+		return -1;
+	if ((lk = gc_lock(ss, LOCK_SH)) < 0)
+		return -1;
+	dir = spx_vol_dir(ss->vs, vol);
+	data = spx_vol_data_path(ss->vs, vol);
+	if (spx_vol_track_open(dir, vi.size, SPX_TRACK_CREATE, &t) < 0 ||
+	    spx_vol_snapstate_read(dir, &st) < 0)
+		goto out;
+	/* The parent: the one asked for, else the last one if it is still
+	 * there. */
+	pid = o->parent ? o->parent : *st.base ? st.base : NULL;
+	if (pid) {
+		rc = spx_snap_manifest_read(ss, pid, 0, &parent);
+		if (rc < 0 && (o->parent || spx_errstatus() != SPX_NO))
+			goto out;
+		if (rc < 0) {
+			spx_error_clear();
+			/* A volume restoring lazily holds its source's
+			 * manifest, and the chunks it names, itself. */
+			if (!strcmp(pid, st.source))
+				rc = source_read(dir, st.source, &parent);
+			if (rc < 0)
+				pid = NULL;
+		}
+		rc = -1;
+	}
+	if (pid && parent.size > vi.size) {
+		spx_error(SPX_USAGE, "'%s' is of %llu bytes, '%s' of %llu: a "
+				     "volume only grows",
+			  pid, (unsigned long long)parent.size, vol,
+			  (unsigned long long)vi.size);
+		goto out;
+	}
+	if (*st.source && source_read(dir, st.source, &src) < 0)
+		goto out;
+	/* Only the changed chunks when the tracking counts from the parent
+	 * (or from the empty volume when there is none). */
+	pk.incremental = !o->full && st.valid &&
+			 (pid ? !strcmp(pid, st.base) : !*st.base);
+	pk.nw = (nchunks_of(vi.size) + 63) / 64;
+	pk.data = spx_calloc(pk.nw ? pk.nw : 1, sizeof(uint64_t));
+	pk.capture = spx_calloc(pk.nw ? pk.nw : 1, sizeof(uint64_t));
+	pk.unfilled = spx_calloc(pk.nw ? pk.nw : 1, sizeof(uint64_t));
+	if (!pk.incremental) {
+		datafd = open(data, O_RDONLY | O_CLOEXEC);
+		if (datafd < 0) {
+			spx_error_errno(SPX_FAIL, "cannot open '%s'", data);
+			goto out;
+		}
+		if (data_map(datafd, vi.size, pk.data) < 0)
+			goto out;
+	}
+	if (spx_vol_track_session_begin(t, pick_fn, &pk) < 0)
+		goto out;
+	session = true;
+	snprintf(m.volume, sizeof(m.volume), "%s", vol);
+	snprintf(m.parent, sizeof(m.parent), "%s", pid ? pid : "");
+	m.size = vi.size;
+	m.chunk = SPX_SNAP_CHUNK;
+	m.created_ms = now_ms();
+	if (spx_id_new(m.id, sizeof(m.id), "snap") < 0)
+		goto out;
+	for (uint64_t g = 0; g < pk.nw; g++)
+		total += (uint64_t)__builtin_popcountll(pk.capture[g]);
+	res = spx_calloc(total ? total : 1, sizeof(*res));
+	if (upload(ss, t, &pk, vi.size, total, res, o, &r) < 0)
+		goto out;
+	for (uint64_t c = 0, seq = 0; c < nchunks_of(vi.size); c++) {
+		const struct spx_snap_entry *e = NULL;
+
+		if (bit(pk.capture, c)) {
+			if (!res[seq].zero)
+				add_entry(&m, &cap, c, res[seq].hash);
+			seq++;
+			continue;
+		}
+		if (bit(pk.unfilled, c))
+			e = spx_snap_manifest_find(&src, c);
+		else if (pk.incremental && pid) {
+			while (pi < parent.count && parent.v[pi].idx < c)
+				pi++;
+			if (pi < parent.count && parent.v[pi].idx == c)
+				e = &parent.v[pi];
+		}
+		if (e)
+			add_entry(&m, &cap, c, e->hash);
+	}
+	/* The commit point. */
+	if (write_manifest(ss, &m) < 0)
+		goto out;
+	if (spx_vol_snapstate_update(dir, set_base, m.id) < 0) {
+		/* Stored, but the next one reads everything. */
+		spx_log(SPX_LOG_WARN, "vol: %s", spx_errmsg());
+		spx_vol_track_session_end(t, false);
+	} else {
+		spx_vol_track_session_end(t, true);
+	}
+	session = false;
+	memcpy(r.id, m.id, sizeof(r.id));
+	memcpy(r.volume, m.volume, sizeof(r.volume));
+	memcpy(r.parent, m.parent, sizeof(r.parent));
+	r.size = m.size;
+	r.created_ms = m.created_ms;
+	r.chunks = m.count;
+	r.incremental = pk.incremental;
+	if (out)
+		*out = r;
+	rc = 0;
+out:
+	if (session)
+		spx_vol_track_session_end(t, false);
+	if (datafd >= 0)
+		close(datafd);
+	free(pk.data);
+	free(pk.capture);
+	free(pk.unfilled);
+	free(res);
+	spx_snap_manifest_release(&m);
+	spx_snap_manifest_release(&parent);
+	spx_snap_manifest_release(&src);
+	spx_vol_track_close(t);
+	free(dir);
+	free(data);
+	close(lk);
+	return rc;
+}
+
+/* ---- restore ---- */
+
+struct prep {
+	const struct spx_snap_manifest *m;
+	uint64_t size;
+};
+
+/* Before the volume exists: every chunk of the snapshot is to fetch. */
+static int prepare(void *ctx, const char *dir)
+{
+	struct prep *p = ctx;
+	struct spx_vol_track *t;
+	int rc;
+
+	if (spx_vol_track_open(dir, p->size, 0, &t) < 0)
+		return -1;
+	for (uint64_t i = 0; i < p->m->count; i++)
+		spx_vol_track_set(t, SPX_TRACK_UNFILLED, p->m->v[i].idx);
+	rc = spx_vol_track_sync(t);
+	spx_vol_track_close(t);
+	return rc;
+}
+
+/* Fetches overlap too. */
+#define FILLERS 4
+
+struct fillers {
+	struct spx_snap_fill *f;
+	pthread_mutex_t mu;
+	uint64_t next, done;
+	bool failed;
+	int err_status;
+	char err[512];
+};
+
+static void *filler(void *arg)
+{
+	struct fillers *p = arg;
+	unsigned char *buf = spx_malloc(SPX_SNAP_CHUNK);
+
+	for (;;) {
+		uint64_t i;
+		int rc;
+
+		pthread_mutex_lock(&p->mu);
+		if (p->failed || p->next >= p->f->src.count) {
+			pthread_mutex_unlock(&p->mu);
+			break;
+		}
+		i = p->next++;
+		pthread_mutex_unlock(&p->mu);
+		rc = spx_snap_fill_chunk(p->f, p->f->src.v[i].idx, buf, NULL);
+		pthread_mutex_lock(&p->mu);
+		if (rc < 0 && !p->failed) {
+			p->failed = true;
+			p->err_status = spx_errstatus();
+			snprintf(p->err, sizeof(p->err), "%s", spx_errmsg());
+		}
+		p->done++;
+		pthread_mutex_unlock(&p->mu);
+	}
+	free(buf);
+	return NULL;
+}
+
+static int fill_all(struct spx_snap_store *ss, const char *vol,
+		    const struct spx_snap_restore_opts *o)
+{
+	struct spx_snap_fill f;
+	struct spx_vol_track *t = NULL;
+	struct spx_vol_info vi;
+	char *dir = spx_vol_dir(ss->vs, vol), *data = spx_vol_data_path(ss->vs, vol);
+	struct fillers p = { .f = &f };
+	pthread_t th[FILLERS];
+	int fd = -1, rc = -1, nth = 0;
+
+	if (spx_vol_info(ss->vs, vol, &vi) < 0 ||
+	    spx_vol_track_open(dir, vi.size, 0, &t) < 0)
+		goto out;
+	if ((fd = open(data, O_RDWR | O_CLOEXEC)) < 0) {
+		spx_error_errno(SPX_FAIL, "cannot open '%s'", data);
+		goto out;
+	}
+	if ((rc = spx_snap_fill_open(ss, t, fd, &f)) < 0) {
+		if (spx_errstatus() == SPX_NO) { /* filled already */
+			spx_error_clear();
+			rc = 0;
+		}
+		goto out;
+	}
+	pthread_mutex_init(&p.mu, NULL);
+	for (int i = 0; i < FILLERS && (uint64_t)i < f.src.count; i++)
+		if (pthread_create(&th[nth], NULL, filler, &p) == 0)
+			nth++;
+	if (f.src.count && !nth)
+		filler(&p);
+	for (;;) {
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+		uint64_t done;
+		bool end;
+
+		pthread_mutex_lock(&p.mu);
+		done = p.done;
+		end = p.failed || p.done >= f.src.count;
+		pthread_mutex_unlock(&p.mu);
+		if (o->progress)
+			o->progress(o->ctx, done, f.src.count);
+		if (end)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&p.mu);
+	rc = p.failed ? spx_error(p.err_status, "%s", p.err) : 0;
+	if (rc == 0 && spx_snap_fill_finish(&f) < 0)
+		rc = -1;
+	spx_snap_fill_release(&f);
+out:
+	if (fd >= 0)
+		close(fd);
+	spx_vol_track_close(t);
+	free(dir);
+	free(data);
+	return rc;
+}
+
+int spx_snap_restore(struct spx_snap_store *ss, const char *snap,
+		     const struct spx_snap_restore_opts *o,
+		     struct spx_vol_info *out)
+{
+	static const struct spx_snap_restore_opts none = { 0 };
+	struct spx_snap_manifest m = { 0 };
+	struct spx_buf b = SPX_BUF_INIT;
+	struct spx_vol_info vi;
+	struct prep pp;
+	char key[SPX_ID_SIZE + 2];
+	uint64_t size;
+	int lk, rc = -1;
+
+	if (!o)
+		o = &none;
+	if (id_check(snap) < 0)
+		return -1;
+	if (o->id && !spx_vol_id_valid(o->id))
+		return spx_error(SPX_USAGE,
+				 "'%s' is not a volume id (vol- and 17 hex "
+				 "digits)",
+				 o->id);
+	if ((lk = gc_lock(ss, LOCK_SH)) < 0)
+		return -1;
+	snprintf(key, sizeof(key), "m/%s", snap);
+	rc = read_object(ss, key, MANIFEST_MAX, false, &b, NULL);
+	if (rc == SPX_OBJ_NO_SUCH_KEY) {
+		rc = spx_error(SPX_NO, "no snapshot '%s'", snap);
+		goto out;
+	}
+	if (rc < 0) {
+		rc = obj_fail(rc);
+		goto out;
+	}
+	rc = -1;
+	if (manifest_decode(key, &b, 0, &m) < 0)
+		goto out;
+	if (strcmp(m.id, snap)) {
+		spx_error(SPX_FAIL, "%s names another snapshot: corrupt", key);
+		goto out;
+	}
+	size = o->size ? o->size : m.size;
+	if (size < m.size) {
+		spx_error(SPX_USAGE,
+			  "'%s' is of %llu bytes: a volume from it cannot be "
+			  "smaller",
+			  snap, (unsigned long long)m.size);
+		goto out;
+	}
+	/* Everything it names is there, before there is a volume that
+	 * would need it. */
+	for (uint64_t i = 0; i < m.count; i++) {
+		int r;
+
+		if (!chunk_exists(ss, m.v[i].hash, &r)) {
+			char hex[2 * SPX_SNAP_HASH + 1];
+
+			spx_hex_encode(m.v[i].hash, SPX_SNAP_HASH, hex);
+			if (r == SPX_OBJ_NO_SUCH_KEY)
+				spx_error(SPX_FAIL,
+					  "snapshot '%s' names chunk %s (chunk "
+					  "%llu of the volume), which the store "
+					  "does not hold",
+					  snap, hex, (unsigned long long)m.v[i].idx);
+			else
+				obj_fail(r);
+			goto out;
+		}
+	}
+	pp.m = &m;
+	pp.size = size;
+	{
+		struct spx_vol_from from = { snap, b.p, b.len, prepare, &pp };
+
+		if (spx_vol_create_from(ss->vs, size, o->id, &from, &vi) < 0)
+			goto out;
+	}
+	/* The volume's source manifest holds its chunks from now on. */
+	close(lk);
+	lk = -1;
+	/* Eager, or nothing to fetch (a snapshot of zeros): done now. */
+	if ((o->eager || !m.count) && fill_all(ss, vi.id, o) < 0) {
+		spx_error_prefix("'%s' is restored, but not every chunk could "
+				 "be fetched yet",
+				 vi.id);
+		goto out;
+	}
+	if (out)
+		*out = vi;
+	rc = 0;
+out:
+	if (lk >= 0)
+		close(lk);
+	spx_buf_release(&b);
+	spx_snap_manifest_release(&m);
+	return rc;
+}
+
+/* ---- listing, removal ---- */
+
+/* Every key under prefix, in pages, to fn; stops at fn's -1. */
+static int each_key(struct spx_snap_store *ss, const char *prefix,
+		    int (*fn)(void *ctx, const struct spx_obj_entry *e),
+		    void *ctx)
+{
+	char *after = NULL;
+	int rc = 0;
+
+	do {
+		struct spx_obj_list_opts lo = { .prefix = prefix, .after = after,
+						.max = PAGE };
+		struct spx_obj_list l = SPX_OBJ_LIST_INIT;
+
+		if ((rc = spx_obj_list(ss->obj, &ss->b, &lo, &l)) < 0) {
+			rc = obj_fail(rc);
+			break;
+		}
+		for (size_t i = 0; i < l.n && rc == 0; i++)
+			rc = fn(ctx, &l.v[i]);
+		free(after);
+		after = l.truncated && l.next ? spx_strdup(l.next) : NULL;
+		spx_obj_list_release(&l);
+	} while (rc == 0 && after);
+	free(after);
+	return rc;
+}
+
+struct lister {
+	struct spx_snap_store *ss;
+	struct spx_snap_manifest *v;
+	size_t n, cap;
+};
+
+static int list_one(void *ctx, const struct spx_obj_entry *e)
+{
+	struct lister *l = ctx;
+	struct spx_snap_manifest m;
+
+	if (!spx_snap_id_valid(e->key + 2))
+		return 0;
+	if (spx_snap_manifest_read(l->ss, e->key + 2, SPX_SNAP_HEADER, &m) < 0) {
+		/* One unreadable snapshot never breaks a listing. */
+		if (spx_errstatus() != SPX_NO)
+			spx_log(SPX_LOG_WARN, "vol: %s", spx_errmsg());
+		spx_error_clear();
+		return 0;
+	}
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 16;
+		l->v = spx_realloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = m;
+	return 0;
+}
+
+int spx_snap_list(struct spx_snap_store *ss, struct spx_snap_manifest **out,
+		  size_t *n)
+{
+	struct lister l = { .ss = ss };
+	int rc = each_key(ss, "m/", list_one, &l);
+
+	if (rc < 0) {
+		free(l.v);
+		*out = NULL;
+		*n = 0;
+		return -1;
+	}
+	*out = l.v;
+	*n = l.n;
+	return 0;
+}
+
+int spx_snap_remove(struct spx_snap_store *ss, const char *id)
+{
+	char key[SPX_ID_SIZE + 2];
+	int rc;
+
+	if (id_check(id) < 0)
+		return -1;
+	snprintf(key, sizeof(key), "m/%s", id);
+	rc = spx_obj_delete(ss->obj, &ss->b, key);
+	if (rc == SPX_OBJ_NO_SUCH_KEY)
+		return spx_error(SPX_NO, "no snapshot '%s'", id);
+	return rc < 0 ? obj_fail(rc) : 0;
+}
+
+/* ---- collection ---- */
+
+struct marks {
+	struct spx_snap_store *ss;
+	unsigned char (*h)[SPX_SNAP_HASH];
+	size_t n, cap;
+	struct spx_snap_gc_report *r;
+};
+
+static void mark_all(struct marks *k, const struct spx_snap_manifest *m)
+{
+	for (uint64_t i = 0; i < m->count; i++) {
+		if (k->n == k->cap) {
+			k->cap = k->cap ? 2 * k->cap : 4096;
+			k->h = spx_realloc(k->h, k->cap * sizeof(*k->h));
+		}
+		memcpy(k->h[k->n++], m->v[i].hash, SPX_SNAP_HASH);
+	}
+	k->r->manifests++;
+}
+
+static int mark_one(void *ctx, const struct spx_obj_entry *e)
+{
+	struct marks *k = ctx;
+	struct spx_snap_manifest m;
+	struct spx_buf b = SPX_BUF_INIT;
+	int rc = read_object(k->ss, e->key, MANIFEST_MAX, false, &b, NULL);
+
+	/* Deleted since it was listed: it names nothing now. */
+	if (rc == SPX_OBJ_NO_SUCH_KEY) {
+		spx_error_clear();
+		spx_buf_release(&b);
+		return 0;
+	}
+	if (rc < 0 || manifest_decode(e->key, &b, 0, &m) < 0) {
+		if (rc < 0)
+			obj_fail(rc);
+		spx_buf_release(&b);
+		return spx_error_prefix("collection stopped, nothing removed");
+	}
+	mark_all(k, &m);
+	spx_snap_manifest_release(&m);
+	spx_buf_release(&b);
+	return 0;
+}
+
+/* Volumes restoring lazily still need their source's chunks. */
+static int mark_volumes(struct marks *k)
+{
+	struct spx_vol_info *v;
+	size_t n;
+	int rc = 0;
+
+	if (spx_vol_list(k->ss->vs, &v, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		char *dir = spx_vol_dir(k->ss->vs, v[i].id);
+		struct spx_vol_snapstate st;
+		struct spx_snap_manifest m;
+
+		if (spx_vol_snapstate_read(dir, &st) < 0)
+			rc = -1;
+		else if (*st.source) {
+			if (source_read(dir, st.source, &m) < 0) {
+				rc = -1;
+			} else {
+				mark_all(k, &m);
+				spx_snap_manifest_release(&m);
+			}
+		}
+		free(dir);
+	}
+	free(v);
+	return rc < 0 ? spx_error_prefix("collection stopped, nothing removed")
+		      : 0;
+}
+
+static int hash_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, SPX_SNAP_HASH);
+}
+
+static int sweep_one(void *ctx, const struct spx_obj_entry *e)
+{
+	struct marks *k = ctx;
+	unsigned char h[SPX_SNAP_HASH];
+	int rc;
+
+	if (strlen(e->key) != 2 + 2 * SPX_SNAP_HASH ||
+	    !spx_is_lower_hex(e->key + 2, 2 * SPX_SNAP_HASH))
+		return 0; /* not a chunk of ours: left alone */
+	k->r->chunks++;
+	for (size_t i = 0; i < SPX_SNAP_HASH; i++)
+		h[i] = (unsigned char)(spx_hexval(e->key[2 + 2 * i]) << 4 |
+				       spx_hexval(e->key[3 + 2 * i]));
+	if (k->n && bsearch(h, k->h, k->n, SPX_SNAP_HASH, hash_cmp))
+		return 0;
+	rc = spx_obj_delete(k->ss->obj, &k->ss->b, e->key);
+	if (rc < 0 && rc != SPX_OBJ_NO_SUCH_KEY)
+		return obj_fail(rc);
+	k->r->removed++;
+	k->r->removed_bytes += e->size;
+	return 0;
+}
+
+int spx_snap_gc(struct spx_snap_store *ss, bool wait,
+		struct spx_snap_gc_report *out)
+{
+	struct spx_snap_gc_report r = { 0 };
+	struct marks k = { .ss = ss, .r = &r };
+	int lk = gc_lock(ss, LOCK_EX | (wait ? 0 : LOCK_NB)), rc;
+
+	if (lk < 0)
+		return -1;
+	rc = each_key(ss, "m/", mark_one, &k);
+	if (rc == 0)
+		rc = mark_volumes(&k);
+	if (rc == 0) {
+		if (k.n)
+			qsort(k.h, k.n, SPX_SNAP_HASH, hash_cmp);
+		/* Distinct. */
+		size_t d = 0;
+
+		for (size_t i = 0; i < k.n; i++)
+			if (!d || memcmp(k.h[d - 1], k.h[i], SPX_SNAP_HASH))
+				memcpy(k.h[d++], k.h[i], SPX_SNAP_HASH);
+		k.n = d;
+		r.referenced = d;
+		rc = each_key(ss, "c/", sweep_one, &k);
+	}
+	free(k.h);
+	close(lk);
+	if (out)
+		*out = r;
+	return rc;
+}
+
+/* ---- lazy restore ---- */
+
+int spx_snap_fill_open(struct spx_snap_store *ss, struct spx_vol_track *t,
+		       int datafd, struct spx_snap_fill *f)
+{
+	struct spx_vol_snapstate st;
+	const char *dir = spx_vol_track_dir(t);
+
+	memset(f, 0, sizeof(*f));
+	f->datafd = -1;
+	if (spx_vol_snapstate_read(dir, &st) < 0)
+		return -1;
+	if (!*st.source) {
+		char *p = spx_path_join(dir, "source");
+
+		/* Left by a crash after the restore completed. */
+		unlink(p);
+		free(p);
+		return spx_error(SPX_NO, "'%s' is not restoring", dir);
+	}
+	if (source_read(dir, st.source, &f->src) < 0)
+		return -1;
+	f->ss = ss;
+	f->t = t;
+	f->datafd = datafd;
+	return 0;
+}
+
+void spx_snap_fill_release(struct spx_snap_fill *f)
+{
+	spx_snap_manifest_release(&f->src);
+	memset(f, 0, sizeof(*f));
+	f->datafd = -1;
+}
+
+int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
+			bool *corrupt)
+{
+	const struct spx_snap_entry *e;
+	int rc = 0;
+
+	if (corrupt)
+		*corrupt = false;
+	if (!spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c))
+		return 0;
+	if (spx_vol_track_chunk_lock(f->t, c) < 0)
+		return -1;
+	if (!spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c))
+		goto out;
+	if ((e = spx_snap_manifest_find(&f->src, c))) {
+		size_t len = chunk_len(f->src.size, c);
+		const char *p = buf;
+		uint64_t off = c * SPX_SNAP_CHUNK;
+		size_t left = len;
+
+		if ((rc = spx_snap_chunk_get(f->ss, e->hash, buf, len,
+					     corrupt)) < 0)
+			goto out;
+		while (left) {
+			ssize_t w = pwrite(f->datafd, p, left, (off_t)off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				rc = spx_error_errno(SPX_FAIL,
+						     "cannot write chunk %llu of "
+						     "'%s'",
+						     (unsigned long long)c,
+						     spx_vol_track_dir(f->t));
+				goto out;
+			}
+			p += w;
+			left -= (size_t)w;
+			off += (uint64_t)w;
+		}
+		/* The bytes are durable before the chunk counts as local:
+		 * else a crash could leave it local and empty. */
+		if (fdatasync(f->datafd) < 0) {
+			rc = spx_error_errno(SPX_FAIL, "cannot sync '%s/data'",
+					     spx_vol_track_dir(f->t));
+			goto out;
+		}
+	}
+	spx_vol_track_clear(f->t, SPX_TRACK_UNFILLED, c);
+	rc = spx_vol_track_sync(f->t);
+out:
+	spx_vol_track_chunk_unlock(f->t, c);
+	return rc;
+}
+
+static int clear_source(void *ctx, struct spx_vol_snapstate *s)
+{
+	if (!*s->source)
+		return 1;
+	s->source[0] = 0;
+	return 0;
+}
+
+int spx_snap_fill_finish(struct spx_snap_fill *f)
+{
+	const char *dir = spx_vol_track_dir(f->t);
+	char *p;
+
+	if (spx_vol_track_count(f->t, SPX_TRACK_UNFILLED))
+		return 0;
+	if (spx_vol_snapstate_update(dir, clear_source, NULL) < 0)
+		return -1;
+	p = spx_path_join(dir, "source");
+	unlink(p);
+	free(p);
+	return 1;
+}

@@ -1,0 +1,457 @@
+#!/usr/bin/env bats
+# spx-vol snapshot | snapshots | snapshot-rm | snapshot-gc | restore: the
+# data through NBD (qemu-io, nbdcopy, spx-vol cat) byte for byte, what an
+# incremental snapshot reads and stores, deleting a middle snapshot, a
+# snapshot that keeps to its moment while a guest writes, kill -9 of a
+# snapshot mid-upload, a lazy restore that waits out an unreachable
+# store, the reserved bucket through the S3 API, and hostile input.
+
+load helpers
+
+setup() {
+	make_node
+	SOCK="$ROOT/run/vol.sock"
+	BUCKET=sthree-spx-snapshots
+}
+
+teardown() {
+	[ -n "${BG_PID:-}" ] && kill -9 "$BG_PID" 2>/dev/null
+	[ -n "${SERVE_PID:-}" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
+	if [ -d "$ROOT/data/obj/d0.away" ]; then
+		rm -f "$ROOT/data/obj/d0"
+		mv "$ROOT/data/obj/d0.away" "$ROOT/data/obj/d0"
+	fi
+	stop_node
+	true
+}
+
+# json FIELD: one field of the first object in the JSON array on stdin.
+field() {
+	python3 -c 'import json,sys; print(json.load(sys.stdin)[0][sys.argv[1]])' "$1"
+}
+
+serve() {
+	spx-vol serve --root "$ROOT" "$@" 2>>"$BATS_TEST_TMPDIR/serve.log" &
+	SERVE_PID=$!
+	wait_for 10 nbdinfo --list "nbd+unix:///?socket=$SOCK" >/dev/null 2>&1
+}
+
+uri() { echo "nbd+unix:///$1?socket=$SOCK"; }
+
+# The chunks in the snapshot store.
+chunks() {
+	spx-obj ls --root "$ROOT" "$BUCKET" | grep -c '^c/' || true
+}
+
+# qemu-io on a volume through the server; fails on any failed command.
+qio() {
+	local u=$1 out
+	shift
+	out=$(qemu-io -f raw "$@" "$(uri "$u")" 2>&1) || { echo "$out"; return 1; }
+	case "$out" in *failed* | *rror*) echo "$out"; return 1 ;; esac
+}
+
+@test "write a pattern, snapshot, overwrite, restore: byte for byte" {
+	v=$(spx-vol create --root "$ROOT" --size 16M)
+	serve
+	qio "$v" -c 'write -P 0x11 0 4M' -c 'write -P 0x22 5M 1M' -c 'write -P 0x33 15M 1M' -c flush
+	nbdcopy "$(uri "$v")" "$BATS_TEST_TMPDIR/a"
+	run spx-vol snapshot --root "$ROOT" "$v"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^snap-[0-9a-f]{17}$ ]]
+	s1=$output
+	# Overwrite, partly with zeros and a trim.
+	qio "$v" -c 'write -P 0x44 0 1M' -c 'write -z 5M 1M' -c 'discard 15M 1M' -c 'write -P 0x55 8M 512k' -c flush
+	nbdcopy "$(uri "$v")" "$BATS_TEST_TMPDIR/b"
+	! cmp -s "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
+	s2=$(spx-vol snapshot --root "$ROOT" "$v")
+	# Restore both, served by the same server at once, read through
+	# NBD while they are fetched on demand.
+	r1=$(spx-vol restore --root "$ROOT" "$s1")
+	r2=$(spx-vol restore --root "$ROOT" "$s2" --size 32M)
+	nbdcopy "$(uri "$r1")" "$BATS_TEST_TMPDIR/r1"
+	cmp "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/r1"
+	qio "$r2" -r -c 'read -P 0x44 0 1M' -c 'read -P 0x11 1M 3M' -c 'read -P 0 5M 1M' \
+		-c 'read -P 0x55 8M 512k' -c 'read -P 0 15M 17M'
+	[ "$(spx-vol info --root "$ROOT" "$r2" --json | field size)" = $((32 << 20)) ]
+	# The copy a restored volume serves is its own: writes stay in it.
+	qio "$r1" -c 'write -P 0x66 0 64k' -c flush
+	spx-vol cat --root "$ROOT" --socket "$SOCK" "$r1" >"$BATS_TEST_TMPDIR/r1b"
+	cmp -n 65536 "$BATS_TEST_TMPDIR/r1b" <(head -c 64k /dev/zero | tr '\0' '\146')
+	cmp -i 65536 "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/r1b"
+	# The same through a private server, and eagerly.
+	kill "$SERVE_PID" && wait "$SERVE_PID"
+	SERVE_PID=
+	r3=$(spx-vol restore --root "$ROOT" "$s1" --eager)
+	[ "$(spx-vol info --root "$ROOT" "$r3" --json | field to_fetch)" = 0 ]
+	[ "$(spx-vol info --root "$ROOT" "$r3" --json | field restoring)" = None ]
+	spx-vol cat --root "$ROOT" "$r3" | cmp - "$BATS_TEST_TMPDIR/a"
+	run spx-vol snapshots --root "$ROOT" --json
+	[ "$status" -eq 0 ]
+	echo "$output" | python3 -c '
+import json, sys
+v = {x["id"]: x for x in json.load(sys.stdin)}
+s1, s2 = sys.argv[1:3]
+assert set(v) == {s1, s2}, v
+assert v[s1]["parent"] is None and v[s2]["parent"] == s1, v
+assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
+' "$s1" "$s2"
+}
+
+@test "an incremental snapshot reads and stores only the changed chunks" {
+	v=$(spx-vol create --root "$ROOT" --size 64M)
+	head -c 64M /dev/urandom >"$BATS_TEST_TMPDIR/r"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/r"
+	run spx-vol snapshot --root "$ROOT" "$v" --json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | field uploaded)" = 128 ]
+	[ "$(echo "$output" | field chunks)" = 128 ]
+	s1=$(echo "$output" | field id)
+	[ "$(chunks)" = 128 ]
+	serve
+	# Three chunks rewritten whole (two alike), a 4 KiB write in a
+	# fourth, one written with the bytes it had (read, nothing new).
+	qio "$v" -c 'write -P 1 0 512k' -c 'write -P 2 10M 1M' -c 'write -P 3 40M 4k'
+	dd if="$BATS_TEST_TMPDIR/r" bs=512k skip=100 count=1 status=none |
+		qemu-io -f raw -c 'write -s /dev/stdin 50M 512k' "$(uri "$v")" >/dev/null
+	run spx-vol snapshot --root "$ROOT" "$v" --json
+	[ "$status" -eq 0 ]
+	echo "$output"
+	[ "$(echo "$output" | field parent)" = "$s1" ]
+	[ "$(echo "$output" | field incremental)" = True ]
+	# Read 5; stored 3: chunks 20 and 21 hold the same bytes (dedup).
+	[ "$(echo "$output" | field read)" = 5 ]
+	[ "$(echo "$output" | field uploaded)" = 3 ]
+	[ "$(echo "$output" | field uploaded_bytes)" = $((3 * 512 * 1024)) ]
+	[ "$(chunks)" = 131 ]
+	# Nothing written since: nothing read, nothing stored.
+	[ "$(spx-vol snapshot --root "$ROOT" "$v" --json | field read)" = 0 ]
+	[ "$(chunks)" = 131 ]
+	# --full reads every chunk with data and still stores nothing.
+	run spx-vol snapshot --root "$ROOT" "$v" --json --full
+	[ "$(echo "$output" | field read)" = 128 ]
+	[ "$(echo "$output" | field uploaded)" = 0 ]
+}
+
+@test "deleting a middle snapshot leaves the others restorable" {
+	v=$(spx-vol create --root "$ROOT" --size 8M)
+	t=$BATS_TEST_TMPDIR
+	head -c 8M /dev/urandom >"$t/a"
+	head -c 2M /dev/urandom >"$t/p2"
+	head -c 2M /dev/urandom >"$t/p3"
+	serve
+	qio "$v" -c "write -s $t/a 0 8M"
+	s1=$(spx-vol snapshot --root "$ROOT" "$v")
+	qio "$v" -c "write -s $t/p2 0 2M"
+	s2=$(spx-vol snapshot --root "$ROOT" "$v")
+	qio "$v" -c "write -s $t/p3 1M 2M"
+	s3=$(spx-vol snapshot --root "$ROOT" "$v")
+	# 16 chunks, 4 new in s2 (0-3), 4 new in s3 (2-5).
+	[ "$(chunks)" = 24 ]
+	run spx-vol snapshot-rm --root "$ROOT" "$s2"
+	[ "$status" -eq 0 ]
+	# s2's chunks 0 and 1 are s3's too; its 2 and 3 are no one's.
+	[ "$(chunks)" = 22 ]
+	run spx-vol snapshot-rm --root "$ROOT" "$s2"
+	[ "$status" -eq 1 ]
+	[ "$output" = "spx-vol: snapshot-rm: no snapshot '$s2'" ]
+	run spx-vol snapshots --root "$ROOT" "$s2"
+	[ "$status" -eq 1 ]
+	r1=$(spx-vol restore --root "$ROOT" "$s1")
+	r3=$(spx-vol restore --root "$ROOT" "$s3")
+	nbdcopy "$(uri "$r1")" - | cmp - "$t/a"
+	cp "$t/a" "$t/c"
+	dd if="$t/p2" of="$t/c" conv=notrunc status=none
+	dd if="$t/p3" of="$t/c" bs=1M seek=1 conv=notrunc status=none
+	nbdcopy "$(uri "$r3")" - | cmp - "$t/c"
+	run spx-vol snapshot-gc --root "$ROOT" --json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | field removed)" = 0 ]
+	[ "$(echo "$output" | field referenced)" = 22 ]
+}
+
+@test "a snapshot is of its moment, while the guest keeps writing" {
+	v=$(spx-vol create --root "$ROOT" --size 256M)
+	head -c 256M /dev/urandom >"$BATS_TEST_TMPDIR/r"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/r"
+	serve
+	# The snapshot says when it has started reading; then the guest
+	# rewrites the whole volume while it reads and stores.
+	spx-vol snapshot --root "$ROOT" "$v" --progress >"$BATS_TEST_TMPDIR/id" 2>"$BATS_TEST_TMPDIR/progress" &
+	BG_PID=$!
+	wait_for 60 grep -q '%' "$BATS_TEST_TMPDIR/progress"
+	qio "$v" -c 'write -P 0xb2 0 256M' -c flush
+	# The writes did not wait for the upload: it is still going.
+	kill -0 "$BG_PID"
+	! grep -q '100%' "$BATS_TEST_TMPDIR/progress"
+	wait "$BG_PID"
+	BG_PID=
+	s1=$(cat "$BATS_TEST_TMPDIR/id")
+	s2=$(spx-vol snapshot --root "$ROOT" "$v")
+	r1=$(spx-vol restore --root "$ROOT" "$s1")
+	r2=$(spx-vol restore --root "$ROOT" "$s2")
+	nbdcopy "$(uri "$r1")" - | cmp - "$BATS_TEST_TMPDIR/r"
+	qio "$r2" -r -c 'read -P 0xb2 0 256M'
+	qio "$v" -r -c 'read -P 0xb2 0 256M'
+}
+
+@test "kill -9 of spx-vol snapshot mid-upload, then again: right, nothing named lost" {
+	v=$(spx-vol create --root "$ROOT" --size 128M)
+	head -c 128M /dev/urandom >"$BATS_TEST_TMPDIR/r"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/r"
+	s0=$(spx-vol snapshot --root "$ROOT" "$v")
+	head -c 128M /dev/urandom >"$BATS_TEST_TMPDIR/r2"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/r2"
+	for round in 1 2 3; do
+		spx-vol snapshot --root "$ROOT" "$v" --progress 2>"$BATS_TEST_TMPDIR/p$round" &
+		BG_PID=$!
+		wait_for 60 grep -q '[1-9][0-9]*%' "$BATS_TEST_TMPDIR/p$round"
+		kill -9 "$BG_PID"
+		wait "$BG_PID" 2>/dev/null || true
+		BG_PID=
+	done
+	# Only s0 exists; the dead ones' chunks are there, named by none.
+	run spx-vol snapshots --root "$ROOT" --json
+	[ "$(echo "$output" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 1 ]
+	[ "$(chunks)" -gt 256 ]
+	run spx-vol snapshot-gc --root "$ROOT" --json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | field referenced)" = 256 ]
+	[ "$(chunks)" = 256 ]
+	run spx-vol snapshot --root "$ROOT" "$v" --json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | field read)" = 256 ]
+	s1=$(echo "$output" | field id)
+	spx-vol snapshot-gc --root "$ROOT" >/dev/null
+	r0=$(spx-vol restore --root "$ROOT" "$s0")
+	r1=$(spx-vol restore --root "$ROOT" "$s1")
+	spx-vol cat --root "$ROOT" "$r0" | cmp - "$BATS_TEST_TMPDIR/r"
+	spx-vol cat --root "$ROOT" "$r1" | cmp - "$BATS_TEST_TMPDIR/r2"
+}
+
+@test "the store unreachable during a lazy restore: reads wait, then succeed" {
+	v=$(spx-vol create --root "$ROOT" --size 4M)
+	serve
+	qio "$v" -c 'write -P 0x5a 0 4M'
+	s=$(spx-vol snapshot --root "$ROOT" "$v")
+	r=$(spx-vol restore --root "$ROOT" "$s")
+	# The store's drive goes away (a file in its place, which the store
+	# cannot make a drive of again); a read of the new volume waits.
+	mv "$ROOT/data/obj/d0" "$ROOT/data/obj/d0.away"
+	touch "$ROOT/data/obj/d0"
+	qemu-io -f raw -r -c 'read -P 0x5a 1M 64k' "$(uri "$r")" >"$BATS_TEST_TMPDIR/read" 2>&1 &
+	BG_PID=$!
+	errors() { [ "$(spx-vol info --root "$ROOT" "$r" --json | field fetch_errors)" -ge 2 ]; }
+	wait_for 30 errors
+	kill -0 "$BG_PID"
+	spx-vol info --root "$ROOT" "$r" --json | field last_error | grep -q .
+	[ "$(spx-vol info --root "$ROOT" "$r" --json | field to_fetch)" -ge 1 ]
+	grep -q "$r: cannot fetch chunk 2 .*retrying" "$BATS_TEST_TMPDIR/serve.log"
+	# A snapshot meanwhile fails (the store is gone), the volume it
+	# reads serves on.
+	run spx-vol snapshot --root "$ROOT" "$v"
+	[ "$status" -eq 111 ]
+	# The store comes back: the read completes with the right bytes.
+	rm "$ROOT/data/obj/d0"
+	mv "$ROOT/data/obj/d0.away" "$ROOT/data/obj/d0"
+	wait "$BG_PID"
+	BG_PID=
+	! grep -q failed "$BATS_TEST_TMPDIR/read"
+	[ "$(spx-vol info --root "$ROOT" "$r" --json | field last_error)" = None ]
+	# Open for writing, the rest comes in the background; then the
+	# volume no longer needs its snapshot.
+	qio "$r" -c 'read -P 0x5a 0 4M'
+	done_fetching() { [ "$(spx-vol info --root "$ROOT" "$r" --json | field restoring)" = None ]; }
+	wait_for 30 done_fetching
+	[ "$(spx-vol info --root "$ROOT" "$r" --json | field to_fetch)" = 0 ]
+	run spx-vol snapshot --root "$ROOT" "$v"
+	[ "$status" -eq 0 ]
+}
+
+@test "the reserved bucket: S3 clients can neither create, see nor address it" {
+	v=$(spx-vol create --root "$ROOT" --size 1M)
+	spx-vol snapshot --root "$ROOT" "$v" >/dev/null
+	start_node
+	aws_env
+	ep="https://127.0.0.1:$S3_PORT"
+	/usr/bin/aws --endpoint-url "$ep" s3 mb s3://mine >/dev/null
+	: >"$BATS_TEST_TMPDIR/empty"
+	run /usr/bin/aws --endpoint-url "$ep" s3api list-buckets --query 'Buckets[].Name' --output text
+	[ "$status" -eq 0 ]
+	[ "$output" = mine ]
+	run /usr/bin/aws --endpoint-url "$ep" s3api create-bucket --bucket "$BUCKET"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *InvalidBucketName* ]]
+	for cmd in "list-objects-v2 --bucket $BUCKET" "head-bucket --bucket $BUCKET" \
+		"get-object --bucket $BUCKET --key x $BATS_TEST_TMPDIR/x" \
+		"put-object --bucket $BUCKET --key m/x --body $BATS_TEST_TMPDIR/empty" \
+		"delete-bucket --bucket $BUCKET" \
+		"copy-object --bucket mine --key k --copy-source $BUCKET/c/x"; do
+		run /usr/bin/aws --endpoint-url "$ep" s3api $cmd
+		[ "$status" -ne 0 ] || { echo "$cmd succeeded"; false; }
+		[[ "$output" == *NoSuchBucket* || "$output" == *"Not Found"* || "$output" == *404* ]] ||
+			{ echo "$cmd: $output"; false; }
+	done
+	# Still there for spx.
+	[ "$(spx-vol snapshots --root "$ROOT" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 1 ]
+}
+
+@test "hostile input: ids, sizes, a manifest naming a missing chunk, a corrupt chunk" {
+	v=$(spx-vol create --root "$ROOT" --size 2M)
+	for id in snap-.. ../m/snap-0123456789abcdef0 'snap-0123456789abcdef0/..' \
+		vol-0123456789abcdef0 snap-0123456789ABCDEF0 ''; do
+		for verb in restore snapshot-rm snapshots; do
+			run spx-vol "$verb" --root "$ROOT" "$id"
+			[ "$status" -eq 100 ] || { echo "$verb '$id': $status $output"; false; }
+			[[ "$output" == *"is not a snapshot id"* ]]
+		done
+		run spx-vol snapshot --root "$ROOT" "$v" --parent "$id"
+		[ "$status" -eq 100 ]
+	done
+	run spx-vol snapshot --root "$ROOT" ../x
+	[ "$status" -eq 100 ]
+	run spx-vol snapshot --root "$ROOT" vol-0123456789abcdef0
+	[ "$status" -eq 1 ]
+	[ "$output" = "spx-vol: snapshot: no volume 'vol-0123456789abcdef0'" ]
+	run spx-vol restore --root "$ROOT" snap-0123456789abcdef0
+	[ "$status" -eq 1 ]
+	[ "$output" = "spx-vol: restore: no snapshot 'snap-0123456789abcdef0'" ]
+	run spx-vol snapshot --root "$ROOT" "$v" --parent snap-0123456789abcdef0
+	[ "$status" -eq 1 ]
+	head -c 2M /dev/urandom >"$BATS_TEST_TMPDIR/r"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/r"
+	s=$(spx-vol snapshot --root "$ROOT" "$v")
+	for size in 1M 1.5M 0 -1 2M+ ''; do
+		run spx-vol restore --root "$ROOT" "$s" --size "$size"
+		[ "$status" -eq 100 ] || { echo "size '$size': $status"; false; }
+	done
+	run spx-vol restore --root "$ROOT" "$s" --id "$v"
+	[ "$status" -eq 1 ]
+	[ "$output" = "spx-vol: restore: volume '$v' exists" ]
+	nvols=$(spx-vol ls --root "$ROOT" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+	# A chunk whose bytes are not its name: an eager restore fails
+	# loudly, a lazy one gives EIO for that chunk, never its bytes.
+	c=$(spx-obj ls --root "$ROOT" "$BUCKET" | grep '^c/' | head -1)
+	head -c 512k /dev/zero | tr '\0' x | spx-obj put --root "$ROOT" "$BUCKET" "$c" >/dev/null
+	run spx-vol restore --root "$ROOT" "$s" --eager
+	[ "$status" -eq 111 ]
+	[[ "$output" == *"is corrupt: its bytes hash to"* ]]
+	r=$(spx-vol restore --root "$ROOT" "$s")
+	run bash -c "spx-vol cat --root '$ROOT' $r >'$BATS_TEST_TMPDIR/out'"
+	[ "$status" -eq 111 ]
+	[[ "$output" == *"is corrupt: its bytes hash to"* ]]
+	! grep -q xxxxxxxx "$BATS_TEST_TMPDIR/out"
+	# A chunk that is not there at all: no restore, no volume.
+	spx-obj rm --root "$ROOT" "$BUCKET" "$c"
+	run spx-vol restore --root "$ROOT" "$s"
+	[ "$status" -eq 111 ]
+	[[ "$output" == *"which the store does not hold"* ]]
+	[ "$(spx-vol ls --root "$ROOT" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = $((nvols + 2)) ]
+	# A manifest claiming a huge number of chunks is refused as such.
+	m=$(spx-obj ls --root "$ROOT" "$BUCKET" | grep '^m/' | head -1)
+	spx-obj cat --root "$ROOT" "$BUCKET" "$m" >"$BATS_TEST_TMPDIR/m"
+	sed -i '1s/count=[0-9]*/count=99999999999/' "$BATS_TEST_TMPDIR/m"
+	spx-obj put --root "$ROOT" "$BUCKET" "$m" <"$BATS_TEST_TMPDIR/m" >/dev/null
+	run spx-vol restore --root "$ROOT" "${m#m/}"
+	[ "$status" -eq 111 ]
+	[[ "$output" == *"not a snapshot manifest: corrupt"* ]]
+	# Collection will not guess what an unreadable manifest names.
+	run spx-vol snapshot-gc --root "$ROOT"
+	[ "$status" -eq 111 ]
+	[[ "$output" == *"nothing removed"* ]]
+	# And a listing skips it, with a warning.
+	run spx-vol snapshots --root "$ROOT"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"is not a snapshot manifest"* ]]
+}
+
+@test "import raw and qcow2, export raw and qcow2: the same bytes, holes kept" {
+	t=$BATS_TEST_TMPDIR
+	head -c 3M /dev/urandom >"$t/a.raw"
+	truncate -s 10M "$t/a.raw"
+	head -c 1000 /dev/urandom >>"$t/a.raw" # not whole sectors
+	qemu-img convert -f raw -O qcow2 "$t/a.raw" "$t/a.qcow2"
+	run spx-vol import --root "$ROOT" "$t/a.raw"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^vol-[0-9a-f]{17}$ ]]
+	v=$output
+	run spx-vol import --root "$ROOT" "$t/a.qcow2" --json --size 16M
+	[ "$status" -eq 0 ]
+	w=$(echo "$output" | field id)
+	[ "$(echo "$output" | field size)" = $((16 << 20)) ]
+	# The raw one is its file's size in whole sectors; zeros stayed
+	# holes in both.
+	size=$(spx-vol info --root "$ROOT" "$v" --json | field size)
+	[ "$size" = $(((10 << 20) + 1024)) ]
+	[ "$(spx-vol info --root "$ROOT" "$v" --json | field allocated)" -lt $((4 << 20)) ]
+	[ "$(spx-vol info --root "$ROOT" "$w" --json | field allocated)" -lt $((4 << 20)) ]
+	spx-vol cat --root "$ROOT" "$v" | cmp -n $(stat -c %s "$t/a.raw") - "$t/a.raw"
+	spx-vol cat --root "$ROOT" "$w" | cmp -n $(stat -c %s "$t/a.raw") - "$t/a.raw"
+	# What was imported is what the next snapshot reads.
+	[ "$(spx-vol snapshot --root "$ROOT" "$v" --json | field read)" = 7 ]
+	run spx-vol export --root "$ROOT" "$v" "$t/out.qcow2" --format qcow2
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	qemu-img compare -f qcow2 -F raw "$t/out.qcow2" "$t/a.raw"
+	spx-vol export --root "$ROOT" "$w" "$t/out.raw"
+	[ "$(stat -c %s "$t/out.raw")" = $((16 << 20)) ]
+	cmp -n $(stat -c %s "$t/a.raw") "$t/out.raw" "$t/a.raw"
+	# Through a running server too.
+	serve
+	x=$(spx-vol import --root "$ROOT" --socket "$SOCK" "$t/a.qcow2")
+	qio "$x" -r -c "read -s $t/a.raw 0 3M" >/dev/null || qemu-img compare -f raw -F raw "$(uri "$x")" "$t/a.raw"
+	spx-vol export --root "$ROOT" --socket "$SOCK" "$x" "$t/x.raw"
+	cmp "$t/x.raw" <(cat "$t/a.raw"; head -c 24 /dev/zero)
+}
+
+@test "import and export refuse what they cannot take, and leave nothing" {
+	t=$BATS_TEST_TMPDIR
+	head -c 1M /dev/urandom >"$t/a.raw"
+	run spx-vol import --root "$ROOT" "$t/none"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "spx-vol: import: cannot open '$t/none': No such file or directory" ]]
+	run spx-vol import --root "$ROOT" "$t/a.raw" --format vmdk
+	[ "$status" -eq 100 ]
+	[ "$output" = "spx-vol: import: 'vmdk' is not an image format (raw, qcow2)" ]
+	run spx-vol import --root "$ROOT" "$t/a.raw" --format qcow2
+	[ "$status" -eq 100 ]
+	run spx-vol import --root "$ROOT" "$t/a.raw" --size 512k
+	[ "$status" -eq 100 ]
+	run spx-vol import --root "$ROOT" "$t"
+	[ "$status" -eq 100 ]
+	: >"$t/empty"
+	run spx-vol import --root "$ROOT" "$t/empty"
+	[ "$status" -eq 100 ]
+	# A qcow2 image that needs another, a torn header, one claiming
+	# more than a volume can hold.
+	qemu-img create -q -f qcow2 "$t/base.qcow2" 1M
+	qemu-img create -q -f qcow2 -b "$t/base.qcow2" -F qcow2 "$t/top.qcow2"
+	run spx-vol import --root "$ROOT" "$t/top.qcow2"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"has a backing file"* ]]
+	head -c 20 "$t/base.qcow2" >"$t/torn.qcow2"
+	run spx-vol import --root "$ROOT" "$t/torn.qcow2"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"cut short"* ]]
+	cp "$t/base.qcow2" "$t/huge.qcow2"
+	printf '\x00\x00\x80\x00\x00\x00\x00\x00' | dd of="$t/huge.qcow2" bs=1 seek=24 conv=notrunc status=none
+	run spx-vol import --root "$ROOT" "$t/huge.qcow2"
+	[ "$status" -eq 100 ]
+	# A qcow2 file qemu-img cannot read: the volume made for it goes.
+	cp "$t/base.qcow2" "$t/bad.qcow2"
+	dd if=/dev/urandom of="$t/bad.qcow2" bs=1 seek=48 count=200 conv=notrunc status=none
+	run spx-vol import --root "$ROOT" "$t/bad.qcow2"
+	[ "$status" -eq 111 ]
+	[ "$(spx-vol ls --root "$ROOT" --json)" = "[]" ]
+	[ -z "$(ls "$ROOT/run")" ]
+	v=$(spx-vol import --root "$ROOT" "$t/a.raw")
+	: >"$t/there"
+	run spx-vol export --root "$ROOT" "$v" "$t/there"
+	[ "$status" -eq 1 ]
+	[ "$output" = "spx-vol: export: '$t/there' exists" ]
+	run spx-vol export --root "$ROOT" vol-0123456789abcdef0 "$t/x"
+	[ "$status" -eq 1 ]
+	run spx-vol export --root "$ROOT" "$v" "$t/x" --format vmdk
+	[ "$status" -eq 100 ]
+	[ ! -e "$t/x" ]
+}
