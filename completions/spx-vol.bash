@@ -7,7 +7,8 @@ _spx_vol() {
 	*" snapshots "*) COMPREPLY=($(compgen -W "--help --root --volume --json " -- "$cur")); return ;;
 	*" snapshot-rm "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" snapshot-gc "*) COMPREPLY=($(compgen -W "--help --root --wait --json " -- "$cur")); return ;;
-	*" snapshot "*) COMPREPLY=($(compgen -W "--help --root --parent --full --progress --json " -- "$cur")); return ;;
+	*" snapshot-copy "*) COMPREPLY=($(compgen -W "--help --root --id --json " -- "$cur")); return ;;
+	*" snapshot "*) COMPREPLY=($(compgen -W "--help --root --id --parent --full --progress --json " -- "$cur")); return ;;
 	*" serve "*) COMPREPLY=($(compgen -W "--help --root --socket --threads --notify-fd --pidfile --log " -- "$cur")); return ;;
 	*" rm "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" restore "*) COMPREPLY=($(compgen -W "--help --root --id --size --eager --progress --json " -- "$cur")); return ;;
@@ -21,6 +22,6 @@ _spx_vol() {
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "cat create export import info ls resize restore rm serve snapshot snapshot-gc snapshot-rm snapshots write  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "cat create export import info ls resize restore rm serve snapshot snapshot-copy snapshot-gc snapshot-rm snapshots write  --help -v" -- "$cur"))
 }
 complete -F _spx_vol spx-vol

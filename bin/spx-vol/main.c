@@ -108,6 +108,9 @@ static const struct spx_opt data_opts[] = {
 
 static const struct spx_opt snapshot_opts[] = {
 	SPX_OPT_ROOT,
+	{ "id", 0, "SNAP",
+	  "this snapshot id instead of a new one (done already when it is "
+	  "stored)" },
 	{ "parent", 0, "SNAP",
 	  "count from this snapshot (default: the one the volume was last "
 	  "snapshotted or restored from)" },
@@ -116,6 +119,14 @@ static const struct spx_opt snapshot_opts[] = {
 	{ "progress", 0, NULL,
 	  "report progress on stderr also when it is not a terminal" },
 	{ "json", 'j', NULL, "print JSON, with what was read and stored" },
+	{ 0 },
+};
+static const struct spx_opt copy_opts[] = {
+	SPX_OPT_ROOT,
+	{ "id", 0, "SNAP",
+	  "the copy's id instead of a new one (done already when it is "
+	  "stored)" },
+	{ "json", 'j', NULL, "print JSON" },
 	{ 0 },
 };
 static const struct spx_opt snapshots_opts[] = {
@@ -190,6 +201,10 @@ static const struct spx_verb verbs[] = {
 	{ "snapshot", cmd_snapshot, snapshot_opts, "ID",
 	  "snapshot a volume into the object store, storing only the chunks "
 	  "the store lacks; print the snapshot's id",
+	  1, 1 },
+	{ "snapshot-copy", cmd_snapshot_copy, copy_opts, "SNAP",
+	  "copy a snapshot (a new manifest naming the same chunks: nothing is "
+	  "uploaded); print the copy's id",
 	  1, 1 },
 	{ "snapshots", cmd_snapshots, snapshots_opts, "[SNAP...]",
 	  "list the snapshots: ID VOLUME SIZE CHUNKS PARENT CREATED", 0, -1 },

@@ -78,7 +78,8 @@ static void int_cell(struct spx_table *t, uint64_t v)
 
 int cmd_snapshot(const struct spx_args *a)
 {
-	struct spx_snap_opts o = { .parent = spx_arg(a, "parent"),
+	struct spx_snap_opts o = { .id = spx_arg(a, "id"),
+				   .parent = spx_arg(a, "parent"),
 				   .full = spx_flag(a, "full") };
 	struct spx_snap_report r;
 	struct volcli c;
@@ -111,6 +112,37 @@ int cmd_snapshot(const struct spx_args *a)
 		int_cell(t, r.read);
 		int_cell(t, r.uploaded);
 		size_cell(t, r.uploaded_bytes);
+		rc = spx_table_print(t, stdout, true) < 0 ? SPX_FAIL : 0;
+		spx_table_free(t);
+	} else {
+		printf("%s\n", r.id);
+	}
+	volcli_close(&c);
+	return rc;
+}
+
+int cmd_snapshot_copy(const struct spx_args *a)
+{
+	struct spx_snap_report r;
+	struct volcli c;
+	int rc;
+
+	if ((rc = volcli_snaps(a, &c)))
+		return rc;
+	if (spx_snap_copy(c.ss, a->argv[0], spx_arg(a, "id"), &r) < 0) {
+		rc = volcli_fail(a);
+	} else if (spx_flag(a, "json")) {
+		struct spx_table *t = spx_table_new("ID", "SOURCE", "VOLUME",
+						    "SIZE", "CREATED", "CHUNKS",
+						    NULL);
+
+		spx_table_row(t);
+		spx_table_str(t, r.id);
+		spx_table_str(t, r.parent);
+		spx_table_str(t, r.volume);
+		size_cell(t, r.size);
+		time_cell(t, r.created_ms);
+		int_cell(t, r.chunks);
 		rc = spx_table_print(t, stdout, true) < 0 ? SPX_FAIL : 0;
 		spx_table_free(t);
 	} else {

@@ -48,6 +48,7 @@ int cmd_resize(const struct spx_args *a);
 int cmd_serve(const struct spx_args *a);
 int cmd_cat(const struct spx_args *a);
 int cmd_write(const struct spx_args *a);
+int cmd_snapshot_copy(const struct spx_args *a);
 int cmd_snapshot(const struct spx_args *a);
 int cmd_snapshots(const struct spx_args *a);
 int cmd_snapshot_rm(const struct spx_args *a);

@@ -830,6 +830,87 @@ static int upload(struct spx_snap_store *ss, struct spx_vol_track *t,
 	return rc;
 }
 
+static void report_of(const struct spx_snap_manifest *m,
+		      struct spx_snap_report *r)
+{
+	memcpy(r->id, m->id, sizeof(r->id));
+	memcpy(r->volume, m->volume, sizeof(r->volume));
+	memcpy(r->parent, m->parent, sizeof(r->parent));
+	r->size = m->size;
+	r->created_ms = m->created_ms;
+	r->chunks = m->count;
+}
+
+/* Is snapshot id stored, as one of vol (or, with parent, a copy of
+ * parent)? 1 with *out its report (existed, nothing read), 0 when there
+ * is no such snapshot, -1 when id is another's (SPX_NO) or the store
+ * fails. */
+static int stored_already(struct spx_snap_store *ss, const char *id,
+			  const char *vol, const char *parent,
+			  struct spx_snap_report *out)
+{
+	struct spx_snap_manifest h;
+
+	if (spx_snap_manifest_read(ss, id, SPX_SNAP_HEADER, &h) < 0) {
+		if (spx_errstatus() != SPX_NO)
+			return -1;
+		spx_error_clear();
+		return 0;
+	}
+	if ((vol && strcmp(h.volume, vol)) ||
+	    (parent && strcmp(h.parent, parent))) {
+		spx_error(SPX_NO, "snapshot '%s' exists already, of %s", id,
+			  parent ? h.parent : h.volume);
+		spx_snap_manifest_release(&h);
+		return -1;
+	}
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		report_of(&h, out);
+		out->existed = true;
+	}
+	spx_snap_manifest_release(&h);
+	return 1;
+}
+
+int spx_snap_copy(struct spx_snap_store *ss, const char *src, const char *id,
+		  struct spx_snap_report *out)
+{
+	struct spx_snap_manifest m = { 0 };
+	int lk, rc = -1;
+
+	if (id_check(src) < 0 || (id && id_check(id) < 0))
+		return -1;
+	/* Shared: collection must not take the chunks from under the copy
+	 * before its manifest names them. */
+	if ((lk = gc_lock(ss, LOCK_SH)) < 0)
+		return -1;
+	if (id && (rc = stored_already(ss, id, NULL, src, out)) != 0) {
+		rc = rc < 0 ? -1 : 0;
+		goto out;
+	}
+	rc = -1;
+	if (spx_snap_manifest_read(ss, src, 0, &m) < 0)
+		goto out;
+	snprintf(m.parent, sizeof(m.parent), "%s", src);
+	m.created_ms = now_ms();
+	if (id)
+		snprintf(m.id, sizeof(m.id), "%s", id);
+	else if (spx_id_new(m.id, sizeof(m.id), "snap") < 0)
+		goto out;
+	if (write_manifest(ss, &m) < 0)
+		goto out;
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		report_of(&m, out);
+	}
+	rc = 0;
+out:
+	spx_snap_manifest_release(&m);
+	close(lk);
+	return rc;
+}
+
 int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 		    const struct spx_snap_opts *o, struct spx_snap_report *out)
 {
@@ -852,10 +933,20 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 		o = &none;
 	if (o->parent && id_check(o->parent) < 0)
 		return -1;
+	if (o->id && id_check(o->id) < 0)
+		return -1;
 	if (spx_vol_info(ss->vs, vol, &vi) < 0)
 		return -1;
 	if ((lk = gc_lock(ss, LOCK_SH)) < 0)
 		return -1;
+	if (o->id) {
+		rc = stored_already(ss, o->id, vol, NULL, out);
+		if (rc != 0) {
+			close(lk);
+			return rc < 0 ? -1 : 0;
+		}
+		rc = -1;
+	}
 	dir = spx_vol_dir(ss->vs, vol);
 	data = spx_vol_data_path(ss->vs, vol);
 	if (spx_vol_track_open(dir, vi.size, SPX_TRACK_CREATE, &t) < 0 ||
@@ -913,7 +1004,9 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 	m.size = vi.size;
 	m.chunk = SPX_SNAP_CHUNK;
 	m.created_ms = now_ms();
-	if (spx_id_new(m.id, sizeof(m.id), "snap") < 0)
+	if (o->id)
+		snprintf(m.id, sizeof(m.id), "%s", o->id);
+	else if (spx_id_new(m.id, sizeof(m.id), "snap") < 0)
 		goto out;
 	for (uint64_t g = 0; g < pk.nw; g++)
 		total += (uint64_t)__builtin_popcountll(pk.capture[g]);
@@ -951,12 +1044,7 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 		spx_vol_track_session_end(t, true);
 	}
 	session = false;
-	memcpy(r.id, m.id, sizeof(r.id));
-	memcpy(r.volume, m.volume, sizeof(r.volume));
-	memcpy(r.parent, m.parent, sizeof(r.parent));
-	r.size = m.size;
-	r.created_ms = m.created_ms;
-	r.chunks = m.count;
+	report_of(&m, &r);
 	r.incremental = pk.incremental;
 	if (out)
 		*out = r;

@@ -143,6 +143,10 @@ int spx_snap_manifest_read(struct spx_snap_store *ss, const char *id,
 /* ---- snapshots ---- */
 
 struct spx_snap_opts {
+	/* The snapshot's id instead of a new one. When a snapshot of vol
+	 * with this id is stored already, the call is done (a step retried
+	 * after a crash): the report says existed, with nothing read. */
+	const char *id;
 	/* The snapshot this one counts from: NULL for the one the volume
 	 * was last snapshotted from (or restored from), if it still exists.
 	 * Its entries are kept for the chunks that did not change. */
@@ -165,6 +169,7 @@ struct spx_snap_report {
 	uint64_t uploaded;	/* chunks the store did not hold */
 	uint64_t uploaded_bytes;
 	bool incremental;	/* only the changed chunks were read */
+	bool existed;		/* opts.id was stored already */
 };
 
 /* Snapshot volume vol as it is at the call (point in time, while a guest
@@ -172,6 +177,13 @@ struct spx_snap_report {
  * taken already. */
 int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 		    const struct spx_snap_opts *o, struct spx_snap_report *out);
+
+/* A copy of snapshot src under id (NULL: a new id): a manifest naming
+ * the same chunks, with src as its parent, so nothing is uploaded. A copy
+ * named id of src that exists already is done (existed); SPX_NO when id
+ * names another snapshot. */
+int spx_snap_copy(struct spx_snap_store *ss, const char *src, const char *id,
+		  struct spx_snap_report *out);
 
 struct spx_snap_restore_opts {
 	const char *id;		/* the new volume's id; NULL: a new one */

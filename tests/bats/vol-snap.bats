@@ -455,3 +455,45 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	[ "$status" -eq 100 ]
 	[ ! -e "$t/x" ]
 }
+
+@test "snapshot --id and snapshot-copy: a retried step is done, not done twice; another's id is refused" {
+	v=$(spx-vol create --root "$ROOT" --size 4M)
+	w=$(spx-vol create --root "$ROOT" --size 4M)
+	head -c 3M /dev/urandom | spx-vol write --root "$ROOT" "$v"
+	id=snap-0123456789abcdef0
+	run spx-vol snapshot --root "$ROOT" --id "$id" "$v" --json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | field id)" = "$id" ]
+	[ "$(echo "$output" | field uploaded)" -eq 6 ]
+	n=$(chunks)
+	# The same step again (an agent after a crash): done, nothing read.
+	run spx-vol snapshot --root "$ROOT" --id "$id" "$v" --json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | field read)" -eq 0 ]
+	[ "$(echo "$output" | field uploaded)" -eq 0 ]
+	# The id of another volume's snapshot: refused, that one unchanged.
+	run spx-vol snapshot --root "$ROOT" --id "$id" "$w"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"snapshot '$id' exists already, of $v"* ]]
+	run spx-vol snapshot --root "$ROOT" --id snap-../../etc "$v"
+	[ "$status" -eq 100 ]
+	# A copy names the same chunks: nothing is stored.
+	cp=snap-0123456789abcdef1
+	run spx-vol snapshot-copy --root "$ROOT" --id "$cp" "$id" --json
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | field source)" = "$id" ]
+	[ "$(echo "$output" | field chunks)" -eq 6 ]
+	[ "$(chunks)" -eq "$n" ]
+	run spx-vol snapshot-copy --root "$ROOT" --id "$cp" "$id"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$cp" ]
+	run spx-vol snapshot-copy --root "$ROOT" --id "$id" "$cp"
+	[ "$status" -eq 1 ]
+	run spx-vol snapshot-copy --root "$ROOT" snap-0123456789abcdef9
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no snapshot 'snap-0123456789abcdef9'"* ]]
+	# The source goes; the copy still restores, byte for byte.
+	spx-vol snapshot-rm --root "$ROOT" "$id"
+	r=$(spx-vol restore --root "$ROOT" --eager "$cp")
+	cmp <(spx-vol cat --root "$ROOT" "$r") <(spx-vol cat --root "$ROOT" "$v")
+}
