@@ -13,9 +13,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "cli.h"
 #include "conf/conf.h"
+#include "ec2/snapshot.h"
 #include "ec2/volume.h"
 #include "file.h"
 #include "node/agent.h"
@@ -27,13 +30,54 @@
 
 /* Look at the records at least this often. */
 #define PASS_MS 1000
+/* Steps running at once. */
+#define MAX_JOBS 4
+/* A failed snapshot, copy or restore is tried again after 1 s, 2 s, 4 s
+ * ... at most a minute apart, and given up after this many tries. */
+#define MAX_TRIES 10
+#define RETRY_MAX_MS 60000
+/* Progress goes into the record at most this often. */
+#define PROGRESS_MS 1000
+
+/* A step running as a child process. */
+struct job {
+	struct spx_ebs_work w;
+	pid_t pid;
+	int err;		/* its stderr; -1 once closed */
+	struct spx_buf line;	/* a line not yet ended */
+	char *last;		/* the last thing it said that was not progress */
+	char *cmd;		/* its command line */
+	int pct;		/* progress recorded */
+	int64_t pct_at;
+	bool cancelled;		/* asked to stop: its snapshot was deleted */
+};
+
+/* A step that failed and waits to be tried again. */
+struct retry {
+	char id[32];
+	enum spx_ebs_step step;
+	int tries;
+	int64_t at;		/* not before (ms, monotonic) */
+};
 
 struct agent {
 	const char *root;	/* --root for the tools */
 	const struct spx_conf *conf;
 	struct spx_state *st;
 	char *spxvol;		/* the spx-vol program */
+	struct job jobs[MAX_JOBS];
+	size_t njobs;
+	struct retry *retry;
+	size_t nretry;
 };
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* "a b c" for the log (caller frees). */
 static char *cmdline(char *const argv[])
@@ -46,25 +90,6 @@ static char *cmdline(char *const argv[])
 		spx_buf_adds(&b, argv[i]);
 	}
 	return spx_buf_detach(&b, NULL);
-}
-
-/* Run argv, logged; its exit status, or -1 when it could not run or died
- * by a signal (the reason in *why). */
-static int run(char *const argv[], char **why)
-{
-	char *line = cmdline(argv);
-	int rc;
-
-	spx_log(SPX_LOG_INFO, "run: %s", line);
-	rc = spx_run(argv, true);
-	if (rc != 0) {
-		*why = rc < 0 ? spx_xprintf("'%s': %s", line, spx_errmsg())
-			      : spx_xprintf("'%s' exited with status %d", line,
-					    rc);
-		spx_log(SPX_LOG_WARN, "%s", *why);
-	}
-	free(line);
-	return rc;
 }
 
 /* Does the store hold volume id with at least bytes? (A create or resize
@@ -85,43 +110,272 @@ static bool vol_has(const struct agent *ag, const char *id, uint64_t bytes)
 	return ok;
 }
 
-static void step(struct agent *ag, const struct spx_ebs_work *w)
+static struct retry *retry_find(struct agent *ag, const struct spx_ebs_work *w)
 {
-	char size[32], *why = NULL;
-	bool ok;
-	int rc;
+	for (size_t i = 0; i < ag->nretry; i++)
+		if (!strcmp(ag->retry[i].id, w->id) &&
+		    ag->retry[i].step == w->step)
+			return &ag->retry[i];
+	return NULL;
+}
+
+static void retry_forget(struct agent *ag, const struct spx_ebs_work *w)
+{
+	struct retry *r = retry_find(ag, w);
+
+	if (r)
+		*r = ag->retry[--ag->nretry];
+}
+
+/* Count a failed try of w; true when it may be tried again. */
+static bool retry_later(struct agent *ag, const struct spx_ebs_work *w)
+{
+	struct retry *r = retry_find(ag, w);
+	int64_t wait;
+
+	if (!r) {
+		ag->retry = spx_realloc(ag->retry,
+					(ag->nretry + 1) * sizeof(*ag->retry));
+		r = &ag->retry[ag->nretry++];
+		memset(r, 0, sizeof(*r));
+		snprintf(r->id, sizeof(r->id), "%s", w->id);
+		r->step = w->step;
+	}
+	r->tries++;
+	wait = (int64_t)1000 << (r->tries - 1 < 6 ? r->tries - 1 : 6);
+	r->at = mono_ms() + (wait < RETRY_MAX_MS ? wait : RETRY_MAX_MS);
+	return r->tries < MAX_TRIES;
+}
+
+static bool running(const struct agent *ag, const char *id)
+{
+	for (size_t i = 0; i < ag->njobs; i++)
+		if (!strcmp(ag->jobs[i].w.id, id))
+			return true;
+	return false;
+}
+
+/* The command line of step w (NULL-ended, strings the caller frees with
+ * argv_free). */
+static char **step_argv(const struct agent *ag, const struct spx_ebs_work *w)
+{
+	char size[32], **v = spx_calloc(12, sizeof(char *));
+	size_t n = 0;
 
 	snprintf(size, sizeof(size), "%llu", (unsigned long long)w->bytes);
+	v[n++] = spx_strdup(ag->spxvol);
 	switch (w->step) {
-	case SPX_EBS_CREATE: {
-		char *argv[] = { ag->spxvol, "create", "--root", (char *)ag->root,
-				 "--size", size, "--id", (char *)w->id, NULL };
-
-		rc = run(argv, &why);
-		/* 1: it exists, from a run a crash cut short. */
-		ok = rc == 0 || (rc == 1 && vol_has(ag, w->id, w->bytes));
+	case SPX_EBS_CREATE:
+		v[n++] = spx_strdup(*w->src ? "restore" : "create");
+		break;
+	case SPX_EBS_DELETE:
+		v[n++] = spx_strdup("rm");
+		break;
+	case SPX_EBS_RESIZE:
+		v[n++] = spx_strdup("resize");
+		break;
+	case SPX_EBS_SNAP_TAKE:
+		v[n++] = spx_strdup("snapshot");
+		break;
+	case SPX_EBS_SNAP_COPY:
+		v[n++] = spx_strdup("snapshot-copy");
+		break;
+	case SPX_EBS_SNAP_DELETE:
+		v[n++] = spx_strdup("snapshot-rm");
 		break;
 	}
-	case SPX_EBS_DELETE: {
-		char *argv[] = { ag->spxvol, "rm", "--root", (char *)ag->root,
-				 (char *)w->id, NULL };
-
-		rc = run(argv, &why);
-		ok = rc == 0 || rc == 1; /* 1: gone already */
+	v[n++] = spx_strdup("--root");
+	v[n++] = spx_strdup(ag->root);
+	switch (w->step) {
+	case SPX_EBS_CREATE:
+		v[n++] = spx_strdup("--size");
+		v[n++] = spx_strdup(size);
+		v[n++] = spx_strdup("--id");
+		v[n++] = spx_strdup(w->id);
+		if (*w->src) {
+			v[n++] = spx_strdup("--progress");
+			v[n++] = spx_strdup(w->src);
+		}
 		break;
-	}
-	case SPX_EBS_RESIZE: {
-		char *argv[] = { ag->spxvol, "resize", "--root", (char *)ag->root,
-				 (char *)w->id, size, NULL };
-
-		rc = run(argv, &why);
-		ok = rc == 0 || vol_has(ag, w->id, w->bytes);
+	case SPX_EBS_RESIZE:
+		v[n++] = spx_strdup(w->id);
+		v[n++] = spx_strdup(size);
 		break;
-	}
+	case SPX_EBS_SNAP_TAKE:
+	case SPX_EBS_SNAP_COPY:
+		/* A copy writes one manifest: no progress to tell. */
+		if (w->step == SPX_EBS_SNAP_TAKE)
+			v[n++] = spx_strdup("--progress");
+		v[n++] = spx_strdup("--id");
+		v[n++] = spx_strdup(w->id);
+		v[n++] = spx_strdup(w->src);
+		break;
 	default:
-		return;
+		v[n++] = spx_strdup(w->id);
+		break;
 	}
-	if (spx_ebs_done(ag->st, w, ok, why, time(NULL)) < 0)
+	return v;
+}
+
+static void argv_free(char **v)
+{
+	for (size_t i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void start(struct agent *ag, const struct spx_ebs_work *w)
+{
+	char **argv = step_argv(ag, w);
+	struct job *j = &ag->jobs[ag->njobs];
+
+	memset(j, 0, sizeof(*j));
+	j->w = *w;
+	j->cmd = cmdline(argv);
+	j->pct = -1;
+	spx_log(SPX_LOG_INFO, "run: %s", j->cmd);
+	j->pid = spx_spawn_piped(argv, &j->err);
+	argv_free(argv);
+	if (j->pid < 0) {
+		spx_log(SPX_LOG_WARN, "'%s': %s", j->cmd, spx_errmsg());
+		free(j->cmd);
+		return; /* the next pass tries again */
+	}
+	ag->njobs++;
+}
+
+/* One line the step said: progress ("...: N%") goes into the record,
+ * anything else into the log, the last of it into the step's error. */
+static void said(struct agent *ag, struct job *j, const char *l)
+{
+	const char *colon = strrchr(l, ':');
+	size_t n = strlen(l);
+	char *end;
+	long pct;
+
+	if (colon && n > 1 && l[n - 1] == '%' && colon[1] == ' ') {
+		errno = 0;
+		pct = strtol(colon + 2, &end, 10);
+		if (!errno && *end == '%' && end == l + n - 1 && pct >= 0 &&
+		    pct <= 100) {
+			int64_t now = mono_ms();
+
+			if ((j->w.step == SPX_EBS_SNAP_TAKE ||
+			     j->w.step == SPX_EBS_SNAP_COPY) &&
+			    pct != j->pct &&
+			    (now - j->pct_at >= PROGRESS_MS || pct >= 99)) {
+				if (spx_ebs_snap_progress(ag->st, &j->w,
+							  (int)pct) < 0)
+					spx_log(SPX_LOG_WARN, "%s: %s", j->w.id,
+						spx_errmsg());
+				j->pct = (int)pct;
+				j->pct_at = now;
+			}
+			return;
+		}
+	}
+	if (!*l)
+		return;
+	spx_log(SPX_LOG_WARN, "%s: %s", j->w.id, l);
+	free(j->last);
+	j->last = spx_strdup(l);
+}
+
+static void read_err(struct agent *ag, struct job *j)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(j->err, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n' || buf[i] == '\r') {
+				spx_buf_addc(&j->line, '\0');
+				said(ag, j, j->line.p);
+				j->line.len = 0;
+			} else if (j->line.len < 4096) {
+				spx_buf_addc(&j->line, buf[i]);
+			}
+		}
+	}
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		if (j->line.len) {
+			spx_buf_addc(&j->line, '\0');
+			said(ag, j, j->line.p);
+			j->line.len = 0;
+		}
+		close(j->err);
+		j->err = -1;
+	}
+}
+
+/* Is the step done, although the tool said otherwise? (It ran before a
+ * crash, or another run finished it.) */
+static bool done_anyway(const struct agent *ag, const struct spx_ebs_work *w,
+			int rc)
+{
+	switch (w->step) {
+	case SPX_EBS_CREATE: /* 1: it exists */
+		return rc == 1 && vol_has(ag, w->id, w->bytes);
+	case SPX_EBS_DELETE: /* 1: gone already */
+	case SPX_EBS_SNAP_DELETE:
+		return rc == 1;
+	case SPX_EBS_RESIZE:
+		return vol_has(ag, w->id, w->bytes);
+	default:
+		return false;
+	}
+}
+
+/* The step of j ended with wait status ws: record it. */
+static void finish(struct agent *ag, struct job *j, int ws)
+{
+	const struct spx_ebs_work *w = &j->w;
+	int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+	bool ok = rc == 0 || done_anyway(ag, w, rc), final = true, snap;
+	char *why = NULL;
+	int r;
+
+	snap = w->step == SPX_EBS_SNAP_TAKE || w->step == SPX_EBS_SNAP_COPY ||
+	       w->step == SPX_EBS_SNAP_DELETE;
+	if (!ok) {
+		why = rc < 0 ? spx_xprintf("'%s' was killed by signal %d%s%s",
+					   j->cmd, WTERMSIG(ws),
+					   j->last ? ": " : "",
+					   j->last ? j->last : "")
+			     : spx_xprintf("'%s' exited with status %d%s%s",
+					   j->cmd, rc, j->last ? ": " : "",
+					   j->last ? j->last : "");
+		spx_log(SPX_LOG_WARN, "%s", why);
+		/* Deleting is tried until it works; a snapshot, a copy and
+		 * a restore again and again, unless they cannot work (a
+		 * usage error, the volume gone) or keep failing. */
+		if (w->step == SPX_EBS_DELETE || w->step == SPX_EBS_SNAP_DELETE)
+			final = false;
+		else if (w->step != SPX_EBS_RESIZE && rc != SPX_USAGE &&
+			 !(w->step == SPX_EBS_SNAP_TAKE &&
+			   !vol_has(ag, w->src, 0)) &&
+			 !(w->step == SPX_EBS_CREATE && !*w->src))
+			final = !retry_later(ag, w);
+		if (!final && w->step != SPX_EBS_DELETE &&
+		    w->step != SPX_EBS_SNAP_DELETE)
+			spx_log(SPX_LOG_INFO, "%s: to be tried again", w->id);
+		if (w->step == SPX_EBS_DELETE || w->step == SPX_EBS_SNAP_DELETE)
+			retry_later(ag, w);
+	} else {
+		retry_forget(ag, w);
+	}
+	if (j->cancelled) {
+		spx_log(SPX_LOG_INFO, "%s: stopped, the snapshot is deleted",
+			w->id);
+		r = 0;
+	} else if (snap) {
+		r = spx_ebs_snap_done(ag->st, w, ok, final, why);
+	} else if (ok || final) {
+		r = spx_ebs_done(ag->st, w, ok, why, time(NULL));
+	} else {
+		r = 0;
+	}
+	if (r < 0)
 		spx_log(SPX_LOG_WARN, "%s: cannot record the result: %s", w->id,
 			spx_errmsg());
 	else if (ok)
@@ -129,20 +383,111 @@ static void step(struct agent *ag, const struct spx_ebs_work *w)
 	free(why);
 }
 
-/* One look at the records, and every step they ask for. */
+/* Collect the steps that ended. */
+static void reap(struct agent *ag)
+{
+	for (size_t i = 0; i < ag->njobs;) {
+		struct job *j = &ag->jobs[i];
+		int ws;
+
+		if (j->err >= 0)
+			read_err(ag, j);
+		if (j->err >= 0 || waitpid(j->pid, &ws, WNOHANG) != j->pid) {
+			i++;
+			continue;
+		}
+		finish(ag, j, ws);
+		free(j->cmd);
+		free(j->last);
+		spx_buf_release(&j->line);
+		ag->jobs[i] = ag->jobs[--ag->njobs];
+	}
+}
+
+/* Must w wait for other work on the records? A volume is not removed
+ * while a snapshot of it is pending, nor a snapshot while a volume is
+ * being restored from it or a copy made of it. */
+static bool waits(const struct spx_ebs_work *w, const struct spx_ebs_work *all,
+		  size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct spx_ebs_work *o = &all[i];
+
+		if (w->step == SPX_EBS_DELETE && o->step == SPX_EBS_SNAP_TAKE &&
+		    !strcmp(o->src, w->id))
+			return true;
+		if (w->step == SPX_EBS_SNAP_DELETE &&
+		    (o->step == SPX_EBS_CREATE || o->step == SPX_EBS_SNAP_COPY) &&
+		    !strcmp(o->src, w->id))
+			return true;
+	}
+	return false;
+}
+
+/* One look at the records: start every step they ask for that is not
+ * running, waiting to be tried again or waiting on another. */
 static void pass(struct agent *ag)
 {
-	struct spx_ebs_work *w;
-	size_t n;
+	struct spx_ebs_work *w = NULL;
+	size_t n = 0;
+	int64_t now = mono_ms();
 
-	if (spx_ebs_pending(ag->st, ag->conf->node, &w, &n) < 0) {
+	if (spx_ebs_pending(ag->st, ag->conf->node, &w, &n) < 0 ||
+	    spx_ebs_snap_pending(ag->st, ag->conf->node, &w, &n) < 0) {
 		spx_log(SPX_LOG_WARN, "cannot read the volume records: %s",
 			spx_errmsg());
+		free(w);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		step(ag, &w[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct retry *r = retry_find(ag, &w[i]);
+
+		if (w[i].step == SPX_EBS_SNAP_DELETE)
+			for (size_t k = 0; k < ag->njobs; k++) {
+				struct job *j = &ag->jobs[k];
+
+				/* Deleted while being taken: stop it. */
+				if (!strcmp(j->w.id, w[i].id) &&
+				    j->w.step != SPX_EBS_SNAP_DELETE &&
+				    !j->cancelled) {
+					j->cancelled = true;
+					kill(j->pid, SIGTERM);
+				}
+			}
+		if (ag->njobs == MAX_JOBS || running(ag, w[i].id) ||
+		    (r && r->at > now) || waits(&w[i], w, n))
+			continue;
+		start(ag, &w[i]);
+	}
 	free(w);
+}
+
+/* Stop every step (the agent is stopping): their records stay where they
+ * are, and the next agent runs them again. */
+static void stop_jobs(struct agent *ag)
+{
+	int64_t until = mono_ms() + 10000;
+
+	for (size_t i = 0; i < ag->njobs; i++)
+		kill(ag->jobs[i].pid, SIGTERM);
+	while (ag->njobs) {
+		struct job *j = &ag->jobs[ag->njobs - 1];
+		int ws;
+
+		if (mono_ms() > until)
+			kill(j->pid, SIGKILL);
+		if (waitpid(j->pid, &ws, mono_ms() > until ? 0 : WNOHANG) ==
+		    j->pid) {
+			if (j->err >= 0)
+				close(j->err);
+			free(j->cmd);
+			free(j->last);
+			spx_buf_release(&j->line);
+			ag->njobs--;
+		} else {
+			poll(NULL, 0, 20);
+		}
+	}
 }
 
 int cmd_agent(const struct spx_args *a)
@@ -207,13 +552,23 @@ int cmd_agent(const struct spx_args *a)
 	if (spx_svc_ready((int)notify) < 0)
 		spx_warn("agent: %s", spx_errmsg());
 	while (!stop) {
-		struct pollfd p[2] = { { sfd, POLLIN, 0 }, { bell, POLLIN, 0 } };
+		struct pollfd p[2 + MAX_JOBS] = { { sfd, POLLIN, 0 },
+						  { bell, POLLIN, 0 } };
 		struct signalfd_siginfo si;
+		nfds_t np = 2;
 
 		/* Drain first: a ring during the pass brings another. */
 		spx_agent_bell_drain(bell);
+		reap(&ag);
 		pass(&ag);
-		if (poll(p, 2, PASS_MS) < 0 && errno != EINTR) {
+		for (size_t i = 0; i < ag.njobs; i++)
+			if (ag.jobs[i].err >= 0)
+				p[np++] = (struct pollfd){ ag.jobs[i].err,
+							   POLLIN, 0 };
+		/* A step whose output ended is waited for in the next
+		 * round; look again soon. */
+		if (poll(p, np, np - 2 < ag.njobs ? 50 : PASS_MS) < 0 &&
+		    errno != EINTR) {
 			spx_warn_errno("agent: poll");
 			break;
 		}
@@ -236,6 +591,8 @@ int cmd_agent(const struct spx_args *a)
 	}
 	rc = 0;
 out:
+	stop_jobs(&ag);
+	free(ag.retry);
 	if (sfd >= 0)
 		close(sfd);
 	if (bell >= 0)

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "proc.h"
@@ -39,6 +40,44 @@ pid_t spx_spawn(char *const argv[], bool quiet)
 		errno = e;
 		return spx_error_errno(SPX_FAIL, "cannot run %s", argv[0]);
 	}
+	return pid;
+}
+
+pid_t spx_spawn_piped(char *const argv[], int *errfd)
+{
+	pid_t parent = getpid(), pid;
+	int fds[2], null;
+	sigset_t none;
+
+	*errfd = -1;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return spx_error_errno(SPX_FAIL, "cannot run %s: pipe", argv[0]);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return spx_error_errno(SPX_FAIL, "cannot run %s: fork", argv[0]);
+	}
+	if (pid == 0) {
+		/* Only async-signal-safe calls from here. */
+		sigemptyset(&none);
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+			_exit(SPX_FAIL);
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
+		    dup2(null, STDOUT_FILENO) < 0 ||
+		    dup2(fds[1], STDERR_FILENO) < 0)
+			_exit(SPX_FAIL);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	*errfd = fds[0];
 	return pid;
 }
 

@@ -10,6 +10,12 @@
  * signal at its default action. Returns its pid, or -1 with an error
  * recorded (SPX_FAIL). */
 pid_t spx_spawn(char *const argv[], bool quiet);
+/* Start argv[0] as spx_spawn does, quiet, with its stderr into a pipe
+ * whose read end (non-blocking, close-on-exec) goes to *errfd; the child
+ * gets SIGTERM when this process dies (PR_SET_PDEATHSIG), so a killed
+ * supervisor leaves no step running that its successor would start
+ * again. */
+pid_t spx_spawn_piped(char *const argv[], int *errfd);
 /* spx_spawn, then wait for it. Returns its exit status (0..255), or -1
  * with an error recorded (SPX_FAIL) when it could not be started or was
  * killed by a signal. */

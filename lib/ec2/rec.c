@@ -37,6 +37,60 @@ int spx_ec2_rec_put(struct spx_state *st, const char *key, const json_t *v,
 	return rc;
 }
 
+struct change {
+	int (*fn)(json_t *rec, void *arg);
+	void *arg;
+	const char *key;
+	bool missing, faulted;
+};
+
+static int change_fn(void *ctx, const struct spx_buf *old, uint64_t rev,
+		     struct spx_buf *out)
+{
+	struct change *c = ctx;
+	json_t *rec;
+	char *s;
+	int rc;
+
+	(void)rev;
+	c->faulted = false;
+	if (!old) {
+		c->missing = true;
+		return 1;
+	}
+	rec = json_loadb(old->p, old->len, 0, NULL);
+	if (!rec)
+		return spx_state_error(SPX_STATE_FAIL, "record '%s' is not JSON",
+				       c->key);
+	rc = c->fn(rec, c->arg);
+	if (rc < 0) {
+		c->faulted = true;
+	} else if (rc == 0) {
+		s = json_dumps(rec, JSON_COMPACT);
+		if (s)
+			spx_buf_adds(out, s);
+		else
+			rc = spx_state_error(SPX_STATE_FAIL,
+					     "cannot encode '%s'", c->key);
+		free(s);
+	}
+	json_decref(rec);
+	return rc;
+}
+
+int spx_ec2_rec_change(struct spx_state *st, const char *key,
+		       int (*fn)(json_t *rec, void *arg), void *arg)
+{
+	struct change c = { fn, arg, key, false, false };
+	int rc = spx_state_update(st, key, change_fn, &c, NULL);
+
+	if (c.missing || rc == SPX_STATE_NOTFOUND)
+		return SPX_STATE_NOTFOUND;
+	if (rc < 0 && c.faulted)
+		return -1;
+	return rc < 0 ? spx_ec2_state_fail(rc) : 0;
+}
+
 int spx_ec2_state_fail(int rc)
 {
 	return spx_ec2_fault(500, "InternalError",

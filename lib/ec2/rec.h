@@ -18,6 +18,13 @@ int spx_ec2_rec_get(struct spx_state *st, const char *key, json_t **out,
  * compare-and-swap against expect (0: unconditionally). */
 int spx_ec2_rec_put(struct spx_state *st, const char *key, const json_t *v,
 		    bool create, uint64_t expect);
+/* Change the record at key in place: fn gets it (never NULL) and returns
+ * 0 to write it back, 1 to leave it, -1 to fail (an EC2 fault recorded).
+ * A compare-and-swap (spx_state_update): fn may run more than once.
+ * 0; SPX_STATE_NOTFOUND when there is no record; else -1 with an EC2
+ * fault recorded (fn's own, or InternalError for the store). */
+int spx_ec2_rec_change(struct spx_state *st, const char *key,
+		       int (*fn)(json_t *rec, void *arg), void *arg);
 /* InternalError in EC2's words for a failed state operation rc; -1. */
 int spx_ec2_state_fail(int rc);
 /* Sort an array of objects in place by the string member key (strcmp). */

@@ -6,6 +6,7 @@
 #include "ec2/fault.h"
 #include "ec2/keypair.h"
 #include "ec2/launchtemplate.h"
+#include "ec2/snapshot.h"
 #include "ec2/tags.h"
 #include "ec2/volume.h"
 
@@ -192,9 +193,64 @@ static const struct spx_ec2_restype volumes = {
 	"vol", "volume", vol_get_tags, vol_set_tags, vol_list_tags,
 };
 
+static int snap_id_check(const char *id)
+{
+	if (!spx_ebs_snap_id_wellformed(id))
+		return spx_ec2_fault(400, "InvalidID", "The ID '%s' is not valid",
+				     id);
+	return 0;
+}
+
+/* Tags are the owner's: another account's snapshot is not found, even
+ * one shared with the caller. */
+static int snap_get_tags(struct spx_state *st, const char *account,
+			 const char *id, json_t **tags)
+{
+	json_t *rec;
+
+	*tags = NULL;
+	if (snap_id_check(id) < 0 ||
+	    spx_ebs_snap_get(st, account, id, false, &rec) < 0)
+		return -1;
+	*tags = rec_tags(rec);
+	return 0;
+}
+
+static int snap_list_tags(struct spx_state *st, const char *account,
+			  json_t *out)
+{
+	json_t *all, *own = json_array(), *r;
+	size_t i;
+
+	if (spx_ebs_snap_list(st, account, &all) < 0) {
+		json_decref(own);
+		return -1;
+	}
+	json_array_foreach(all, i, r)
+		if (!strcmp(json_string_value(json_object_get(r, "OwnerId")),
+			    account))
+			json_array_append(own, r);
+	json_decref(all);
+	rec_list_tags(own, "SnapshotId", out);
+	return 0;
+}
+
+static int snap_set_tags(struct spx_state *st, const char *account,
+			 const char *id, const json_t *set, const json_t *unset)
+{
+	return snap_id_check(id) < 0
+		       ? -1
+		       : spx_ebs_snap_set_tags(st, account, id, set, unset);
+}
+
+static const struct spx_ec2_restype snapshots = {
+	"snap", "snapshot", snap_get_tags, snap_set_tags, snap_list_tags,
+};
+
 const struct spx_ec2_restype *const spx_ec2_restypes[] = {
 	&keypairs,
 	&launch_templates,
 	&volumes,
+	&snapshots,
 	NULL,
 };

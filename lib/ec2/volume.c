@@ -6,6 +6,7 @@
 
 #include "ec2/fault.h"
 #include "ec2/rec.h"
+#include "ec2/snapshot.h"
 #include "ec2/tags.h"
 #include "ec2/volume.h"
 #include "id.h"
@@ -233,13 +234,33 @@ static int capacity_check(struct spx_state *st,
 	return 0;
 }
 
+/* The size of a volume from snapshot snap (a record account may use,
+ * completed): the snapshot's unless size asks for more. */
+static int from_snapshot(const json_t *snap, const json_t *size, int64_t *gib)
+{
+	const char *id = str0(snap, "SnapshotId");
+	int64_t need = num(snap, "VolumeSize");
+
+	if (strcmp(str0(snap, "State"), "completed"))
+		return spx_ec2_fault(400, "IncorrectState",
+				     "Snapshot '%s' is '%s'; a volume can be "
+				     "made from it once it is 'completed'.",
+				     id, str0(snap, "State"));
+	*gib = size ? json_integer_value(size) : need;
+	if (*gib < need)
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Volume of %lldGiB is smaller than "
+				     "snapshot '%s', expect size >= %lldGiB",
+				     (long long)*gib, id, (long long)need);
+	return 0;
+}
+
 static int validate_create(const struct spx_ebs_env *env, const json_t *req,
-			   const struct spx_ebs_type **t, int64_t *gib,
-			   int64_t *iops, int64_t *tput)
+			   const json_t *snap, const struct spx_ebs_type **t,
+			   int64_t *gib, int64_t *iops, int64_t *tput)
 {
 	const char *type = str(req, "VolumeType");
 	const char *az = str(req, "AvailabilityZone");
-	const char *snap = str(req, "SnapshotId");
 	const json_t *size = json_object_get(req, "Size");
 
 	*t = spx_ebs_type(type ? type : "gp2");
@@ -263,21 +284,16 @@ static int validate_create(const struct spx_ebs_env *env, const json_t *req,
 		return spx_ec2_fault(400, "InvalidParameterCombination",
 				     "Multi-Attach is supported only for io1 "
 				     "and io2 volumes.");
-	/* Snapshots come with the snapshot store: none exists yet. */
 	if (snap) {
-		if (!spx_id_valid(snap, "snap"))
-			return spx_ec2_fault(400, "InvalidSnapshotID.Malformed",
-					     "Invalid id: \"%s\" (expecting "
-					     "\"snap-...\")",
-					     snap);
-		return spx_ec2_fault(400, "InvalidSnapshot.NotFound",
-				     "The snapshot '%s' does not exist.", snap);
-	}
-	if (!size)
+		if (from_snapshot(snap, size, gib) < 0)
+			return -1;
+	} else if (!size) {
 		return spx_ec2_fault(400, "MissingParameter",
 				     "The request must contain the parameter "
 				     "size or snapshotId");
-	*gib = json_integer_value(size);
+	} else {
+		*gib = json_integer_value(size);
+	}
 	return check_perf(*t, *gib, json_object_get(req, "Iops"),
 			  json_object_get(req, "Throughput"), iops, tput);
 }
@@ -286,26 +302,37 @@ int spx_ebs_create(struct spx_state *st, const struct spx_ebs_env *env,
 		   const char *account, const json_t *req, const json_t *tags,
 		   time_t now, json_t **out)
 {
+	const char *sid = str(req, "SnapshotId");
 	const struct spx_ebs_type *t;
 	int64_t gib = 0, iops = 0, tput = 0;
 	char id[SPX_ID_SIZE];
-	json_t *rec;
+	json_t *rec, *snap = NULL;
 	char *key;
 	int lk, rc;
+	bool enc;
 
 	*out = NULL;
 	if (!spx_account_id_valid(account))
 		return spx_ec2_fault(500, "InternalError", "bad account");
-	if (validate_create(env, req, &t, &gib, &iops, &tput) < 0)
+	if (sid && spx_ebs_snap_get(st, account, sid, true, &snap) < 0)
 		return -1;
-	if (spx_id_new(id, sizeof(id), "vol") < 0)
-		return spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
-	rec = json_pack("{s:s, s:I, s:s, s:s, s:b, s:b, s:s, s:I, s:[], s:o, "
-			"s:s, s:s}",
+	if (validate_create(env, req, snap, &t, &gib, &iops, &tput) < 0 ||
+	    spx_id_new(id, sizeof(id), "vol") < 0) {
+		if (!spx_ec2_fault_code(NULL))
+			spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
+		json_decref(snap);
+		return -1;
+	}
+	/* A volume of an encrypted snapshot is encrypted. */
+	enc = json_is_true(json_object_get(req, "Encrypted")) ||
+	      json_is_true(json_object_get(snap, "Encrypted"));
+	json_decref(snap);
+	rec = json_pack("{s:s, s:I, s:s, s:s, s:b, s:s, s:b, s:s, s:I, s:[], "
+			"s:o, s:s, s:s}",
 			"VolumeId", id, "Size", (json_int_t)gib, "VolumeType",
 			t->name, "AvailabilityZone",
-			str(req, "AvailabilityZone"), "Encrypted",
-			json_is_true(json_object_get(req, "Encrypted")),
+			str(req, "AvailabilityZone"), "Encrypted", enc,
+			"SnapshotId", sid ? sid : "",
 			"MultiAttachEnabled",
 			json_is_true(json_object_get(req, "MultiAttachEnabled")),
 			"State", "creating", "CreateTime", (json_int_t)now,
@@ -401,60 +428,18 @@ int spx_ebs_list(struct spx_state *st, const char *account, json_t **out)
 
 /* ---- transitions -------------------------------------------------- */
 
-/* A change of one record: fn gets the record (never NULL) and returns 0
- * to write it, 1 to leave it, -1 to fail (error recorded). */
-struct change {
-	int (*fn)(json_t *rec, void *arg);
-	void *arg;
-	bool missing;
-};
-
-static int change_fn(void *ctx, const struct spx_buf *old, uint64_t rev,
-		     struct spx_buf *out)
-{
-	struct change *c = ctx;
-	json_t *rec;
-	char *s;
-	int rc;
-
-	(void)rev;
-	if (!old) {
-		c->missing = true;
-		return 1;
-	}
-	rec = json_loadb(old->p, old->len, 0, NULL);
-	if (!rec)
-		return spx_error(SPX_FAIL, "a volume record is corrupt");
-	rc = c->fn(rec, c->arg);
-	if (rc == 0) {
-		s = json_dumps(rec, JSON_COMPACT);
-		if (s)
-			spx_buf_adds(out, s);
-		else
-			rc = spx_error(SPX_FAIL, "cannot write a volume");
-		free(s);
-	}
-	json_decref(rec);
-	return rc;
-}
-
 static int change(struct spx_state *st, const char *account, const char *id,
 		  int (*fn)(json_t *, void *), void *arg)
 {
-	struct change c = { fn, arg, false };
 	char *key;
 	int rc;
 
 	if (!spx_ebs_id_wellformed(id))
 		return malformed(id);
 	key = rec_key(account, id);
-	rc = spx_state_update(st, key, change_fn, &c, NULL);
+	rc = spx_ec2_rec_change(st, key, fn, arg);
 	free(key);
-	if (c.missing || rc == SPX_STATE_NOTFOUND)
-		return not_found(id);
-	if (rc == -1 && spx_ec2_fault_code(NULL))
-		return -1;
-	return rc < 0 ? spx_ec2_state_fail(rc) : 0;
+	return rc == SPX_STATE_NOTFOUND ? not_found(id) : rc;
 }
 
 static int to_deleting(json_t *rec, void *arg)
@@ -677,6 +662,8 @@ int spx_ebs_pending(struct spx_state *st, const char *node,
 		if (!strcmp(s, "creating")) {
 			w.step = SPX_EBS_CREATE;
 			w.bytes = spx_ebs_bytes(r);
+			snprintf(w.src, sizeof(w.src), "%s",
+				 str0(r, "SnapshotId"));
 		} else if (!strcmp(s, "deleting")) {
 			w.step = SPX_EBS_DELETE;
 		} else if (ms && !strcmp(ms, "modifying")) {
@@ -751,10 +738,9 @@ static int do_done(json_t *rec, void *arg)
 					    json_integer(gp2_iops(
 						    num(rec, "Size"))));
 		return 0;
-	case SPX_EBS_DELETE:
+	default:
 		return 1;
 	}
-	return 1;
 }
 
 int spx_ebs_done(struct spx_state *st, const struct spx_ebs_work *w, bool ok,

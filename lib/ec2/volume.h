@@ -105,16 +105,22 @@ uint64_t spx_ebs_bytes(const json_t *rec);
 /* ---- for the node agent ------------------------------------------- */
 
 enum spx_ebs_step {
-	SPX_EBS_CREATE,	/* "creating": run spx-vol create */
+	SPX_EBS_CREATE,	/* "creating": run spx-vol create, or restore */
 	SPX_EBS_DELETE,	/* "deleting": run spx-vol rm */
 	SPX_EBS_RESIZE,	/* a modification "modifying": spx-vol resize */
+	SPX_EBS_SNAP_TAKE,	/* a snapshot "pending": spx-vol snapshot */
+	SPX_EBS_SNAP_COPY,	/* a copy "pending": spx-vol snapshot-copy */
+	SPX_EBS_SNAP_DELETE,	/* SpxDeleting: spx-vol snapshot-rm */
 };
 
 struct spx_ebs_work {
 	char account[16];
-	char id[32];
+	char id[32];		/* the volume's, or the snapshot's */
 	enum spx_ebs_step step;
 	uint64_t bytes;	/* create, resize: the size wanted */
+	/* create: the snapshot to restore ("": none); snapshot: its
+	 * volume; copy: the snapshot copied */
+	char src[32];
 };
 
 /* The steps waiting on node's volumes, across accounts; *out (free it)

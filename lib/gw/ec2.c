@@ -11,12 +11,17 @@ const struct ec2_action gw_ec2_actions[] = {
 	  EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_CreateLaunchTemplate, ec2_create_launch_template,
 	  EC2_DRYRUN | EC2_IDEMPOTENT | EC2_MUTATING },
+	{ EC2Q_EC2_CopySnapshot, ec2_copy_snapshot, EC2_DRYRUN | EC2_MUTATING },
+	{ EC2Q_EC2_CreateSnapshot, ec2_create_snapshot,
+	  EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_CreateTags, ec2_create_tags, EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_CreateVolume, ec2_create_volume,
 	  EC2_DRYRUN | EC2_IDEMPOTENT | EC2_MUTATING },
 	{ EC2Q_EC2_DeleteKeyPair, ec2_delete_key_pair,
 	  EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_DeleteLaunchTemplate, ec2_delete_launch_template,
+	  EC2_DRYRUN | EC2_MUTATING },
+	{ EC2Q_EC2_DeleteSnapshot, ec2_delete_snapshot,
 	  EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_DeleteTags, ec2_delete_tags, EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_DeleteVolume, ec2_delete_volume, EC2_DRYRUN | EC2_MUTATING },
@@ -31,6 +36,9 @@ const struct ec2_action gw_ec2_actions[] = {
 	{ EC2Q_EC2_DescribeLaunchTemplates, ec2_describe_launch_templates,
 	  EC2_DRYRUN },
 	{ EC2Q_EC2_DescribeRegions, ec2_describe_regions, EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeSnapshotAttribute, ec2_describe_snapshot_attribute,
+	  EC2_DRYRUN },
+	{ EC2Q_EC2_DescribeSnapshots, ec2_describe_snapshots, EC2_DRYRUN },
 	{ EC2Q_EC2_DescribeTags, ec2_describe_tags, EC2_DRYRUN },
 	{ EC2Q_EC2_DescribeVolumeAttribute, ec2_describe_volume_attribute,
 	  EC2_DRYRUN },
@@ -41,11 +49,39 @@ const struct ec2_action gw_ec2_actions[] = {
 	  ec2_describe_volumes_modifications, EC2_DRYRUN },
 	{ EC2Q_EC2_ImportKeyPair, ec2_import_key_pair,
 	  EC2_DRYRUN | EC2_MUTATING },
+	{ EC2Q_EC2_ModifySnapshotAttribute, ec2_modify_snapshot_attribute,
+	  EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_ModifyVolume, ec2_modify_volume, EC2_DRYRUN | EC2_MUTATING },
+	{ EC2Q_EC2_ResetSnapshotAttribute, ec2_reset_snapshot_attribute,
+	  EC2_DRYRUN | EC2_MUTATING },
 };
 const size_t gw_ec2_n_actions = SPX_ARRAY_SIZE(gw_ec2_actions);
 
 /* ---- helpers for handlers ----------------------------------------- */
+
+/* Add a text form of a DateTime member as member+"Text" (filters match
+ * times as EC2 writes them). */
+void ec2_time_text(json_t *o, const char *member)
+{
+	json_t *t = json_object_get(o, member);
+	char when[40], *k;
+
+	if (!json_is_integer(t))
+		return;
+	ec2q_time_format((double)json_integer_value(t), when, sizeof(when));
+	k = spx_xprintf("%sText", member);
+	json_object_set_new(o, k, json_string(when));
+	free(k);
+}
+
+void ec2_time_text_del(json_t *o, const char *member)
+{
+	char *k = spx_xprintf("%sText", member);
+
+	json_object_del(o, k);
+	free(k);
+}
+
 
 void ec2_pager(const struct ec2_call *c, int64_t min, int64_t max,
 	       size_t def, struct spx_ec2_pager *pg)

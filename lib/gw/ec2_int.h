@@ -74,6 +74,10 @@ int ec2_page_answer(struct ec2_call *c, struct spx_ec2_page *p,
 const json_t *ec2_list(const struct ec2_call *c, const char *member);
 /* The request's string member, or NULL. */
 const char *ec2_str(const struct ec2_call *c, const char *member);
+/* Add the text form of the DateTime member as member+"Text" (filters
+ * match times as EC2 writes them), and take it away again. */
+void ec2_time_text(json_t *o, const char *member);
+void ec2_time_text_del(json_t *o, const char *member);
 /* The request's boolean member (false when absent). */
 bool ec2_bool(const struct ec2_call *c, const char *member);
 
@@ -107,6 +111,13 @@ int ec2_modify_volume(struct ec2_call *c);
 int ec2_describe_volumes_modifications(struct ec2_call *c);
 int ec2_describe_volume_status(struct ec2_call *c);
 int ec2_describe_volume_attribute(struct ec2_call *c);
+int ec2_create_snapshot(struct ec2_call *c);
+int ec2_copy_snapshot(struct ec2_call *c);
+int ec2_delete_snapshot(struct ec2_call *c);
+int ec2_describe_snapshots(struct ec2_call *c);
+int ec2_describe_snapshot_attribute(struct ec2_call *c);
+int ec2_modify_snapshot_attribute(struct ec2_call *c);
+int ec2_reset_snapshot_attribute(struct ec2_call *c);
 int sts_get_caller_identity(struct ec2_call *c);
 
 #endif

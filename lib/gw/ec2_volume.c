@@ -151,29 +151,6 @@ static const char *vol_id(const json_t *item)
 	return json_string_value(json_object_get(item, "VolumeId"));
 }
 
-/* Add a text form of a DateTime member as member+"Text" (filters match
- * times as EC2 writes them). */
-static void time_text(json_t *o, const char *member)
-{
-	json_t *t = json_object_get(o, member);
-	char when[40], *k;
-
-	if (!json_is_integer(t))
-		return;
-	ec2q_time_format((double)json_integer_value(t), when, sizeof(when));
-	k = spx_xprintf("%sText", member);
-	json_object_set_new(o, k, json_string(when));
-	free(k);
-}
-
-static void time_text_del(json_t *o, const char *member)
-{
-	char *k = spx_xprintf("%sText", member);
-
-	json_object_del(o, k);
-	free(k);
-}
-
 /* The records of the account that VolumeIds names (all when absent), in
  * *out; a malformed or unknown id fails as EC2 fails it. */
 static int selected(struct ec2_call *c, json_t **out)
@@ -263,10 +240,10 @@ static int describe(struct ec2_call *c, const struct spx_ec2_filter_table *ft,
 		size_t j;
 		json_t *a;
 
-		time_text_del(rec, "CreateTime");
-		time_text_del(rec, "StartTime");
+		ec2_time_text_del(rec, "CreateTime");
+		ec2_time_text_del(rec, "StartTime");
 		json_array_foreach(json_object_get(rec, "Attachments"), j, a)
-			time_text_del(a, "AttachTime");
+			ec2_time_text_del(a, "AttachTime");
 	}
 	rc = ec2_page_answer(c, &p, sel, vol_id, member, NULL);
 out:
@@ -282,9 +259,9 @@ static json_t *volume_item(const json_t *rec)
 	json_t *it = spx_ebs_item(rec), *a;
 	size_t i;
 
-	time_text(it, "CreateTime");
+	ec2_time_text(it, "CreateTime");
 	json_array_foreach(json_object_get(it, "Attachments"), i, a)
-		time_text(a, "AttachTime");
+		ec2_time_text(a, "AttachTime");
 	return it;
 }
 
@@ -300,7 +277,7 @@ static json_t *modification_item(const json_t *rec)
 	if (!json_is_object(m))
 		return NULL;
 	m = json_deep_copy(m);
-	time_text(m, "StartTime");
+	ec2_time_text(m, "StartTime");
 	return m;
 }
 

@@ -5,8 +5,8 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "Min", "Min", "Min", "min", 155, 0 },
-	{ "Max", "Max", "Max", "max", 155, 0 },
+	{ "Min", "Min", "Min", "min", 167, 0 },
+	{ "Max", "Max", "Max", "max", 167, 0 },
 };
 static const char *const q_ec2_e1[] = {
 	"nvidia",
@@ -26,8 +26,8 @@ static const char *const q_ec2_e3[] = {
 	"k520",
 };
 static const struct ec2q_member q_ec2_m5[] = {
-	{ "Min", "Min", "Min", "min", 155, 0 },
-	{ "Max", "Max", "Max", "max", 155, 0 },
+	{ "Min", "Min", "Min", "min", 167, 0 },
+	{ "Max", "Max", "Max", "max", 167, 0 },
 };
 static const char *const q_ec2_e6[] = {
 	"gpu",
@@ -35,11 +35,11 @@ static const char *const q_ec2_e6[] = {
 	"inference",
 };
 static const struct ec2q_member q_ec2_m8[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 268, 0 },
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 292, 0 },
 	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
 };
 static const struct ec2q_member q_ec2_m12[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 268, 0 },
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 292, 0 },
 };
 static const char *const q_ec2_e16[] = {
 	"i386",
@@ -55,17 +55,17 @@ static const struct ec2q_member q_ec2_m20[] = {
 	{ "State", "ZoneState", "zoneState", "zoneState", 25, 0 },
 	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 24, 0 },
 	{ "Messages", "MessageSet", "messageSet", "messageSet", 23, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 268, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 268, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 268, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 268, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 268, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 268, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 268, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 268, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 292, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 292, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 292, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 292, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 292, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 292, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 292, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 292, 0 },
 };
 static const struct ec2q_member q_ec2_m22[] = {
-	{ "Message", "Message", "message", "message", 268, 0 },
+	{ "Message", "Message", "message", "message", 292, 0 },
 };
 static const char *const q_ec2_e24[] = {
 	"opt-in-not-required",
@@ -84,8 +84,8 @@ static const char *const q_ec2_e26[] = {
 	"excluded",
 };
 static const struct ec2q_member q_ec2_m29[] = {
-	{ "Min", "Min", "Min", "min", 155, 0 },
-	{ "Max", "Max", "Max", "max", 155, 0 },
+	{ "Min", "Min", "Min", "min", 167, 0 },
+	{ "Max", "Max", "Max", "max", 167, 0 },
 };
 static const char *const q_ec2_e34[] = {
 	"legacy-bios",
@@ -102,685 +102,764 @@ static const char *const q_ec2_e39[] = {
 };
 static const struct ec2q_member q_ec2_m40[] = {
 	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 38, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 268, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 292, 0 },
 };
-static const char *const q_ec2_e43[] = {
+static const struct ec2q_member q_ec2_m41[] = {
+	{ "Description", "Description", "Description", "description", 292, 0 },
+	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 292, 0 },
+	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 292, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 33, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 183, 0 },
+	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 292, 0 },
+	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 292, EC2Q_REQUIRED },
+	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 292, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m42[] = {
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 292, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
+};
+static const char *const q_ec2_e45[] = {
 	"intel",
 	"amd",
 	"amazon-web-services",
 };
-static const struct ec2q_member q_ec2_m45[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 268, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 170, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 275, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 162, 0 },
-};
-static const struct ec2q_member q_ec2_m46[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 268, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 198, EC2Q_REQUIRED },
-	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 289, 0 },
-	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 255, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 275, 0 },
-};
 static const struct ec2q_member q_ec2_m47[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 172, 0 },
-	{ "Warning", "Warning", "warning", "warning", 287, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 292, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 182, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 174, 0 },
 };
 static const struct ec2q_member q_ec2_m48[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 256, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 273, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 292, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 210, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 314, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 271, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
 };
 static const struct ec2q_member q_ec2_m49[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 268, EC2Q_REQUIRED },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 33, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 155, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 171, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 268, 0 },
-	{ "Size", "Size", "Size", "size", 155, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 266, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 317, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 275, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 33, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 155, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 268, EC2Q_IDEMPOTENCY },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 184, 0 },
+	{ "Warning", "Warning", "warning", "warning", 312, 0 },
 };
 static const struct ec2q_member q_ec2_m50[] = {
-	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 268, EC2Q_REQUIRED },
-};
-static const struct ec2q_member q_ec2_m58[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 169, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 165, 0 },
+	{ "Description", "Description", "Description", "description", 292, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 292, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 322, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
 };
-static const struct ec2q_member q_ec2_m59[] = {
+static const struct ec2q_member q_ec2_m51[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 273, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 297, EC2Q_REQUIRED },
+};
+static const struct ec2q_member q_ec2_m52[] = {
+	{ "Group", "Group", "group", "group", 253, 0 },
+	{ "UserId", "UserId", "userId", "userId", 292, 0 },
+};
+static const struct ec2q_member q_ec2_m54[] = {
+	{ "Add", "Add", "Add", "add", 53, 0 },
+	{ "Remove", "Remove", "Remove", "remove", 53, 0 },
+};
+static const struct ec2q_member q_ec2_m55[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 292, EC2Q_REQUIRED },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 33, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 167, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 183, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 292, 0 },
+	{ "Size", "Size", "Size", "size", 167, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 342, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 33, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 167, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 292, EC2Q_IDEMPOTENCY },
+};
+static const struct ec2q_member q_ec2_m56[] = {
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 292, EC2Q_REQUIRED },
+};
+static const struct ec2q_member q_ec2_m64[] = {
+	{ "KeyName", "KeyName", "KeyName", "keyName", 181, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 177, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m65[] = {
 	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 186, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 198, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 198, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 210, 0 },
 };
-static const struct ec2q_member q_ec2_m60[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 172, 0 },
+static const struct ec2q_member q_ec2_m66[] = {
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 184, 0 },
 };
-static const struct ec2q_member q_ec2_m61[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 256, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 273, 0 },
-};
-static const struct ec2q_member q_ec2_m62[] = {
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 297, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m67[] = {
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
 };
-static const struct ec2q_member q_ec2_m63[] = {
+static const struct ec2q_member q_ec2_m68[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 273, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 297, 0 },
+};
+static const struct ec2q_member q_ec2_m69[] = {
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 322, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m70[] = {
 	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
 };
-static const struct ec2q_member q_ec2_m64[] = {
+static const struct ec2q_member q_ec2_m71[] = {
 	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
 };
-static const struct ec2q_member q_ec2_m65[] = {
-	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 319, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 318, 0 },
+static const struct ec2q_member q_ec2_m72[] = {
+	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 344, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 343, 0 },
 	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 33, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
 };
-static const struct ec2q_member q_ec2_m66[] = {
+static const struct ec2q_member q_ec2_m73[] = {
 	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 21, 0 },
-};
-static const struct ec2q_member q_ec2_m67[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 211, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 53, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 237, 0 },
-};
-static const struct ec2q_member q_ec2_m68[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 154, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 237, 0 },
-};
-static const struct ec2q_member q_ec2_m69[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 254, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 52, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 237, 0 },
-};
-static const struct ec2q_member q_ec2_m70[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 152, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 237, 0 },
-};
-static const struct ec2q_member q_ec2_m71[] = {
-	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 163, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 166, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 33, 0 },
-};
-static const struct ec2q_member q_ec2_m72[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 168, 0 },
 };
 static const struct ec2q_member q_ec2_m74[] = {
 	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 187, 0 },
-	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 199, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 268, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 73, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 223, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 59, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 250, 0 },
 };
 static const struct ec2q_member q_ec2_m75[] = {
-	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 202, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 166, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 250, 0 },
 };
 static const struct ec2q_member q_ec2_m76[] = {
-	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 253, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 270, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 58, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 250, 0 },
+};
+static const struct ec2q_member q_ec2_m77[] = {
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 164, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 250, 0 },
+};
+static const struct ec2q_member q_ec2_m78[] = {
+	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 175, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 178, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m79[] = {
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 180, 0 },
+};
+static const struct ec2q_member q_ec2_m81[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 199, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 211, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 292, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 80, 0 },
+};
+static const struct ec2q_member q_ec2_m82[] = {
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 214, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+};
+static const struct ec2q_member q_ec2_m83[] = {
+	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 269, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
 	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 33, 0 },
 };
-static const struct ec2q_member q_ec2_m77[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 252, 0 },
-};
-static const struct ec2q_member q_ec2_m78[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 155, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
-};
-static const struct ec2q_member q_ec2_m79[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 272, 0 },
-};
-static const struct ec2q_member q_ec2_m80[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 296, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 297, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-};
-static const struct ec2q_member q_ec2_m81[] = {
-	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 18, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 248, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 268, 0 },
-};
-static const struct ec2q_member q_ec2_m82[] = {
-	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 155, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 268, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 298, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-};
-static const struct ec2q_member q_ec2_m83[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
-	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 315, 0 },
-};
 static const struct ec2q_member q_ec2_m84[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 298, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 268, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 155, 0 },
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 268, 0 },
 };
 static const struct ec2q_member q_ec2_m85[] = {
-	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 301, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 285, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
 };
 static const struct ec2q_member q_ec2_m86[] = {
-	{ "Filters", "Filter", "Filter", "filter", 111, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 298, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 155, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
+	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 53, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 264, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 292, 0 },
 };
 static const struct ec2q_member q_ec2_m87[] = {
-	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 299, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 268, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 167, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 292, 0 },
+	{ "OwnerIds", "Owner", "Owner", "owner", 252, 0 },
+	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 275, 0 },
+	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 287, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m88[] = {
+	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 288, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
 };
 static const struct ec2q_member q_ec2_m89[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 91, 0 },
-	{ "Count", "Count", "count", "count", 88, 0 },
-	{ "Type", "Type", "type", "type", 92, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 167, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
 };
-static const char *const q_ec2_e92[] = {
+static const struct ec2q_member q_ec2_m90[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 296, 0 },
+};
+static const struct ec2q_member q_ec2_m91[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 321, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 322, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m92[] = {
+	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 18, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 264, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
+};
+static const struct ec2q_member q_ec2_m93[] = {
+	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 167, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 292, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 323, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m94[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 340, 0 },
+};
+static const struct ec2q_member q_ec2_m95[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 323, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 292, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 167, 0 },
+};
+static const struct ec2q_member q_ec2_m96[] = {
+	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 326, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+};
+static const struct ec2q_member q_ec2_m97[] = {
+	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 323, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 167, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+};
+static const struct ec2q_member q_ec2_m98[] = {
+	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 324, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+};
+static const struct ec2q_member q_ec2_m100[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 102, 0 },
+	{ "Count", "Count", "count", "count", 99, 0 },
+	{ "Type", "Type", "type", "type", 103, 0 },
+};
+static const char *const q_ec2_e103[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e94[] = {
+static const char *const q_ec2_e105[] = {
 	"unsupported",
 	"supported",
 };
-static const struct ec2q_member q_ec2_m95[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 98, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 94, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 97, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 96, 0 },
+static const struct ec2q_member q_ec2_m106[] = {
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 109, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 105, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 108, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 107, 0 },
 };
-static const char *const q_ec2_e96[] = {
+static const char *const q_ec2_e107[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m97[] = {
+static const struct ec2q_member q_ec2_m108[] = {
 	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 28, 0 },
 	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 31, 0 },
 	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 30, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 217, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 221, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 219, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 229, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 233, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 231, 0 },
 };
-static const char *const q_ec2_e98[] = {
+static const char *const q_ec2_e109[] = {
 	"unsupported",
 	"supported",
 	"default",
 };
-static const struct ec2q_member q_ec2_m99[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 218, 0 },
-};
-static const struct ec2q_member q_ec2_m101[] = {
-	{ "Type", "Type", "Type", "type", 268, EC2Q_REQUIRED },
-};
-static const char *const q_ec2_e104[] = {
-	"unsupported",
-	"supported",
-	"required",
-};
-static const char *const q_ec2_e106[] = {
-	"unsupported",
-	"supported",
-	"required",
-};
 static const struct ec2q_member q_ec2_m110[] = {
-	{ "Name", "Name", "Name", "name", 268, 0 },
-	{ "Values", "Value", "Value", "value", 288, 0 },
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 230, 0 },
 };
-static const struct ec2q_member q_ec2_m113[] = {
-	{ "Name", "Name", "name", "name", 118, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 115, 0 },
-	{ "Count", "Count", "count", "count", 112, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 116, 0 },
+static const struct ec2q_member q_ec2_m112[] = {
+	{ "Type", "Type", "Type", "type", 292, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m116[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 117, 0 },
+static const char *const q_ec2_e115[] = {
+	"unsupported",
+	"supported",
+	"required",
 };
-static const struct ec2q_member q_ec2_m119[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 114, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 320, 0 },
+static const char *const q_ec2_e117[] = {
+	"unsupported",
+	"supported",
+	"required",
 };
-static const struct ec2q_member q_ec2_m122[] = {
-	{ "Name", "Name", "name", "name", 127, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 124, 0 },
-	{ "Count", "Count", "count", "count", 121, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 125, 0 },
+static const struct ec2q_member q_ec2_m121[] = {
+	{ "Name", "Name", "Name", "name", 292, 0 },
+	{ "Values", "Value", "Value", "value", 313, 0 },
 };
-static const struct ec2q_member q_ec2_m125[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 126, 0 },
+static const struct ec2q_member q_ec2_m124[] = {
+	{ "Name", "Name", "name", "name", 129, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 126, 0 },
+	{ "Count", "Count", "count", "count", 123, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 127, 0 },
 };
-static const struct ec2q_member q_ec2_m128[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 123, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 321, 0 },
+static const struct ec2q_member q_ec2_m127[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 128, 0 },
 };
-static const char *const q_ec2_e130[] = {
+static const struct ec2q_member q_ec2_m130[] = {
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 125, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 345, 0 },
+};
+static const struct ec2q_member q_ec2_m133[] = {
+	{ "Name", "Name", "name", "name", 138, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 135, 0 },
+	{ "Count", "Count", "count", "count", 132, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 136, 0 },
+};
+static const struct ec2q_member q_ec2_m136[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 137, 0 },
+};
+static const struct ec2q_member q_ec2_m139[] = {
+	{ "Gpus", "Gpus", "gpus", "gpus", 134, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 346, 0 },
+};
+static const char *const q_ec2_e142[] = {
 	"ip-name",
 	"resource-name",
 };
-static const struct ec2q_member q_ec2_m132[] = {
+static const struct ec2q_member q_ec2_m144[] = {
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 268, EC2Q_REQUIRED },
+	{ "KeyName", "KeyName", "keyName", "keyName", 292, EC2Q_REQUIRED },
 	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 32, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 275, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
 };
-static const struct ec2q_member q_ec2_m133[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 268, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 268, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 268, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 273, 0 },
+static const struct ec2q_member q_ec2_m145[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 292, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 292, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 292, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
 };
-static const struct ec2q_member q_ec2_m134[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 137, 0 },
+static const struct ec2q_member q_ec2_m146[] = {
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 149, 0 },
 };
-static const struct ec2q_member q_ec2_m136[] = {
-	{ "Count", "Count", "count", "count", 135, 0 },
-	{ "Name", "Name", "name", "name", 139, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 138, 0 },
+static const struct ec2q_member q_ec2_m148[] = {
+	{ "Count", "Count", "count", "count", 147, 0 },
+	{ "Name", "Name", "name", "name", 151, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 150, 0 },
 };
-static const char *const q_ec2_e140[] = {
+static const char *const q_ec2_e152[] = {
 	"current",
 	"previous",
 };
-static const char *const q_ec2_e142[] = {
+static const char *const q_ec2_e154[] = {
 	"hibernate",
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m144[] = {
-	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 268, 0 },
+static const struct ec2q_member q_ec2_m156[] = {
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m145[] = {
-	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 284, EC2Q_REQUIRED },
-	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 224, EC2Q_REQUIRED },
-	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 44, 0 },
-	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 222, 0 },
-	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 109, 0 },
-	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 141, 0 },
-	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 155, 0 },
-	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 155, 0 },
+static const struct ec2q_member q_ec2_m157[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 309, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 236, EC2Q_REQUIRED },
+	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 46, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 234, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 120, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 153, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 167, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 167, 0 },
 	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 26, 0 },
 	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 36, 0 },
 	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 33, 0 },
-	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 234, 0 },
-	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 207, 0 },
-	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 209, 0 },
-	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 280, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 247, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 219, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 221, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 304, 0 },
 	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 29, 0 },
 	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
 	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
 	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
 	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
 	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
-	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 229, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 242, 0 },
 	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
 };
-static const char *const q_ec2_e146[] = {
+static const char *const q_ec2_e158[] = {
 	"unsupported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m148[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 91, 0 },
-	{ "Disks", "Disks", "disks", "disks", 90, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 106, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 146, 0 },
+static const struct ec2q_member q_ec2_m160[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 102, 0 },
+	{ "Disks", "Disks", "disks", "disks", 101, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 117, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 158, 0 },
 };
-static const char *const q_ec2_e150[] = {
+static const char *const q_ec2_e162[] = {
 	"nitro",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m151[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 149, 0 },
-	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 51, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 120, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 282, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 259, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 291, 0 },
+static const struct ec2q_member q_ec2_m163[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 161, 0 },
+	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 57, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 131, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 306, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 277, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 316, 0 },
 	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 27, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 150, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 245, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 285, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 223, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 147, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 148, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 95, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 233, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 128, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 119, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 239, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 134, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 129, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 162, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 261, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 310, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 235, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 159, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 160, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 106, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 246, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 139, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 130, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 255, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 146, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 141, 0 },
 	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 37, 0 },
-	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 55, 0 },
+	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 61, 0 },
 	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 19, 0 },
 	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 35, 0 },
 };
-static const struct ec2q_member q_ec2_m153[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 149, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 211, 0 },
-	{ "Location", "Location", "location", "location", 210, 0 },
+static const struct ec2q_member q_ec2_m165[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 161, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 223, 0 },
+	{ "Location", "Location", "location", "location", 222, 0 },
 };
-static const struct ec2q_member q_ec2_m157[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 268, 0 },
+static const struct ec2q_member q_ec2_m169[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m160[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 268, 0 },
+static const struct ec2q_member q_ec2_m172[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 292, 0 },
 };
-static const char *const q_ec2_e162[] = {
+static const char *const q_ec2_e174[] = {
 	"pem",
 	"ppk",
 };
-static const struct ec2q_member q_ec2_m164[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 268, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 264, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 268, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 268, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 273, 0 },
+static const struct ec2q_member q_ec2_m176[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 292, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 282, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 292, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 292, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
 };
-static const struct ec2q_member q_ec2_m167[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 268, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 268, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 268, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 170, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 273, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 268, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 226, 0 },
+static const struct ec2q_member q_ec2_m179[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 292, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 292, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 292, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 182, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 292, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 238, 0 },
 };
-static const char *const q_ec2_e170[] = {
+static const char *const q_ec2_e182[] = {
 	"rsa",
 	"ed25519",
 };
-static const struct ec2q_member q_ec2_m172[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 268, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 198, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 54, 0 },
-	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 268, 0 },
-	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 212, 0 },
-	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 212, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 273, 0 },
+static const struct ec2q_member q_ec2_m184[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 292, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 210, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 60, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 292, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 224, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 224, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
 };
-static const char *const q_ec2_e173[] = {
+static const char *const q_ec2_e185[] = {
 	"default",
 	"disabled",
 };
-static const struct ec2q_member q_ec2_m174[] = {
-	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 268, 0 },
-	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 268, 0 },
-	{ "Ebs", "Ebs", "Ebs", "ebs", 178, 0 },
-	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 268, 0 },
+static const struct ec2q_member q_ec2_m186[] = {
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 292, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 292, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 190, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m176[] = {
+static const struct ec2q_member q_ec2_m188[] = {
 	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 39, 0 },
 	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m177[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 155, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 155, 0 },
+static const struct ec2q_member q_ec2_m189[] = {
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 167, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 167, 0 },
 };
-static const struct ec2q_member q_ec2_m178[] = {
+static const struct ec2q_member q_ec2_m190[] = {
 	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 33, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 33, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 155, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 171, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 266, 0 },
-	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 155, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 317, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 155, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 167, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 183, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 167, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 342, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 167, 0 },
 };
-static const struct ec2q_member q_ec2_m179[] = {
-	{ "Type", "Type", "Type", "type", 268, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 180, 0 },
+static const struct ec2q_member q_ec2_m191[] = {
+	{ "Type", "Type", "Type", "type", 292, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 192, 0 },
 };
-static const struct ec2q_member q_ec2_m182[] = {
+static const struct ec2q_member q_ec2_m194[] = {
 	{ "Enabled", "Enabled", "Enabled", "enabled", 33, 0 },
 };
-static const struct ec2q_member q_ec2_m183[] = {
+static const struct ec2q_member q_ec2_m195[] = {
 	{ "Configured", "Configured", "Configured", "configured", 33, 0 },
 };
-static const char *const q_ec2_e184[] = {
+static const char *const q_ec2_e196[] = {
 	"optional",
 	"required",
 };
-static const struct ec2q_member q_ec2_m185[] = {
-	{ "Arn", "Arn", "Arn", "arn", 268, 0 },
-	{ "Name", "Name", "Name", "name", 268, 0 },
+static const struct ec2q_member q_ec2_m197[] = {
+	{ "Arn", "Arn", "Arn", "arn", 292, 0 },
+	{ "Name", "Name", "Name", "name", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m188[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 173, 0 },
+static const struct ec2q_member q_ec2_m200[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 185, 0 },
 };
-static const struct ec2q_member q_ec2_m189[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 213, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 203, 0 },
+static const struct ec2q_member q_ec2_m201[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 225, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 215, 0 },
 };
-static const char *const q_ec2_e190[] = {
+static const char *const q_ec2_e202[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m191[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 184, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 155, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 190, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 192, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 193, 0 },
+static const struct ec2q_member q_ec2_m203[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 196, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 167, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 202, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 204, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 205, 0 },
 };
-static const char *const q_ec2_e192[] = {
+static const char *const q_ec2_e204[] = {
 	"disabled",
 	"enabled",
 };
-static const char *const q_ec2_e193[] = {
+static const char *const q_ec2_e205[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m194[] = {
+static const struct ec2q_member q_ec2_m206[] = {
 	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 33, 0 },
 	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 33, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 33, 0 },
-	{ "Description", "Description", "Description", "description", 268, 0 },
-	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 155, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 261, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 268, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 155, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 143, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 235, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 268, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 244, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 155, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 269, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 155, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 156, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 155, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 159, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 155, 0 },
+	{ "Description", "Description", "Description", "description", 292, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 167, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 279, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 292, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 167, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 155, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 248, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 292, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 260, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 167, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 293, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 167, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 168, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 167, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 171, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 167, 0 },
 };
-static const struct ec2q_member q_ec2_m196[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 268, 0 },
+static const struct ec2q_member q_ec2_m208[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m200[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 268, 0 },
-	{ "Affinity", "Affinity", "Affinity", "affinity", 268, 0 },
-	{ "GroupName", "GroupName", "GroupName", "groupName", 240, 0 },
-	{ "HostId", "HostId", "HostId", "hostId", 56, 0 },
-	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 277, 0 },
-	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 268, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 268, 0 },
-	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 155, 0 },
-	{ "GroupId", "GroupId", "GroupId", "groupId", 238, 0 },
+static const struct ec2q_member q_ec2_m212[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 292, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 292, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 256, 0 },
+	{ "HostId", "HostId", "HostId", "hostId", 62, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 301, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 292, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 292, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 167, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 254, 0 },
 };
-static const struct ec2q_member q_ec2_m201[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 130, 0 },
+static const struct ec2q_member q_ec2_m213[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 142, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 33, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 33, 0 },
 };
-static const struct ec2q_member q_ec2_m203[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 268, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 267, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 155, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 54, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 142, 0 },
+static const struct ec2q_member q_ec2_m215[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 292, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 290, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 167, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 60, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 154, 0 },
 };
-static const struct ec2q_member q_ec2_m204[] = {
-	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 257, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 273, 0 },
+static const struct ec2q_member q_ec2_m216[] = {
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 274, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 297, 0 },
 };
-static const struct ec2q_member q_ec2_m206[] = {
+static const struct ec2q_member q_ec2_m218[] = {
 	{ "Enabled", "Enabled", "Enabled", "enabled", 33, 0 },
 };
-static const char *const q_ec2_e207[] = {
+static const char *const q_ec2_e219[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e208[] = {
+static const char *const q_ec2_e220[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e211[] = {
+static const char *const q_ec2_e223[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const char *const q_ec2_e213[] = {
+static const char *const q_ec2_e225[] = {
 	"spot",
 };
-static const struct ec2q_member q_ec2_m222[] = {
-	{ "Min", "Min", "Min", "min", 93, 0 },
-	{ "Max", "Max", "Max", "max", 93, 0 },
-};
-static const struct ec2q_member q_ec2_m223[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 225, 0 },
-};
-static const struct ec2q_member q_ec2_m224[] = {
-	{ "Min", "Min", "Min", "min", 155, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 155, 0 },
-};
-static const struct ec2q_member q_ec2_m227[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 297, EC2Q_REQUIRED },
-	{ "Size", "Size", "Size", "size", 155, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 317, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 155, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 155, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 33, 0 },
-};
-static const struct ec2q_member q_ec2_m228[] = {
-	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 300, 0 },
-};
-static const struct ec2q_member q_ec2_m229[] = {
-	{ "Min", "Min", "Min", "min", 93, 0 },
-	{ "Max", "Max", "Max", "max", 93, 0 },
-};
-static const struct ec2q_member q_ec2_m231[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 230, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 236, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 216, 0 },
-};
-static const struct ec2q_member q_ec2_m233[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 236, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 216, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 220, 0 },
-	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 57, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 232, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 214, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 215, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 158, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 104, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 100, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 99, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 105, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 103, 0 },
-};
 static const struct ec2q_member q_ec2_m234[] = {
-	{ "Min", "Min", "Min", "min", 155, 0 },
-	{ "Max", "Max", "Max", "max", 155, 0 },
+	{ "Min", "Min", "Min", "min", 104, 0 },
+	{ "Max", "Max", "Max", "max", 104, 0 },
+};
+static const struct ec2q_member q_ec2_m235[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 237, 0 },
+};
+static const struct ec2q_member q_ec2_m236[] = {
+	{ "Min", "Min", "Min", "min", 167, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 167, 0 },
 };
 static const struct ec2q_member q_ec2_m239[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 242, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 285, 0 },
+	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 54, 0 },
+	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 140, 0 },
+	{ "OperationType", "OperationType", "OperationType", "operationType", 251, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, EC2Q_REQUIRED },
+	{ "UserIds", "UserId", "UserId", "userId", 307, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
 };
-static const char *const q_ec2_e241[] = {
+static const struct ec2q_member q_ec2_m240[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 322, EC2Q_REQUIRED },
+	{ "Size", "Size", "Size", "size", 167, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 342, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 167, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 167, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 33, 0 },
+};
+static const struct ec2q_member q_ec2_m241[] = {
+	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 325, 0 },
+};
+static const struct ec2q_member q_ec2_m242[] = {
+	{ "Min", "Min", "Min", "min", 104, 0 },
+	{ "Max", "Max", "Max", "max", 104, 0 },
+};
+static const struct ec2q_member q_ec2_m244[] = {
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 243, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 249, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 228, 0 },
+};
+static const struct ec2q_member q_ec2_m246[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 249, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 228, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 232, 0 },
+	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 63, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 245, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 226, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 227, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 170, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 115, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 111, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 110, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 116, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 114, 0 },
+};
+static const struct ec2q_member q_ec2_m247[] = {
+	{ "Min", "Min", "Min", "min", 167, 0 },
+	{ "Max", "Max", "Max", "max", 167, 0 },
+};
+static const char *const q_ec2_e251[] = {
+	"add",
+	"remove",
+};
+static const char *const q_ec2_e253[] = {
+	"all",
+};
+static const struct ec2q_member q_ec2_m255[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 258, 0 },
+};
+static const char *const q_ec2_e257[] = {
 	"cluster",
 	"partition",
 	"spread",
 };
-static const struct ec2q_member q_ec2_m243[] = {
+static const struct ec2q_member q_ec2_m259[] = {
 	{ "Primary", "Primary", "primary", "primary", 33, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 268, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m245[] = {
+static const struct ec2q_member q_ec2_m261[] = {
 	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 246, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 262, 0 },
 };
-static const struct ec2q_member q_ec2_m247[] = {
-	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 268, 0 },
-	{ "ProductCodeType", "Type", "type", "type", 249, 0 },
+static const struct ec2q_member q_ec2_m263[] = {
+	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 292, 0 },
+	{ "ProductCodeType", "Type", "type", "type", 265, 0 },
 };
-static const char *const q_ec2_e249[] = {
+static const char *const q_ec2_e265[] = {
 	"devpay",
 	"marketplace",
 };
-static const struct ec2q_member q_ec2_m251[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 268, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 268, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 268, 0 },
+static const struct ec2q_member q_ec2_m267[] = {
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 292, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 292, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m255[] = {
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 161, 0 },
+static const struct ec2q_member q_ec2_m271[] = {
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 173, 0 },
 	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 33, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 185, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 175, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 195, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 131, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 149, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 169, 0 },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 206, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 200, 0 },
-	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 250, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 197, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 187, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 207, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 143, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 161, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 181, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 218, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 212, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 266, 0 },
 	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 33, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 265, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 268, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 205, 0 },
-	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 102, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 181, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 261, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 263, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 189, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 50, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 177, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 176, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 197, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 183, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 191, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 182, 0 },
-	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 145, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 201, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 188, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 283, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 292, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 217, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 113, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 193, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 279, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 281, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 201, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 56, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 189, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 188, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 209, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 195, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 203, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 194, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 157, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 213, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 200, 0 },
 	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 33, 0 },
 };
-static const char *const q_ec2_e257[] = {
+static const struct ec2q_member q_ec2_m272[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 285, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+};
+static const char *const q_ec2_e274[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -867,129 +946,163 @@ static const char *const q_ec2_e257[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e258[] = {
+static const char *const q_ec2_e276[] = {
 	"ebs",
 	"instance-store",
 };
-static const char *const q_ec2_e265[] = {
+static const char *const q_ec2_e283[] = {
 	"stop",
 	"terminate",
 };
-static const char *const q_ec2_e267[] = {
+static const struct ec2q_member q_ec2_m284[] = {
+	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 292, 0 },
+	{ "Description", "Description", "description", "description", 292, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 33, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 292, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 292, 0 },
+	{ "Progress", "Progress", "progress", "progress", 292, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 292, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 60, 0 },
+	{ "State", "Status", "status", "status", 289, 0 },
+	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 292, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 167, 0 },
+	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 292, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 292, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
+	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 291, 0 },
+	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 238, 0 },
+};
+static const char *const q_ec2_e285[] = {
+	"productCodes",
+	"createVolumePermission",
+};
+static const char *const q_ec2_e289[] = {
+	"pending",
+	"completed",
+	"error",
+	"recoverable",
+	"recovering",
+};
+static const char *const q_ec2_e290[] = {
 	"one-time",
 	"persistent",
 };
-static const struct ec2q_member q_ec2_m270[] = {
-	{ "Key", "Key", "key", "key", 268, 0 },
-	{ "Value", "Value", "value", "value", 268, 0 },
+static const char *const q_ec2_e291[] = {
+	"archive",
+	"standard",
 };
-static const struct ec2q_member q_ec2_m271[] = {
-	{ "Key", "Key", "key", "key", 268, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 268, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 257, 0 },
-	{ "Value", "Value", "value", "value", 268, 0 },
+static const struct ec2q_member q_ec2_m294[] = {
+	{ "Key", "Key", "key", "key", 292, 0 },
+	{ "Value", "Value", "value", "value", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m274[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 257, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 273, 0 },
+static const struct ec2q_member q_ec2_m295[] = {
+	{ "Key", "Key", "key", "key", 292, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 292, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 274, 0 },
+	{ "Value", "Value", "value", "value", 292, 0 },
 };
-static const char *const q_ec2_e277[] = {
+static const struct ec2q_member q_ec2_m298[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 274, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 297, 0 },
+};
+static const char *const q_ec2_e301[] = {
 	"default",
 	"dedicated",
 	"host",
 };
-static const struct ec2q_member q_ec2_m280[] = {
-	{ "Min", "Min", "Min", "min", 93, 0 },
-	{ "Max", "Max", "Max", "max", 93, 0 },
+static const struct ec2q_member q_ec2_m304[] = {
+	{ "Min", "Min", "Min", "min", 104, 0 },
+	{ "Max", "Max", "Max", "max", 104, 0 },
 };
-static const char *const q_ec2_e281[] = {
+static const char *const q_ec2_e305[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m284[] = {
-	{ "Min", "Min", "Min", "min", 155, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 155, 0 },
+static const struct ec2q_member q_ec2_m309[] = {
+	{ "Min", "Min", "Min", "min", 167, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 167, 0 },
 };
-static const struct ec2q_member q_ec2_m285[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 283, 0 },
-	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 41, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 278, 0 },
-	{ "ValidCores", "ValidCores", "validCores", "validCores", 42, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 279, 0 },
+static const struct ec2q_member q_ec2_m310[] = {
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 308, 0 },
+	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 43, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 302, 0 },
+	{ "ValidCores", "ValidCores", "validCores", "validCores", 44, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 303, 0 },
 };
-static const struct ec2q_member q_ec2_m286[] = {
-	{ "Code", "Code", "code", "code", 268, 0 },
-	{ "Message", "Message", "message", "message", 268, 0 },
+static const struct ec2q_member q_ec2_m311[] = {
+	{ "Code", "Code", "code", "code", 292, 0 },
+	{ "Message", "Message", "message", "message", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m287[] = {
-	{ "Errors", "ErrorSet", "errorSet", "errorSet", 107, 0 },
+static const struct ec2q_member q_ec2_m312[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 118, 0 },
 };
-static const char *const q_ec2_e290[] = {
+static const char *const q_ec2_e315[] = {
 	"hvm",
 	"paravirtual",
 };
-static const struct ec2q_member q_ec2_m292[] = {
-	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 294, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 268, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 54, 0 },
+static const struct ec2q_member q_ec2_m317[] = {
+	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 319, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 292, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 60, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 33, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 268, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 268, 0 },
-	{ "Size", "Size", "size", "size", 155, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 268, 0 },
-	{ "State", "Status", "status", "status", 303, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 268, 0 },
-	{ "Iops", "Iops", "iops", "iops", 155, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 273, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 317, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 292, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 292, 0 },
+	{ "Size", "Size", "size", "size", 167, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 292, 0 },
+	{ "State", "Status", "status", "status", 328, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
+	{ "Iops", "Iops", "iops", "iops", 167, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 342, 0 },
 	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 33, 0 },
 	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 33, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 155, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 167, 0 },
 };
-static const struct ec2q_member q_ec2_m293[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 54, 0 },
-	{ "Device", "Device", "device", "device", 268, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 268, 0 },
-	{ "State", "Status", "status", "status", 295, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 268, 0 },
+static const struct ec2q_member q_ec2_m318[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 60, 0 },
+	{ "Device", "Device", "device", "device", 292, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 292, 0 },
+	{ "State", "Status", "status", "status", 320, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 33, 0 },
 };
-static const char *const q_ec2_e295[] = {
+static const char *const q_ec2_e320[] = {
 	"attaching",
 	"attached",
 	"detaching",
 	"detached",
 	"busy",
 };
-static const char *const q_ec2_e296[] = {
+static const char *const q_ec2_e321[] = {
 	"autoEnableIO",
 	"productCodes",
 };
-static const struct ec2q_member q_ec2_m300[] = {
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 268, 0 },
-	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 302, 0 },
-	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 268, 0 },
-	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 155, 0 },
-	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 155, 0 },
-	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 317, 0 },
-	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 155, 0 },
+static const struct ec2q_member q_ec2_m325[] = {
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
+	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 327, 0 },
+	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 292, 0 },
+	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 167, 0 },
+	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 167, 0 },
+	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 342, 0 },
+	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 167, 0 },
 	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 33, 0 },
-	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 155, 0 },
-	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 155, 0 },
-	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 317, 0 },
-	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 155, 0 },
+	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 167, 0 },
+	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 167, 0 },
+	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 342, 0 },
+	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 167, 0 },
 	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 33, 0 },
-	{ "Progress", "Progress", "progress", "progress", 212, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 54, 0 },
-	{ "EndTime", "EndTime", "endTime", "endTime", 54, 0 },
+	{ "Progress", "Progress", "progress", "progress", 224, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 60, 0 },
+	{ "EndTime", "EndTime", "endTime", "endTime", 60, 0 },
 };
-static const char *const q_ec2_e302[] = {
+static const char *const q_ec2_e327[] = {
 	"modifying",
 	"optimizing",
 	"completed",
 	"failed",
 };
-static const char *const q_ec2_e303[] = {
+static const char *const q_ec2_e328[] = {
 	"creating",
 	"available",
 	"in-use",
@@ -997,51 +1110,51 @@ static const char *const q_ec2_e303[] = {
 	"deleted",
 	"error",
 };
-static const struct ec2q_member q_ec2_m304[] = {
-	{ "Code", "Code", "code", "code", 268, 0 },
-	{ "Description", "Description", "description", "description", 268, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 268, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 268, 0 },
+static const struct ec2q_member q_ec2_m329[] = {
+	{ "Code", "Code", "code", "code", 292, 0 },
+	{ "Description", "Description", "description", "description", 292, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 292, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m306[] = {
-	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 268, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 268, 0 },
+static const struct ec2q_member q_ec2_m331[] = {
+	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 292, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m308[] = {
-	{ "Name", "Name", "name", "name", 316, 0 },
-	{ "Status", "Status", "status", "status", 268, 0 },
+static const struct ec2q_member q_ec2_m333[] = {
+	{ "Name", "Name", "name", "name", 341, 0 },
+	{ "Status", "Status", "status", "status", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m310[] = {
-	{ "Description", "Description", "description", "description", 268, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 268, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 268, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 226, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 226, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 268, 0 },
+static const struct ec2q_member q_ec2_m335[] = {
+	{ "Description", "Description", "description", "description", 292, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 292, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 292, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 238, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 238, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m312[] = {
-	{ "Details", "Details", "details", "details", 309, 0 },
-	{ "Status", "Status", "status", "status", 313, 0 },
+static const struct ec2q_member q_ec2_m337[] = {
+	{ "Details", "Details", "details", "details", 334, 0 },
+	{ "Status", "Status", "status", "status", 338, 0 },
 };
-static const char *const q_ec2_e313[] = {
+static const char *const q_ec2_e338[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 };
-static const struct ec2q_member q_ec2_m314[] = {
-	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 305, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 268, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 268, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 311, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 268, 0 },
-	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 312, 0 },
-	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 307, 0 },
+static const struct ec2q_member q_ec2_m339[] = {
+	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 330, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 292, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 292, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 336, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
+	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 337, 0 },
+	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 332, 0 },
 };
-static const char *const q_ec2_e316[] = {
+static const char *const q_ec2_e341[] = {
 	"io-enabled",
 	"io-performance",
 };
-static const char *const q_ec2_e317[] = {
+static const char *const q_ec2_e342[] = {
 	"standard",
 	"io1",
 	"io2",
@@ -1093,312 +1206,344 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[38] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[39] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e39 },
 	[40] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m40, NULL },
-	[41] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[42] = { "CoreCountList", EC2Q_LIST, 0, 0, 41, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[43] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e43 },
-	[44] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 43, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[45] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m45, NULL },
-	[46] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m46, NULL },
-	[47] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m47, NULL },
-	[48] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
-	[49] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
-	[50] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m50, NULL },
-	[51] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[52] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
-	[53] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
-	[54] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[55] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[56] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[57] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[58] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m58, NULL },
-	[59] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
-	[60] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
-	[61] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
-	[62] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
-	[63] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
-	[64] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
-	[65] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
-	[66] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
-	[67] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
-	[68] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
-	[69] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
-	[70] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
-	[71] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
-	[72] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
-	[73] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
-	[74] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
-	[75] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m75, NULL },
-	[76] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m76, NULL },
-	[77] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m77, NULL },
-	[78] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
-	[79] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
-	[80] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
-	[81] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
-	[82] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
-	[83] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
-	[84] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
-	[85] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
-	[86] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
-	[87] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
-	[88] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[89] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
-	[90] = { "DiskInfoList", EC2Q_LIST, 0, 0, 89, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[91] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[92] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e92 },
-	[93] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[94] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e94 },
-	[95] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
-	[96] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e96 },
-	[97] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
-	[98] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e98 },
-	[99] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
-	[100] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[101] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
-	[102] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 101, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[103] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[104] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e104 },
-	[105] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[106] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e106 },
-	[107] = { "ErrorSet", EC2Q_LIST, 0, 0, 286, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[108] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
-	[109] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 108, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
-	[110] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
-	[111] = { "FilterList", EC2Q_LIST, 0, 0, 110, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[112] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[113] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
-	[114] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 113, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[115] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[116] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
-	[117] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[118] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[119] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
-	[120] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[121] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[122] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m122, NULL },
-	[123] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 122, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[124] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[125] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
-	[126] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[127] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[128] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m128, NULL },
-	[129] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[130] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e130 },
-	[131] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[132] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m132, NULL },
-	[133] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
-	[134] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m134, NULL },
-	[135] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[136] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m136, NULL },
-	[137] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 136, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[138] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[139] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[140] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e140 },
-	[141] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 140, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[142] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e142 },
-	[143] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 144, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[144] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
-	[145] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m145, NULL },
-	[146] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e146 },
-	[147] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[148] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m148, NULL },
-	[149] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[150] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e150 },
-	[151] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m151, NULL },
-	[152] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 151, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[153] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m153, NULL },
-	[154] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 153, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[155] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[156] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 157, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[157] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m157, NULL },
-	[158] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[159] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 160, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[160] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m160, NULL },
-	[161] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[162] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e162 },
-	[163] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 169, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[164] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m164, NULL },
-	[165] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[166] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 165, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[167] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
-	[168] = { "KeyPairList", EC2Q_LIST, 0, 0, 167, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[169] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[170] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e170 },
-	[171] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[172] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
-	[173] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e173 },
-	[174] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m174, NULL },
-	[175] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 174, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[176] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m176, NULL },
-	[177] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m177, NULL },
-	[178] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m178, NULL },
-	[179] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
-	[180] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[181] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 179, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[182] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m182, NULL },
-	[183] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
-	[184] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e184 },
-	[185] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
-	[186] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[187] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 186, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[188] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
-	[189] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m189, NULL },
-	[190] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e190 },
-	[191] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m191, NULL },
-	[192] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e192 },
-	[193] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e193 },
-	[194] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
-	[195] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 194, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[196] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m196, NULL },
-	[197] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 196, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[198] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
-	[199] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 198, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[200] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m200, NULL },
-	[201] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m201, NULL },
-	[202] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 172, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[203] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m203, NULL },
-	[204] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
-	[205] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 204, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[206] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m206, NULL },
-	[207] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e207 },
-	[208] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e208 },
-	[209] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 208, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[210] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[211] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e211 },
-	[212] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[213] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e213 },
-	[214] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[215] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[216] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[217] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[218] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[219] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[220] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[221] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[222] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m222, NULL },
-	[223] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m223, NULL },
-	[224] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m224, NULL },
-	[225] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[226] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[227] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m227, NULL },
-	[228] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m228, NULL },
-	[229] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m229, NULL },
-	[230] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[231] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
-	[232] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 231, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[233] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m233, NULL },
-	[234] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m234, NULL },
-	[235] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[236] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[237] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[238] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[239] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
-	[240] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[241] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e241 },
-	[242] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 241, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[243] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m243, NULL },
-	[244] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 243, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[245] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
-	[246] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[247] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m247, NULL },
-	[248] = { "ProductCodeList", EC2Q_LIST, 0, 0, 247, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[249] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e249 },
-	[250] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[251] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m251, NULL },
-	[252] = { "RegionList", EC2Q_LIST, 0, 0, 251, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[253] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 268, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[254] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 149, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[255] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
-	[256] = { "ResourceIdList", EC2Q_LIST, 0, 0, 276, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[257] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e257 },
-	[258] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e258 },
-	[259] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 258, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[260] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[261] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 260, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[262] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[263] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 262, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[264] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[265] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e265 },
-	[266] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[267] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e267 },
-	[268] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[269] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[270] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m270, NULL },
-	[271] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
-	[272] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 271, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[273] = { "TagList", EC2Q_LIST, 0, 0, 270, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[274] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m274, NULL },
-	[275] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 274, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[276] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[277] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e277 },
-	[278] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[279] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[280] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m280, NULL },
-	[281] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e281 },
-	[282] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 281, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[283] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[284] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m284, NULL },
-	[285] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
-	[286] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m286, NULL },
-	[287] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m287, NULL },
-	[288] = { "ValueStringList", EC2Q_LIST, 0, 0, 268, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[289] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
-	[290] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e290 },
-	[291] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 290, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[292] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m292, NULL },
-	[293] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
-	[294] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 293, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[295] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e295 },
-	[296] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e296 },
-	[297] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[298] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 297, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[299] = { "VolumeList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[300] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
-	[301] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 300, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[302] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e302 },
-	[303] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e303 },
-	[304] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
-	[305] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 304, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[306] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m306, NULL },
-	[307] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 306, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[308] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
-	[309] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 308, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[310] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m310, NULL },
-	[311] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 310, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[312] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m312, NULL },
-	[313] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e313 },
-	[314] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m314, NULL },
-	[315] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 314, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[316] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e316 },
-	[317] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e317 },
-	[318] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 268, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[319] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 268, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[320] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[321] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[41] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m41, NULL },
+	[42] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m42, NULL },
+	[43] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[44] = { "CoreCountList", EC2Q_LIST, 0, 0, 43, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[45] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e45 },
+	[46] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 45, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[47] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m47, NULL },
+	[48] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
+	[49] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
+	[50] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m50, NULL },
+	[51] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m51, NULL },
+	[52] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m52, NULL },
+	[53] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 52, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[54] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m54, NULL },
+	[55] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m55, NULL },
+	[56] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m56, NULL },
+	[57] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[58] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
+	[59] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
+	[60] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[61] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[62] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[63] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[64] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
+	[65] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
+	[66] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
+	[67] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
+	[68] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
+	[69] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
+	[70] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
+	[71] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
+	[72] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
+	[73] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m73, NULL },
+	[74] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
+	[75] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m75, NULL },
+	[76] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m76, NULL },
+	[77] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m77, NULL },
+	[78] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
+	[79] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
+	[80] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[81] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
+	[82] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
+	[83] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
+	[84] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
+	[85] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
+	[86] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
+	[87] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
+	[88] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
+	[89] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
+	[90] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
+	[91] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
+	[92] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
+	[93] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
+	[94] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
+	[95] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
+	[96] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
+	[97] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
+	[98] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
+	[99] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[100] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
+	[101] = { "DiskInfoList", EC2Q_LIST, 0, 0, 100, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[102] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[103] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e103 },
+	[104] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[105] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e105 },
+	[106] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
+	[107] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e107 },
+	[108] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
+	[109] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e109 },
+	[110] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
+	[111] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[112] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
+	[113] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 112, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[114] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[115] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e115 },
+	[116] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[117] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e117 },
+	[118] = { "ErrorSet", EC2Q_LIST, 0, 0, 311, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[119] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[120] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 119, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[121] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
+	[122] = { "FilterList", EC2Q_LIST, 0, 0, 121, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[123] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[124] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m124, NULL },
+	[125] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 124, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[126] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[127] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m127, NULL },
+	[128] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[129] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[130] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m130, NULL },
+	[131] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[132] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[133] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
+	[134] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 133, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[135] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[136] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m136, NULL },
+	[137] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[138] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[139] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m139, NULL },
+	[140] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 280, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[141] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[142] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e142 },
+	[143] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[144] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
+	[145] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m145, NULL },
+	[146] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m146, NULL },
+	[147] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[148] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m148, NULL },
+	[149] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 148, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[150] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[151] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[152] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e152 },
+	[153] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 152, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[154] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e154 },
+	[155] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 156, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[156] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m156, NULL },
+	[157] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m157, NULL },
+	[158] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e158 },
+	[159] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[160] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m160, NULL },
+	[161] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[162] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e162 },
+	[163] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m163, NULL },
+	[164] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 163, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[165] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m165, NULL },
+	[166] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 165, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[167] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[168] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 169, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[169] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m169, NULL },
+	[170] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[171] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 172, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[172] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
+	[173] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[174] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e174 },
+	[175] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 181, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[176] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m176, NULL },
+	[177] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[178] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 177, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[179] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
+	[180] = { "KeyPairList", EC2Q_LIST, 0, 0, 179, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[181] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[182] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e182 },
+	[183] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[184] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m184, NULL },
+	[185] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e185 },
+	[186] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m186, NULL },
+	[187] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 186, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[188] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
+	[189] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m189, NULL },
+	[190] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m190, NULL },
+	[191] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m191, NULL },
+	[192] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[193] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 191, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[194] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
+	[195] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
+	[196] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e196 },
+	[197] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m197, NULL },
+	[198] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[199] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 198, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[200] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m200, NULL },
+	[201] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m201, NULL },
+	[202] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e202 },
+	[203] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m203, NULL },
+	[204] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e204 },
+	[205] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e205 },
+	[206] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m206, NULL },
+	[207] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 206, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[208] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m208, NULL },
+	[209] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 208, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[210] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[211] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 210, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[212] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
+	[213] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
+	[214] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 184, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[215] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m215, NULL },
+	[216] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
+	[217] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 216, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[218] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m218, NULL },
+	[219] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e219 },
+	[220] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e220 },
+	[221] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 220, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[222] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[223] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e223 },
+	[224] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[225] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e225 },
+	[226] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[227] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[228] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[229] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[230] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[231] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[232] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[233] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[234] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m234, NULL },
+	[235] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
+	[236] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m236, NULL },
+	[237] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[238] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[239] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
+	[240] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
+	[241] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m241, NULL },
+	[242] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m242, NULL },
+	[243] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[244] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m244, NULL },
+	[245] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 244, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[246] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m246, NULL },
+	[247] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m247, NULL },
+	[248] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[249] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[250] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[251] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e251 },
+	[252] = { "OwnerStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[253] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e253 },
+	[254] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[255] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
+	[256] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[257] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e257 },
+	[258] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 257, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[259] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m259, NULL },
+	[260] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 259, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[261] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
+	[262] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[263] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
+	[264] = { "ProductCodeList", EC2Q_LIST, 0, 0, 263, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[265] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e265 },
+	[266] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[267] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m267, NULL },
+	[268] = { "RegionList", EC2Q_LIST, 0, 0, 267, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[269] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[270] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 161, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[271] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
+	[272] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m272, NULL },
+	[273] = { "ResourceIdList", EC2Q_LIST, 0, 0, 300, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[274] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e274 },
+	[275] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[276] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e276 },
+	[277] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 276, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[278] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[279] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[280] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[281] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 280, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[282] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[283] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e283 },
+	[284] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m284, NULL },
+	[285] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e285 },
+	[286] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[287] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 286, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[288] = { "SnapshotList", EC2Q_LIST, 0, 0, 284, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[289] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e289 },
+	[290] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e290 },
+	[291] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e291 },
+	[292] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[293] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[294] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m294, NULL },
+	[295] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m295, NULL },
+	[296] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 295, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[297] = { "TagList", EC2Q_LIST, 0, 0, 294, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[298] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m298, NULL },
+	[299] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 298, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[300] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[301] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e301 },
+	[302] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[303] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 302, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[304] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
+	[305] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e305 },
+	[306] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 305, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[307] = { "UserIdStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[308] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[309] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m309, NULL },
+	[310] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m310, NULL },
+	[311] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m311, NULL },
+	[312] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m312, NULL },
+	[313] = { "ValueStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[314] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[315] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e315 },
+	[316] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 315, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[317] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m317, NULL },
+	[318] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m318, NULL },
+	[319] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 318, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[320] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e320 },
+	[321] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e321 },
+	[322] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[323] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 322, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[324] = { "VolumeList", EC2Q_LIST, 0, 0, 317, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[325] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
+	[326] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 325, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[327] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e327 },
+	[328] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e328 },
+	[329] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m329, NULL },
+	[330] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 329, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[331] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m331, NULL },
+	[332] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 331, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[333] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m333, NULL },
+	[334] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 333, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[335] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m335, NULL },
+	[336] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 335, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[337] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m337, NULL },
+	[338] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e338 },
+	[339] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m339, NULL },
+	[340] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 339, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[341] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e341 },
+	[342] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e342 },
+	[343] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[344] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[345] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[346] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 76, 77, NULL },
-	{ "DescribeAvailabilityZones", 65, 66, NULL },
-	{ "DescribeAccountAttributes", 63, 64, NULL },
-	{ "CreateKeyPair", 45, 164, NULL },
-	{ "ImportKeyPair", 132, 133, NULL },
-	{ "DescribeKeyPairs", 71, 72, NULL },
-	{ "DeleteKeyPair", 58, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 69, 70, NULL },
-	{ "DescribeInstanceTypeOfferings", 67, 68, NULL },
-	{ "CreateTags", 48, EC2Q_NONE, NULL },
-	{ "DeleteTags", 61, EC2Q_NONE, NULL },
-	{ "DescribeTags", 78, 79, NULL },
-	{ "CreateLaunchTemplate", 46, 47, NULL },
-	{ "DescribeLaunchTemplates", 74, 75, NULL },
-	{ "DeleteLaunchTemplate", 59, 60, NULL },
-	{ "CreateVolume", 49, 292, NULL },
-	{ "DeleteVolume", 62, EC2Q_NONE, NULL },
-	{ "DescribeVolumes", 86, 87, NULL },
-	{ "ModifyVolume", 227, 228, NULL },
-	{ "DescribeVolumesModifications", 84, 85, NULL },
-	{ "DescribeVolumeStatus", 82, 83, NULL },
-	{ "DescribeVolumeAttribute", 80, 81, NULL },
+	{ "DescribeRegions", 83, 84, NULL },
+	{ "DescribeAvailabilityZones", 72, 73, NULL },
+	{ "DescribeAccountAttributes", 70, 71, NULL },
+	{ "CreateKeyPair", 47, 176, NULL },
+	{ "ImportKeyPair", 144, 145, NULL },
+	{ "DescribeKeyPairs", 78, 79, NULL },
+	{ "DeleteKeyPair", 64, EC2Q_NONE, NULL },
+	{ "DescribeInstanceTypes", 76, 77, NULL },
+	{ "DescribeInstanceTypeOfferings", 74, 75, NULL },
+	{ "CreateTags", 51, EC2Q_NONE, NULL },
+	{ "DeleteTags", 68, EC2Q_NONE, NULL },
+	{ "DescribeTags", 89, 90, NULL },
+	{ "CreateLaunchTemplate", 48, 49, NULL },
+	{ "DescribeLaunchTemplates", 81, 82, NULL },
+	{ "DeleteLaunchTemplate", 65, 66, NULL },
+	{ "CreateVolume", 55, 317, NULL },
+	{ "DeleteVolume", 69, EC2Q_NONE, NULL },
+	{ "DescribeVolumes", 97, 98, NULL },
+	{ "ModifyVolume", 240, 241, NULL },
+	{ "DescribeVolumesModifications", 95, 96, NULL },
+	{ "DescribeVolumeStatus", 93, 94, NULL },
+	{ "DescribeVolumeAttribute", 91, 92, NULL },
+	{ "CreateSnapshot", 50, 284, NULL },
+	{ "CopySnapshot", 41, 42, NULL },
+	{ "DeleteSnapshot", 67, EC2Q_NONE, NULL },
+	{ "DescribeSnapshots", 87, 88, NULL },
+	{ "DescribeSnapshotAttribute", 85, 86, NULL },
+	{ "ModifySnapshotAttribute", 239, EC2Q_NONE, NULL },
+	{ "ResetSnapshotAttribute", 272, EC2Q_NONE, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -1407,9 +1552,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 322,
+	.n_shapes = 347,
 	.ops = q_ec2_ops,
-	.n_ops = 22,
+	.n_ops = 29,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

@@ -29,6 +29,13 @@ enum {
 	EC2Q_EC2_DescribeVolumesModifications = 19,
 	EC2Q_EC2_DescribeVolumeStatus = 20,
 	EC2Q_EC2_DescribeVolumeAttribute = 21,
+	EC2Q_EC2_CreateSnapshot = 22,
+	EC2Q_EC2_CopySnapshot = 23,
+	EC2Q_EC2_DeleteSnapshot = 24,
+	EC2Q_EC2_DescribeSnapshots = 25,
+	EC2Q_EC2_DescribeSnapshotAttribute = 26,
+	EC2Q_EC2_ModifySnapshotAttribute = 27,
+	EC2Q_EC2_ResetSnapshotAttribute = 28,
 };
 extern const struct ec2q_service ec2q_ec2;
 

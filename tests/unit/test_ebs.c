@@ -1,11 +1,14 @@
 /* lib/ec2/volume.c: CreateVolume's rules (table-driven, against the
  * codes EC2 answers), capacity, the state transitions the gateway and
- * the agent make, and what the agent is given to do. */
+ * the agent make, and what the agent is given to do; snapshots
+ * (lib/ec2/snapshot.c): their states, who sees them, and an image that
+ * keeps one. */
 #include "spx.h"
 
 #include <jansson.h>
 
 #include "ec2/fault.h"
+#include "ec2/snapshot.h"
 #include "ec2/volume.h"
 #include "file.h"
 #include "state/state.h"
@@ -328,6 +331,218 @@ static void test_capacity(void)
 	env.overcommit = keep;
 }
 
+static const char *code(void)
+{
+	const char *c = spx_ec2_fault_code(NULL);
+
+	return c ? c : "-";
+}
+
+/* The snapshot step for id, as the agent is given it. */
+static int snap_work(const char *id, struct spx_ebs_work *out)
+{
+	struct spx_ebs_work *w = NULL;
+	size_t n = 0;
+	int found = 0;
+
+	if (spx_ebs_snap_pending(st, "n1", &w, &n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(w[i].id, id)) {
+			*out = w[i];
+			found++;
+		}
+	free(w);
+	return found;
+}
+
+static const char *snap_field(const char *account, const char *id,
+			      const char *k)
+{
+	static char buf[64];
+	json_t *rec = NULL;
+
+	spx_ebs_snap_get(st, account, id, true, &rec);
+	snprintf(buf, sizeof(buf), "%s",
+		 rec ? json_string_value(json_object_get(rec, k)) : "-");
+	json_decref(rec);
+	return buf;
+}
+
+static void test_snapshots(void)
+{
+	struct spx_ebs_work w, vw;
+	json_t *vol, *snap = NULL, *r, *list, *copy = NULL;
+	const char *c;
+	char vid[32], sid[32], cid[32];
+	bool seen;
+	size_t i;
+
+	vol = create("{\"AvailabilityZone\": \"az1\", \"Size\": 3, "
+		     "\"Encrypted\": true}",
+		     &c);
+	if (!T_OK(vol, "a volume to snapshot"))
+		return;
+	snprintf(vid, sizeof(vid), "%s",
+		 json_string_value(json_object_get(vol, "VolumeId")));
+	json_decref(vol);
+	r = json_pack("{s:s, s:s}", "VolumeId", vid, "Description", "d");
+	T_INT(spx_ebs_snap_create(st, ACCT, r, NULL, 1700000100, &snap), -1,
+	      "no snapshot of a volume still creating");
+	T_STR(code(), "IncorrectState", "IncorrectState");
+	work_for(vid, &vw);
+	spx_ebs_done(st, &vw, true, NULL, 1700000101);
+	T_INT(spx_ebs_snap_create(st, ACCT, r, NULL, 1700000100, &snap), 0,
+	      "a snapshot of an available volume");
+	json_decref(r);
+	if (!T_OK(snap, "the record"))
+		return;
+	snprintf(sid, sizeof(sid), "%s",
+		 json_string_value(json_object_get(snap, "SnapshotId")));
+	T_OK(spx_ebs_snap_id_wellformed(sid), "%s is well formed", sid);
+	T_STR(json_string_value(json_object_get(snap, "State")), "pending",
+	      "pending");
+	T_STR(json_string_value(json_object_get(snap, "Progress")), "0%",
+	      "0%%");
+	T_INT(json_integer_value(json_object_get(snap, "VolumeSize")), 3,
+	      "VolumeSize from the volume");
+	T_OK(json_is_true(json_object_get(snap, "Encrypted")),
+	     "a snapshot of an encrypted volume is encrypted");
+	r = spx_ebs_snap_item(snap);
+	T_OK(!json_object_get(r, "SpxNode") && !json_object_get(r, "SpxError"),
+	     "the item hides Spx members");
+	json_decref(r);
+	json_decref(snap);
+
+	/* The agent's step, progress, and its end. */
+	T_INT(snap_work(sid, &w), 1, "pending: a step for the agent");
+	T_OK(w.step == SPX_EBS_SNAP_TAKE && !strcmp(w.src, vid),
+	     "take a snapshot of the volume");
+	T_INT(spx_ebs_snap_progress(st, &w, 40), 0, "progress");
+	T_STR(snap_field(ACCT, sid, "Progress"), "40%", "40%%");
+	T_INT(spx_ebs_snap_progress(st, &w, 100), 0, "progress 100");
+	T_STR(snap_field(ACCT, sid, "Progress"), "99%",
+	      "100%% only with completed");
+	/* Not completed yet: no volume, no copy from it. */
+	r = json_pack("{s:s, s:s}", "AvailabilityZone", "az1", "SnapshotId",
+		      sid);
+	T_INT(spx_ebs_create(st, &env, ACCT, r, NULL, 1700000102, &vol), -1,
+	      "no volume from a pending snapshot");
+	T_STR(code(), "IncorrectState", "IncorrectState");
+	T_INT(spx_ebs_snap_done(st, &w, false, false, "the store is away"), 0,
+	      "a try that failed");
+	T_STR(snap_field(ACCT, sid, "State"), "pending", "still pending");
+	T_STR(snap_field(ACCT, sid, "SpxError"), "the store is away",
+	      "why, kept");
+	T_INT(spx_ebs_snap_done(st, &w, true, false, NULL), 0, "done");
+	T_STR(snap_field(ACCT, sid, "State"), "completed", "completed");
+	T_STR(snap_field(ACCT, sid, "Progress"), "100%", "100%%");
+	T_INT(snap_work(sid, &w), 0, "nothing more to do");
+	T_INT(spx_ebs_snap_done(st, &w, false, true, "late"), 0, "late");
+	T_STR(snap_field(ACCT, sid, "State"), "completed", "left alone");
+
+	/* A volume from it: its size at least, the restore for the agent. */
+	T_INT(spx_ebs_create(st, &env, ACCT, r, NULL, 1700000102, &vol), 0,
+	      "a volume from the snapshot");
+	T_INT(json_integer_value(json_object_get(vol, "Size")), 3,
+	      "the snapshot's size");
+	T_OK(json_is_true(json_object_get(vol, "Encrypted")), "encrypted");
+	T_INT(work_for(json_string_value(json_object_get(vol, "VolumeId")),
+		       &vw),
+	      1, "its step");
+	T_STR(vw.src, sid, "restore from the snapshot");
+	json_decref(vol);
+	json_object_set_new(r, "Size", json_integer(2));
+	T_INT(spx_ebs_create(st, &env, ACCT, r, NULL, 1700000102, &vol), -1,
+	      "smaller than the snapshot");
+	T_STR(code(), "InvalidParameterValue", "InvalidParameterValue");
+	json_decref(r);
+
+	/* Another account: nothing, until shared. */
+	r = NULL;
+	T_INT(spx_ebs_snap_get(st, OTHER, sid, true, &r), -1,
+	      "another account: not found");
+	T_STR(code(), "InvalidSnapshot.NotFound", "InvalidSnapshot.NotFound");
+	r = json_pack("{s:s, s:s, s:s, s:[s]}", "SnapshotId", sid,
+		      "Attribute", "createVolumePermission", "OperationType",
+		      "add", "UserIds", OTHER);
+	T_INT(spx_ebs_snap_modify_attr(st, OTHER, r), -1,
+	      "another account cannot share it");
+	T_INT(spx_ebs_snap_modify_attr(st, ACCT, r), 0, "shared");
+	json_decref(r);
+	T_STR(snap_field(OTHER, sid, "SnapshotId"), sid, "seen when shared");
+	T_INT(spx_ebs_snap_delete(st, OTHER, sid), -1,
+	      "but not deleted by it");
+	T_INT(spx_ebs_snap_set_tags(st, OTHER, sid, NULL, NULL), -1,
+	      "nor tagged");
+	r = json_pack("{s:s, s:{s:[{s:s}]}}", "SnapshotId", sid,
+		      "CreateVolumePermission", "Add", "Group", "all");
+	T_INT(spx_ebs_snap_modify_attr(st, ACCT, r), -1,
+	      "an encrypted snapshot is never public");
+	T_STR(code(), "InvalidParameter", "InvalidParameter");
+	json_decref(r);
+	r = json_pack("{s:s, s:s}", "SourceSnapshotId", sid, "SourceRegion",
+		      "r1");
+	T_INT(spx_ebs_snap_copy(st, OTHER, "r1", r, NULL, 1700000103, &copy),
+	      0, "the other account copies it");
+	snprintf(cid, sizeof(cid), "%s",
+		 json_string_value(json_object_get(copy, "SnapshotId")));
+	T_STR(json_string_value(json_object_get(copy, "OwnerId")), OTHER,
+	      "the copy is its own");
+	json_decref(copy);
+	T_INT(snap_work(cid, &w), 1, "a copy step");
+	T_OK(w.step == SPX_EBS_SNAP_COPY && !strcmp(w.src, sid) &&
+		     !strcmp(w.account, OTHER),
+	     "copy the source");
+	T_INT(spx_ebs_snap_copy(st, OTHER, "r2", r, NULL, 1700000103, &copy),
+	      -1, "from another region");
+	json_decref(r);
+	r = json_pack("{s:s, s:s}", "SnapshotId", sid, "Attribute",
+		      "createVolumePermission");
+	T_INT(spx_ebs_snap_reset_attr(st, ACCT, r), 0, "reset");
+	json_decref(r);
+	r = NULL;
+	T_INT(spx_ebs_snap_get(st, OTHER, sid, true, &r), -1,
+	      "not shared any more");
+	T_INT(spx_ebs_snap_list(st, OTHER, &list), 0, "the other's list");
+	seen = false;
+	json_array_foreach(list, i, r)
+		seen |= !strcmp(json_string_value(json_object_get(r, "SnapshotId")),
+				sid);
+	T_OK(!seen && json_array_size(list) == 1, "holds only its copy");
+	json_decref(list);
+
+	/* An image that names it keeps it. */
+	r = json_pack("{s:s, s:[{s:s, s:{s:s}}]}", "ImageId",
+		      "ami-0123456789abcdef0", "BlockDeviceMappings",
+		      "DeviceName", "/dev/xvda", "Ebs", "SnapshotId", sid);
+	{
+		char *k = spx_xprintf("images/%s/ami-0123456789abcdef0", ACCT);
+		char *v = json_dumps(r, 0);
+
+		spx_state_put(st, k, v, strlen(v), 0, NULL);
+		T_INT(spx_ebs_snap_delete(st, ACCT, sid), -1, "in use");
+		T_STR(code(), "InvalidSnapshot.InUse", "InvalidSnapshot.InUse");
+		spx_state_delete(st, k, 0);
+		free(k);
+		free(v);
+	}
+	json_decref(r);
+	T_INT(spx_ebs_snap_delete(st, ACCT, sid), 0, "deleted");
+	r = NULL;
+	T_INT(spx_ebs_snap_get(st, ACCT, sid, true, &r), -1, "gone at once");
+	T_INT(spx_ebs_snap_delete(st, ACCT, sid), -1, "deleted once");
+	T_INT(snap_work(sid, &w), 1, "the agent removes it");
+	T_OK(w.step == SPX_EBS_SNAP_DELETE, "snapshot-rm");
+	T_INT(spx_ebs_snap_done(st, &w, true, true, NULL), 0, "removed");
+	T_INT(snap_work(sid, &w), 0, "and its record");
+	T_OK(!spx_ebs_snap_id_wellformed("snap-0123") &&
+		     !spx_ebs_snap_id_wellformed("snap-0123456789abcdeg0") &&
+		     !spx_ebs_snap_id_wellformed("vol-0123456789abcdef0") &&
+		     spx_ebs_snap_id_wellformed("snap-01234567"),
+	     "snapshot ids");
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-ebs.XXXXXX";
@@ -350,6 +565,7 @@ int main(void)
 	test_lifecycle();
 	test_ids();
 	test_capacity();
+	test_snapshots();
 	spx_state_close(st);
 	json_decref(zones);
 	free((char *)env.lock);

@@ -1,0 +1,683 @@
+/* snapshot.c: EBS snapshots in the record store (see snapshot.h). */
+#include "spx.h"
+
+#include "ec2/fault.h"
+#include "ec2/rec.h"
+#include "ec2/snapshot.h"
+#include "ec2/tags.h"
+#include "id.h"
+#include "state/state.h"
+
+#define PREFIX "snapshots/"
+
+static char *rec_key(const char *account, const char *id)
+{
+	return spx_xprintf(PREFIX "%s/%s", account, id);
+}
+
+bool spx_ebs_snap_id_wellformed(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+
+	if (n < 5 || strncmp(id, "snap-", 5) || (n != 13 && n != 22))
+		return false;
+	for (size_t i = 5; i < n; i++)
+		if (!strchr("0123456789abcdef", id[i]))
+			return false;
+	return true;
+}
+
+static int not_found(const char *id)
+{
+	return spx_ec2_fault(400, "InvalidSnapshot.NotFound",
+			     "The snapshot '%s' does not exist.", id);
+}
+
+static int malformed(const char *id)
+{
+	return spx_ec2_fault(400, "InvalidSnapshotID.Malformed",
+			     "Invalid id: \"%s\" (expecting \"snap-...\")",
+			     id ? id : "");
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static const char *str0(const json_t *o, const char *k)
+{
+	const char *s = str(o, k);
+
+	return s ? s : "";
+}
+
+bool spx_ebs_snap_permits(const json_t *rec, const char *account)
+{
+	const json_t *p;
+	size_t i;
+
+	if (!strcmp(str0(rec, "OwnerId"), account))
+		return true;
+	json_array_foreach(json_object_get(rec, "SpxPermissions"), i, p) {
+		const char *u = str(p, "UserId"), *g = str(p, "Group");
+
+		if ((u && !strcmp(u, account)) || (g && !strcmp(g, "all")))
+			return true;
+	}
+	return false;
+}
+
+/* A record that has not been deleted and reads as a snapshot. */
+static bool live(const json_t *rec)
+{
+	return json_is_string(json_object_get(rec, "SnapshotId")) &&
+	       json_is_string(json_object_get(rec, "OwnerId")) &&
+	       !json_is_true(json_object_get(rec, "SpxDeleting"));
+}
+
+/* Every live snapshot record of every account (one unreadable record is
+ * logged and left out). */
+static int all_records(struct spx_state *st, const char *prefix,
+		       json_t **out)
+{
+	struct spx_state_list l = SPX_STATE_LIST_INIT;
+	json_t *all = json_array();
+	int rc = spx_state_list(st, prefix, 0, &l);
+
+	*out = NULL;
+	if (rc < 0) {
+		json_decref(all);
+		return spx_ec2_state_fail(rc);
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		json_t *r;
+
+		rc = spx_ec2_rec_get(st, l.key[i], &r, NULL);
+		if (rc == SPX_STATE_NOTFOUND)
+			continue;
+		if (rc < 0 || !json_is_string(json_object_get(r, "SnapshotId"))) {
+			spx_log(SPX_LOG_WARN, "ebs: '%s' is unreadable%s%s",
+				l.key[i], rc < 0 ? ": " : "",
+				rc < 0 ? spx_errmsg() : "");
+			json_decref(r);
+			continue;
+		}
+		if (live(r))
+			json_array_append(all, r);
+		json_decref(r);
+	}
+	spx_state_list_release(&l);
+	spx_error_clear();
+	*out = all;
+	return 0;
+}
+
+int spx_ebs_snap_list(struct spx_state *st, const char *account,
+		      json_t **out)
+{
+	json_t *all, *sel, *r;
+	size_t i;
+
+	*out = NULL;
+	if (all_records(st, PREFIX, &all) < 0)
+		return -1;
+	sel = json_array();
+	json_array_foreach(all, i, r)
+		if (spx_ebs_snap_permits(r, account))
+			json_array_append(sel, r);
+	json_decref(all);
+	spx_ec2_sort_by(sel, "SnapshotId");
+	*out = sel;
+	return 0;
+}
+
+int spx_ebs_snap_get(struct spx_state *st, const char *account,
+		     const char *id, bool shared, json_t **out)
+{
+	json_t *all, *r;
+	char *key;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	if (!spx_ebs_snap_id_wellformed(id))
+		return malformed(id);
+	key = rec_key(account, id);
+	rc = spx_ec2_rec_get(st, key, out, NULL);
+	free(key);
+	if (rc == 0 && live(*out))
+		return 0;
+	json_decref(*out);
+	*out = NULL;
+	if (rc < 0 && rc != SPX_STATE_NOTFOUND)
+		return spx_ec2_state_fail(rc);
+	if (!shared)
+		return not_found(id);
+	/* Another account's, if it lets this one use it. */
+	if (spx_ebs_snap_list(st, account, &all) < 0)
+		return -1;
+	json_array_foreach(all, i, r)
+		if (!strcmp(str0(r, "SnapshotId"), id)) {
+			*out = json_incref(r);
+			break;
+		}
+	json_decref(all);
+	return *out ? 0 : not_found(id);
+}
+
+json_t *spx_ebs_snap_item(const json_t *rec)
+{
+	json_t *it = json_deep_copy(rec);
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(it, tmp, k, v)
+		if (!strncmp(k, "Spx", 3))
+			json_object_del(it, k);
+	return it;
+}
+
+/* A new pending record of account: id, of volume vol (size gib). */
+static json_t *new_record(const char *account, const char *id,
+			  const char *vol, json_int_t gib, const char *node,
+			  const char *desc, bool encrypted, const json_t *tags,
+			  time_t now)
+{
+	return json_pack("{s:s, s:s, s:I, s:s, s:s, s:I, s:s, s:s, s:b, "
+			 "s:s, s:o, s:s, s:s, s:[]}",
+			 "SnapshotId", id, "VolumeId", vol, "VolumeSize", gib,
+			 "State", "pending", "Progress", "0%", "StartTime",
+			 (json_int_t)now, "OwnerId", account, "Description",
+			 desc ? desc : "", "Encrypted", encrypted,
+			 "StorageTier", "standard", "Tags",
+			 tags ? json_deep_copy(tags) : json_array(), "SpxNode",
+			 node, "SpxError", "", "SpxPermissions");
+}
+
+static int put_new(struct spx_state *st, const char *account, json_t *rec,
+		   json_t **out)
+{
+	char *key = rec_key(account, str(rec, "SnapshotId"));
+	int rc = spx_ec2_rec_put(st, key, rec, true, 0);
+
+	free(key);
+	if (rc < 0) {
+		json_decref(rec);
+		return spx_ec2_state_fail(rc);
+	}
+	*out = rec;
+	return 0;
+}
+
+int spx_ebs_snap_create(struct spx_state *st, const char *account,
+			const json_t *req, const json_t *tags, time_t now,
+			json_t **out)
+{
+	const char *vid = str(req, "VolumeId"), *s;
+	char id[SPX_ID_SIZE];
+	json_t *vol, *rec;
+
+	*out = NULL;
+	if (json_object_get(req, "OutpostArn"))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Snapshots on Outposts are not available "
+				     "here.");
+	if (spx_ebs_get(st, account, vid ? vid : "", &vol, NULL) < 0)
+		return -1;
+	s = str0(vol, "State");
+	if (strcmp(s, "available") && strcmp(s, "in-use")) {
+		spx_ec2_fault(400, "IncorrectState",
+			      "The volume '%s' is '%s'; a snapshot needs it "
+			      "'available' or 'in-use'.",
+			      vid, s);
+		json_decref(vol);
+		return -1;
+	}
+	if (spx_id_new(id, sizeof(id), "snap") < 0) {
+		json_decref(vol);
+		return spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
+	}
+	rec = new_record(account, id, vid,
+			 json_integer_value(json_object_get(vol, "Size")),
+			 str0(vol, "SpxNode"), str(req, "Description"),
+			 json_is_true(json_object_get(vol, "Encrypted")), tags,
+			 now);
+	if (str(vol, "KmsKeyId"))
+		json_object_set(rec, "KmsKeyId", json_object_get(vol, "KmsKeyId"));
+	json_decref(vol);
+	return put_new(st, account, rec, out);
+}
+
+int spx_ebs_snap_copy(struct spx_state *st, const char *account,
+		      const char *region, const json_t *req,
+		      const json_t *tags, time_t now, json_t **out)
+{
+	const char *src = str(req, "SourceSnapshotId");
+	const char *sr = str(req, "SourceRegion");
+	const char *dr = str(req, "DestinationRegion");
+	char id[SPX_ID_SIZE];
+	json_t *from, *rec;
+	bool enc;
+
+	*out = NULL;
+	if (json_object_get(req, "DestinationOutpostArn"))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Snapshots on Outposts are not available "
+				     "here.");
+	if (!sr || strcmp(sr, region))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "The source region '%s' is not this "
+				     "cloud's region '%s'.",
+				     sr ? sr : "", region);
+	if (dr && strcmp(dr, region))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "The destination region '%s' is not this "
+				     "cloud's region '%s'.",
+				     dr, region);
+	if (str(req, "KmsKeyId") &&
+	    !json_is_true(json_object_get(req, "Encrypted")))
+		return spx_ec2_fault(400, "InvalidParameterDependency",
+				     "The parameter KmsKeyId requires the "
+				     "parameter Encrypted to be set.");
+	if (spx_ebs_snap_get(st, account, src ? src : "", true, &from) < 0)
+		return -1;
+	if (strcmp(str0(from, "State"), "completed")) {
+		spx_ec2_fault(400, "IncorrectState",
+			      "Snapshot '%s' is '%s'; it can be copied once "
+			      "it is 'completed'.",
+			      src, str0(from, "State"));
+		json_decref(from);
+		return -1;
+	}
+	if (spx_id_new(id, sizeof(id), "snap") < 0) {
+		json_decref(from);
+		return spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
+	}
+	/* A copy of an encrypted snapshot stays encrypted. */
+	enc = json_is_true(json_object_get(from, "Encrypted")) ||
+	      json_is_true(json_object_get(req, "Encrypted"));
+	rec = new_record(account, id, str0(from, "VolumeId"),
+			 json_integer_value(json_object_get(from, "VolumeSize")),
+			 str0(from, "SpxNode"),
+			 str(req, "Description")
+				 ? str(req, "Description")
+				 : str(from, "Description"),
+			 enc, tags, now);
+	if (str(req, "KmsKeyId"))
+		json_object_set_new(rec, "KmsKeyId",
+				    json_string(str(req, "KmsKeyId")));
+	else if (enc && str(from, "KmsKeyId"))
+		json_object_set(rec, "KmsKeyId", json_object_get(from, "KmsKeyId"));
+	json_object_set_new(rec, "SpxSource", json_string(src));
+	json_decref(from);
+	return put_new(st, account, rec, out);
+}
+
+/* ---- changes by the owner ------------------------------------------ */
+
+static int change(struct spx_state *st, const char *account, const char *id,
+		  int (*fn)(json_t *, void *), void *arg)
+{
+	char *key;
+	int rc;
+
+	if (!spx_ebs_snap_id_wellformed(id))
+		return malformed(id);
+	key = rec_key(account, id);
+	rc = spx_ec2_rec_change(st, key, fn, arg);
+	free(key);
+	return rc == SPX_STATE_NOTFOUND ? not_found(id) : rc;
+}
+
+/* A deleted snapshot is not found by any change. */
+static int gone(json_t *rec)
+{
+	return live(rec) ? 0 : not_found(str0(rec, "SnapshotId"));
+}
+
+/* The first image of account that names snapshot id in its block device
+ * mappings, into ami ("" when none). */
+static int used_by(struct spx_state *st, const char *account, const char *id,
+		   char *ami, size_t size)
+{
+	struct spx_state_list l = SPX_STATE_LIST_INIT;
+	char *prefix = spx_xprintf("images/%s/", account);
+	int rc = spx_state_list(st, prefix, 0, &l);
+
+	*ami = '\0';
+	free(prefix);
+	if (rc < 0)
+		return spx_ec2_state_fail(rc);
+	for (size_t k = 0; k < l.n && !*ami; k++) {
+		const json_t *m;
+		json_t *img;
+		size_t i;
+
+		if (spx_ec2_rec_get(st, l.key[k], &img, NULL) < 0)
+			continue;
+		json_array_foreach(json_object_get(img, "BlockDeviceMappings"),
+				   i, m)
+			if (!strcmp(str0(json_object_get(m, "Ebs"),
+					 "SnapshotId"),
+				    id)) {
+				snprintf(ami, size, "%s", str0(img, "ImageId"));
+				break;
+			}
+		json_decref(img);
+	}
+	spx_state_list_release(&l);
+	spx_error_clear();
+	return 0;
+}
+
+static int to_deleting(json_t *rec, void *arg)
+{
+	(void)arg;
+	if (gone(rec) < 0)
+		return -1;
+	json_object_set_new(rec, "SpxDeleting", json_true());
+	return 0;
+}
+
+int spx_ebs_snap_delete(struct spx_state *st, const char *account,
+			const char *id)
+{
+	char ami[64];
+
+	if (!spx_ebs_snap_id_wellformed(id))
+		return malformed(id);
+	if (used_by(st, account, id, ami, sizeof(ami)) < 0)
+		return -1;
+	if (*ami)
+		return spx_ec2_fault(400, "InvalidSnapshot.InUse",
+				     "The snapshot %s is currently in use by %s",
+				     id, ami);
+	return change(st, account, id, to_deleting, NULL);
+}
+
+/* The permission entries req asks to add and to remove, checked. */
+static int perm_lists(const json_t *req, json_t *add, json_t *rm)
+{
+	const char *attr = str(req, "Attribute");
+	const char *op = str(req, "OperationType");
+	const json_t *cvp = json_object_get(req, "CreateVolumePermission");
+	json_t *lists[2] = { add, rm }, *v;
+	const char *names[2] = { "Add", "Remove" };
+	size_t i;
+
+	if (attr && strcmp(attr, "createVolumePermission"))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Value (%s) for parameter attribute is "
+				     "invalid. Only createVolumePermission can "
+				     "be modified.",
+				     attr);
+	if (op && strcmp(op, "add") && strcmp(op, "remove"))
+		return spx_ec2_fault_invalid("operationType", op, NULL);
+	if (op) {
+		json_t *to = strcmp(op, "add") ? rm : add;
+
+		json_array_foreach(json_object_get(req, "UserIds"), i, v)
+			json_array_append_new(to, json_pack("{s:O}", "UserId", v));
+		json_array_foreach(json_object_get(req, "GroupNames"), i, v)
+			json_array_append_new(to, json_pack("{s:O}", "Group", v));
+	}
+	for (int k = 0; k < 2; k++)
+		json_array_foreach(json_object_get(cvp, names[k]), i, v)
+			json_array_append(lists[k], v);
+	if (!json_array_size(add) && !json_array_size(rm))
+		return spx_ec2_fault(400, "MissingParameter",
+				     "No permission to add or remove was "
+				     "given.");
+	for (int k = 0; k < 2; k++)
+		json_array_foreach(lists[k], i, v) {
+			const char *u = str(v, "UserId"), *g = str(v, "Group");
+
+			if ((u != NULL) == (g != NULL))
+				return spx_ec2_fault(400,
+						     "InvalidParameterValue",
+						     "A permission names a "
+						     "user id or the group "
+						     "'all', not both.");
+			if (u && !spx_account_id_valid(u))
+				return spx_ec2_fault(400,
+						     "InvalidParameterValue",
+						     "Value (%s) for parameter "
+						     "userId is invalid.",
+						     u);
+			if (g && strcmp(g, "all"))
+				return spx_ec2_fault(400,
+						     "InvalidParameterValue",
+						     "Value (%s) for parameter "
+						     "group is invalid. Only "
+						     "'all' is allowed.",
+						     g);
+		}
+	return 0;
+}
+
+static bool same_perm(const json_t *a, const json_t *b)
+{
+	return !strcmp(str0(a, "UserId"), str0(b, "UserId")) &&
+	       !strcmp(str0(a, "Group"), str0(b, "Group"));
+}
+
+struct perms {
+	const json_t *add, *rm;
+	bool reset;
+};
+
+static int do_perms(json_t *rec, void *arg)
+{
+	struct perms *p = arg;
+	json_t *have = json_object_get(rec, "SpxPermissions"), *v, *h;
+	size_t i, j;
+
+	if (gone(rec) < 0)
+		return -1;
+	if (!json_is_array(have) || p->reset) {
+		have = json_array();
+		json_object_set_new(rec, "SpxPermissions", have);
+	}
+	json_array_foreach(p->add, i, v) {
+		if (str(v, "Group") &&
+		    json_is_true(json_object_get(rec, "Encrypted")))
+			return spx_ec2_fault(400, "InvalidParameter",
+					     "Encrypted snapshots cannot be "
+					     "made public.");
+		json_array_foreach(have, j, h)
+			if (same_perm(h, v))
+				break;
+		if (j == json_array_size(have))
+			json_array_append(have, v);
+	}
+	json_array_foreach(p->rm, i, v)
+		for (j = 0; j < json_array_size(have); j++)
+			if (same_perm(json_array_get(have, j), v))
+				json_array_remove(have, j--);
+	return 0;
+}
+
+int spx_ebs_snap_modify_attr(struct spx_state *st, const char *account,
+			     const json_t *req)
+{
+	json_t *add = json_array(), *rm = json_array();
+	struct perms p = { add, rm, false };
+	const char *id = str(req, "SnapshotId");
+	int rc = perm_lists(req, add, rm);
+
+	if (rc == 0)
+		rc = change(st, account, id ? id : "", do_perms, &p);
+	json_decref(add);
+	json_decref(rm);
+	return rc;
+}
+
+int spx_ebs_snap_reset_attr(struct spx_state *st, const char *account,
+			    const json_t *req)
+{
+	struct perms p = { NULL, NULL, true };
+	const char *id = str(req, "SnapshotId");
+	const char *attr = str(req, "Attribute");
+
+	if (attr && strcmp(attr, "createVolumePermission"))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Value (%s) for parameter attribute is "
+				     "invalid. Only createVolumePermission can "
+				     "be reset.",
+				     attr);
+	return change(st, account, id ? id : "", do_perms, &p);
+}
+
+struct tags {
+	const json_t *set, *unset;
+};
+
+static int do_tags(json_t *rec, void *arg)
+{
+	struct tags *t = arg;
+	json_t *have = json_object_get(rec, "Tags");
+
+	if (gone(rec) < 0)
+		return -1;
+	if (!json_is_array(have)) {
+		have = json_array();
+		json_object_set_new(rec, "Tags", have);
+	}
+	if (t->unset)
+		spx_ec2_tags_remove(have, t->unset);
+	if (t->set && spx_ec2_tags_merge(have, t->set) < 0)
+		return -1;
+	return 0;
+}
+
+int spx_ebs_snap_set_tags(struct spx_state *st, const char *account,
+			  const char *id, const json_t *set,
+			  const json_t *unset)
+{
+	struct tags t = { set, unset };
+
+	return change(st, account, id, do_tags, &t);
+}
+
+/* ---- the agent's side ---------------------------------------------- */
+
+int spx_ebs_snap_pending(struct spx_state *st, const char *node,
+			 struct spx_ebs_work **out, size_t *n)
+{
+	struct spx_state_list l = SPX_STATE_LIST_INIT;
+	int rc = spx_state_list(st, PREFIX, 0, &l);
+
+	if (rc < 0)
+		return spx_ec2_state_fail(rc);
+	for (size_t i = 0; i < l.n; i++) {
+		struct spx_ebs_work w = { 0 };
+		const char *acct = l.key[i] + strlen(PREFIX);
+		const char *slash = strchr(acct, '/');
+		const char *src;
+		json_t *r;
+
+		if (!slash || (size_t)(slash - acct) >= sizeof(w.account) ||
+		    spx_ec2_rec_get(st, l.key[i], &r, NULL) < 0)
+			continue;
+		memcpy(w.account, acct, (size_t)(slash - acct));
+		snprintf(w.id, sizeof(w.id), "%s", str0(r, "SnapshotId"));
+		src = str(r, "SpxSource");
+		if (strcmp(str0(r, "SpxNode"), node) ||
+		    !spx_ebs_snap_id_wellformed(w.id)) {
+			json_decref(r);
+			continue;
+		}
+		if (json_is_true(json_object_get(r, "SpxDeleting"))) {
+			w.step = SPX_EBS_SNAP_DELETE;
+		} else if (!strcmp(str0(r, "State"), "pending")) {
+			w.step = src ? SPX_EBS_SNAP_COPY : SPX_EBS_SNAP_TAKE;
+			snprintf(w.src, sizeof(w.src), "%s",
+				 src ? src : str0(r, "VolumeId"));
+		} else {
+			json_decref(r);
+			continue;
+		}
+		json_decref(r);
+		*out = spx_realloc(*out, (*n + 1) * sizeof(**out));
+		(*out)[(*n)++] = w;
+	}
+	spx_state_list_release(&l);
+	spx_error_clear();
+	return 0;
+}
+
+static int snap_change(struct spx_state *st, const struct spx_ebs_work *w,
+		       int (*fn)(json_t *, void *), void *arg)
+{
+	char *key = rec_key(w->account, w->id);
+	int rc = spx_ec2_rec_change(st, key, fn, arg);
+
+	free(key);
+	return rc == SPX_STATE_NOTFOUND ? 0 : rc;
+}
+
+static int do_progress(json_t *rec, void *arg)
+{
+	char pct[8];
+
+	if (strcmp(str0(rec, "State"), "pending"))
+		return 1;
+	snprintf(pct, sizeof(pct), "%d%%", *(int *)arg);
+	if (!strcmp(str0(rec, "Progress"), pct))
+		return 1;
+	json_object_set_new(rec, "Progress", json_string(pct));
+	return 0;
+}
+
+int spx_ebs_snap_progress(struct spx_state *st, const struct spx_ebs_work *w,
+			  int pct)
+{
+	if (pct < 0)
+		pct = 0;
+	/* 100% is said with "completed", never before. */
+	if (pct > 99)
+		pct = 99;
+	return snap_change(st, w, do_progress, &pct);
+}
+
+struct done {
+	bool ok, final;
+	const char *why;
+};
+
+static int do_done(json_t *rec, void *arg)
+{
+	struct done *d = arg;
+
+	if (strcmp(str0(rec, "State"), "pending") ||
+	    json_is_true(json_object_get(rec, "SpxDeleting")))
+		return 1;
+	json_object_set_new(rec, "SpxError", json_string(d->ok ? "" : d->why));
+	if (d->ok) {
+		json_object_set_new(rec, "State", json_string("completed"));
+		json_object_set_new(rec, "Progress", json_string("100%"));
+	} else if (d->final) {
+		json_object_set_new(rec, "State", json_string("error"));
+		json_object_set_new(rec, "StateMessage", json_string(d->why));
+	}
+	return 0;
+}
+
+int spx_ebs_snap_done(struct spx_state *st, const struct spx_ebs_work *w,
+		      bool ok, bool final, const char *why)
+{
+	struct done d = { ok, final, why ? why : "" };
+	char *key;
+	int rc;
+
+	if (w->step != SPX_EBS_SNAP_DELETE)
+		return snap_change(st, w, do_done, &d);
+	if (!ok)
+		return 0; /* still deleting: tried again */
+	key = rec_key(w->account, w->id);
+	rc = spx_state_delete(st, key, 0);
+	free(key);
+	return rc < 0 && rc != SPX_STATE_NOTFOUND ? spx_ec2_state_fail(rc) : 0;
+}

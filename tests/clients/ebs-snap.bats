@@ -1,0 +1,377 @@
+#!/usr/bin/env bats
+# EBS snapshots through real clients (aws CLI v2 at /usr/bin/aws; boto3
+# from Debian's python3-boto3 with its waiter), made by the node agent
+# running spx-vol: pending to completed with Progress, the bytes of a
+# volume made from a snapshot, filters and paging, copies, deletion,
+# createVolumePermission across accounts, the agent killed mid-snapshot
+# and the object store away for a while.
+
+load ../bats/helpers
+
+setup_file() {
+	export ROOT EC2_PORT S3_PORT
+	make_node
+	start_node
+}
+
+teardown_file() {
+	if [ -d "$ROOT/data/obj/d0.away" ]; then
+		rm -f "$ROOT/data/obj/d0"
+		mv "$ROOT/data/obj/d0.away" "$ROOT/data/obj/d0"
+	fi
+	[ -f "$ROOT/run/agent.pid" ] && kill -CONT "$(cat "$ROOT/run/agent.pid")" 2>/dev/null
+	stop_node
+}
+
+setup() {
+	aws_env
+	[ -x /usr/bin/aws ] || skip "Debian's awscli (aws v2) is not installed"
+}
+
+av2() { /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"; }
+
+vstate() { av2 ec2 describe-volumes --volume-ids "$1" --query 'Volumes[0].State' --output text 2>/dev/null; }
+vstate_is() { [ "$(vstate "$1")" = "$2" ]; }
+sstate() { av2 ec2 describe-snapshots --snapshot-ids "$1" --query 'Snapshots[0].[State,Progress]' --output text 2>/dev/null; }
+completed() { [ "$(sstate "$1")" = "completed	100%" ]; }
+# volume ARGS...: a new volume's id, once it is available.
+volume() {
+	local id
+	id=$(av2 ec2 create-volume --availability-zone us-east-1a "$@" --query VolumeId --output text) || return 1
+	wait_for 30 vstate_is "$id" available || return 1
+	echo "$id"
+}
+# snapshot VOL ARGS...: a new snapshot's id, once it is completed.
+snapshot() {
+	local id
+	id=$(av2 ec2 create-snapshot --volume-id "$@" --query SnapshotId --output text) || return 1
+	wait_for 60 completed "$id" || return 1
+	echo "$id"
+}
+fails_with() { # CODE
+	[ "$status" -eq 254 ] || { echo "status $status: $output"; return 1; }
+	[[ "$output" == *"($1) when calling"* ]] || { echo "$output"; return 1; }
+}
+agent_pid() { cat "$ROOT/run/agent.pid"; }
+chunks() { spx-obj ls --root "$ROOT" sthree-spx-snapshots | grep -c '^c/' || true; }
+
+# other: the aws CLI as a second account, made once.
+other() {
+	if [ ! -f "$BATS_FILE_TMPDIR/other" ]; then
+		spx admin account create --root "$ROOT" --name snap-other --json |
+			python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"], a["AccountId"])' \
+				>"$BATS_FILE_TMPDIR/other"
+	fi
+	read -r oak osk _ <"$BATS_FILE_TMPDIR/other"
+	env -u AWS_PROFILE AWS_ACCESS_KEY_ID="$oak" AWS_SECRET_ACCESS_KEY="$osk" \
+		/usr/bin/aws --ca-bundle "$ROOT/tls/ca.pem" --region us-east-1 \
+		--endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"
+}
+other_account() { other sts get-caller-identity >/dev/null; cut -d' ' -f3 "$BATS_FILE_TMPDIR/other"; }
+
+@test "create-snapshot: pending, then completed; a volume from it holds the snapshot's bytes, not the later ones" {
+	v=$(volume --size 1)
+	head -c 3M /dev/urandom >"$BATS_TEST_TMPDIR/a"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
+	run av2 ec2 create-snapshot --volume-id "$v" --description "before the change" \
+		--tag-specifications 'ResourceType=snapshot,Tags=[{Key=Name,Value=first}]' --output json
+	[ "$status" -eq 0 ]
+	s=$(python3 -c '
+import json, sys
+s = json.loads(sys.argv[1])
+assert s["State"] == "pending" and s["Progress"] == "0%", s
+assert s["VolumeId"] == sys.argv[2] and s["VolumeSize"] == 1, s
+assert s["Description"] == "before the change" and s["Encrypted"] is False, s
+assert s["Tags"] == [{"Key": "Name", "Value": "first"}], s
+assert s["StorageTier"] == "standard" and len(s["OwnerId"]) == 12, s
+assert not any(k.startswith("Spx") for k in s), s
+print(s["SnapshotId"])' "$output" "$v")
+	[[ "$s" =~ ^snap-[0-9a-f]{17}$ ]]
+	wait_for 60 completed "$s"
+	grep -q "run: .*spx-vol snapshot --root $ROOT --progress --id $s $v\$" "$ROOT/log/agent.log"
+	# The snapshot's own bytes, whatever the volume holds later.
+	head -c 1M /dev/urandom | spx-vol write --root "$ROOT" "$v"
+	run av2 ec2 create-volume --availability-zone us-east-1a --snapshot-id "$s" --output json
+	[ "$status" -eq 0 ]
+	r=$(python3 -c '
+import json, sys
+v = json.loads(sys.argv[1])
+assert v["SnapshotId"] == sys.argv[2] and v["Size"] == 1 and v["State"] == "creating", v
+print(v["VolumeId"])' "$output" "$s")
+	wait_for 30 vstate_is "$r" available
+	grep -q "run: .*spx-vol restore --root $ROOT --size 1073741824 --id $r --progress $s\$" "$ROOT/log/agent.log"
+	spx-vol cat --root "$ROOT" "$r" | cmp -n 3145728 - "$BATS_TEST_TMPDIR/a"
+	[ "$(av2 ec2 describe-volumes --filters "Name=snapshot-id,Values=$s" --query 'Volumes[].VolumeId' --output text)" = "$r" ]
+	# Larger than the snapshot: fine; smaller: refused.
+	r2=$(volume --snapshot-id "$s" --size 2)
+	[ "$(spx-vol info --root "$ROOT" "$r2" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["size"])')" = 2147483648 ]
+	spx-vol cat --root "$ROOT" "$r2" | cmp -n 3145728 - "$BATS_TEST_TMPDIR/a"
+	for x in "$r" "$r2" "$v"; do av2 ec2 delete-volume --volume-id "$x"; done
+}
+
+@test "snapshot errors as EC2 words them; nothing is made" {
+	before=$(av2 ec2 describe-snapshots --owner-ids self --query 'length(Snapshots)' --output text)
+	run av2 ec2 create-snapshot --volume-id vol-0123456789abcdef0
+	fails_with InvalidVolume.NotFound
+	run av2 ec2 create-snapshot --volume-id vol-xyz
+	fails_with InvalidVolumeID.Malformed
+	run av2 ec2 create-snapshot --volume-id vol-0123456789abcdef0 --dry-run
+	fails_with DryRunOperation
+	run av2 ec2 describe-snapshots --snapshot-ids snap-0123456789abcdef0
+	fails_with InvalidSnapshot.NotFound
+	run av2 ec2 describe-snapshots --snapshot-ids snap-../../x
+	fails_with InvalidSnapshotID.Malformed
+	run av2 ec2 describe-snapshots --snapshot-ids snap-0123456789abcdef0 --max-results 5 --no-paginate
+	fails_with InvalidParameterCombination
+	run av2 ec2 describe-snapshots --max-results 4 --no-paginate
+	fails_with InvalidParameterValue
+	run av2 ec2 create-volume --availability-zone us-east-1a --snapshot-id snap-0123456789abcdef0
+	fails_with InvalidSnapshot.NotFound
+	run av2 ec2 create-volume --availability-zone us-east-1a --snapshot-id snap-nothex
+	fails_with InvalidSnapshotID.Malformed
+	run av2 ec2 delete-snapshot --snapshot-id snap-0123456789abcdef0
+	fails_with InvalidSnapshot.NotFound
+	run av2 ec2 copy-snapshot --source-region us-east-1 --source-snapshot-id snap-0123456789abcdef0
+	fails_with InvalidSnapshot.NotFound
+	run av2 ec2 create-tags --resources snap-0123 --tags Key=a,Value=b
+	fails_with InvalidID
+	run av2 ec2 create-tags --resources snap-0123456789abcdef0 --tags Key=a,Value=b
+	fails_with InvalidSnapshot.NotFound
+	v=$(volume --size 2)
+	s=$(snapshot "$v")
+	run av2 ec2 create-volume --availability-zone us-east-1a --snapshot-id "$s" --size 1
+	fails_with InvalidParameterValue
+	[[ "$output" == *"Volume of 1GiB is smaller than snapshot '$s', expect size >= 2GiB"* ]]
+	run av2 ec2 copy-snapshot --source-region eu-west-1 --source-snapshot-id "$s"
+	fails_with InvalidParameterValue
+	run av2 ec2 modify-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission --operation-type add --user-ids 12345
+	fails_with InvalidParameterValue
+	run av2 ec2 modify-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission --operation-type add --group-names admins
+	fails_with InvalidParameterValue
+	[ "$(av2 ec2 describe-snapshots --owner-ids self --query 'length(Snapshots)' --output text)" = $((before + 1)) ]
+	av2 ec2 delete-snapshot --snapshot-id "$s"
+	av2 ec2 delete-volume --volume-id "$v"
+}
+
+@test "describe-snapshots: ids, owners, filters, paging" {
+	v=$(volume --size 1)
+	w=$(volume --size 3)
+	ids=()
+	for i in 1 2 3 4 5 6; do
+		x=$v; [ $((i % 2)) -eq 0 ] && x=$w
+		ids+=("$(snapshot "$x" --description "n$i" --tag-specifications "ResourceType=snapshot,Tags=[{Key=i,Value=$i},{Key=set,Value=$BATS_TEST_NUMBER}]")")
+	done
+	# mine [FILTER...] [-- ARGS...]: this test's snapshots.
+	mine() {
+		local f=()
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do f+=("$1"); shift; done
+		[ $# -gt 0 ] && shift
+		av2 ec2 describe-snapshots --owner-ids self --filters "Name=tag:set,Values=$BATS_TEST_NUMBER" "${f[@]}" "$@"
+	}
+	[ "$(mine -- --query 'length(Snapshots)' --output text)" = 6 ]
+	[ "$(mine "Name=volume-id,Values=$w" -- --query 'length(Snapshots)' --output text)" = 3 ]
+	[ "$(mine Name=volume-size,Values=3 -- --query 'length(Snapshots)' --output text)" = 3 ]
+	[ "$(mine Name=description,Values=n4 -- --query 'Snapshots[].SnapshotId' --output text)" = "${ids[3]}" ]
+	[ "$(mine Name=tag:i,Values=2,5 -- --query 'length(Snapshots)' --output text)" = 2 ]
+	[ "$(mine Name=status,Values=completed Name=progress,Values=100% -- --query 'length(Snapshots)' --output text)" = 6 ]
+	[ "$(mine Name=status,Values=pending -- --query 'length(Snapshots)' --output text)" = 0 ]
+	acct=$(av2 sts get-caller-identity --query Account --output text)
+	[ "$(av2 ec2 describe-snapshots --owner-ids "$acct" --filters "Name=tag:set,Values=$BATS_TEST_NUMBER" --query 'length(Snapshots)' --output text)" = 6 ]
+	[ "$(av2 ec2 describe-snapshots --owner-ids amazon --query 'length(Snapshots)' --output text)" = 0 ]
+	run av2 ec2 describe-snapshots --snapshot-ids "${ids[0]}" "${ids[5]}" --query 'Snapshots[].SnapshotId' --output text
+	[ "$output" = "$(printf '%s\n' "${ids[0]}" "${ids[5]}" | sort | paste -sd '\t')" ]
+	# Pages of 5: the first has a token, both together have all six.
+	run av2 ec2 describe-snapshots --owner-ids self --filters "Name=tag:set,Values=$BATS_TEST_NUMBER" --max-results 5 --no-paginate --output json
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d["Snapshots"])==5 and d.get("NextToken"), d' "$output"
+	# (the CLI applies --query to each page of text output)
+	[ "$(mine -- --page-size 5 --query 'Snapshots[].SnapshotId' --output text | wc -w)" = 6 ]
+	for s in "${ids[@]}"; do av2 ec2 delete-snapshot --snapshot-id "$s"; done
+	av2 ec2 delete-volume --volume-id "$v"
+	av2 ec2 delete-volume --volume-id "$w"
+}
+
+@test "delete-snapshot: gone at once, its manifest and unshared chunks after; the others and volumes made from it unharmed" {
+	v=$(volume --size 1)
+	head -c 2M /dev/urandom >"$BATS_TEST_TMPDIR/a"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
+	s1=$(snapshot "$v")
+	head -c 1M /dev/urandom | dd of="$BATS_TEST_TMPDIR/a" bs=1M seek=1 conv=notrunc status=none
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
+	s2=$(snapshot "$v")
+	head -c 512K /dev/urandom | dd of="$BATS_TEST_TMPDIR/b" status=none
+	cp "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/c"
+	dd if="$BATS_TEST_TMPDIR/b" of="$BATS_TEST_TMPDIR/c" conv=notrunc status=none
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/c"
+	s3=$(snapshot "$v")
+	# A volume restoring lazily from the middle one, then that one goes.
+	r=$(volume --snapshot-id "$s2")
+	av2 ec2 delete-snapshot --snapshot-id "$s2"
+	run av2 ec2 describe-snapshots --snapshot-ids "$s2"
+	fails_with InvalidSnapshot.NotFound
+	run av2 ec2 delete-snapshot --snapshot-id "$s2"
+	fails_with InvalidSnapshot.NotFound
+	run av2 ec2 create-volume --availability-zone us-east-1a --snapshot-id "$s2"
+	fails_with InvalidSnapshot.NotFound
+	gone() { ! spx-vol snapshots --root "$ROOT" "$s2" >/dev/null 2>&1; }
+	wait_for 30 gone
+	grep -q "run: .*spx-vol snapshot-rm --root $ROOT $s2\$" "$ROOT/log/agent.log"
+	spx-vol cat --root "$ROOT" "$r" | cmp -n 2097152 - "$BATS_TEST_TMPDIR/a"
+	r1=$(volume --snapshot-id "$s1")
+	r3=$(volume --snapshot-id "$s3")
+	spx-vol cat --root "$ROOT" "$r3" | cmp -n 2097152 - "$BATS_TEST_TMPDIR/c"
+	spx-vol cat --root "$ROOT" "$r1" | head -c 1M | cmp - <(head -c 1M "$BATS_TEST_TMPDIR/a")
+	for s in "$s1" "$s3"; do av2 ec2 delete-snapshot --snapshot-id "$s"; done
+	for x in "$v" "$r" "$r1" "$r3"; do av2 ec2 delete-volume --volume-id "$x"; done
+}
+
+@test "copy-snapshot: a completed copy that stores nothing new and outlives its source" {
+	v=$(volume --size 1)
+	head -c 2M /dev/urandom >"$BATS_TEST_TMPDIR/a"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
+	s=$(snapshot "$v" --description orig)
+	n=$(chunks)
+	run av2 ec2 copy-snapshot --source-region us-east-1 --source-snapshot-id "$s" \
+		--tag-specifications 'ResourceType=snapshot,Tags=[{Key=copy,Value=yes}]' --output json
+	[ "$status" -eq 0 ]
+	c=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["Tags"]==[{"Key":"copy","Value":"yes"}], d; print(d["SnapshotId"])' "$output")
+	wait_for 30 completed "$c"
+	grep -q "run: .*spx-vol snapshot-copy --root $ROOT --id $c $s\$" "$ROOT/log/agent.log"
+	[ "$(av2 ec2 describe-snapshots --snapshot-ids "$c" --query 'Snapshots[0].[VolumeId,VolumeSize,Description]' --output text)" = "$v	1	orig" ]
+	[ "$(chunks)" = "$n" ]
+	av2 ec2 delete-snapshot --snapshot-id "$s"
+	r=$(volume --snapshot-id "$c")
+	spx-vol cat --root "$ROOT" "$r" | cmp -n 2097152 - "$BATS_TEST_TMPDIR/a"
+	av2 ec2 delete-snapshot --snapshot-id "$c"
+	for x in "$v" "$r"; do av2 ec2 delete-volume --volume-id "$x"; done
+}
+
+@test "createVolumePermission: another account sees and uses a snapshot only once it is shared, and never changes it" {
+	v=$(volume --size 1)
+	head -c 1M /dev/urandom >"$BATS_TEST_TMPDIR/a"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
+	s=$(snapshot "$v")
+	oid=$(other_account)
+	run other ec2 describe-snapshots --snapshot-ids "$s"
+	fails_with InvalidSnapshot.NotFound
+	run other ec2 create-volume --availability-zone us-east-1a --snapshot-id "$s"
+	fails_with InvalidSnapshot.NotFound
+	[[ "$(other ec2 describe-snapshots --query 'Snapshots[].SnapshotId' --output text)" != *"$s"* ]]
+	av2 ec2 modify-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission --operation-type add --user-ids "$oid"
+	[ "$(av2 ec2 describe-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission --query 'CreateVolumePermissions[].UserId' --output text)" = "$oid" ]
+	[ "$(other ec2 describe-snapshots --restorable-by-user-ids self --query 'Snapshots[].SnapshotId' --output text)" = "$s" ]
+	[ "$(other ec2 describe-snapshots --owner-ids self --query 'length(Snapshots)' --output text)" = 0 ]
+	[ "$(other ec2 describe-snapshots --snapshot-ids "$s" --query 'Snapshots[0].OwnerId' --output text)" = "$(av2 sts get-caller-identity --query Account --output text)" ]
+	# It may make a volume of it, its own.
+	r=$(other ec2 create-volume --availability-zone us-east-1a --snapshot-id "$s" --query VolumeId --output text)
+	ostate() { [ "$(other ec2 describe-volumes --volume-ids "$r" --query 'Volumes[0].State' --output text)" = available ]; }
+	wait_for 30 ostate
+	spx-vol cat --root "$ROOT" "$r" | cmp -n 1048576 - "$BATS_TEST_TMPDIR/a"
+	run av2 ec2 describe-volumes --volume-ids "$r"
+	fails_with InvalidVolume.NotFound
+	# ... but neither delete, share, tag nor read its permissions.
+	run other ec2 delete-snapshot --snapshot-id "$s"
+	fails_with InvalidSnapshot.NotFound
+	run other ec2 modify-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission --operation-type add --group-names all
+	fails_with InvalidSnapshot.NotFound
+	run other ec2 describe-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission
+	fails_with InvalidSnapshot.NotFound
+	run other ec2 create-tags --resources "$s" --tags Key=a,Value=b
+	fails_with InvalidSnapshot.NotFound
+	# Removed: gone again for it. Public (group all): everyone sees it.
+	av2 ec2 modify-snapshot-attribute --snapshot-id "$s" --create-volume-permission "Remove=[{UserId=$oid}]"
+	run other ec2 describe-snapshots --snapshot-ids "$s"
+	fails_with InvalidSnapshot.NotFound
+	av2 ec2 modify-snapshot-attribute --snapshot-id "$s" --create-volume-permission 'Add=[{Group=all}]'
+	[ "$(av2 ec2 describe-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission --query 'CreateVolumePermissions[].Group' --output text)" = all ]
+	[[ "$(other ec2 describe-snapshots --query 'Snapshots[].SnapshotId' --output text)" == *"$s"* ]]
+	av2 ec2 reset-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission
+	[ "$(av2 ec2 describe-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission --query 'length(CreateVolumePermissions)' --output text)" = 0 ]
+	run other ec2 describe-snapshots --snapshot-ids "$s"
+	fails_with InvalidSnapshot.NotFound
+	other ec2 delete-volume --volume-id "$r"
+	av2 ec2 delete-snapshot --snapshot-id "$s"
+	av2 ec2 delete-volume --volume-id "$v"
+}
+
+@test "the agent killed mid-snapshot: the restarted agent finishes it, with the volume's bytes" {
+	v=$(volume --size 1)
+	head -c 256M /dev/urandom >"$BATS_TEST_TMPDIR/a"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
+	before=$(chunks)
+	s=$(av2 ec2 create-snapshot --volume-id "$v" --query SnapshotId --output text)
+	# The agent's spx-vol snapshot, once it has stored some chunks.
+	child() { pgrep -f -- "spx-vol snapshot .*--id $s $v"; }
+	wait_for 30 child
+	some() { [ "$(chunks)" -ge $((before + 8)) ]; }
+	wait_for 30 some
+	pid=$(child)
+	kill -STOP "$pid"
+	mid=$(chunks)
+	[ "$mid" -lt $((before + 512)) ]
+	[ "$(sstate "$s" | cut -f1)" = pending ]
+	apid=$(agent_pid)
+	kill -9 "$apid"
+	# It dies with its agent (SIGTERM once it runs again).
+	kill -CONT "$pid"
+	dead() { ! kill -0 "$pid" 2>/dev/null; }
+	wait_for 30 dead
+	wait_for 60 completed "$s"
+	grep -q "agent (pid $apid) killed by SIGKILL" "$ROOT/log/supervise.log"
+	[ "$(grep -c -- "spx-vol snapshot .*--id $s $v\$" "$ROOT/log/agent.log")" = 2 ]
+	r=$(volume --snapshot-id "$s")
+	spx-vol cat --root "$ROOT" "$r" | head -c 256M | cmp - "$BATS_TEST_TMPDIR/a"
+	av2 ec2 delete-snapshot --snapshot-id "$s"
+	for x in "$v" "$r"; do av2 ec2 delete-volume --volume-id "$x"; done
+}
+
+@test "the object store away for a while: the snapshot waits and completes, the volume serves on" {
+	v=$(volume --size 1)
+	head -c 1M /dev/urandom >"$BATS_TEST_TMPDIR/a"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
+	mv "$ROOT/data/obj/d0" "$ROOT/data/obj/d0.away"
+	touch "$ROOT/data/obj/d0"
+	s=$(av2 ec2 create-snapshot --volume-id "$v" --query SnapshotId --output text)
+	retried() { grep -q "$s: to be tried again" "$ROOT/log/agent.log"; }
+	wait_for 30 retried
+	[ "$(sstate "$s" | cut -f1)" = pending ]
+	# The volume's own data is local: it is read (and written) as ever.
+	spx-vol cat --root "$ROOT" "$v" | cmp -n 1048576 - "$BATS_TEST_TMPDIR/a"
+	rm "$ROOT/data/obj/d0"
+	mv "$ROOT/data/obj/d0.away" "$ROOT/data/obj/d0"
+	wait_for 90 completed "$s"
+	r=$(volume --snapshot-id "$s")
+	spx-vol cat --root "$ROOT" "$r" | cmp -n 1048576 - "$BATS_TEST_TMPDIR/a"
+	av2 ec2 delete-snapshot --snapshot-id "$s"
+	for x in "$v" "$r"; do av2 ec2 delete-volume --volume-id "$x"; done
+}
+
+@test "boto3: create_snapshot, the snapshot_completed waiter, describe and delete" {
+	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
+	v=$(volume --size 1)
+	run /usr/bin/python3 - "https://127.0.0.1:$EC2_PORT" "$ROOT/tls/ca.pem" "$v" <<-'EOF'
+	import sys, boto3
+	from botocore.config import Config
+	from botocore.exceptions import ClientError
+	ec2 = boto3.session.Session(profile_name="spx").client(
+	    "ec2", endpoint_url=sys.argv[1], verify=sys.argv[2],
+	    config=Config(retries={"max_attempts": 1}))
+	s = ec2.create_snapshot(VolumeId=sys.argv[3], Description="boto3")
+	assert s["State"] == "pending", s
+	ec2.get_waiter("snapshot_completed").wait(SnapshotIds=[s["SnapshotId"]],
+	                                         WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+	d = ec2.describe_snapshots(SnapshotIds=[s["SnapshotId"]])["Snapshots"][0]
+	assert d["State"] == "completed" and d["Progress"] == "100%", d
+	assert d["StartTime"].year >= 2024, d
+	ec2.delete_snapshot(SnapshotId=s["SnapshotId"])
+	try:
+	    ec2.describe_snapshots(SnapshotIds=[s["SnapshotId"]])
+	    raise SystemExit("still there")
+	except ClientError as e:
+	    assert e.response["Error"]["Code"] == "InvalidSnapshot.NotFound", e.response
+	print("ok")
+	EOF
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = ok ]
+	av2 ec2 delete-volume --volume-id "$v"
+}
