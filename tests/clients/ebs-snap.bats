@@ -375,3 +375,26 @@ print(v["VolumeId"])' "$output" "$s")
 	[ "$output" = ok ]
 	av2 ec2 delete-volume --volume-id "$v"
 }
+
+@test "a volume deleted while its snapshot is pending: the snapshot completes first, then the volume goes" {
+	v=$(volume --size 1)
+	head -c 2M /dev/urandom >"$BATS_TEST_TMPDIR/a"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
+	# Both recorded before the agent looks.
+	kill -STOP "$(agent_pid)"
+	s=$(av2 ec2 create-snapshot --volume-id "$v" --query SnapshotId --output text)
+	av2 ec2 delete-volume --volume-id "$v"
+	kill -CONT "$(agent_pid)"
+	wait_for 60 completed "$s"
+	vgone() { ! av2 ec2 describe-volumes --volume-ids "$v" >/dev/null 2>&1; }
+	wait_for 30 vgone
+	# The snapshot was taken before the volume was removed.
+	a=$(grep -n -- "spx-vol snapshot .*--id $s $v\$" "$ROOT/log/agent.log" | cut -d: -f1)
+	b=$(grep -n -- "spx-vol rm --root $ROOT $v\$" "$ROOT/log/agent.log" | cut -d: -f1)
+	d=$(grep -n -- "$s: done" "$ROOT/log/agent.log" | cut -d: -f1)
+	[ -n "$a" ] && [ -n "$b" ] && [ -n "$d" ] && [ "$d" -lt "$b" ]
+	r=$(volume --snapshot-id "$s")
+	spx-vol cat --root "$ROOT" "$r" | cmp -n 2097152 - "$BATS_TEST_TMPDIR/a"
+	av2 ec2 delete-snapshot --snapshot-id "$s"
+	av2 ec2 delete-volume --volume-id "$r"
+}
