@@ -4,6 +4,7 @@
 #include "buf.h"
 #include "ec2/fault.h"
 #include "ec2/rec.h"
+#include "ec2/tags.h"
 #include "state/state.h"
 
 int spx_ec2_rec_get(struct spx_state *st, const char *key, json_t **out,
@@ -89,6 +90,47 @@ int spx_ec2_rec_change(struct spx_state *st, const char *key,
 	if (rc < 0 && c.faulted)
 		return -1;
 	return rc < 0 ? spx_ec2_state_fail(rc) : 0;
+}
+
+bool spx_ec2_id_wellformed(const char *id, const char *prefix)
+{
+	size_t p = strlen(prefix), n = id ? strlen(id) : 0;
+
+	if (n <= p || strncmp(id, prefix, p) || id[p] != '-' ||
+	    (n - p - 1 != 8 && n - p - 1 != 17))
+		return false;
+	for (size_t i = p + 1; i < n; i++)
+		if (!strchr("0123456789abcdef", id[i]))
+			return false;
+	return true;
+}
+
+json_t *spx_ec2_rec_item(const json_t *rec)
+{
+	json_t *it = json_deep_copy(rec);
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(it, tmp, k, v)
+		if (!strncmp(k, "Spx", 3))
+			json_object_del(it, k);
+	return it;
+}
+
+int spx_ec2_rec_tags(json_t *rec, const json_t *set, const json_t *unset)
+{
+	json_t *have = json_object_get(rec, "Tags");
+
+	if (!json_is_array(have)) {
+		have = json_array();
+		json_object_set_new(rec, "Tags", have);
+	}
+	if (unset)
+		spx_ec2_tags_remove(have, unset);
+	if (set && spx_ec2_tags_merge(have, set) < 0)
+		return -1;
+	return 0;
 }
 
 int spx_ec2_state_fail(int rc)

@@ -25,6 +25,14 @@ int spx_ec2_rec_put(struct spx_state *st, const char *key, const json_t *v,
  * fault recorded (fn's own, or InternalError for the store). */
 int spx_ec2_rec_change(struct spx_state *st, const char *key,
 		       int (*fn)(json_t *rec, void *arg), void *arg);
+/* "PREFIX-" and 8 or 17 lowercase hex digits, the forms EC2 uses. */
+bool spx_ec2_id_wellformed(const char *id, const char *prefix);
+/* The item EC2 describes of a record: a deep copy without the members
+ * whose names start with "Spx" (a new reference). */
+json_t *spx_ec2_rec_item(const json_t *rec);
+/* Set and unset (TagLists, either may be NULL) on rec's Tags: the body of
+ * CreateTags and DeleteTags for a record (0, or -1 with a fault). */
+int spx_ec2_rec_tags(json_t *rec, const json_t *set, const json_t *unset);
 /* InternalError in EC2's words for a failed state operation rc; -1. */
 int spx_ec2_state_fail(int rc);
 /* Sort an array of objects in place by the string member key (strcmp). */

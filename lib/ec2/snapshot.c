@@ -17,14 +17,7 @@ static char *rec_key(const char *account, const char *id)
 
 bool spx_ebs_snap_id_wellformed(const char *id)
 {
-	size_t n = id ? strlen(id) : 0;
-
-	if (n < 5 || strncmp(id, "snap-", 5) || (n != 13 && n != 22))
-		return false;
-	for (size_t i = 5; i < n; i++)
-		if (!strchr("0123456789abcdef", id[i]))
-			return false;
-	return true;
+	return spx_ec2_id_wellformed(id, "snap");
 }
 
 static int not_found(const char *id)
@@ -168,15 +161,7 @@ int spx_ebs_snap_get(struct spx_state *st, const char *account,
 
 json_t *spx_ebs_snap_item(const json_t *rec)
 {
-	json_t *it = json_deep_copy(rec);
-	const char *k;
-	json_t *v;
-	void *tmp;
-
-	json_object_foreach_safe(it, tmp, k, v)
-		if (!strncmp(k, "Spx", 3))
-			json_object_del(it, k);
-	return it;
+	return spx_ec2_rec_item(rec);
 }
 
 /* A new pending record of account: id, of volume vol (size gib). */
@@ -537,19 +522,10 @@ struct tags {
 static int do_tags(json_t *rec, void *arg)
 {
 	struct tags *t = arg;
-	json_t *have = json_object_get(rec, "Tags");
 
 	if (gone(rec) < 0)
 		return -1;
-	if (!json_is_array(have)) {
-		have = json_array();
-		json_object_set_new(rec, "Tags", have);
-	}
-	if (t->unset)
-		spx_ec2_tags_remove(have, t->unset);
-	if (t->set && spx_ec2_tags_merge(have, t->set) < 0)
-		return -1;
-	return 0;
+	return spx_ec2_rec_tags(rec, t->set, t->unset);
 }
 
 int spx_ebs_snap_set_tags(struct spx_state *st, const char *account,

@@ -41,14 +41,7 @@ static char *rec_key(const char *account, const char *id)
 
 bool spx_ebs_id_wellformed(const char *id)
 {
-	size_t n = strlen(id);
-
-	if (strncmp(id, "vol-", 4) || (n != 12 && n != 21))
-		return false;
-	for (size_t i = 4; i < n; i++)
-		if (!strchr("0123456789abcdef", id[i]))
-			return false;
-	return true;
+	return spx_ec2_id_wellformed(id, "vol");
 }
 
 static int not_found(const char *id)
@@ -587,17 +580,8 @@ struct tags {
 static int do_tags(json_t *rec, void *arg)
 {
 	struct tags *t = arg;
-	json_t *have = json_object_get(rec, "Tags");
 
-	if (!json_is_array(have)) {
-		have = json_array();
-		json_object_set_new(rec, "Tags", have);
-	}
-	if (t->unset)
-		spx_ec2_tags_remove(have, t->unset);
-	if (t->set && spx_ec2_tags_merge(have, t->set) < 0)
-		return -1;
-	return 0;
+	return spx_ec2_rec_tags(rec, t->set, t->unset);
 }
 
 int spx_ebs_set_tags(struct spx_state *st, const char *account,
@@ -610,15 +594,7 @@ int spx_ebs_set_tags(struct spx_state *st, const char *account,
 
 json_t *spx_ebs_item(const json_t *rec)
 {
-	json_t *it = json_deep_copy(rec);
-	const char *k;
-	json_t *v;
-	void *tmp;
-
-	json_object_foreach_safe(it, tmp, k, v)
-		if (!strncmp(k, "Spx", 3))
-			json_object_del(it, k);
-	return it;
+	return spx_ec2_rec_item(rec);
 }
 
 uint64_t spx_ebs_bytes(const json_t *rec)

@@ -512,6 +512,20 @@ static void test_snapshots(void)
 	T_OK(!seen && json_array_size(list) == 1, "holds only its copy");
 	json_decref(list);
 
+	/* One unreadable record never breaks a listing. */
+	{
+		char *k = spx_xprintf("snapshots/%s/snap-0000000000000000f",
+				      ACCT);
+
+		spx_state_put(st, k, "{not json", 9, 0, NULL);
+		T_INT(spx_ebs_snap_list(st, ACCT, &list), 0,
+		      "a list past an unreadable record");
+		T_INT(json_array_size(list), 1, "with the snapshot in it");
+		json_decref(list);
+		spx_state_delete(st, k, 0);
+		free(k);
+	}
+
 	/* An image that names it keeps it. */
 	r = json_pack("{s:s, s:[{s:s, s:{s:s}}]}", "ImageId",
 		      "ami-0123456789abcdef0", "BlockDeviceMappings",
