@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # EBS snapshots through real clients (aws CLI v2 at /usr/bin/aws; boto3
-# from Debian's python3-boto3 with its waiter), made by the node agent
+# from Debian's python3-boto3 and the npm SDK v3, with their waiters and
+# paginators), made by the node agent
 # running spx-vol: pending to completed with Progress, the bytes of a
 # volume made from a snapshot, filters and paging, copies, deletion,
 # createVolumePermission across accounts, the agent killed mid-snapshot
@@ -397,4 +398,15 @@ print(v["VolumeId"])' "$output" "$s")
 	spx-vol cat --root "$ROOT" "$r" | cmp -n 2097152 - "$BATS_TEST_TMPDIR/a"
 	av2 ec2 delete-snapshot --snapshot-id "$s"
 	av2 ec2 delete-volume --volume-id "$r"
+}
+
+@test "npm SDK v3: volumes and snapshots with its waiters, paginator and error types" {
+	[ -d "$SPX_TOP/tests/clients/node_modules/@aws-sdk/client-ec2" ] || skip "npm SDK v3 not installed (scripts/deps.sh)"
+	read -r ak sk < <(admin_key)
+	run env NODE_EXTRA_CA_CERTS="$ROOT/tls/ca.pem" AWS_ACCESS_KEY_ID="$ak" AWS_SECRET_ACCESS_KEY="$sk" \
+		AWS_REGION=us-east-1 AWS_PROFILE= AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null \
+		node "$SPX_TOP/tests/clients/ebs-sdk-v3.mjs" "https://127.0.0.1:$EC2_PORT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "ok ebs" ]
 }
