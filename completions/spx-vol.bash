@@ -12,7 +12,7 @@ _spx_vol() {
 	*" serve "*) COMPREPLY=($(compgen -W "--help --root --socket --threads --notify-fd --pidfile --log " -- "$cur")); return ;;
 	*" rm "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" restore "*) COMPREPLY=($(compgen -W "--help --root --id --size --eager --progress --json " -- "$cur")); return ;;
-	*" resize "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
+	*" resize "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" ls "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" info "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" import "*) COMPREPLY=($(compgen -W "--help --root --socket --format --id --size --json " -- "$cur")); return ;;

@@ -182,7 +182,7 @@ static const struct spx_verb verbs[] = {
 	  "show a volume: size, bytes allocated on disk, creation, its last "
 	  "snapshot, what it still fetches from the one it was restored from",
 	  1, 1 },
-	{ "resize", cmd_resize, root_opts, "ID SIZE",
+	{ "resize", cmd_resize, json_opts, "ID SIZE",
 	  "grow a volume to SIZE (a volume never shrinks)", 2, 2 },
 	{ "serve", cmd_serve, serve_opts, "",
 	  "serve every volume over NBD on a unix socket (runs nbdkit; one "

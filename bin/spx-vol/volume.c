@@ -175,8 +175,16 @@ int cmd_resize(const struct spx_args *a)
 
 	if ((rc = parse_size(a, a->argv[1], &size)) || (rc = volcli_open(a, &c)))
 		return rc;
-	if (spx_vol_resize(c.vs, a->argv[0], size) < 0)
+	if (spx_vol_resize(c.vs, a->argv[0], size) < 0) {
 		rc = volcli_fail(a);
+	} else if (spx_flag(a, "json")) {
+		struct spx_vol_info v;
+
+		if (spx_vol_info(c.vs, a->argv[0], &v) < 0)
+			rc = volcli_fail(a);
+		else
+			rc = volcli_print_vols(&c, &v, 1, true, false);
+	}
 	volcli_close(&c);
 	return rc;
 }

@@ -69,8 +69,9 @@ assert {x["size"] for x in v} == {30 << 30, 1 << 20}, v
 	run spx-vol resize --root "$ROOT" "$v" 40G
 	[ "$status" -eq 0 ]
 	[ "$(spx-vol info --root "$ROOT" "$v" --json | field size)" = $((40 << 30)) ]
-	run spx-vol resize --root "$ROOT" "$v" 40G
+	run spx-vol resize --root "$ROOT" "$v" 40G --json
 	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | field size)" = $((40 << 30)) ]
 	run spx-vol resize --root "$ROOT" "$v" 1G
 	[ "$status" -eq 100 ]
 	[[ "$output" == *"a volume only grows"* ]]
