@@ -813,8 +813,11 @@ static void report(const struct blk *b, const struct spx_bench_runs *rs,
 			     rs->v[rs->n - 1].time);
 	spx_buf_adds(&md, ".\n\n");
 	spx_bench_machine(&md);
+	if (b->quick)
+		spx_buf_adds(&md, "- --quick: tiny jobs and volumes, to test the "
+				  "suite; these are not figures to read\n");
 	spx_buf_addf(&md, "- file system: %s on %s under %s, which also holds "
-			  "the node's volume\n",
+			  "the node's volumes and object store\n",
 		     b->fstype, b->device, b->base);
 	if (!b->direct)
 		spx_buf_addf(&md, "- O_DIRECT is not available on %s: the host "

@@ -80,6 +80,7 @@ PY
 	grep -q '^spx-bench block, tag q: 1 run, ' "$sum"
 	grep -q '^- host: ' "$sum"
 	grep -q '^- file system: .* under '"$BENCHDIR"', which also holds' "$sum"
+	grep -q '^- --quick: tiny jobs and volumes, to test the suite; these are not figures to read$' "$sum"
 	grep -q '^| test | host | plain nbdkit | spx volume | nbdkit/host | volume/host | volume/nbdkit | verdict |$' "$sum"
 	grep -Eq '^\| randread 4k read, IOPS \| [0-9,]+ IOPS \| [0-9,]+ IOPS \| [0-9,]+ IOPS \| [0-9]+% \| [0-9]+% \| [0-9]+% \| ((met|NOT MET|limit not resolved) \(>= 50% of host\)); ((met|NOT MET|limit not resolved) \(>= 90% of nbdkit\)) \|$' "$sum"
 	grep -Eq '^\| seqwrite 1M write, p99 \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9.]+x \| [0-9.]+x \| [0-9.]+x \| (met|NOT MET|limit not resolved) \(<= 3x host\) \|$' "$sum"
