@@ -236,7 +236,7 @@ static void target_args(const struct blk *b, int t, struct blk_argv *a,
 		blk_arg(a, spx_strdup("--ioengine=nbd"));
 		blk_arg(a, spx_xprintf("--uri=%s", b->uri[t]));
 		blk_arg(a, spx_xprintf("--offset_increment=%llu",
-				   (unsigned long long)b->size));
+				       (unsigned long long)b->size));
 		blk_arg(a, spx_strdup("--direct=1"));
 	}
 	blk_arg(a, spx_xprintf("--numjobs=%d", NJOBS));
@@ -631,7 +631,8 @@ static int check(struct blk *b, int t)
 		/* fio would leave its verify state in the working directory;
 		 * the check reads back by pattern and needs none. */
 		blk_arg(&a, spx_strdup("--verify_state_save=0"));
-		blk_arg(&a, spx_strdup(pass ? "--verify_only=1" : "--do_verify=1"));
+		blk_arg(&a, spx_strdup(pass ? "--verify_only=1"
+					    : "--do_verify=1"));
 		snprintf(name, sizeof(name), "%s-%s-run%d",
 			 pass ? "reread" : "check", tdef[t].id, b->run->run);
 		rc = blk_fio_run(b, tdef[t].name, name, &a, &r, true);
@@ -679,7 +680,8 @@ static const char *show(double v, const char *what, bool bare, char *out,
 	if (!strcmp(what, "p99"))
 		snprintf(out, n, "%.2f%s", v, bare ? "" : " ms");
 	else
-		snprintf(out, n, "%s%s", blk_commas(v, v < 100 ? 1 : 0, c, sizeof(c)),
+		snprintf(out, n, "%s%s",
+			 blk_commas(v, v < 100 ? 1 : 0, c, sizeof(c)),
 			 bare		       ? ""
 			 : !strcmp(what, "iops") ? " IOPS"
 						 : " MiB/s");
@@ -814,8 +816,9 @@ static void report(const struct blk *b, const struct spx_bench_runs *rs,
 	spx_buf_adds(&md, ".\n\n");
 	spx_bench_machine(&md);
 	if (b->quick)
-		spx_buf_adds(&md, "- --quick: tiny jobs and volumes, to test the "
-				  "suite; these are not figures to read\n");
+		spx_buf_adds(&md, "- --quick: tiny jobs and volumes, to test "
+				  "the suite; these are not figures to "
+				  "read\n");
 	spx_buf_addf(&md, "- file system: %s on %s under %s, which also holds "
 			  "the node's volumes and object store\n",
 		     b->fstype, b->device, b->base);
@@ -873,7 +876,8 @@ static void report(const struct blk *b, const struct spx_bench_runs *rs,
 		}
 		blk_ratio(rs, id[T_NBDKIT], id[T_HOST], !lat, rn, sizeof(rn));
 		vh = blk_ratio(rs, id[T_VOL], id[T_HOST], !lat, rh, sizeof(rh));
-		vn = blk_ratio(rs, id[T_VOL], id[T_NBDKIT], !lat, rv, sizeof(rv));
+		vn = blk_ratio(rs, id[T_VOL], id[T_NBDKIT], !lat, rv,
+			       sizeof(rv));
 		if (r->host_min > 0) {
 			snprintf(what, sizeof(what), ">= %.0f%% of host",
 				 100 * r->host_min);

@@ -462,12 +462,13 @@ static int64_t get_chunk(struct getters *g, const struct spx_snap_entry *en,
 	while (off < size) {
 		size_t got;
 
-		rc = spx_obj_read(r, off, buf + off, (size_t)(size - off), &got);
+		rc = spx_obj_read(r, off, buf + off, (size_t)(size - off),
+				  &got);
 		if (rc < 0 || !got) {
 			spx_obj_reader_close(r);
-			return rc < 0 ? spx_error_prefix("GET %s", key)
-				      : spx_error(SPX_FAIL, "GET %s: ends early",
-						  key);
+			if (rc < 0)
+				return spx_error_prefix("GET %s", key);
+			return spx_error(SPX_FAIL, "GET %s: ends early", key);
 		}
 		off += got;
 	}
@@ -719,8 +720,8 @@ static int snap_steps(struct snapenv *e, char vol[SPX_ID_SIZE],
 	    "first snapshot: MiB/s uploaded",
 	    s1.uploaded_bytes / MIB / s1.secs, "MiB/s", true);
 	add(b, "block.snap.incr.changed_bytes", "limit",
-	    "incremental snapshot: bytes changed since the first", (double)wrote,
-	    "bytes", false);
+	    "incremental snapshot: bytes changed since the first",
+	    (double)wrote, "bytes", false);
 	add(b, "block.snap.incr.read_bytes", "snapshot",
 	    "incremental snapshot: bytes read from the volume",
 	    (double)s2.read * CHUNK, "bytes", false);
@@ -759,7 +760,8 @@ static int snap_steps(struct snapenv *e, char vol[SPX_ID_SIZE],
 		       s1.secs, blk_commas(wrote / MIB, 0, c, sizeof(c)),
 		       blk_commas(s2.uploaded_bytes / MIB, 0, u, sizeof(u)),
 		       s2.incremental ? "incremental" : "NOT incremental",
-		       s2.secs, blk_commas(bytes / MIB / trest, 0, r, sizeof(r)),
+		       s2.secs,
+		       blk_commas(bytes / MIB / trest, 0, r, sizeof(r)),
 		       blk_commas(bytes / MIB / tget[0], 0, g, sizeof(g)),
 		       blk_commas(bytes / MIB / tget[1], 0, h, sizeof(h)));
 	}
@@ -776,29 +778,25 @@ out:
 static int snap_clean(struct snapenv *e, const char *vol, const char *restored,
 		      char snaps[2][SPX_ID_SIZE])
 {
-	char name[64];
-	int rc = 0;
+	const char *const steps[][3] = {
+		{ "rm", restored, NULL },
+		{ "rm", vol, NULL },
+		{ "snapshot-rm", snaps[0], NULL },
+		{ "snapshot-rm", snaps[1], NULL },
+		{ "snapshot-gc", "--wait", NULL },
+	};
 
-	snprintf(name, sizeof(name), "snap-clean-run%d", e->run);
-	if (*restored && spxvol(e, name, "rm",
-				(const char *const[]){ restored, NULL }, NULL,
-				0, NULL) < 0)
-		rc = -1;
-	if (rc == 0 && *vol &&
-	    spxvol(e, name, "rm", (const char *const[]){ vol, NULL }, NULL, 0,
-		   NULL) < 0)
-		rc = -1;
-	for (int i = 0; i < 2 && rc == 0; i++)
-		if (*snaps[i] &&
-		    spxvol(e, name, "snapshot-rm",
-			   (const char *const[]){ snaps[i], NULL }, NULL, 0,
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(steps); i++) {
+		char name[64];
+
+		if (!*steps[i][1])
+			continue;
+		snprintf(name, sizeof(name), "snap-clean%zu-run%d", i, e->run);
+		if (spxvol(e, name, steps[i][0], &steps[i][1], NULL, 0,
 			   NULL) < 0)
-			rc = -1;
-	if (rc == 0 && spxvol(e, name, "snapshot-gc",
-			      (const char *const[]){ "--wait", NULL }, NULL, 0,
-			      NULL) < 0)
-		rc = -1;
-	return rc;
+			return -1;
+	}
+	return 0;
 }
 
 int blk_snap_run(struct blk *b)
@@ -865,12 +863,18 @@ void blk_snap_report(const struct blk *b, const struct spx_bench_runs *rs,
 		     struct blk_tally *t, struct spx_buf *md)
 {
 	static const char *const ids[] = {
-		"block.snap.first.uploaded_bytes", "block.snap.first.seconds",
-		"block.snap.first.mibs",	   "block.snap.incr.changed_bytes",
-		"block.snap.incr.read_bytes",	   "block.snap.incr.uploaded_bytes",
-		"block.snap.incr.seconds",	   "block.snap.incr.mibs",
-		"block.snap.restore.bytes",	   "block.snap.restore.seconds",
-		"block.snap.restore.mibs",	   "block.snap.limit.get.mibs",
+		"block.snap.first.uploaded_bytes",
+		"block.snap.first.seconds",
+		"block.snap.first.mibs",
+		"block.snap.incr.changed_bytes",
+		"block.snap.incr.read_bytes",
+		"block.snap.incr.uploaded_bytes",
+		"block.snap.incr.seconds",
+		"block.snap.incr.mibs",
+		"block.snap.restore.bytes",
+		"block.snap.restore.seconds",
+		"block.snap.restore.mibs",
+		"block.snap.limit.get.mibs",
 		"block.snap.limit.getsha.mibs",
 	};
 	static const char kinds[] = "bsrbbbsrbsrrr";
@@ -948,7 +952,8 @@ void blk_snap_report(const struct blk *b, const struct spx_bench_runs *rs,
 		     SPX_SNAP_FETCHERS);
 	spx_buf_adds(md, "| figure | measured | limit (same runs) | ratio | "
 			 "verdict |\n|---|---|---|---|---|\n");
-	spx_buf_addf(md, "| first snapshot, %s of data: uploaded | %s | | | |\n",
+	spx_buf_addf(md, "| first snapshot, %s of data: uploaded | %s | | | "
+			 "|\n",
 		     da, c[0].p);
 	spx_buf_addf(md, "| first snapshot: time | %s | | | |\n", c[1].p);
 	spx_buf_addf(md, "| first snapshot: rate | %s | | | |\n", c[2].p);
@@ -965,8 +970,8 @@ void blk_snap_report(const struct blk *b, const struct spx_bench_runs *rs,
 	spx_buf_addf(md, "| restore --eager: rate | %s | object store GET, %d "
 			 "threads: %s | %s | %s |\n",
 		     c[10].p, SPX_SNAP_FETCHERS, c[11].p, rr, rest.p);
-	spx_buf_addf(md, "| restore --eager: rate | %s | GET and SHA-256 check, "
-			 "%d threads: %s | %s | |\n",
+	spx_buf_addf(md, "| restore --eager: rate | %s | GET and SHA-256 "
+			 "check, %d threads: %s | %s | |\n",
 		     c[10].p, SPX_SNAP_FETCHERS, c[12].p, rh);
 	spx_buf_addf(md, "\nEvery restored volume held the snapshotted bytes: "
 			 "the SHA-256 of each %u KiB chunk with data matched "
