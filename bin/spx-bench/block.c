@@ -41,6 +41,7 @@
 #include "bench/bench.h"
 #include "bench/fio.h"
 #include "block.h"
+#include "blockint.h"
 #include "conf/conf.h"
 #include "file.h"
 #include "node/node.h"
@@ -55,8 +56,6 @@
 /* How long a server may take to listen, and to stop. */
 #define READY_MS 30000
 #define STOP_MS 10000
-
-enum { T_HOST, T_NBDKIT, T_VOL, NTARGETS };
 
 static const struct {
 	const char *id;	   /* in figure ids */
@@ -80,31 +79,6 @@ static const struct job {
 	{ "seqwrite", "seqwrite 1M", "write", "1M", NULL, false, true },
 };
 #define NJOBDEFS (SPX_ARRAY_SIZE(jobs))
-
-struct blk {
-	char *base;	     /* --dir, absolute */
-	char *dir;	     /* the scratch directory, DIR/block.PID */
-	char *logs;	     /* fio's reports and the servers' output */
-	uint64_t size;	     /* bytes per fio job */
-	uint64_t check;	     /* bytes per fio job in the data check */
-	unsigned runtime_ms, ramp_ms;
-	bool quick, direct;
-	char fstype[32], device[256];
-	char fio_version[64];
-	const char *nbdkit;  /* $SPX_NBDKIT, else nbdkit */
-	char *spx, *spxvol;
-	/* host */
-	char *hostdir;
-	/* plain nbdkit */
-	char *plain_file, *plain_sock, *plain_pidf;
-	pid_t plain;
-	/* the private node and its volume */
-	char *node, *vol_id, *vol_file, *vol_sock;
-	pid_t serve;
-	char *uri[NTARGETS];
-	struct spx_bench_run *run;
-	char pattern[40];    /* the data check's: "0x" + 16 hex digits */
-};
 
 /* ---- child processes ---- */
 
@@ -190,7 +164,7 @@ static void stop(pid_t *pid)
 }
 
 /* Run argv to the end with its output in out (and err): its status. */
-static int run_to(char *const argv[], const char *out, const char *err)
+int blk_run_to(char *const argv[], const char *out, const char *err)
 {
 	pid_t pid = start(argv, out, err, -1);
 
@@ -199,7 +173,7 @@ static int run_to(char *const argv[], const char *out, const char *err)
 
 /* The line of a log that says what went wrong: the first naming an
  * error, else the last that is not empty (caller frees; NULL: none). */
-static char *why(const char *path)
+char *blk_why(const char *path)
 {
 	struct spx_buf b = SPX_BUF_INIT;
 	char *first = NULL, *last = NULL, *line, *save = NULL;
@@ -228,19 +202,14 @@ static char *why(const char *path)
 
 /* ---- fio ---- */
 
-struct argv {
-	char **v;
-	size_t n;
-};
-
-static void arg(struct argv *a, char *s) /* takes s */
+void blk_arg(struct blk_argv *a, char *s) /* takes s */
 {
 	a->v = spx_realloc(a->v, (a->n + 2) * sizeof(char *));
 	a->v[a->n++] = s;
 	a->v[a->n] = NULL;
 }
 
-static void argv_free(struct argv *a)
+void blk_argv_free(struct blk_argv *a)
 {
 	for (size_t i = 0; i < a->n; i++)
 		free(a->v[i]);
@@ -249,75 +218,72 @@ static void argv_free(struct argv *a)
 }
 
 /* The options every fio run on target t has: where, how, how many. */
-static void target_args(const struct blk *b, int t, struct argv *a,
+static void target_args(const struct blk *b, int t, struct blk_argv *a,
 			uint64_t size)
 {
-	arg(a, spx_strdup("fio"));
+	blk_arg(a, spx_strdup("fio"));
 	if (t == T_HOST) {
-		arg(a, spx_strdup("--ioengine=libaio"));
-		arg(a, spx_xprintf("--directory=%s", b->hostdir));
+		blk_arg(a, spx_strdup("--ioengine=libaio"));
+		blk_arg(a, spx_xprintf("--directory=%s", b->hostdir));
 		/* Every job of every run on its own file, as the host suite
 		 * lays them out. */
-		arg(a, spx_strdup("--filename_format=spx-bench.$jobnum"));
-		arg(a, spx_xprintf("--direct=%d", b->direct));
+		blk_arg(a, spx_strdup("--filename_format=spx-bench.$jobnum"));
+		blk_arg(a, spx_xprintf("--direct=%d", b->direct));
 	} else {
 		/* One export; each job on its own --size region of it. The
 		 * NBD server decides how it reaches the disk: direct=1 is
 		 * kept so the job reads as the reference's. */
-		arg(a, spx_strdup("--ioengine=nbd"));
-		arg(a, spx_xprintf("--uri=%s", b->uri[t]));
-		arg(a, spx_xprintf("--offset_increment=%llu",
-				   (unsigned long long)b->size));
-		arg(a, spx_strdup("--direct=1"));
+		blk_arg(a, spx_strdup("--ioengine=nbd"));
+		blk_arg(a, spx_xprintf("--uri=%s", b->uri[t]));
+		blk_arg(a, spx_xprintf("--offset_increment=%llu",
+				       (unsigned long long)b->size));
+		blk_arg(a, spx_strdup("--direct=1"));
 	}
-	arg(a, spx_xprintf("--numjobs=%d", NJOBS));
-	arg(a, spx_xprintf("--iodepth=%d", IODEPTH));
-	arg(a, spx_xprintf("--size=%llu", (unsigned long long)size));
-	arg(a, spx_strdup("--group_reporting"));
-	arg(a, spx_strdup("--eta=never"));
-	arg(a, spx_strdup("--output-format=json"));
+	blk_arg(a, spx_xprintf("--numjobs=%d", NJOBS));
+	blk_arg(a, spx_xprintf("--iodepth=%d", IODEPTH));
+	blk_arg(a, spx_xprintf("--size=%llu", (unsigned long long)size));
+	blk_arg(a, spx_strdup("--group_reporting"));
+	blk_arg(a, spx_strdup("--eta=never"));
+	blk_arg(a, spx_strdup("--output-format=json"));
 }
 
-/* Run fio with a's options on target t; name its logs. On success the
- * report is in *r. A failed run is an error naming the target and what
- * fio said; check: a failed verify is the data check's failure. */
-static int fio_run(struct blk *b, int t, const char *name, struct argv *a,
-		   struct spx_fio_result *r, bool check)
+int blk_fio_run(struct blk *b, const char *what, const char *name,
+		struct blk_argv *a, struct spx_fio_result *r, bool check)
 {
 	char *out = spx_xprintf("%s/%s.json", b->logs, name);
 	char *err = spx_xprintf("%s/%s.err", b->logs, name);
 	struct spx_buf rep = SPX_BUF_INIT;
 	int st, rc = -1;
 
-	arg(a, spx_xprintf("--name=%s", name));
-	st = run_to(a->v, out, err);
+	blk_arg(a, spx_xprintf("--name=%s", name));
+	st = blk_run_to(a->v, out, err);
 	if (st < 0)
 		goto out;
 	if (spx_buf_read_file(&rep, out, SPX_FIO_MAX_BYTES) < 0 ||
 	    spx_fio_parse(rep.p, rep.len, r) < 0) {
 		/* fio that fails early writes no report: its words say why. */
-		char *parse = spx_strdup(spx_errmsg()), *w = why(err);
+		char *parse = spx_strdup(spx_errmsg()), *w = blk_why(err);
 
 		spx_error(SPX_FAIL, "%s: fio %s failed (exit %d): %s",
-			  tdef[t].name, name, st, w ? w : parse);
+			  what, name, st, w ? w : parse);
 		free(parse);
 		free(w);
 		goto out;
 	}
 	if (st != 0 || r->error) {
-		char *w = why(err);
+		char *w = blk_why(err);
 
 		if (!w)
-			w = why(out);
+			w = blk_why(out);
 		/* fio reports a failed verify as EILSEQ. */
 		if (check && r->error == EILSEQ)
 			spx_error(SPX_FAIL, "%s: the data read back is not "
 					    "what was written (%s): %s",
-				  tdef[t].name, name,
+				  what, name,
 				  w ? w : strerror(r->error));
 		else
 			spx_error(SPX_FAIL, "%s: fio %s failed (exit %d): %s",
-				  tdef[t].name, name, st,
+				  what, name, st,
 				  w ? w : strerror(r->error));
 		free(w);
 		goto out;
@@ -389,7 +355,7 @@ static int plain_start(struct blk *b)
 		}
 		if (waitpid(b->plain, &st, WNOHANG) == b->plain ||
 		    waited >= READY_MS) {
-			char *w = why(log);
+			char *w = blk_why(log);
 
 			if (waited >= READY_MS)
 				stop(&b->plain);
@@ -441,7 +407,7 @@ static int serve_start(struct blk *b)
 		char *w;
 
 		stop(&b->serve);
-		w = why(log);
+		w = blk_why(log);
 		spx_error(SPX_FAIL, "spx-vol serve did not start: %s",
 			  w ? w : "no message");
 		free(w);
@@ -468,9 +434,9 @@ static int node_make(struct blk *b)
 	char *store = NULL, *w;
 	int st, rc = -1;
 
-	if ((st = run_to(init, log, NULL)) != 0 ||
-	    (st = run_to(create, out, log)) != 0) {
-		w = why(log);
+	if ((st = blk_run_to(init, log, NULL)) != 0 ||
+	    (st = blk_run_to(create, out, log)) != 0) {
+		w = blk_why(log);
 		spx_error(SPX_FAIL, "cannot make the private node under '%s': "
 				    "%s",
 			  b->node, w ? w : spx_errmsg());
@@ -542,7 +508,7 @@ static void add(struct blk *b, int t, const struct job *j, const char *dir,
 }
 
 /* A whole number of MiB for people: "16 MiB", "1 GiB". */
-static const char *mib_str(uint64_t v, char *out, size_t n)
+const char *blk_mib_str(uint64_t v, char *out, size_t n)
 {
 	if (v >= (1u << 30) && v % (1u << 30) == 0)
 		snprintf(out, n, "%llu GiB", (unsigned long long)(v >> 30));
@@ -552,7 +518,7 @@ static const char *mib_str(uint64_t v, char *out, size_t n)
 }
 
 /* v with thousands separators and d decimals. */
-static const char *commas(double v, int d, char *out, size_t n)
+const char *blk_commas(double v, int d, char *out, size_t n)
 {
 	char raw[64], *dot;
 	size_t len, o = 0, ilen;
@@ -578,13 +544,13 @@ static void disk_row(struct spx_buf *o, const char *label, const char *dir,
 	char i[32], m[32];
 
 	spx_buf_addf(o, "  %-19s%-5s%11s IOPS %6s MiB/s   p99 %7.2f ms\n",
-		     label, dir, commas(iops, 0, i, sizeof(i)),
-		     commas(mibs, 0, m, sizeof(m)), p99);
+		     label, dir, blk_commas(iops, 0, i, sizeof(i)),
+		     blk_commas(mibs, 0, m, sizeof(m)), p99);
 }
 
 static int measure(struct blk *b, int t, const struct job *j)
 {
-	struct argv a = { 0 };
+	struct blk_argv a = { 0 };
 	struct spx_fio_result r;
 	char name[64];
 	int rc;
@@ -592,17 +558,17 @@ static int measure(struct blk *b, int t, const struct job *j)
 	if (settle(b, t) < 0)
 		return -1;
 	target_args(b, t, &a, b->size);
-	arg(&a, spx_strdup("--time_based"));
-	arg(&a, spx_xprintf("--runtime=%ums", b->runtime_ms));
-	arg(&a, spx_xprintf("--ramp_time=%ums", b->ramp_ms));
-	arg(&a, spx_xprintf("--rw=%s", j->rw));
-	arg(&a, spx_xprintf("--bs=%s", j->bs));
+	blk_arg(&a, spx_strdup("--time_based"));
+	blk_arg(&a, spx_xprintf("--runtime=%ums", b->runtime_ms));
+	blk_arg(&a, spx_xprintf("--ramp_time=%ums", b->ramp_ms));
+	blk_arg(&a, spx_xprintf("--rw=%s", j->rw));
+	blk_arg(&a, spx_xprintf("--bs=%s", j->bs));
 	if (j->extra)
-		arg(&a, spx_strdup(j->extra));
+		blk_arg(&a, spx_strdup(j->extra));
 	snprintf(name, sizeof(name), "%s-%s-run%d", tdef[t].id, j->id,
 		 b->run->run);
-	rc = fio_run(b, t, name, &a, &r, false);
-	argv_free(&a);
+	rc = blk_fio_run(b, tdef[t].name, name, &a, &r, false);
+	blk_argv_free(&a);
 	if (rc < 0)
 		return -1;
 	for (int k = 0; k < 2; k++) {
@@ -620,8 +586,8 @@ static int measure(struct blk *b, int t, const struct job *j)
 		add(b, t, j, dir, "p99", d->p99_ms, "ms", false);
 		printf("  %-7s %-16s%-5s%11s IOPS %6s MiB/s   p99 %7.2f ms\n",
 		       tdef[t].short_name, j->label, dir,
-		       commas(d->iops, 0, ci, sizeof(ci)),
-		       commas(d->mibs, 0, cm, sizeof(cm)), d->p99_ms);
+		       blk_commas(d->iops, 0, ci, sizeof(ci)),
+		       blk_commas(d->mibs, 0, cm, sizeof(cm)), d->p99_ms);
 	}
 	fflush(stdout);
 	return 0;
@@ -631,18 +597,18 @@ static int measure(struct blk *b, int t, const struct job *j)
  * disk rather than holes, and the host's files exist. */
 static int layout(struct blk *b, int t)
 {
-	struct argv a = { 0 };
+	struct blk_argv a = { 0 };
 	struct spx_fio_result r;
 	char name[32];
 	int rc;
 
 	target_args(b, t, &a, b->size);
-	arg(&a, spx_strdup("--rw=write"));
-	arg(&a, spx_strdup("--bs=1M"));
-	arg(&a, spx_strdup("--end_fsync=1"));
+	blk_arg(&a, spx_strdup("--rw=write"));
+	blk_arg(&a, spx_strdup("--bs=1M"));
+	blk_arg(&a, spx_strdup("--end_fsync=1"));
 	snprintf(name, sizeof(name), "layout-%s", tdef[t].id);
-	rc = fio_run(b, t, name, &a, &r, false);
-	argv_free(&a);
+	rc = blk_fio_run(b, tdef[t].name, name, &a, &r, false);
+	blk_argv_free(&a);
 	return rc;
 }
 
@@ -653,23 +619,24 @@ static int check(struct blk *b, int t)
 	int rc = 0;
 
 	for (int pass = 0; pass < 2 && rc == 0; pass++) {
-		struct argv a = { 0 };
+		struct blk_argv a = { 0 };
 		char name[32];
 
 		target_args(b, t, &a, b->check);
-		arg(&a, spx_strdup("--rw=write"));
-		arg(&a, spx_strdup("--bs=1M"));
-		arg(&a, spx_strdup("--verify=pattern"));
-		arg(&a, spx_xprintf("--verify_pattern=%s%%o", b->pattern));
-		arg(&a, spx_strdup("--verify_fatal=1"));
+		blk_arg(&a, spx_strdup("--rw=write"));
+		blk_arg(&a, spx_strdup("--bs=1M"));
+		blk_arg(&a, spx_strdup("--verify=pattern"));
+		blk_arg(&a, spx_xprintf("--verify_pattern=%s%%o", b->pattern));
+		blk_arg(&a, spx_strdup("--verify_fatal=1"));
 		/* fio would leave its verify state in the working directory;
 		 * the check reads back by pattern and needs none. */
-		arg(&a, spx_strdup("--verify_state_save=0"));
-		arg(&a, spx_strdup(pass ? "--verify_only=1" : "--do_verify=1"));
+		blk_arg(&a, spx_strdup("--verify_state_save=0"));
+		blk_arg(&a, spx_strdup(pass ? "--verify_only=1"
+					    : "--do_verify=1"));
 		snprintf(name, sizeof(name), "%s-%s-run%d",
 			 pass ? "reread" : "check", tdef[t].id, b->run->run);
-		rc = fio_run(b, t, name, &a, &r, true);
-		argv_free(&a);
+		rc = blk_fio_run(b, tdef[t].name, name, &a, &r, true);
+		blk_argv_free(&a);
 		/* The second read comes from the disk, through a server
 		 * that did not see the writes. */
 		if (rc == 0 && !pass && (settle(b, t) < 0 || restart(b, t) < 0))
@@ -713,7 +680,8 @@ static const char *show(double v, const char *what, bool bare, char *out,
 	if (!strcmp(what, "p99"))
 		snprintf(out, n, "%.2f%s", v, bare ? "" : " ms");
 	else
-		snprintf(out, n, "%s%s", commas(v, v < 100 ? 1 : 0, c, sizeof(c)),
+		snprintf(out, n, "%s%s",
+			 blk_commas(v, v < 100 ? 1 : 0, c, sizeof(c)),
 			 bare		       ? ""
 			 : !strcmp(what, "iops") ? " IOPS"
 						 : " MiB/s");
@@ -743,8 +711,8 @@ static void cell(struct spx_buf *o, const struct spx_bench_stat *s,
 /* id over lim in each run, their median [lowest-highest], into out as a
  * share ("52% [48-55%]") or, for latencies, a multiple ("1.25x"). The
  * median, or NAN when no run has both. */
-static double ratio(const struct spx_bench_runs *rs, const char *id,
-		    const char *lim, bool share, char *out, size_t n)
+double blk_ratio(const struct spx_bench_runs *rs, const char *id,
+		 const char *lim, bool share, char *out, size_t n)
 {
 	double med = NAN, lo = 0, hi = 0;
 	size_t k = spx_bench_run_ratios(rs, id, lim, &med, &lo, &hi);
@@ -763,15 +731,11 @@ static double ratio(const struct spx_bench_runs *rs, const char *id,
 	return k ? med : NAN;
 }
 
-struct tally {
-	int met, unmet, unresolved;
-};
-
 /* One target: med is the volume over its limit; a figure better than
  * its limit (above it, or below for a latency) is "limit not resolved":
  * the limit did not measure what binds, so nothing is met or missed. */
-static void judge(struct spx_buf *v, struct tally *t, double med,
-		  bool lower_better, double target, const char *what)
+void blk_judge(struct spx_buf *v, struct blk_tally *t, double med,
+	       bool lower_better, double target, const char *what)
 {
 	int r; /* 1 met, 0 not met, -1 not resolved */
 
@@ -835,12 +799,12 @@ static void report(const struct blk *b, const struct spx_bench_runs *rs,
 	struct spx_bench_stat *s = NULL;
 	size_t n = spx_bench_summarise(rs, &s);
 	struct spx_buf md = SPX_BUF_INIT, blk = SPX_BUF_INIT;
-	struct tally tl = { 0 };
+	struct blk_tally tl = { 0 };
 	char sz[32], chk[32], *path;
 	bool mem = !strcmp(b->fstype, "tmpfs") || !strcmp(b->fstype, "ramfs");
 
-	mib_str(b->size, sz, sizeof(sz));
-	mib_str(b->check, chk, sizeof(chk));
+	blk_mib_str(b->size, sz, sizeof(sz));
+	blk_mib_str(b->check, chk, sizeof(chk));
 	printf("\n== spx-bench block: medians of %zu run%s (tag %s); each "
 	       "ratio is the median of the runs' own ratios\n",
 	       rs->n, rs->n == 1 ? "" : "s", tag);
@@ -851,8 +815,12 @@ static void report(const struct blk *b, const struct spx_bench_runs *rs,
 			     rs->v[rs->n - 1].time);
 	spx_buf_adds(&md, ".\n\n");
 	spx_bench_machine(&md);
+	if (b->quick)
+		spx_buf_adds(&md, "- --quick: tiny jobs and volumes, to test "
+				  "the suite; these are not figures to "
+				  "read\n");
 	spx_buf_addf(&md, "- file system: %s on %s under %s, which also holds "
-			  "the node's volume\n",
+			  "the node's volumes and object store\n",
 		     b->fstype, b->device, b->base);
 	if (!b->direct)
 		spx_buf_addf(&md, "- O_DIRECT is not available on %s: the host "
@@ -906,23 +874,24 @@ static void report(const struct blk *b, const struct spx_bench_runs *rs,
 				 tdef[t].id, jobs[r->job].id, r->dir, r->what);
 			cell(&c[t], spx_bench_stat_find(s, n, id[t]), r->what);
 		}
-		ratio(rs, id[T_NBDKIT], id[T_HOST], !lat, rn, sizeof(rn));
-		vh = ratio(rs, id[T_VOL], id[T_HOST], !lat, rh, sizeof(rh));
-		vn = ratio(rs, id[T_VOL], id[T_NBDKIT], !lat, rv, sizeof(rv));
+		blk_ratio(rs, id[T_NBDKIT], id[T_HOST], !lat, rn, sizeof(rn));
+		vh = blk_ratio(rs, id[T_VOL], id[T_HOST], !lat, rh, sizeof(rh));
+		vn = blk_ratio(rs, id[T_VOL], id[T_NBDKIT], !lat, rv,
+			       sizeof(rv));
 		if (r->host_min > 0) {
 			snprintf(what, sizeof(what), ">= %.0f%% of host",
 				 100 * r->host_min);
-			judge(&v, &tl, vh, false, r->host_min, what);
+			blk_judge(&v, &tl, vh, false, r->host_min, what);
 		}
 		if (r->nbd_min > 0) {
 			snprintf(what, sizeof(what), ">= %.0f%% of nbdkit",
 				 100 * r->nbd_min);
-			judge(&v, &tl, vn, false, r->nbd_min, what);
+			blk_judge(&v, &tl, vn, false, r->nbd_min, what);
 		}
 		if (r->host_max > 0) {
 			snprintf(what, sizeof(what), "<= %.0fx host",
 				 r->host_max);
-			judge(&v, &tl, vh, true, r->host_max, what);
+			blk_judge(&v, &tl, vh, true, r->host_max, what);
 		}
 		printf("  %s %s, %s: host %s | nbdkit %s | volume %s\n"
 		       "      nbdkit/host %s | volume/host %s | volume/nbdkit "
@@ -937,18 +906,7 @@ static void report(const struct blk *b, const struct spx_bench_runs *rs,
 			spx_buf_release(&c[t]);
 		spx_buf_release(&v);
 	}
-	/* XXX: snapshots are not built yet (issue 9 continues); their two
-	 * figures get measured here once they are. */
-	spx_buf_adds(&md,
-		     "\nSnapshots (issue 9) are not built yet; this run "
-		     "measured neither of their figures:\n\n"
-		     "| figure | measured | target |\n|---|---|---|\n"
-		     "| snapshot of a 10 GiB volume with 1 GiB changed: "
-		     "bytes uploaded | not measured: no snapshots yet | about "
-		     "1 GiB |\n"
-		     "| restore: read rate over the object store's GET rate | "
-		     "not measured: no snapshots yet | >= 50% |\n");
-	printf("== snapshots: not built yet, not measured\n");
+	blk_snap_report(b, rs, s, n, &tl, &md);
 	printf("== data: every target read back what it wrote (%d x %s per "
 	       "run, a pattern of the run and each block's offset), in the "
 	       "same fio job and again after its server restarted\n",
@@ -1057,13 +1015,13 @@ static int fio_probe(struct blk *b)
 	struct spx_buf v = SPX_BUF_INIT;
 	int rc = 0;
 
-	if (run_to(ver, out, NULL) != 0 ||
+	if (blk_run_to(ver, out, NULL) != 0 ||
 	    spx_buf_read_file(&v, out, 4096) < 0) {
 		rc = spx_error(SPX_FAIL, "fio --version failed");
 	} else {
 		v.p[strcspn(v.p, "\n")] = '\0';
 		snprintf(b->fio_version, sizeof(b->fio_version), "%s", v.p);
-		if (run_to(eng, out, NULL) != 0)
+		if (blk_run_to(eng, out, NULL) != 0)
 			rc = spx_error(SPX_FAIL, "%s has no nbd engine (fio "
 						 "3.19 or later, built with "
 						 "libnbd)",
@@ -1088,8 +1046,9 @@ static int setup(struct blk *b, const char *base)
 {
 	struct statvfs sv;
 	char *fio = NULL, *nbdkit = NULL, *plain = NULL;
-	uint64_t need_bytes = b->size * NJOBS * NTARGETS + (256u << 20);
-	const char *e = getenv("SPX_NBDKIT");
+	uint64_t need_bytes = b->size * NJOBS * NTARGETS + blk_snap_plan(b) +
+			      (256u << 20);
+	const char *e = getenv("SPX_NBDKIT"), *ev = getenv("SPX_VOL");
 	int fd, rc = -1;
 
 	b->nbdkit = e && *e ? e : "nbdkit";
@@ -1097,7 +1056,8 @@ static int setup(struct blk *b, const char *base)
 	    (!strchr(b->nbdkit, '/') &&
 	     !(nbdkit = need(b->nbdkit, "apt-get install nbdkit"))) ||
 	    !(b->spx = need("spx", "build spx: make")) ||
-	    !(b->spxvol = need("spx-vol", "build spx: make")))
+	    !(b->spxvol = ev && *ev ? spx_strdup(ev)
+				    : need("spx-vol", "build spx: make")))
 		goto out;
 	if (spx_mkdirs(base, 0755) < 0)
 		goto out;
@@ -1132,7 +1092,8 @@ static int setup(struct blk *b, const char *base)
 		spx_size_str((uint64_t)sv.f_bavail * sv.f_frsize, f,
 			     sizeof(f));
 		spx_error(SPX_FAIL, "not enough space under '%s': the three "
-				    "targets need %s, %s is free",
+				    "targets and the snapshots need %s, %s "
+				    "is free",
 			  base, h, f);
 		goto out;
 	}
@@ -1221,7 +1182,8 @@ static int one_run(struct blk *b)
 		if (check(b, t) < 0)
 			return -1;
 	printf("  data: every target read back what it wrote\n");
-	return 0;
+	fflush(stdout);
+	return blk_snap_run(b);
 }
 
 int cmd_block(const struct spx_args *a, const char *results)
@@ -1274,7 +1236,7 @@ int cmd_block(const struct spx_args *a, const char *results)
 	}
 	if (setup(&b, base) < 0)
 		goto fail;
-	mib_str(b.size, sz, sizeof(sz));
+	blk_mib_str(b.size, sz, sizeof(sz));
 	printf("== spx-bench block: %d jobs x %s, iodepth %d, %g s after "
 	       "%g s ramp, under %s (%s on %s)\n",
 	       NJOBS, sz, IODEPTH, b.runtime_ms / 1e3, b.ramp_ms / 1e3, b.dir,

@@ -193,8 +193,8 @@ static const struct spx_opt block_opts[] = {
 			       "each target holds 4 of them)" },
 	{ "runtime", 0, "S", "seconds each job is timed (default 10)" },
 	{ "ramp", 0, "S", "seconds each job runs before that (default 2)" },
-	{ "quick", 'q', NULL, "16 MiB per job, a quarter second each (for "
-			      "tests)" },
+	{ "quick", 'q', NULL, "16 MiB per job, a quarter second each, a "
+			      "256 MiB snapshot volume (for tests)" },
 	{ "keep", 'k', NULL, "keep the scratch directory (fio's reports, "
 			     "the servers' logs)" },
 	{ 0 },
@@ -218,7 +218,7 @@ static const struct spx_verb verbs[] = {
 	  "limits", 0, 0 },
 	{ "block", cmd_block_verb, block_opts, "",
 	  "the volume path (NBD) beside the host's disk and plain nbdkit, "
-	  "fio's reference jobs",
+	  "fio's reference jobs; snapshots beside the object store",
 	  0, 0 },
 	{ "compare", cmd_compare, compare_opts, "TAG_A TAG_B",
 	  "medians, ranges and ratios of two tags", 2, 2 },

@@ -1092,7 +1092,7 @@ static int prepare(void *ctx, const char *dir)
 }
 
 /* Fetches overlap too. */
-#define FILLERS 4
+#define FILLERS SPX_SNAP_FETCHERS
 
 struct fillers {
 	struct spx_snap_fill *f;

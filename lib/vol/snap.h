@@ -63,6 +63,9 @@
 
 #define SPX_SNAP_BUCKET SPX_OBJ_RESERVED_PREFIX "snapshots"
 #define SPX_SNAP_HASH 32 /* SHA-256 */
+/* The threads an eager restore fetches chunks with (spx-bench block
+ * measures the object store's GET rate with as many). */
+#define SPX_SNAP_FETCHERS 4
 
 bool spx_snap_id_valid(const char *id);
 

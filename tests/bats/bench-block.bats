@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # spx-bench block: a tiny run end to end (every figure on the three
-# targets, the report and its summary), a volume server that loses
-# writes fails the run, a file system without O_DIRECT is named, bad
-# input is refused. Speed itself is never asserted here (make bench).
+# targets, the snapshot figures, the report and its summary), a volume
+# server that loses writes fails the run, so does a snapshot store that
+# corrupts chunks and a restored volume that holds other bytes, a file
+# system without O_DIRECT is named, bad input is refused. Speed itself
+# is never asserted here (make bench).
 
 load helpers
 
@@ -22,7 +24,11 @@ left_nothing() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"== data: every target read back what it wrote"* ]]
 	[[ "$output" == *"== targets met: "* ]]
-	[[ "$output" == *"== snapshots: not built yet, not measured"* ]]
+	[[ "$output" == *"== snapshots: every restored volume held the snapshotted bytes"* ]]
+	[[ "$output" == *"--- snapshots: a 256 MiB volume, 64 MiB of data, 32 MiB changed in 16 regions ---"* ]]
+	grep -Eq '^  snapshots: first 64 MiB uploaded in [0-9.]+ s; second, 32 MiB changed: 40 MiB uploaded \(incremental\) in [0-9.]+ s; restore --eager [0-9,]+ MiB/s, GET [0-9,]+ MiB/s \(with SHA-256 [0-9,]+ MiB/s\); the restored volume held the snapshotted bytes$' <<<"$output"
+	grep -Eq '^      uploaded/changed 1.25x \| met \(about the bytes changed: within 10% plus a chunk a region\)$' <<<"$output"
+	grep -Eq '^      restore/GET [0-9]+% \| restore/\(GET and SHA-256\) [0-9]+% \| (met|NOT MET|limit not resolved) \(>= 50% of GET\)$' <<<"$output"
 	# the reference layout, once per target
 	grep -Eq '^  randrw 70/30 4k    read +[0-9,]+ IOPS +[0-9,]+ MiB/s   p99 +[0-9.]+ ms$' <<<"$output"
 	[ "$(grep -c '^  seqwrite 1M        write' <<<"$output")" -eq 3 ]
@@ -41,18 +47,48 @@ for t in ("host", "nbdkit", "vol"):
             assert f["value"] > 0 and f["threads"] == 4, f
             assert f["better"] == ("lower" if m == "p99" else "higher"), f
             assert f["section"] == ("block" if t == "vol" else "limit"), f
-assert len(fig) == 3 * 5 * 3, sorted(fig)
+snap = {k: v["value"] for k, v in fig.items() if k.startswith("block.snap.")}
+assert len(fig) == 3 * 5 * 3 + len(snap), sorted(fig)
+assert sorted(snap) == sorted("block.snap." + k for k in (
+    "first.uploaded_bytes", "first.seconds", "first.mibs",
+    "incr.changed_bytes", "incr.read_bytes", "incr.uploaded_bytes",
+    "incr.seconds", "incr.mibs", "restore.bytes", "restore.seconds",
+    "restore.mibs", "limit.get.seconds", "limit.get.mibs",
+    "limit.getsha.mibs")), sorted(snap)
+MiB = 1 << 20
+# --quick: 64 MiB of random bytes, then 32 MiB changed in 16 regions of
+# 2 MiB, each 4 KiB past a 512 KiB chunk boundary: 5 chunks a region
+assert snap["block.snap.first.uploaded_bytes"] == 64 * MiB, snap
+assert snap["block.snap.incr.changed_bytes"] == 32 * MiB, snap
+assert snap["block.snap.incr.read_bytes"] == 16 * 5 * MiB // 2, snap
+assert snap["block.snap.incr.uploaded_bytes"] == 16 * 5 * MiB // 2, snap
+assert snap["block.snap.restore.bytes"] == 64 * MiB, snap
+for w, b in (("first", "first.uploaded_bytes"), ("incr", "incr.uploaded_bytes"),
+             ("restore", "restore.bytes")):
+    s, v = snap["block.snap.%s.seconds" % w], snap["block.snap.%s.mibs" % w]
+    assert s > 0 and abs(v - snap["block.snap." + b] / MiB / s) < 1e-6 * v, (w, s, v)
+g, gs = snap["block.snap.limit.get.mibs"], snap["block.snap.limit.getsha.mibs"]
+assert abs(g * snap["block.snap.limit.get.seconds"] - 64) < 1e-6 * 64, snap
+assert g > 0 and gs > 0, snap
+for k in snap:
+    f = fig[k]
+    assert f["threads"] == 4, f
+    assert f["section"] == ("limit" if k.startswith(("block.snap.limit.",
+        "block.snap.incr.changed")) else "snapshot"), f
 PY
 	sum="$RES/q/summary.md"
 	grep -q '^spx-bench block, tag q: 1 run, ' "$sum"
 	grep -q '^- host: ' "$sum"
 	grep -q '^- file system: .* under '"$BENCHDIR"', which also holds' "$sum"
+	grep -q '^- --quick: tiny jobs and volumes, to test the suite; these are not figures to read$' "$sum"
 	grep -q '^| test | host | plain nbdkit | spx volume | nbdkit/host | volume/host | volume/nbdkit | verdict |$' "$sum"
 	grep -Eq '^\| randread 4k read, IOPS \| [0-9,]+ IOPS \| [0-9,]+ IOPS \| [0-9,]+ IOPS \| [0-9]+% \| [0-9]+% \| [0-9]+% \| ((met|NOT MET|limit not resolved) \(>= 50% of host\)); ((met|NOT MET|limit not resolved) \(>= 90% of nbdkit\)) \|$' "$sum"
 	grep -Eq '^\| seqwrite 1M write, p99 \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9.]+x \| [0-9.]+x \| [0-9.]+x \| (met|NOT MET|limit not resolved) \(<= 3x host\) \|$' "$sum"
 	# the header and one row per figure of the ten
 	[ "$(grep -c '^| .* | .* | .* | .* | .* | .* | .* | .* |$' "$sum")" -eq 11 ]
-	grep -q '^| snapshot of a 10 GiB volume with 1 GiB changed: bytes uploaded | not measured' "$sum"
+	grep -q '^Snapshots, in each run on the same node: a thin volume of 256 MiB, 64 MiB of random bytes' "$sum"
+	grep -q '^| figure | measured | limit (same runs) | ratio | verdict |$' "$sum"
+	grep -q '^Every restored volume held the snapshotted bytes: ' "$sum"
 	grep -q '^Targets met: [0-9] of [0-9]' "$sum"
 	# every figure and ratio in the summary is the run's, and each
 	# verdict follows from its ratio
@@ -84,6 +120,36 @@ for name, job, d, m in [("randrw 70/30 4k read, IOPS", "randrw", "read", "iops")
         lo = 0.5 if job != "seqwrite" else 0.8
         want = "limit not resolved" if v > h else "met" if v / h >= lo else "NOT MET"
         assert c[7].startswith(want + " (>= %d%% of host)" % (100 * lo)), (c, want)
+# the snapshots' table: every cell is the run's figure, every verdict
+# follows from its ratio
+snap = {}
+for line in open(sys.argv[2]):
+    c = [x.strip() for x in line.strip().strip("|").split("|")]
+    if len(c) == 5 and c[0] not in ("figure", "---"):
+        snap.setdefault(c[0], []).append(c)
+assert len(snap) == 10, snap
+MiB = 1 << 20
+def mib(k):
+    return "%.1f MiB" % (fig[k] / MiB)
+assert snap["first snapshot, 64 MiB of data: uploaded"][0][1] == mib("block.snap.first.uploaded_bytes")
+assert snap["first snapshot: time"][0][1] == "%.2f s" % fig["block.snap.first.seconds"]
+up = snap["incremental snapshot: uploaded"][0]
+assert up[1] == mib("block.snap.incr.uploaded_bytes") == "40.0 MiB", up
+assert up[2] == "changed: " + mib("block.snap.incr.changed_bytes"), up
+r = fig["block.snap.incr.uploaded_bytes"] / fig["block.snap.incr.changed_bytes"]
+assert up[3] == "%.2fx" % r, up
+assert up[4] == ("met" if abs(r - 1) <= 0.1 + 16 * 0.5 / 32 else "NOT MET") + \
+    " (about the bytes changed: within 10% plus a chunk a region)", up
+assert snap["incremental snapshot: read from the volume"][0][1] == mib("block.snap.incr.read_bytes")
+assert snap["restore --eager: bytes"][0][1] == mib("block.snap.restore.bytes")
+rate, rate_sha = snap["restore --eager: rate"]
+v, g, gs = (fig["block.snap." + k] for k in ("restore.mibs", "limit.get.mibs", "limit.getsha.mibs"))
+assert abs(num(rate[1]) - v) <= 0.5 and abs(num(rate_sha[1]) - v) <= 0.5, (rate, v)
+assert abs(num(rate[2].split(": ")[1]) - g) <= 0.5, (rate, g)
+assert abs(num(rate_sha[2].split(": ")[1]) - gs) <= 0.5, (rate_sha, gs)
+assert rate[3] == "%.0f%%" % (100 * v / g) and rate_sha[3] == "%.0f%%" % (100 * v / gs), (rate, rate_sha)
+want = "limit not resolved" if v > g else "met" if v / g >= 0.5 else "NOT MET"
+assert rate[4] == want + " (>= 50% of GET)" and rate_sha[4] == "", (rate, want)
 PY
 	left_nothing
 }
@@ -111,6 +177,31 @@ lossy() {
 	# the same fio job read its writes back; the restarted server had none
 	[[ "$output" == *"spx-bench: block: spx volume: the data read back is not what was written (reread-vol-run1): "* ]]
 	[ -z "$(ls -A "$RES/lossy" 2>/dev/null)" ]
+	left_nothing
+}
+
+# spx-bench block with spx-vol replaced by one that meets a fault at
+# restore (tests/bats/fixtures/spx-vol-fault.sh).
+fault() {
+	FAULT=$1 SPX_VOL="$BATS_TEST_DIRNAME/fixtures/spx-vol-fault.sh" \
+		run spx-bench block --quick --runs 2 --tag fault
+}
+
+@test "block: a snapshot store that corrupts its chunks fails the run" {
+	fault store
+	[ "$status" -eq 111 ]
+	[[ "$output" == *"spx-bench: block: snapshots: spx-vol restore failed (exit 111): spx-vol: restore: '"*"' is restored, but not every chunk could be fetched yet: 'c/"* ]]
+	[[ "$output" != *"run 2 of 2"* ]]
+	[ -z "$(ls -A "$RES/fault" 2>/dev/null)" ]
+	left_nothing
+}
+
+@test "block: a restored volume that holds other bytes fails the run" {
+	fault volume
+	[ "$status" -eq 111 ]
+	[[ "$output" == *"spx-bench: block: snapshots: the volume restored from snap-"*" does not hold the snapshotted bytes: chunk 0 (at byte 0) differs"* ]]
+	[[ "$output" != *"run 2 of 2"* ]]
+	[ -z "$(ls -A "$RES/fault" 2>/dev/null)" ]
 	left_nothing
 }
 

@@ -59,21 +59,55 @@ load helpers
 	[[ "$output" == *"--notify-fd FD"* ]]
 }
 
-@test "the README's S3 figures are the committed results file, word for word" {
-	local b='<!-- spx-bench s3 results: bench/results/s3.md, written by scripts/bench-readme.sh -->'
-	local e='<!-- end of spx-bench s3 results -->'
-	[ -f "$SPX_TOP/bench/results/s3.md" ]
+# The README's block of SUITE's figures is bench/results/SUITE.md, word
+# for word.
+readme_results() {
+	local b="<!-- spx-bench $1 results: bench/results/$1.md, written by scripts/bench-readme.sh -->"
+	local e="<!-- end of spx-bench $1 results -->"
+	[ -f "$SPX_TOP/bench/results/$1.md" ]
+	[ "$(grep -cxF "$b" "$SPX_TOP/README.md")" -eq 1 ]
+	[ "$(grep -cxF "$e" "$SPX_TOP/README.md")" -eq 1 ]
 	awk -v b="$b" -v e="$e" '$0 == e { on = 0 } on { print } $0 == b { on = 1 }' \
-		"$SPX_TOP/README.md" >"$BATS_TEST_TMPDIR/block"
-	diff -u "$SPX_TOP/bench/results/s3.md" "$BATS_TEST_TMPDIR/block"
-	# and the file is what spx-bench s3 writes, not a table typed in
-	grep -q '^spx-bench s3, tag [A-Za-z0-9._-]*: [0-9]* runs\?, ' "$SPX_TOP/bench/results/s3.md"
+		"$SPX_TOP/README.md" >"$BATS_TEST_TMPDIR/$1.md"
+	diff -u "$SPX_TOP/bench/results/$1.md" "$BATS_TEST_TMPDIR/$1.md"
+	# and the file is what spx-bench writes, not a table typed in
+	grep -q "^spx-bench $1, tag [A-Za-z0-9._-]*: [0-9]* runs\\?, " "$SPX_TOP/bench/results/$1.md"
+}
+
+@test "the README's S3 figures are the committed results file, word for word" {
+	readme_results s3
 	grep -q '^| figure | spx | limit (same runs) | ratio | verdict |$' "$SPX_TOP/bench/results/s3.md"
 }
 
-@test "bench-readme.sh refuses a file that is not a summary" {
+@test "the README's block figures are the committed results file, word for word" {
+	readme_results block
+	local f="$SPX_TOP/bench/results/block.md"
+	grep -q '^| test | host | plain nbdkit | spx volume | nbdkit/host | volume/host | volume/nbdkit | verdict |$' "$f"
+	grep -q '^| figure | measured | limit (same runs) | ratio | verdict |$' "$f"
+	grep -q '^| incremental snapshot: uploaded | ' "$f"
+	grep -q '^| restore --eager: rate | .* | object store GET, 4 threads: ' "$f"
+	# a real run, full size
+	! grep -q '^- --quick: ' "$f"
+	grep -q '^Snapshots, in each run on the same node: a thin volume of 10 GiB, 2 GiB of random bytes' "$f"
+}
+
+@test "bench-readme.sh refuses a file that is not a summary, and a --quick run" {
 	printf 'hello\n' >"$BATS_TEST_TMPDIR/x.md"
 	run "$SPX_TOP/scripts/bench-readme.sh" "$BATS_TEST_TMPDIR/x.md"
 	[ "$status" -eq 100 ]
-	[[ "$output" == *"is not an spx-bench s3 summary"* ]]
+	[ "$output" = "bench-readme.sh: '$BATS_TEST_TMPDIR/x.md' is not an spx-bench s3 or block summary" ]
+	# the first line of one suite, the table of the other
+	{ echo 'spx-bench block, tag t: 1 run, 2026-12-01T00:00:00Z to 2026-12-01T00:00:00Z.'
+	  echo '| figure | spx | limit (same runs) | ratio | verdict |'; } >"$BATS_TEST_TMPDIR/x.md"
+	run "$SPX_TOP/scripts/bench-readme.sh" "$BATS_TEST_TMPDIR/x.md"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"is not an spx-bench s3 or block summary" ]]
+	{ echo 'spx-bench block, tag t: 1 run, 2026-12-01T00:00:00Z to 2026-12-01T00:00:00Z.'
+	  echo '- --quick: tiny jobs and volumes, to test the suite; these are not figures to read'
+	  echo '| test | host | plain nbdkit | spx volume | nbdkit/host | volume/host | volume/nbdkit | verdict |'; } >"$BATS_TEST_TMPDIR/x.md"
+	cp "$SPX_TOP/README.md" "$BATS_TEST_TMPDIR/README.before"
+	run "$SPX_TOP/scripts/bench-readme.sh" "$BATS_TEST_TMPDIR/x.md"
+	[ "$status" -eq 100 ]
+	[ "$output" = "bench-readme.sh: '$BATS_TEST_TMPDIR/x.md' is a --quick run, not figures to read" ]
+	cmp "$SPX_TOP/README.md" "$BATS_TEST_TMPDIR/README.before"
 }
