@@ -1093,6 +1093,8 @@ static int prepare(void *ctx, const char *dir)
 
 /* Fetches overlap too. */
 #define FILLERS SPX_SNAP_FETCHERS
+/* Chunks a filler writes before it makes them local (16 MiB). */
+#define FILL_BATCH 32
 
 struct fillers {
 	struct spx_snap_fill *f;
@@ -1103,29 +1105,49 @@ struct fillers {
 	char err[512];
 };
 
+static void filler_fail(struct fillers *p)
+{
+	pthread_mutex_lock(&p->mu);
+	if (!p->failed) {
+		p->failed = true;
+		p->err_status = spx_errstatus();
+		snprintf(p->err, sizeof(p->err), "%s", spx_errmsg());
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
 static void *filler(void *arg)
 {
 	struct fillers *p = arg;
 	unsigned char *buf = spx_malloc(SPX_SNAP_CHUNK);
+	uint64_t batch[FILL_BATCH];
+	size_t nb = 0;
 
 	for (;;) {
-		uint64_t i;
+		uint64_t i, c;
+		bool wrote, end;
 		int rc;
 
 		pthread_mutex_lock(&p->mu);
-		if (p->failed || p->next >= p->f->src.count) {
-			pthread_mutex_unlock(&p->mu);
-			break;
-		}
-		i = p->next++;
+		end = p->failed || p->next >= p->f->src.count;
+		i = end ? 0 : p->next++;
 		pthread_mutex_unlock(&p->mu);
-		rc = spx_snap_fill_chunk(p->f, p->f->src.v[i].idx, buf, NULL);
-		pthread_mutex_lock(&p->mu);
-		if (rc < 0 && !p->failed) {
-			p->failed = true;
-			p->err_status = spx_errstatus();
-			snprintf(p->err, sizeof(p->err), "%s", spx_errmsg());
+		/* Written chunks become local a batch at a time: one sync
+		 * of the data and one of the map for many chunks. */
+		if ((end || nb == FILL_BATCH) && nb) {
+			if (spx_snap_fill_commit(p->f, batch, nb) < 0)
+				filler_fail(p);
+			nb = 0;
 		}
+		if (end)
+			break;
+		c = p->f->src.v[i].idx;
+		rc = spx_snap_fill_fetch(p->f, c, buf, NULL, &wrote);
+		if (rc < 0)
+			filler_fail(p);
+		else if (wrote)
+			batch[nb++] = c;
+		pthread_mutex_lock(&p->mu);
 		p->done++;
 		pthread_mutex_unlock(&p->mu);
 	}
@@ -1553,11 +1575,48 @@ void spx_snap_fill_release(struct spx_snap_fill *f)
 	f->datafd = -1;
 }
 
+/* Under chunk c's lock: fetch it and write it into the volume if it is
+ * still UNFILLED (*wrote), without syncing or clearing the bit. */
+static int fill_write(struct spx_snap_fill *f, uint64_t c, void *buf,
+		      bool *corrupt, bool *wrote)
+{
+	const struct spx_snap_entry *e;
+	size_t len, left;
+	const char *p = buf;
+	uint64_t off = c * SPX_SNAP_CHUNK;
+	int rc;
+
+	*wrote = false;
+	if (!spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c))
+		return 0;
+	*wrote = true;
+	if (!(e = spx_snap_manifest_find(&f->src, c)))
+		return 0; /* zeros: the hole is the chunk */
+	len = left = chunk_len(f->src.size, c);
+	if ((rc = spx_snap_chunk_get(f->ss, e->hash, buf, len, corrupt)) < 0)
+		return rc;
+	while (left) {
+		ssize_t w = pwrite(f->datafd, p, left, (off_t)off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return spx_error_errno(SPX_FAIL,
+					       "cannot write chunk %llu of '%s'",
+					       (unsigned long long)c,
+					       spx_vol_track_dir(f->t));
+		p += w;
+		left -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
 int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 			bool *corrupt)
 {
-	const struct spx_snap_entry *e;
-	int rc = 0;
+	bool wrote;
+	int rc;
 
 	if (corrupt)
 		*corrupt = false;
@@ -1565,47 +1624,43 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 		return 0;
 	if (spx_vol_track_chunk_lock(f->t, c) < 0)
 		return -1;
-	if (!spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c))
-		goto out;
-	if ((e = spx_snap_manifest_find(&f->src, c))) {
-		size_t len = chunk_len(f->src.size, c);
-		const char *p = buf;
-		uint64_t off = c * SPX_SNAP_CHUNK;
-		size_t left = len;
-
-		if ((rc = spx_snap_chunk_get(f->ss, e->hash, buf, len,
-					     corrupt)) < 0)
-			goto out;
-		while (left) {
-			ssize_t w = pwrite(f->datafd, p, left, (off_t)off);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				rc = spx_error_errno(SPX_FAIL,
-						     "cannot write chunk %llu of "
-						     "'%s'",
-						     (unsigned long long)c,
-						     spx_vol_track_dir(f->t));
-				goto out;
-			}
-			p += w;
-			left -= (size_t)w;
-			off += (uint64_t)w;
-		}
-		/* The bytes are durable before the chunk counts as local:
-		 * else a crash could leave it local and empty. */
-		if (fdatasync(f->datafd) < 0) {
-			rc = spx_error_errno(SPX_FAIL, "cannot sync '%s/data'",
-					     spx_vol_track_dir(f->t));
-			goto out;
-		}
-	}
-	spx_vol_track_clear(f->t, SPX_TRACK_UNFILLED, c);
-	rc = spx_vol_track_sync(f->t);
-out:
+	rc = fill_write(f, c, buf, corrupt, &wrote);
+	if (rc == 0 && wrote)
+		rc = spx_snap_fill_commit(f, &c, 1);
 	spx_vol_track_chunk_unlock(f->t, c);
 	return rc;
+}
+
+int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, void *buf,
+			bool *corrupt, bool *wrote)
+{
+	int rc;
+
+	if (corrupt)
+		*corrupt = false;
+	*wrote = false;
+	if (!spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c))
+		return 0;
+	if (spx_vol_track_chunk_lock(f->t, c) < 0)
+		return -1;
+	rc = fill_write(f, c, buf, corrupt, wrote);
+	spx_vol_track_chunk_unlock(f->t, c);
+	return rc;
+}
+
+int spx_snap_fill_commit(struct spx_snap_fill *f, const uint64_t *c,
+			 size_t n)
+{
+	if (!n)
+		return 0;
+	/* The bytes are durable before a chunk counts as local: else a
+	 * crash could leave it local and empty. */
+	if (fdatasync(f->datafd) < 0)
+		return spx_error_errno(SPX_FAIL, "cannot sync '%s/data'",
+				       spx_vol_track_dir(f->t));
+	for (size_t i = 0; i < n; i++)
+		spx_vol_track_clear(f->t, SPX_TRACK_UNFILLED, c[i]);
+	return spx_vol_track_sync(f->t);
 }
 
 static int clear_source(void *ctx, struct spx_vol_snapstate *s)

@@ -243,6 +243,15 @@ void spx_snap_fill_release(struct spx_snap_fill *f);
  * durably. Errors as spx_snap_chunk_get; nothing is written then. */
 int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 			bool *corrupt);
+/* The same in two steps, for fetching many chunks: fetch and write c
+ * under its lock if it is still UNFILLED (*wrote), leaving it UNFILLED
+ * (a reader meanwhile fetches it again: the same bytes); then commit a
+ * batch of written chunks: one fdatasync of the data, then UNFILLED
+ * cleared durably for all of them. */
+int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, void *buf,
+			bool *corrupt, bool *wrote);
+int spx_snap_fill_commit(struct spx_snap_fill *f, const uint64_t *c,
+			 size_t n);
 /* When no chunk is left to fetch: snap.json forgets the source and the
  * source manifest goes (idempotent). 1 when the restore is complete. */
 int spx_snap_fill_finish(struct spx_snap_fill *f);
