@@ -498,6 +498,77 @@ static bool chunk_exists(struct spx_snap_store *ss,
 	return *rc == 0;
 }
 
+/* Does the store hold every chunk m names? Asked by EXISTS_THREADS
+ * threads at once (each answer is a metadata read, cold on a restore).
+ * 0, or -1 with *bad the first entry missing and *rc its answer. */
+#define EXISTS_THREADS 8
+
+struct exists {
+	struct spx_snap_store *ss;
+	const struct spx_snap_manifest *m;
+	pthread_mutex_t mu;
+	uint64_t next, bad;
+	int rc, status;
+	char err[512];	/* the worker's error (errors are per thread) */
+};
+
+static void *exists_worker(void *arg)
+{
+	struct exists *x = arg;
+
+	for (;;) {
+		uint64_t i;
+		int r;
+
+		pthread_mutex_lock(&x->mu);
+		i = x->next++;
+		pthread_mutex_unlock(&x->mu);
+		if (i >= x->m->count)
+			return NULL;
+		if (!chunk_exists(x->ss, x->m->v[i].hash, &r)) {
+			pthread_mutex_lock(&x->mu);
+			if (i < x->bad) {
+				x->bad = i;
+				x->rc = r;
+				if (r != SPX_OBJ_NO_SUCH_KEY) {
+					obj_fail(r);
+					x->status = spx_errstatus();
+					snprintf(x->err, sizeof(x->err), "%s",
+						 spx_errmsg());
+				}
+			}
+			/* No more to ask. */
+			x->next = x->m->count;
+			pthread_mutex_unlock(&x->mu);
+		}
+	}
+}
+
+static int chunks_exist(struct spx_snap_store *ss,
+			const struct spx_snap_manifest *m, uint64_t *bad,
+			int *rc)
+{
+	/* (the worker's error, when the store failed, is recorded here) */
+	struct exists x = { .ss = ss, .m = m, .bad = UINT64_MAX };
+	pthread_t th[EXISTS_THREADS];
+	int n = 0;
+
+	pthread_mutex_init(&x.mu, NULL);
+	for (int i = 0; i < EXISTS_THREADS && (uint64_t)i < m->count; i++)
+		if (pthread_create(&th[n], NULL, exists_worker, &x) == 0)
+			n++;
+	if (!n)
+		exists_worker(&x);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&x.mu);
+	*bad = x.bad;
+	*rc = x.rc;
+	if (x.bad != UINT64_MAX && x.rc != SPX_OBJ_NO_SUCH_KEY)
+		spx_error(x.status ? x.status : SPX_FAIL, "%s", x.err);
+	return x.bad == UINT64_MAX ? 0 : -1;
+}
+
 static int manifest_decode(const char *what, const struct spx_buf *b,
 			   unsigned flags, struct spx_snap_manifest *m)
 {
@@ -1268,10 +1339,11 @@ int spx_snap_restore(struct spx_snap_store *ss, const char *snap,
 	}
 	/* Everything it names is there, before there is a volume that
 	 * would need it. */
-	for (uint64_t i = 0; i < m.count; i++) {
+	{
+		uint64_t i;
 		int r;
 
-		if (!chunk_exists(ss, m.v[i].hash, &r)) {
+		if (chunks_exist(ss, &m, &i, &r) < 0) {
 			char hex[2 * SPX_SNAP_HASH + 1];
 
 			spx_hex_encode(m.v[i].hash, SPX_SNAP_HASH, hex);
@@ -1281,8 +1353,6 @@ int spx_snap_restore(struct spx_snap_store *ss, const char *snap,
 					  "%llu of the volume), which the store "
 					  "does not hold",
 					  snap, hex, (unsigned long long)m.v[i].idx);
-			else
-				obj_fail(r);
 			goto out;
 		}
 	}
