@@ -25,6 +25,19 @@ int spx_ec2_rec_put(struct spx_state *st, const char *key, const json_t *v,
  * fault recorded (fn's own, or InternalError for the store). */
 int spx_ec2_rec_change(struct spx_state *st, const char *key,
 		       int (*fn)(json_t *rec, void *arg), void *arg);
+/* The string member k of o, or NULL; spx_ec2_str0: "" for NULL. */
+static inline const char *spx_ec2_str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static inline const char *spx_ec2_str0(const json_t *o, const char *k)
+{
+	const char *s = spx_ec2_str(o, k);
+
+	return s ? s : "";
+}
+
 /* "PREFIX-" and 8 or 17 lowercase hex digits, the forms EC2 uses. */
 bool spx_ec2_id_wellformed(const char *id, const char *prefix);
 /* The item EC2 describes of a record: a deep copy without the members

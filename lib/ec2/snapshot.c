@@ -33,27 +33,15 @@ static int malformed(const char *id)
 			     id ? id : "");
 }
 
-static const char *str(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
-
-static const char *str0(const json_t *o, const char *k)
-{
-	const char *s = str(o, k);
-
-	return s ? s : "";
-}
-
 bool spx_ebs_snap_permits(const json_t *rec, const char *account)
 {
 	const json_t *p;
 	size_t i;
 
-	if (!strcmp(str0(rec, "OwnerId"), account))
+	if (!strcmp(spx_ec2_str0(rec, "OwnerId"), account))
 		return true;
 	json_array_foreach(json_object_get(rec, "SpxPermissions"), i, p) {
-		const char *u = str(p, "UserId"), *g = str(p, "Group");
+		const char *u = spx_ec2_str(p, "UserId"), *g = spx_ec2_str(p, "Group");
 
 		if ((u && !strcmp(u, account)) || (g && !strcmp(g, "all")))
 			return true;
@@ -151,7 +139,7 @@ int spx_ebs_snap_get(struct spx_state *st, const char *account,
 	if (spx_ebs_snap_list(st, account, &all) < 0)
 		return -1;
 	json_array_foreach(all, i, r)
-		if (!strcmp(str0(r, "SnapshotId"), id)) {
+		if (!strcmp(spx_ec2_str0(r, "SnapshotId"), id)) {
 			*out = json_incref(r);
 			break;
 		}
@@ -184,7 +172,7 @@ static json_t *new_record(const char *account, const char *id,
 static int put_new(struct spx_state *st, const char *account, json_t *rec,
 		   json_t **out)
 {
-	char *key = rec_key(account, str(rec, "SnapshotId"));
+	char *key = rec_key(account, spx_ec2_str(rec, "SnapshotId"));
 	int rc = spx_ec2_rec_put(st, key, rec, true, 0);
 
 	free(key);
@@ -200,7 +188,7 @@ int spx_ebs_snap_create(struct spx_state *st, const char *account,
 			const json_t *req, const json_t *tags, time_t now,
 			json_t **out)
 {
-	const char *vid = str(req, "VolumeId"), *s;
+	const char *vid = spx_ec2_str(req, "VolumeId"), *s;
 	char id[SPX_ID_SIZE];
 	json_t *vol, *rec;
 
@@ -211,7 +199,7 @@ int spx_ebs_snap_create(struct spx_state *st, const char *account,
 				     "here.");
 	if (spx_ebs_get(st, account, vid ? vid : "", &vol, NULL) < 0)
 		return -1;
-	s = str0(vol, "State");
+	s = spx_ec2_str0(vol, "State");
 	if (strcmp(s, "available") && strcmp(s, "in-use")) {
 		spx_ec2_fault(400, "IncorrectState",
 			      "The volume '%s' is '%s'; a snapshot needs it "
@@ -226,10 +214,10 @@ int spx_ebs_snap_create(struct spx_state *st, const char *account,
 	}
 	rec = new_record(account, id, vid,
 			 json_integer_value(json_object_get(vol, "Size")),
-			 str0(vol, "SpxNode"), str(req, "Description"),
+			 spx_ec2_str0(vol, "SpxNode"), spx_ec2_str(req, "Description"),
 			 json_is_true(json_object_get(vol, "Encrypted")), tags,
 			 now);
-	if (str(vol, "KmsKeyId"))
+	if (spx_ec2_str(vol, "KmsKeyId"))
 		json_object_set(rec, "KmsKeyId", json_object_get(vol, "KmsKeyId"));
 	json_decref(vol);
 	return put_new(st, account, rec, out);
@@ -239,9 +227,9 @@ int spx_ebs_snap_copy(struct spx_state *st, const char *account,
 		      const char *region, const json_t *req,
 		      const json_t *tags, time_t now, json_t **out)
 {
-	const char *src = str(req, "SourceSnapshotId");
-	const char *sr = str(req, "SourceRegion");
-	const char *dr = str(req, "DestinationRegion");
+	const char *src = spx_ec2_str(req, "SourceSnapshotId");
+	const char *sr = spx_ec2_str(req, "SourceRegion");
+	const char *dr = spx_ec2_str(req, "DestinationRegion");
 	char id[SPX_ID_SIZE];
 	json_t *from, *rec;
 	bool enc;
@@ -261,18 +249,18 @@ int spx_ebs_snap_copy(struct spx_state *st, const char *account,
 				     "The destination region '%s' is not this "
 				     "cloud's region '%s'.",
 				     dr, region);
-	if (str(req, "KmsKeyId") &&
+	if (spx_ec2_str(req, "KmsKeyId") &&
 	    !json_is_true(json_object_get(req, "Encrypted")))
 		return spx_ec2_fault(400, "InvalidParameterDependency",
 				     "The parameter KmsKeyId requires the "
 				     "parameter Encrypted to be set.");
 	if (spx_ebs_snap_get(st, account, src ? src : "", true, &from) < 0)
 		return -1;
-	if (strcmp(str0(from, "State"), "completed")) {
+	if (strcmp(spx_ec2_str0(from, "State"), "completed")) {
 		spx_ec2_fault(400, "IncorrectState",
 			      "Snapshot '%s' is '%s'; it can be copied once "
 			      "it is 'completed'.",
-			      src, str0(from, "State"));
+			      src, spx_ec2_str0(from, "State"));
 		json_decref(from);
 		return -1;
 	}
@@ -283,17 +271,17 @@ int spx_ebs_snap_copy(struct spx_state *st, const char *account,
 	/* A copy of an encrypted snapshot stays encrypted. */
 	enc = json_is_true(json_object_get(from, "Encrypted")) ||
 	      json_is_true(json_object_get(req, "Encrypted"));
-	rec = new_record(account, id, str0(from, "VolumeId"),
+	rec = new_record(account, id, spx_ec2_str0(from, "VolumeId"),
 			 json_integer_value(json_object_get(from, "VolumeSize")),
-			 str0(from, "SpxNode"),
-			 str(req, "Description")
-				 ? str(req, "Description")
-				 : str(from, "Description"),
+			 spx_ec2_str0(from, "SpxNode"),
+			 spx_ec2_str(req, "Description")
+				 ? spx_ec2_str(req, "Description")
+				 : spx_ec2_str(from, "Description"),
 			 enc, tags, now);
-	if (str(req, "KmsKeyId"))
+	if (spx_ec2_str(req, "KmsKeyId"))
 		json_object_set_new(rec, "KmsKeyId",
-				    json_string(str(req, "KmsKeyId")));
-	else if (enc && str(from, "KmsKeyId"))
+				    json_string(spx_ec2_str(req, "KmsKeyId")));
+	else if (enc && spx_ec2_str(from, "KmsKeyId"))
 		json_object_set(rec, "KmsKeyId", json_object_get(from, "KmsKeyId"));
 	json_object_set_new(rec, "SpxSource", json_string(src));
 	json_decref(from);
@@ -319,7 +307,7 @@ static int change(struct spx_state *st, const char *account, const char *id,
 /* A deleted snapshot is not found by any change. */
 static int gone(json_t *rec)
 {
-	return live(rec) ? 0 : not_found(str0(rec, "SnapshotId"));
+	return live(rec) ? 0 : not_found(spx_ec2_str0(rec, "SnapshotId"));
 }
 
 /* The first image of account that names snapshot id in its block device
@@ -344,10 +332,10 @@ static int used_by(struct spx_state *st, const char *account, const char *id,
 			continue;
 		json_array_foreach(json_object_get(img, "BlockDeviceMappings"),
 				   i, m)
-			if (!strcmp(str0(json_object_get(m, "Ebs"),
+			if (!strcmp(spx_ec2_str0(json_object_get(m, "Ebs"),
 					 "SnapshotId"),
 				    id)) {
-				snprintf(ami, size, "%s", str0(img, "ImageId"));
+				snprintf(ami, size, "%s", spx_ec2_str0(img, "ImageId"));
 				break;
 			}
 		json_decref(img);
@@ -385,8 +373,8 @@ int spx_ebs_snap_delete(struct spx_state *st, const char *account,
 /* The permission entries req asks to add and to remove, checked. */
 static int perm_lists(const json_t *req, json_t *add, json_t *rm)
 {
-	const char *attr = str(req, "Attribute");
-	const char *op = str(req, "OperationType");
+	const char *attr = spx_ec2_str(req, "Attribute");
+	const char *op = spx_ec2_str(req, "OperationType");
 	const json_t *cvp = json_object_get(req, "CreateVolumePermission");
 	json_t *lists[2] = { add, rm }, *v;
 	const char *names[2] = { "Add", "Remove" };
@@ -417,7 +405,7 @@ static int perm_lists(const json_t *req, json_t *add, json_t *rm)
 				     "given.");
 	for (int k = 0; k < 2; k++)
 		json_array_foreach(lists[k], i, v) {
-			const char *u = str(v, "UserId"), *g = str(v, "Group");
+			const char *u = spx_ec2_str(v, "UserId"), *g = spx_ec2_str(v, "Group");
 
 			if ((u != NULL) == (g != NULL))
 				return spx_ec2_fault(400,
@@ -444,8 +432,8 @@ static int perm_lists(const json_t *req, json_t *add, json_t *rm)
 
 static bool same_perm(const json_t *a, const json_t *b)
 {
-	return !strcmp(str0(a, "UserId"), str0(b, "UserId")) &&
-	       !strcmp(str0(a, "Group"), str0(b, "Group"));
+	return !strcmp(spx_ec2_str0(a, "UserId"), spx_ec2_str0(b, "UserId")) &&
+	       !strcmp(spx_ec2_str0(a, "Group"), spx_ec2_str0(b, "Group"));
 }
 
 struct perms {
@@ -466,7 +454,7 @@ static int do_perms(json_t *rec, void *arg)
 		json_object_set_new(rec, "SpxPermissions", have);
 	}
 	json_array_foreach(p->add, i, v) {
-		if (str(v, "Group") &&
+		if (spx_ec2_str(v, "Group") &&
 		    json_is_true(json_object_get(rec, "Encrypted")))
 			return spx_ec2_fault(400, "InvalidParameter",
 					     "Encrypted snapshots cannot be "
@@ -489,7 +477,7 @@ int spx_ebs_snap_modify_attr(struct spx_state *st, const char *account,
 {
 	json_t *add = json_array(), *rm = json_array();
 	struct perms p = { add, rm, false };
-	const char *id = str(req, "SnapshotId");
+	const char *id = spx_ec2_str(req, "SnapshotId");
 	int rc = perm_lists(req, add, rm);
 
 	if (rc == 0)
@@ -503,8 +491,8 @@ int spx_ebs_snap_reset_attr(struct spx_state *st, const char *account,
 			    const json_t *req)
 {
 	struct perms p = { NULL, NULL, true };
-	const char *id = str(req, "SnapshotId");
-	const char *attr = str(req, "Attribute");
+	const char *id = spx_ec2_str(req, "SnapshotId");
+	const char *attr = spx_ec2_str(req, "Attribute");
 
 	if (attr && strcmp(attr, "createVolumePermission"))
 		return spx_ec2_fault(400, "InvalidParameterValue",
@@ -558,19 +546,19 @@ int spx_ebs_snap_pending(struct spx_state *st, const char *node,
 		    spx_ec2_rec_get(st, l.key[i], &r, NULL) < 0)
 			continue;
 		memcpy(w.account, acct, (size_t)(slash - acct));
-		snprintf(w.id, sizeof(w.id), "%s", str0(r, "SnapshotId"));
-		src = str(r, "SpxSource");
-		if (strcmp(str0(r, "SpxNode"), node) ||
+		snprintf(w.id, sizeof(w.id), "%s", spx_ec2_str0(r, "SnapshotId"));
+		src = spx_ec2_str(r, "SpxSource");
+		if (strcmp(spx_ec2_str0(r, "SpxNode"), node) ||
 		    !spx_ebs_snap_id_wellformed(w.id)) {
 			json_decref(r);
 			continue;
 		}
 		if (json_is_true(json_object_get(r, "SpxDeleting"))) {
 			w.step = SPX_EBS_SNAP_DELETE;
-		} else if (!strcmp(str0(r, "State"), "pending")) {
+		} else if (!strcmp(spx_ec2_str0(r, "State"), "pending")) {
 			w.step = src ? SPX_EBS_SNAP_COPY : SPX_EBS_SNAP_TAKE;
 			snprintf(w.src, sizeof(w.src), "%s",
-				 src ? src : str0(r, "VolumeId"));
+				 src ? src : spx_ec2_str0(r, "VolumeId"));
 		} else {
 			json_decref(r);
 			continue;
@@ -598,10 +586,10 @@ static int do_progress(json_t *rec, void *arg)
 {
 	char pct[8];
 
-	if (strcmp(str0(rec, "State"), "pending"))
+	if (strcmp(spx_ec2_str0(rec, "State"), "pending"))
 		return 1;
 	snprintf(pct, sizeof(pct), "%d%%", *(int *)arg);
-	if (!strcmp(str0(rec, "Progress"), pct))
+	if (!strcmp(spx_ec2_str0(rec, "Progress"), pct))
 		return 1;
 	json_object_set_new(rec, "Progress", json_string(pct));
 	return 0;
@@ -627,7 +615,7 @@ static int do_done(json_t *rec, void *arg)
 {
 	struct done *d = arg;
 
-	if (strcmp(str0(rec, "State"), "pending") ||
+	if (strcmp(spx_ec2_str0(rec, "State"), "pending") ||
 	    json_is_true(json_object_get(rec, "SpxDeleting")))
 		return 1;
 	json_object_set_new(rec, "SpxError", json_string(d->ok ? "" : d->why));

@@ -56,19 +56,6 @@ static int malformed(const char *id)
 			     "Invalid id: \"%s\" (expecting \"vol-...\")", id);
 }
 
-static const char *str(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
-
-/* The same, "" when absent. */
-static const char *str0(const json_t *o, const char *k)
-{
-	const char *s = str(o, k);
-
-	return s ? s : "";
-}
-
 static int64_t num(const json_t *o, const char *k)
 {
 	return json_integer_value(json_object_get(o, k));
@@ -188,8 +175,8 @@ static int provisioned(struct spx_state *st, const char *node,
 			spx_log(SPX_LOG_WARN, "ebs: %s", spx_errmsg());
 			continue;
 		}
-		n = str(r, "SpxNode");
-		s = str(r, "State");
+		n = spx_ec2_str(r, "SpxNode");
+		s = spx_ec2_str(r, "State");
 		if (n && !strcmp(n, node) && s && strcmp(s, "deleting"))
 			*gib += (uint64_t)num(r, "Size");
 		json_decref(r);
@@ -231,14 +218,14 @@ static int capacity_check(struct spx_state *st,
  * completed): the snapshot's unless size asks for more. */
 static int from_snapshot(const json_t *snap, const json_t *size, int64_t *gib)
 {
-	const char *id = str0(snap, "SnapshotId");
+	const char *id = spx_ec2_str0(snap, "SnapshotId");
 	int64_t need = num(snap, "VolumeSize");
 
-	if (strcmp(str0(snap, "State"), "completed"))
+	if (strcmp(spx_ec2_str0(snap, "State"), "completed"))
 		return spx_ec2_fault(400, "IncorrectState",
 				     "Snapshot '%s' is '%s'; a volume can be "
 				     "made from it once it is 'completed'.",
-				     id, str0(snap, "State"));
+				     id, spx_ec2_str0(snap, "State"));
 	*gib = size ? json_integer_value(size) : need;
 	if (*gib < need)
 		return spx_ec2_fault(400, "InvalidParameterValue",
@@ -252,8 +239,8 @@ static int validate_create(const struct spx_ebs_env *env, const json_t *req,
 			   const json_t *snap, const struct spx_ebs_type **t,
 			   int64_t *gib, int64_t *iops, int64_t *tput)
 {
-	const char *type = str(req, "VolumeType");
-	const char *az = str(req, "AvailabilityZone");
+	const char *type = spx_ec2_str(req, "VolumeType");
+	const char *az = spx_ec2_str(req, "AvailabilityZone");
 	const json_t *size = json_object_get(req, "Size");
 
 	*t = spx_ebs_type(type ? type : "gp2");
@@ -267,7 +254,7 @@ static int validate_create(const struct spx_ebs_env *env, const json_t *req,
 		return spx_ec2_fault(400, "InvalidParameterValue",
 				     "Volumes on Outposts are not available "
 				     "here.");
-	if (str(req, "KmsKeyId") &&
+	if (spx_ec2_str(req, "KmsKeyId") &&
 	    !json_is_true(json_object_get(req, "Encrypted")))
 		return spx_ec2_fault(400, "InvalidParameterDependency",
 				     "The parameter KmsKeyId requires the "
@@ -295,7 +282,7 @@ int spx_ebs_create(struct spx_state *st, const struct spx_ebs_env *env,
 		   const char *account, const json_t *req, const json_t *tags,
 		   time_t now, json_t **out)
 {
-	const char *sid = str(req, "SnapshotId");
+	const char *sid = spx_ec2_str(req, "SnapshotId");
 	const struct spx_ebs_type *t;
 	int64_t gib = 0, iops = 0, tput = 0;
 	char id[SPX_ID_SIZE];
@@ -324,7 +311,7 @@ int spx_ebs_create(struct spx_state *st, const struct spx_ebs_env *env,
 			"s:o, s:s, s:s}",
 			"VolumeId", id, "Size", (json_int_t)gib, "VolumeType",
 			t->name, "AvailabilityZone",
-			str(req, "AvailabilityZone"), "Encrypted", enc,
+			spx_ec2_str(req, "AvailabilityZone"), "Encrypted", enc,
 			"SnapshotId", sid ? sid : "",
 			"MultiAttachEnabled",
 			json_is_true(json_object_get(req, "MultiAttachEnabled")),
@@ -336,9 +323,9 @@ int spx_ebs_create(struct spx_state *st, const struct spx_ebs_env *env,
 		json_object_set_new(rec, "Iops", json_integer(iops));
 	if (tput)
 		json_object_set_new(rec, "Throughput", json_integer(tput));
-	if (str(req, "KmsKeyId"))
+	if (spx_ec2_str(req, "KmsKeyId"))
 		json_object_set_new(rec, "KmsKeyId",
-				    json_string(str(req, "KmsKeyId")));
+				    json_string(spx_ec2_str(req, "KmsKeyId")));
 	/* The check and the record under the node's lock: two creates
 	 * cannot both take the last free space. */
 	lk = open(env->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -437,7 +424,7 @@ static int change(struct spx_state *st, const char *account, const char *id,
 
 static int to_deleting(json_t *rec, void *arg)
 {
-	const char *s = str(rec, "State");
+	const char *s = spx_ec2_str(rec, "State");
 
 	(void)arg;
 	if (s && !strcmp(s, "deleting"))
@@ -445,8 +432,8 @@ static int to_deleting(json_t *rec, void *arg)
 	if (s && !strcmp(s, "in-use"))
 		return spx_ec2_fault(400, "VolumeInUse",
 				     "Volume %s is currently attached to %s",
-				     str0(rec, "VolumeId"),
-				     str0(json_array_get(json_object_get(
+				     spx_ec2_str0(rec, "VolumeId"),
+				     spx_ec2_str0(json_array_get(json_object_get(
 								 rec, "Attachments"),
 							 0),
 					  "InstanceId"));
@@ -454,7 +441,7 @@ static int to_deleting(json_t *rec, void *arg)
 		return spx_ec2_fault(400, "IncorrectState",
 				     "The volume '%s' is '%s'; it can be "
 				     "deleted once it is 'available'.",
-				     str(rec, "VolumeId"), s ? s : "");
+				     spx_ec2_str(rec, "VolumeId"), s ? s : "");
 	json_object_set_new(rec, "State", json_string("deleting"));
 	return 0;
 }
@@ -475,9 +462,9 @@ static int do_modify(json_t *rec, void *arg)
 	struct modify *m = arg;
 	const json_t *req = m->req;
 	const json_t *prev = json_object_get(rec, "SpxModification");
-	const char *ps = str(prev, "ModificationState");
-	const char *s = str(rec, "State");
-	const char *tname = str(req, "VolumeType");
+	const char *ps = spx_ec2_str(prev, "ModificationState");
+	const char *s = spx_ec2_str(rec, "State");
+	const char *tname = spx_ec2_str(req, "VolumeType");
 	const struct spx_ebs_type *t;
 	int64_t gib = num(rec, "Size"), iops, tput;
 	const json_t *jiops = json_object_get(req, "Iops");
@@ -488,13 +475,13 @@ static int do_modify(json_t *rec, void *arg)
 	if (ps && (!strcmp(ps, "modifying") || !strcmp(ps, "optimizing")))
 		return spx_ec2_fault(400, "IncorrectModificationState",
 				     "Volume %s is already being modified.",
-				     str(rec, "VolumeId"));
+				     spx_ec2_str(rec, "VolumeId"));
 	if (!s || (strcmp(s, "available") && strcmp(s, "in-use")))
 		return spx_ec2_fault(400, "IncorrectState",
 				     "The volume '%s' is '%s'; only an "
 				     "'available' or 'in-use' volume can be "
 				     "modified.",
-				     str(rec, "VolumeId"), s ? s : "");
+				     spx_ec2_str(rec, "VolumeId"), s ? s : "");
 	if (json_object_get(req, "Size")) {
 		gib = json_integer_value(json_object_get(req, "Size"));
 		if (gib < num(rec, "Size"))
@@ -503,11 +490,11 @@ static int do_modify(json_t *rec, void *arg)
 					     "existing size");
 	}
 	if (!tname)
-		tname = str(rec, "VolumeType");
+		tname = spx_ec2_str(rec, "VolumeType");
 	t = spx_ebs_type(tname);
 	if (!t)
 		return spx_ec2_fault_invalid("VolumeType", tname, NULL);
-	same_type = !strcmp(t->name, str(rec, "VolumeType"));
+	same_type = !strcmp(t->name, spx_ec2_str(rec, "VolumeType"));
 	/* Unchanged Iops and Throughput carry over within a type. */
 	if (!jiops && same_type && t->max_iops)
 		jiops = json_object_get(rec, "Iops");
@@ -538,7 +525,7 @@ static int do_modify(json_t *rec, void *arg)
 				: json_is_true(json_object_get(
 					  rec, "MultiAttachEnabled")),
 			"OriginalSize", (json_int_t)num(rec, "Size"),
-			"OriginalVolumeType", str(rec, "VolumeType"),
+			"OriginalVolumeType", spx_ec2_str(rec, "VolumeType"),
 			"OriginalMultiAttachEnabled",
 			json_is_true(json_object_get(rec, "MultiAttachEnabled")),
 			"Progress", (json_int_t)0, "StartTime",
@@ -562,7 +549,7 @@ int spx_ebs_modify(struct spx_state *st, const char *account,
 		   const json_t *req, time_t now, json_t **out)
 {
 	struct modify m = { req, now, NULL };
-	const char *id = str(req, "VolumeId");
+	const char *id = spx_ec2_str(req, "VolumeId");
 
 	*out = NULL;
 	if (change(st, account, id ? id : "", do_modify, &m) < 0) {
@@ -625,12 +612,12 @@ int spx_ebs_pending(struct spx_state *st, const char *node,
 		if (!slash || (size_t)(slash - acct) >= sizeof(w.account) ||
 		    spx_ec2_rec_get(st, l.key[i], &r, NULL) < 0)
 			continue;
-		s = str(r, "State");
-		nd = str(r, "SpxNode");
-		ms = str(json_object_get(r, "SpxModification"),
+		s = spx_ec2_str(r, "State");
+		nd = spx_ec2_str(r, "SpxNode");
+		ms = spx_ec2_str(json_object_get(r, "SpxModification"),
 			 "ModificationState");
 		memcpy(w.account, acct, (size_t)(slash - acct));
-		snprintf(w.id, sizeof(w.id), "%s", str0(r, "VolumeId"));
+		snprintf(w.id, sizeof(w.id), "%s", spx_ec2_str0(r, "VolumeId"));
 		if (!nd || strcmp(nd, node) || !spx_ebs_id_wellformed(w.id) || !s) {
 			json_decref(r);
 			continue;
@@ -639,7 +626,7 @@ int spx_ebs_pending(struct spx_state *st, const char *node,
 			w.step = SPX_EBS_CREATE;
 			w.bytes = spx_ebs_bytes(r);
 			snprintf(w.src, sizeof(w.src), "%s",
-				 str0(r, "SnapshotId"));
+				 spx_ec2_str0(r, "SnapshotId"));
 		} else if (!strcmp(s, "deleting")) {
 			w.step = SPX_EBS_DELETE;
 		} else if (ms && !strcmp(ms, "modifying")) {
@@ -672,7 +659,7 @@ struct done {
 static int do_done(json_t *rec, void *arg)
 {
 	struct done *d = arg;
-	const char *s = str(rec, "State");
+	const char *s = spx_ec2_str(rec, "State");
 	json_t *mod = json_object_get(rec, "SpxModification");
 
 	json_object_set_new(rec, "SpxError", json_string(d->ok ? "" : d->why));
@@ -684,7 +671,7 @@ static int do_done(json_t *rec, void *arg)
 				    json_string(d->ok ? "available" : "error"));
 		return 0;
 	case SPX_EBS_RESIZE:
-		if (!mod || strcmp(str0(mod, "ModificationState"), "modifying"))
+		if (!mod || strcmp(spx_ec2_str0(mod, "ModificationState"), "modifying"))
 			return 1;
 		json_object_set_new(mod, "ModificationState",
 				    json_string(d->ok ? "completed" : "failed"));
@@ -709,7 +696,7 @@ static int do_done(json_t *rec, void *arg)
 			json_object_set(rec, "Throughput",
 					json_object_get(mod, "TargetThroughput"));
 		/* gp2's Iops follow its size. */
-		if (!strcmp(str(rec, "VolumeType"), "gp2"))
+		if (!strcmp(spx_ec2_str(rec, "VolumeType"), "gp2"))
 			json_object_set_new(rec, "Iops",
 					    json_integer(gp2_iops(
 						    num(rec, "Size"))));
