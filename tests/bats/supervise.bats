@@ -73,7 +73,9 @@ now_ms() { date +%s%3N; }
 	run spx status --root "$ROOT"
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" == "SERVICE | STATUS  | PID"*"| RESTARTS | LAST EXIT"*"| LAST EXIT AT"*"| SUPERVISOR"* ]]
-	[[ "${lines[1]}" == "gw      | running | $(gw_pid) | 1        | killed by SIGSEGV | 20"*"Z | spx up (pid $(sup_pid))"* ]]
+	# Columns are as wide as their widest cell, and pids wrap (pid_max
+	# 32768 here): the new gw's pid may be shorter than another row's.
+	[[ "${lines[1]}" =~ ^gw\ +\|\ running\ +\|\ $(gw_pid)\ +\|\ 1\ +\|\ killed\ by\ SIGSEGV\ +\|\ 20[0-9T:.-]+Z\ +\|\ spx\ up\ \(pid\ $(sup_pid)\) ]]
 	run spx get nodes --root "$ROOT" --json
 	[ "$status" -eq 0 ]
 	python3 - "$output" "$(gw_pid)" <<'PY'

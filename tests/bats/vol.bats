@@ -272,8 +272,13 @@ acked() {
 		writer=$!
 		want=$((i + 10))
 		wait_for 30 acked "$want"
-		# Both at once, the server and its supervisor.
-		kill -9 "$(pgrep -P "$SERVE_PID" nbdkit)" "$SERVE_PID"
+		# Both at once, the server and its supervisor: stopped first,
+		# so neither sees the other die (spx-vol serve removes the
+		# socket once nbdkit is gone), then killed.
+		kids=$(pgrep -P "$SERVE_PID" nbdkit)
+		[ -n "$kids" ]
+		kill -STOP $kids "$SERVE_PID"
+		kill -9 $kids "$SERVE_PID"
 		wait "$SERVE_PID" 2>/dev/null || true
 		SERVE_PID=
 		wait "$writer"
