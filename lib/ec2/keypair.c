@@ -19,6 +19,7 @@
 #include "hex.h"
 #include "id.h"
 #include "state/state.h"
+#include "utf8.h"
 
 /* ---- names, strings ------------------------------------------------ */
 
@@ -86,36 +87,7 @@ int spx_keypair_name_check(const char *name)
 /* Characters of a UTF-8 string, or -1 if it is not valid UTF-8. */
 static long utf8_chars(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	long n = 0;
-
-	while (*p) {
-		int more;
-		uint32_t c = *p;
-
-		if (c < 0x80)
-			more = 0;
-		else if ((c & 0xe0) == 0xc0 && c >= 0xc2)
-			more = 1, c &= 0x1f;
-		else if ((c & 0xf0) == 0xe0)
-			more = 2, c &= 0x0f;
-		else if ((c & 0xf8) == 0xf0 && c <= 0xf4)
-			more = 3, c &= 0x07;
-		else
-			return -1;
-		p++;
-		for (int i = 0; i < more; i++, p++) {
-			if ((*p & 0xc0) != 0x80)
-				return -1;
-			c = c << 6 | (*p & 0x3f);
-		}
-		/* Overlong forms, surrogates and values past U+10FFFF. */
-		if ((more == 2 && c < 0x800) || (more == 3 && c < 0x10000) ||
-		    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
-			return -1;
-		n++;
-	}
-	return n;
+	return (long)spx_utf8_count(s, strlen(s));
 }
 
 int spx_ec2_tags_check(const struct spx_kvlist *tags)

@@ -6,6 +6,7 @@
 #include "ec2/rec.h"
 #include "ec2/tags.h"
 #include "state/state.h"
+#include "utf8.h"
 
 int spx_ec2_rec_get(struct spx_state *st, const char *key, json_t **out,
 		    uint64_t *rev)
@@ -165,4 +166,16 @@ void spx_ec2_sort_by(json_t *arr, const char *key)
 	for (i = 0; i < n; i++)
 		json_array_append_new(arr, v[i]);
 	free(v);
+}
+
+int spx_ec2_desc_check(const char *desc, long max)
+{
+	ssize_t n = desc ? spx_utf8_count(desc, strlen(desc)) : 0;
+
+	if (n > max)
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "The description is %zd characters long; "
+				     "at most %ld are allowed.",
+				     n, max);
+	return 0;
 }

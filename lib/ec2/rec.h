@@ -48,6 +48,9 @@ json_t *spx_ec2_rec_item(const json_t *rec);
 int spx_ec2_rec_tags(json_t *rec, const json_t *set, const json_t *unset);
 /* InternalError in EC2's words for a failed state operation rc; -1. */
 int spx_ec2_state_fail(int rc);
+/* A Description of a request (may be NULL): at most max characters, as
+ * EC2 bounds descriptions (255); else InvalidParameterValue, -1. */
+int spx_ec2_desc_check(const char *desc, long max);
 /* Sort an array of objects in place by the string member key (strcmp). */
 void spx_ec2_sort_by(json_t *arr, const char *key);
 

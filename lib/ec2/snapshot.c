@@ -197,6 +197,9 @@ int spx_ebs_snap_create(struct spx_state *st, const char *account,
 		return spx_ec2_fault(400, "InvalidParameterValue",
 				     "Snapshots on Outposts are not available "
 				     "here.");
+	if (spx_ec2_desc_check(spx_ec2_str(req, "Description"),
+			       SPX_EBS_SNAP_DESC_MAX) < 0)
+		return -1;
 	if (spx_ebs_get(st, account, vid ? vid : "", &vol, NULL) < 0)
 		return -1;
 	s = spx_ec2_str0(vol, "State");
@@ -239,6 +242,9 @@ int spx_ebs_snap_copy(struct spx_state *st, const char *account,
 		return spx_ec2_fault(400, "InvalidParameterValue",
 				     "Snapshots on Outposts are not available "
 				     "here.");
+	if (spx_ec2_desc_check(spx_ec2_str(req, "Description"),
+			       SPX_EBS_SNAP_DESC_MAX) < 0)
+		return -1;
 	if (!sr || strcmp(sr, region))
 		return spx_ec2_fault(400, "InvalidParameterValue",
 				     "The source region '%s' is not this "

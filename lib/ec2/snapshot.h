@@ -45,6 +45,9 @@
 
 struct spx_state;
 
+/* A snapshot's Description: at most this many characters, as EC2's. */
+#define SPX_EBS_SNAP_DESC_MAX 255
+
 /* "snap-" and 8 or 17 lowercase hex digits. */
 bool spx_ebs_snap_id_wellformed(const char *id);
 

@@ -145,6 +145,12 @@ print(v["VolumeId"])' "$output" "$s")
 	[[ "$output" == *"Volume of 1GiB is smaller than snapshot '$s', expect size >= 2GiB"* ]]
 	run av2 ec2 copy-snapshot --source-region eu-west-1 --source-snapshot-id "$s"
 	fails_with InvalidParameterValue
+	# A Description of 256 characters.
+	long=$(printf 'd%.0s' {1..256})
+	run av2 ec2 create-snapshot --volume-id "$v" --description "$long"
+	fails_with InvalidParameterValue
+	run av2 ec2 copy-snapshot --source-region us-east-1 --source-snapshot-id "$s" --description "$long"
+	fails_with InvalidParameterValue
 	run av2 ec2 modify-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission --operation-type add --user-ids 12345
 	fails_with InvalidParameterValue
 	run av2 ec2 modify-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission --operation-type add --group-names admins

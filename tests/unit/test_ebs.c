@@ -557,6 +557,59 @@ static void test_snapshots(void)
 	     "snapshot ids");
 }
 
+/* A Description of at most 255 characters (not bytes); a longer one on a
+ * create or a copy is refused and makes nothing. */
+static void test_snapshot_description(void)
+{
+	struct spx_ebs_work vw;
+	json_t *vol, *snap = NULL, *r, *list;
+	const char *c;
+	char vid[32], sid[32], desc[2 * 256 + 1] = "";
+	size_t before;
+
+	vol = create("{\"AvailabilityZone\": \"az1\", \"Size\": 1}", &c);
+	if (!T_OK(vol, "a volume"))
+		return;
+	snprintf(vid, sizeof(vid), "%s",
+		 json_string_value(json_object_get(vol, "VolumeId")));
+	json_decref(vol);
+	work_for(vid, &vw);
+	spx_ebs_done(st, &vw, true, NULL, 1700000201);
+	for (int i = 0; i < 255; i++) /* U+00E9, two bytes each */
+		memcpy(desc + 2 * i, "\xc3\xa9", 2);
+	r = json_pack("{s:s, s:s}", "VolumeId", vid, "Description", desc);
+	T_INT(spx_ebs_snap_create(st, ACCT, r, NULL, 1700000202, &snap), 0,
+	      "255 characters (510 bytes)");
+	json_decref(r);
+	if (!T_OK(snap, "the record"))
+		return;
+	T_STR(json_string_value(json_object_get(snap, "Description")), desc,
+	      "kept whole");
+	snprintf(sid, sizeof(sid), "%s",
+		 json_string_value(json_object_get(snap, "SnapshotId")));
+	json_decref(snap);
+	T_INT(spx_ebs_snap_list(st, ACCT, &list), 0, "the list");
+	before = json_array_size(list);
+	json_decref(list);
+	desc[2 * 255] = 'x';
+	r = json_pack("{s:s, s:s}", "VolumeId", vid, "Description", desc);
+	snap = NULL;
+	T_INT(spx_ebs_snap_create(st, ACCT, r, NULL, 1700000203, &snap), -1,
+	      "256 characters");
+	T_STR(code(), "InvalidParameterValue", "InvalidParameterValue");
+	T_OK(!snap, "no record");
+	json_decref(r);
+	r = json_pack("{s:s, s:s, s:s}", "SourceSnapshotId", sid,
+		      "SourceRegion", "r1", "Description", desc);
+	T_INT(spx_ebs_snap_copy(st, ACCT, "r1", r, NULL, 1700000204, &snap),
+	      -1, "a copy with 256 characters");
+	T_STR(code(), "InvalidParameterValue", "InvalidParameterValue");
+	json_decref(r);
+	T_INT(spx_ebs_snap_list(st, ACCT, &list), 0, "the list again");
+	T_INT(json_array_size(list), before, "nothing was made");
+	json_decref(list);
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-ebs.XXXXXX";
@@ -580,6 +633,7 @@ int main(void)
 	test_ids();
 	test_capacity();
 	test_snapshots();
+	test_snapshot_description();
 	spx_state_close(st);
 	json_decref(zones);
 	free((char *)env.lock);
