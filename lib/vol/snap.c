@@ -1165,7 +1165,6 @@ static int prepare(void *ctx, const char *dir)
 /* Fetches overlap too. */
 #define FILLERS SPX_SNAP_FETCHERS
 /* Chunks a filler writes before it makes them local (16 MiB). */
-#define FILL_BATCH 32
 
 struct fillers {
 	struct spx_snap_fill *f;
@@ -1191,7 +1190,7 @@ static void *filler(void *arg)
 {
 	struct fillers *p = arg;
 	unsigned char *buf = spx_malloc(SPX_SNAP_CHUNK);
-	uint64_t batch[FILL_BATCH];
+	uint64_t batch[SPX_SNAP_FILL_BATCH];
 	size_t nb = 0;
 
 	for (;;) {
@@ -1205,7 +1204,7 @@ static void *filler(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		/* Written chunks become local a batch at a time: one sync
 		 * of the data and one of the map for many chunks. */
-		if ((end || nb == FILL_BATCH) && nb) {
+		if ((end || nb == SPX_SNAP_FILL_BATCH) && nb) {
 			if (spx_snap_fill_commit(p->f, batch, nb) < 0)
 				filler_fail(p);
 			nb = 0;

@@ -248,6 +248,7 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
  * (a reader meanwhile fetches it again: the same bytes); then commit a
  * batch of written chunks: one fdatasync of the data, then UNFILLED
  * cleared durably for all of them. */
+#define SPX_SNAP_FILL_BATCH 32 /* chunks a commit, for callers that batch */
 int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, void *buf,
 			bool *corrupt, bool *wrote);
 int spx_snap_fill_commit(struct spx_snap_fill *f, const uint64_t *c,

@@ -341,12 +341,27 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	[ "$status" -eq 111 ]
 	[[ "$output" == *"is corrupt: its bytes hash to"* ]]
 	! grep -q xxxxxxxx "$BATS_TEST_TMPDIR/out"
+	# Open for writing, the background fetch meets the corrupt chunk
+	# too: the others become local, it never counts as local.
+	serve
+	r2=$(spx-vol restore --root "$ROOT" "$s")
+	qemu-io -f raw -c 'sleep 30000' "$(uri "$r2")" >/dev/null 2>&1 &
+	BG_PID=$!
+	one_left() { [ "$(spx-vol info --root "$ROOT" "$r2" --json | field to_fetch)" = 1 ]; }
+	wait_for 30 one_left
+	kill "$BG_PID"
+	wait "$BG_PID" || true
+	BG_PID=
+	run qemu-io -f raw -r -c 'read 0 2M' "$(uri "$r2")"
+	[[ "$output" == *"read failed: Input/output error"* ]]
+	[ "$(spx-vol info --root "$ROOT" "$r2" --json | field to_fetch)" = 1 ]
+	[ "$(spx-vol info --root "$ROOT" "$r2" --json | field restoring)" = "$s" ]
 	# A chunk that is not there at all: no restore, no volume.
 	spx-obj rm --root "$ROOT" "$BUCKET" "$c"
 	run spx-vol restore --root "$ROOT" "$s"
 	[ "$status" -eq 111 ]
 	[[ "$output" == *"which the store does not hold"* ]]
-	[ "$(spx-vol ls --root "$ROOT" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = $((nvols + 2)) ]
+	[ "$(spx-vol ls --root "$ROOT" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = $((nvols + 3)) ]
 	# A manifest claiming a huge number of chunks is refused as such.
 	m=$(spx-obj ls --root "$ROOT" "$BUCKET" | grep '^m/' | head -1)
 	spx-obj cat --root "$ROOT" "$BUCKET" "$m" >"$BATS_TEST_TMPDIR/m"

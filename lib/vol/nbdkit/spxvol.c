@@ -133,12 +133,16 @@ static void sleep_ms(unsigned ms)
 
 /* Make chunk c local, waiting out failures that may pass (logged and
  * shown by spx-vol info); -1 with errno EIO for a corrupt chunk, or
- * ESHUTDOWN when nbdkit stops meanwhile. */
-static int fetch(struct pvol *pv, uint64_t c, bool *stop)
+ * ESHUTDOWN when nbdkit stops meanwhile. With wrote (the background
+ * filler), only fetch and write it (spx_snap_fill_fetch): *wrote says
+ * whether it awaits spx_snap_fill_commit. */
+static int fetch(struct pvol *pv, uint64_t c, bool *stop, bool *wrote)
 {
 	unsigned wait = RETRY_MIN_MS, tries = 0;
 	char *buf;
 
+	if (wrote)
+		*wrote = false;
 	if (!spx_vol_track_test(pv->t, SPX_TRACK_UNFILLED, c))
 		return 0;
 	buf = malloc(SPX_SNAP_CHUNK);
@@ -153,7 +157,10 @@ static int fetch(struct pvol *pv, uint64_t c, bool *stop)
 
 		if (!st && (st = snap_store()))
 			__atomic_store_n(&pv->fill.ss, st, __ATOMIC_SEQ_CST);
-		if (st && spx_snap_fill_chunk(&pv->fill, c, buf, &corrupt) == 0) {
+		if (st && (wrote ? spx_snap_fill_fetch(&pv->fill, c, buf,
+						       &corrupt, wrote)
+				 : spx_snap_fill_chunk(&pv->fill, c, buf,
+						       &corrupt)) == 0) {
 			if (tries)
 				nbdkit_error("%s: chunk %llu fetched after %u "
 					     "failures",
@@ -162,6 +169,8 @@ static int fetch(struct pvol *pv, uint64_t c, bool *stop)
 			free(buf);
 			return 0;
 		}
+		if (wrote)
+			*wrote = false; /* nothing to commit */
 		if (corrupt) {
 			nbdkit_error("%s: chunk %llu: %s", pv->id,
 				     (unsigned long long)c, spx_errmsg());
@@ -194,7 +203,7 @@ static int fetch_range(struct pvol *pv, uint64_t off, uint64_t len)
 		return 0;
 	for (uint64_t c = off / SPX_SNAP_CHUNK;
 	     c <= (off + len - 1) / SPX_SNAP_CHUNK; c++)
-		if (fetch(pv, c, NULL) < 0)
+		if (fetch(pv, c, NULL, NULL) < 0)
 			return -1;
 	return 0;
 }
@@ -202,20 +211,42 @@ static int fetch_range(struct pvol *pv, uint64_t off, uint64_t len)
 /* Background fetches overlap, each waiting on the store. */
 #define FILLERS 4
 
+/* Commit the chunks a filler wrote: until then a reader fetches them
+ * again (the same bytes). A failure is the local disk's: logged, and
+ * the chunks stay to fetch. */
+static void filler_commit(struct pvol *pv, const uint64_t *c, size_t *n)
+{
+	if (*n && spx_snap_fill_commit(&pv->fill, c, *n) < 0)
+		nbdkit_error("%s: %s", pv->id, spx_errmsg());
+	*n = 0;
+}
+
 static void *filler_one(void *arg)
 {
 	struct pvol *pv = arg;
+	uint64_t batch[SPX_SNAP_FILL_BATCH];
+	size_t nb = 0;
 
 	for (;;) {
 		uint64_t i = __atomic_fetch_add(&pv->fill_next, 1, __ATOMIC_SEQ_CST);
+		bool wrote;
 
 		if (i >= pv->fill.src.count ||
 		    __atomic_load_n(&pv->stop, __ATOMIC_SEQ_CST))
-			return NULL;
-		if (fetch(pv, pv->fill.src.v[i].idx, &pv->stop) < 0 &&
-		    errno != EIO)
-			return NULL;
+			break;
+		if (fetch(pv, pv->fill.src.v[i].idx, &pv->stop, &wrote) < 0) {
+			if (errno != EIO)
+				break;
+			continue; /* a corrupt chunk stays to fetch */
+		}
+		if (wrote)
+			batch[nb++] = pv->fill.src.v[i].idx;
+		/* One sync of the data and one of the map a batch. */
+		if (nb == SPX_SNAP_FILL_BATCH)
+			filler_commit(pv, batch, &nb);
 	}
+	filler_commit(pv, batch, &nb);
+	return NULL;
 }
 
 static void *filler(void *arg)
