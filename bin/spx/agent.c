@@ -4,12 +4,14 @@
  * "deleting", a modification) and answers at once; the agent makes it so
  * by running the same tools an operator would (spx-vol create|rm|resize),
  * one child process each, and logs every command line it runs. It looks
- * at the records when the gateway rings (node/agent.h) and once a second
- * in any case, so work recorded while it was down, or cut short by a
- * crash, is picked up when it starts: each step is idempotent, and its
+ * at the records when the gateway rings (node/agent.h), when a step ends,
+ * and every second while steps run or wait to be tried again (every ten
+ * when idle); work recorded while it was down, or cut short by a crash,
+ * is picked up when it starts: each step is idempotent, and its
  * end is recorded only after the tool succeeded. */
 #include "spx.h"
 
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -28,8 +30,11 @@
 #include "state/state.h"
 #include "vol/vol.h"
 
-/* Look at the records at least this often. */
+/* Look at the records at least this often while steps run or wait to be
+ * tried again, and this often when idle: the gateway rings for new work,
+ * so the idle look only catches a ring that was lost. */
 #define PASS_MS 1000
+#define IDLE_PASS_MS 10000
 /* Steps running at once. */
 #define MAX_JOBS 4
 /* A failed snapshot, copy or restore is tried again after 1 s, 2 s, 4 s
@@ -383,9 +388,11 @@ static void finish(struct agent *ag, struct job *j, int ws)
 	free(why);
 }
 
-/* Collect the steps that ended. */
-static void reap(struct agent *ag)
+/* Collect the steps that ended; how many did. */
+static size_t reap(struct agent *ag)
 {
+	size_t ended = 0;
+
 	for (size_t i = 0; i < ag->njobs;) {
 		struct job *j = &ag->jobs[i];
 		int ws;
@@ -401,7 +408,20 @@ static void reap(struct agent *ag)
 		free(j->last);
 		spx_buf_release(&j->line);
 		ag->jobs[i] = ag->jobs[--ag->njobs];
+		ended++;
 	}
+	return ended;
+}
+
+/* When to look at the records next, after a look at now. */
+static int64_t next_pass(const struct agent *ag, int64_t now)
+{
+	int64_t at = now + (ag->njobs || ag->nretry ? PASS_MS : IDLE_PASS_MS);
+
+	for (size_t i = 0; i < ag->nretry; i++)
+		if (ag->retry[i].at < at)
+			at = ag->retry[i].at;
+	return at;
 }
 
 /* Must w wait for other work on the records? A volume is not removed
@@ -497,6 +517,7 @@ int cmd_agent(const struct spx_args *a)
 	struct spx_conf conf;
 	struct agent ag = { 0 };
 	long long notify;
+	int64_t due = 0;
 	int rc, pidfd = -1, bell = -1, sfd = -1;
 	bool stop = false;
 	sigset_t set;
@@ -551,27 +572,42 @@ int cmd_agent(const struct spx_args *a)
 	spx_log(SPX_LOG_INFO, "%s: agent started", conf.node);
 	if (spx_svc_ready((int)notify) < 0)
 		spx_warn("agent: %s", spx_errmsg());
-	while (!stop) {
+	/* A look at the records when rung, when a step ended (another may
+	 * have waited on it) and when next_pass says; not on each line a
+	 * step prints. */
+	for (bool look = true; !stop;) {
 		struct pollfd p[2 + MAX_JOBS] = { { sfd, POLLIN, 0 },
 						  { bell, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		nfds_t np = 2;
+		int64_t now = mono_ms();
+		int timeout;
 
-		/* Drain first: a ring during the pass brings another. */
-		spx_agent_bell_drain(bell);
-		reap(&ag);
-		pass(&ag);
+		if (reap(&ag) || now >= due)
+			look = true;
+		if (look) {
+			/* Drain first: a ring during the pass brings another. */
+			spx_agent_bell_drain(bell);
+			pass(&ag);
+			due = next_pass(&ag, now);
+			look = false;
+		}
 		for (size_t i = 0; i < ag.njobs; i++)
 			if (ag.jobs[i].err >= 0)
 				p[np++] = (struct pollfd){ ag.jobs[i].err,
 							   POLLIN, 0 };
 		/* A step whose output ended is waited for in the next
 		 * round; look again soon. */
-		if (poll(p, np, np - 2 < ag.njobs ? 50 : PASS_MS) < 0 &&
+		timeout = due - now > INT_MAX ? INT_MAX : (int)(due - now);
+		if (np - 2 < ag.njobs && timeout > 50)
+			timeout = 50;
+		if (poll(p, np, timeout < 0 ? 0 : timeout) < 0 &&
 		    errno != EINTR) {
 			spx_warn_errno("agent: poll");
 			break;
 		}
+		if (p[1].revents)
+			look = true;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
 				if (logfile && spx_svc_log_open(logfile) < 0)
