@@ -113,12 +113,42 @@ int spx_ebs_snap_list(struct spx_state *st, const char *account,
 	return 0;
 }
 
+/* The snapshot id of another account that account may use. */
+static int shared_get(struct spx_state *st, const char *account,
+		      const char *id, json_t **out)
+{
+	struct spx_state_list l = SPX_STATE_LIST_INIT;
+	size_t idlen = strlen(id);
+	int rc = spx_state_list(st, PREFIX, 0, &l);
+
+	*out = NULL;
+	if (rc < 0)
+		return spx_ec2_state_fail(rc);
+	for (size_t i = 0; i < l.n && !*out; i++) {
+		size_t n = strlen(l.key[i]);
+		json_t *r;
+
+		if (n <= idlen || l.key[i][n - idlen - 1] != '/' ||
+		    strcmp(l.key[i] + n - idlen, id))
+			continue;
+		if (spx_ec2_rec_get(st, l.key[i], &r, NULL) < 0) {
+			spx_error_clear();
+			continue;
+		}
+		if (live(r) && !strcmp(spx_ec2_str(r, "SnapshotId"), id) &&
+		    spx_ebs_snap_permits(r, account))
+			*out = r;
+		else
+			json_decref(r);
+	}
+	spx_state_list_release(&l);
+	return *out ? 0 : not_found(id);
+}
+
 int spx_ebs_snap_get(struct spx_state *st, const char *account,
 		     const char *id, bool shared, json_t **out)
 {
-	json_t *all, *r;
 	char *key;
-	size_t i;
 	int rc;
 
 	*out = NULL;
@@ -135,16 +165,9 @@ int spx_ebs_snap_get(struct spx_state *st, const char *account,
 		return spx_ec2_state_fail(rc);
 	if (!shared)
 		return not_found(id);
-	/* Another account's, if it lets this one use it. */
-	if (spx_ebs_snap_list(st, account, &all) < 0)
-		return -1;
-	json_array_foreach(all, i, r)
-		if (!strcmp(spx_ec2_str0(r, "SnapshotId"), id)) {
-			*out = json_incref(r);
-			break;
-		}
-	json_decref(all);
-	return *out ? 0 : not_found(id);
+	/* Another account's, if it lets this one use it: the keys name
+	 * the owner, so only the record of that id is read. */
+	return shared_get(st, account, id, out);
 }
 
 json_t *spx_ebs_snap_item(const json_t *rec)

@@ -6,6 +6,7 @@
 #include "spx.h"
 
 #include "ec2/filter.h"
+#include "ec2/rec.h"
 #include "ec2/snapshot.h"
 #include "ec2/tags.h"
 #include "gw/ec2_int.h"
@@ -130,19 +131,33 @@ static bool restorable_wanted(const json_t *users, const char *account,
 	return false;
 }
 
-static int check_ids(struct ec2_call *c, const json_t *ids)
+/* The records of the ids asked for, each one the caller may see (else
+ * the fault for the first that is not), sorted by id, in *out. */
+static int get_ids(struct ec2_call *c, const json_t *ids, json_t **out)
 {
 	const json_t *v;
 	size_t i;
 
+	*out = json_array();
 	json_array_foreach(ids, i, v) {
 		json_t *rec;
 
 		if (spx_ebs_snap_get(c->gw->state, c->account,
-				     json_string_value(v), true, &rec) < 0)
+				     json_string_value(v), true, &rec) < 0) {
+			json_decref(*out);
+			*out = NULL;
 			return -1;
-		json_decref(rec);
+		}
+		json_array_append_new(*out, rec);
 	}
+	/* An id asked for twice is described once. */
+	spx_ec2_sort_by(*out, "SnapshotId");
+	for (i = 1; i < json_array_size(*out);)
+		if (!strcmp(snap_id(json_array_get(*out, i)),
+			    snap_id(json_array_get(*out, i - 1))))
+			json_array_remove(*out, i);
+		else
+			i++;
 	return 0;
 }
 
@@ -180,8 +195,9 @@ int ec2_describe_snapshots(struct ec2_call *c)
 		return -1;
 	if (spx_ec2_filters_compile(&snap_filters,
 				    json_object_get(c->in, "Filters"), &fs) < 0 ||
-	    check_ids(c, ids) < 0 ||
-	    spx_ebs_snap_list(c->gw->state, c->account, &all) < 0)
+	    (json_array_size(ids)
+		     ? get_ids(c, ids, &all)
+		     : spx_ebs_snap_list(c->gw->state, c->account, &all)) < 0)
 		goto out;
 	sel = json_array();
 	json_array_foreach(all, i, rec) {

@@ -187,6 +187,9 @@ print(v["VolumeId"])' "$output" "$s")
 	[ "$(av2 ec2 describe-snapshots --owner-ids amazon --query 'length(Snapshots)' --output text)" = 0 ]
 	run av2 ec2 describe-snapshots --snapshot-ids "${ids[0]}" "${ids[5]}" --query 'Snapshots[].SnapshotId' --output text
 	[ "$output" = "$(printf '%s\n' "${ids[0]}" "${ids[5]}" | sort | paste -sd '\t')" ]
+	# An id asked for twice is described once; ids and filters together.
+	[ "$(av2 ec2 describe-snapshots --snapshot-ids "${ids[2]}" "${ids[2]}" --query 'length(Snapshots)' --output text)" = 1 ]
+	[ "$(av2 ec2 describe-snapshots --snapshot-ids "${ids[0]}" "${ids[1]}" --filters "Name=volume-id,Values=$w" --query 'Snapshots[].SnapshotId' --output text)" = "${ids[1]}" ]
 	# Pages of 5: the first has a token, both together have all six.
 	run av2 ec2 describe-snapshots --owner-ids self --filters "Name=tag:set,Values=$BATS_TEST_NUMBER" --max-results 5 --no-paginate --output json
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert len(d["Snapshots"])==5 and d.get("NextToken"), d' "$output"
