@@ -418,8 +418,10 @@ static int64_t next_pass(const struct agent *ag, int64_t now)
 {
 	int64_t at = now + (ag->njobs || ag->nretry ? PASS_MS : IDLE_PASS_MS);
 
+	/* A retry due already is started, or waits on another step: the
+	 * next look after PASS_MS sees to it. */
 	for (size_t i = 0; i < ag->nretry; i++)
-		if (ag->retry[i].at < at)
+		if (ag->retry[i].at > now && ag->retry[i].at < at)
 			at = ag->retry[i].at;
 	return at;
 }
@@ -446,18 +448,54 @@ static bool waits(const struct spx_ebs_work *w, const struct spx_ebs_work *all,
 
 /* One look at the records: start every step they ask for that is not
  * running, waiting to be tried again or waiting on another. */
-static void pass(struct agent *ag)
+/* The work the records ask of this node: volumes, then snapshots. */
+static int list_work(struct agent *ag, struct spx_ebs_work **w, size_t *n)
 {
-	struct spx_ebs_work *w = NULL;
-	size_t n = 0;
-	int64_t now = mono_ms();
-
-	if (spx_ebs_pending(ag->st, ag->conf->node, &w, &n) < 0 ||
-	    spx_ebs_snap_pending(ag->st, ag->conf->node, &w, &n) < 0) {
+	if (spx_ebs_pending(ag->st, ag->conf->node, w, n) < 0 ||
+	    spx_ebs_snap_pending(ag->st, ag->conf->node, w, n) < 0) {
 		spx_log(SPX_LOG_WARN, "cannot read the volume records: %s",
 			spx_errmsg());
+		free(*w);
+		*w = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void pass(struct agent *ag)
+{
+	struct spx_ebs_work *w = NULL, *later = NULL;
+	size_t n = 0, nlater = 0;
+	int64_t now = mono_ms();
+	bool removal = false;
+
+	if (list_work(ag, &w, &n) < 0)
+		return;
+	/* A removal waits on the steps recorded before it (waits()). One
+	 * listing is not a moment: a volume made from a snapshot could be
+	 * recorded after the volumes were listed and before the snapshots
+	 * were, with the snapshot's deletion seen and the restore not. So
+	 * with a removal in view the records are listed again; what was
+	 * recorded before it is in the second listing. */
+	for (size_t i = 0; i < n; i++)
+		removal |= w[i].step == SPX_EBS_DELETE ||
+			   w[i].step == SPX_EBS_SNAP_DELETE;
+	if (removal && list_work(ag, &later, &nlater) < 0) {
 		free(w);
 		return;
+	}
+	/* Retries of steps the records no longer ask for (a snapshot
+	 * deleted while it failed) are forgotten. */
+	for (size_t k = 0; k < ag->nretry;) {
+		bool asked = false;
+
+		for (size_t i = 0; i < n && !asked; i++)
+			asked = w[i].step == ag->retry[k].step &&
+				!strcmp(w[i].id, ag->retry[k].id);
+		if (asked)
+			k++;
+		else
+			ag->retry[k] = ag->retry[--ag->nretry];
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct retry *r = retry_find(ag, &w[i]);
@@ -475,11 +513,13 @@ static void pass(struct agent *ag)
 				}
 			}
 		if (ag->njobs == MAX_JOBS || running(ag, w[i].id) ||
-		    (r && r->at > now) || waits(&w[i], w, n))
+		    (r && r->at > now) || waits(&w[i], w, n) ||
+		    waits(&w[i], later, nlater))
 			continue;
 		start(ag, &w[i]);
 	}
 	free(w);
+	free(later);
 }
 
 /* Stop every step (the agent is stopping): their records stay where they

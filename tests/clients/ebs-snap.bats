@@ -99,7 +99,7 @@ import json, sys
 v = json.loads(sys.argv[1])
 assert v["SnapshotId"] == sys.argv[2] and v["Size"] == 1 and v["State"] == "creating", v
 print(v["VolumeId"])' "$output" "$s")
-	wait_for 30 vstate_is "$r" available
+	wait_for 30 vstate_is "$r" available || { grep -B3 -A12 "snapshot-rm.*$s" "$ROOT/log/agent.log"; false; }
 	grep -q "run: .*spx-vol restore --root $ROOT --size 1073741824 --id $r --progress $s\$" "$ROOT/log/agent.log"
 	spx-vol cat --root "$ROOT" "$r" | cmp -n 3145728 - "$BATS_TEST_TMPDIR/a"
 	[ "$(av2 ec2 describe-volumes --filters "Name=snapshot-id,Values=$s" --query 'Volumes[].VolumeId' --output text)" = "$r" ]
@@ -383,6 +383,80 @@ print(v["VolumeId"])' "$output" "$s")
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$output" = ok ]
+	av2 ec2 delete-volume --volume-id "$v"
+}
+
+@test "a snapshot deleted while it is being taken: its step is stopped, nothing of it stays" {
+	v=$(volume --size 1)
+	head -c 256M /dev/urandom >"$BATS_TEST_TMPDIR/a"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
+	before=$(chunks)
+	s=$(av2 ec2 create-snapshot --volume-id "$v" --query SnapshotId --output text)
+	child() { pgrep -f -- "spx-vol snapshot .*--id $s $v"; }
+	wait_for 30 child
+	some() { [ "$(chunks)" -ge $((before + 8)) ]; }
+	wait_for 30 some
+	# Held half way while the delete is recorded and the agent acts.
+	pid=$(child)
+	kill -STOP "$pid"
+	av2 ec2 delete-snapshot --snapshot-id "$s"
+	run av2 ec2 describe-snapshots --snapshot-ids "$s"
+	fails_with InvalidSnapshot.NotFound
+	stopped() { grep -q "$s: stopped, the snapshot is deleted" "$ROOT/log/agent.log"; }
+	kill -CONT "$pid"
+	wait_for 30 stopped
+	dead() { ! kill -0 "$pid" 2>/dev/null; }
+	wait_for 30 dead
+	removed() { grep -q -- "spx-vol snapshot-rm .*$s" "$ROOT/log/agent.log" && grep -q "$s: done" "$ROOT/log/agent.log"; }
+	wait_for 30 removed
+	# No manifest of it, and what it had uploaded goes with collection.
+	! spx-obj ls --root "$ROOT" sthree-spx-snapshots | grep -q "^m/$s"
+	spx-vol snapshot-gc --root "$ROOT" >/dev/null
+	[ "$(chunks)" = "$before" ]
+	# The volume is unharmed and can be snapshotted again.
+	t=$(snapshot "$v")
+	r=$(volume --snapshot-id "$t")
+	spx-vol cat --root "$ROOT" "$r" | head -c 256M | cmp - "$BATS_TEST_TMPDIR/a"
+	av2 ec2 delete-snapshot --snapshot-id "$t"
+	for x in "$v" "$r"; do av2 ec2 delete-volume --volume-id "$x"; done
+}
+
+@test "two accounts make volumes of one snapshot at once while its owner deletes it: both hold its bytes" {
+	v=$(volume --size 1)
+	head -c 8M /dev/urandom >"$BATS_TEST_TMPDIR/a"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
+	s=$(snapshot "$v")
+	av2 ec2 modify-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission --operation-type add --user-ids "$(other_account)"
+	# All three recorded before the agent looks: the removal must wait
+	# for both restores.
+	kill -STOP "$(agent_pid)"
+	av2 ec2 create-volume --availability-zone us-east-1a --snapshot-id "$s" --query VolumeId --output text >"$BATS_TEST_TMPDIR/mine" &
+	a=$!
+	other ec2 create-volume --availability-zone us-east-1a --snapshot-id "$s" --query VolumeId --output text >"$BATS_TEST_TMPDIR/theirs" &
+	b=$!
+	wait "$a"
+	wait "$b"
+	av2 ec2 delete-snapshot --snapshot-id "$s"
+	kill -CONT "$(agent_pid)"
+	r=$(cat "$BATS_TEST_TMPDIR/mine")
+	o=$(cat "$BATS_TEST_TMPDIR/theirs")
+	wait_for 30 vstate_is "$r" available || { grep -B3 -A12 "snapshot-rm.*$s" "$ROOT/log/agent.log"; false; }
+	ostate_is() { [ "$(other ec2 describe-volumes --volume-ids "$o" --query 'Volumes[0].State' --output text)" = available ]; }
+	wait_for 30 ostate_is
+	removed() { grep -q "$s: done" <(grep -A100 -- "spx-vol snapshot-rm .*$s" "$ROOT/log/agent.log"); }
+	wait_for 30 removed
+	# Both restores were started before the snapshot was removed.
+	rm_at=$(grep -n -- "spx-vol snapshot-rm .*$s" "$ROOT/log/agent.log" | cut -d: -f1)
+	for x in "$r" "$o"; do
+		at=$(grep -n -- "spx-vol restore .*--id $x " "$ROOT/log/agent.log" | cut -d: -f1)
+		[ -n "$at" ] && [ "$at" -lt "$rm_at" ] || { cat "$ROOT/log/agent.log"; false; }
+	done
+	# And both hold the snapshot's bytes, fetched after it was removed.
+	for x in "$r" "$o"; do
+		spx-vol cat --root "$ROOT" "$x" | cmp -n 8388608 - "$BATS_TEST_TMPDIR/a"
+	done
+	av2 ec2 delete-volume --volume-id "$r"
+	other ec2 delete-volume --volume-id "$o"
 	av2 ec2 delete-volume --volume-id "$v"
 }
 
