@@ -379,10 +379,18 @@ int spx_vol_track_sync(struct spx_vol_track *t)
 
 /* ---- snap.json ---- */
 
+/* "" or a boot id as the kernel writes it: 36 of [0-9a-f-]. */
+static bool boot_id_valid(const char *b)
+{
+	size_t n = strlen(b);
+
+	return !n || (n == 36 && strspn(b, "0123456789abcdef-") == 36);
+}
+
 int spx_vol_snapstate_parse(const char *buf, size_t n,
 			    struct spx_vol_snapstate *out)
 {
-	json_t *o, *b, *v, *s;
+	json_t *o, *b, *v, *s, *w;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -392,15 +400,20 @@ int spx_vol_snapstate_parse(const char *buf, size_t n,
 	b = o ? json_object_get(o, "base") : NULL;
 	v = o ? json_object_get(o, "valid") : NULL;
 	s = o ? json_object_get(o, "source") : NULL;
+	/* Optional: a state written before writers recorded their boot. */
+	w = o ? json_object_get(o, "writer_boot") : NULL;
 	if (json_is_string(b) && json_is_boolean(v) && json_is_string(s) &&
 	    (!*json_string_value(b) ||
 	     spx_id_valid(json_string_value(b), "snap")) &&
 	    (!*json_string_value(s) ||
-	     spx_id_valid(json_string_value(s), "snap"))) {
+	     spx_id_valid(json_string_value(s), "snap")) &&
+	    (!w || (json_is_string(w) && boot_id_valid(json_string_value(w))))) {
 		snprintf(out->base, sizeof(out->base), "%s",
 			 json_string_value(b));
 		snprintf(out->source, sizeof(out->source), "%s",
 			 json_string_value(s));
+		snprintf(out->writer_boot, sizeof(out->writer_boot), "%s",
+			 w ? json_string_value(w) : "");
 		out->valid = json_is_true(v);
 		rc = 0;
 	} else {
@@ -451,8 +464,9 @@ int spx_vol_snapstate_update(const char *dir,
 		rc = r > 0 ? 0 : -1;
 		goto out;
 	}
-	o = json_pack("{s:s, s:b, s:s}", "base", s.base, "valid", s.valid,
-		      "source", s.source);
+	o = json_pack("{s:s, s:b, s:s, s:s}", "base", s.base, "valid",
+		      s.valid, "source", s.source, "writer_boot",
+		      s.writer_boot);
 	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	rc = text ? spx_write_file(p, text, strlen(text), 0600, false)
 		  : spx_error(SPX_FAIL, "cannot encode '%s'", p);
@@ -468,8 +482,62 @@ out:
 
 /* ---- the writer ---- */
 
+/* This boot of the machine, as the kernel names it. */
+static int boot_id(char out[40])
+{
+	struct spx_buf b = SPX_BUF_INIT;
+	int rc = 0;
+
+	if (spx_buf_read_file(&b, "/proc/sys/kernel/random/boot_id", 64) < 0)
+		return -1;
+	while (b.len && (b.p[b.len - 1] == '\n'))
+		b.len--;
+	if (b.len != 36) {
+		rc = spx_error(SPX_FAIL, "cannot read the boot id");
+	} else {
+		memcpy(out, b.p, 36);
+		out[36] = 0;
+		if (!boot_id_valid(out))
+			rc = spx_error(SPX_FAIL, "cannot read the boot id");
+	}
+	spx_buf_release(&b);
+	return rc;
+}
+
+struct boot_mark {
+	const char *now;
+	bool lost;
+};
+
+static int mark_boot(void *ctx, struct spx_vol_snapstate *s)
+{
+	struct boot_mark *m = ctx;
+
+	if (!strcmp(s->writer_boot, m->now))
+		return 1;
+	/* A writer of another boot never closed: the machine went down
+	 * under it, and DIRTY marks still in its page cache went too. */
+	if (*s->writer_boot && s->valid) {
+		s->valid = false;
+		m->lost = true;
+	}
+	snprintf(s->writer_boot, sizeof(s->writer_boot), "%s", m->now);
+	return 0;
+}
+
+static int clear_boot(void *ctx, struct spx_vol_snapstate *s)
+{
+	if (!*s->writer_boot)
+		return 1;
+	s->writer_boot[0] = 0;
+	return 0;
+}
+
 int spx_vol_track_writer_lock(struct spx_vol_track *t)
 {
+	char now[40];
+	struct boot_mark m = { now, false };
+
 	if (lock_byte(t->lockfd, F_OFD_SETLK, F_WRLCK, SPX_TRACK_LOCK_WRITER) <
 	    0) {
 		if (errno == EAGAIN || errno == EACCES)
@@ -480,6 +548,17 @@ int spx_vol_track_writer_lock(struct spx_vol_track *t)
 		return spx_error_errno(SPX_FAIL, "cannot lock '%s/lock'",
 				       t->dir);
 	}
+	if (boot_id(now) < 0 ||
+	    spx_vol_snapstate_update(t->dir, mark_boot, &m) < 0) {
+		lock_byte(t->lockfd, F_OFD_SETLK, F_UNLCK,
+			  SPX_TRACK_LOCK_WRITER);
+		return -1;
+	}
+	if (m.lost)
+		spx_log(SPX_LOG_WARN, "vol: '%s' was open for writing when the "
+				      "machine went down: its next snapshot "
+				      "reads the whole volume",
+			t->dir);
 	/* A writer killed mid-write left its count: no write of it is in
 	 * flight any more. */
 	__atomic_store_n(&t->h->inflight, 0, __ATOMIC_SEQ_CST);
@@ -488,6 +567,11 @@ int spx_vol_track_writer_lock(struct spx_vol_track *t)
 
 void spx_vol_track_writer_unlock(struct spx_vol_track *t)
 {
+	/* The marks durable first; if they cannot be, the boot stays
+	 * recorded, which is only ever too cautious. */
+	if (spx_vol_track_sync(t) < 0 ||
+	    spx_vol_snapstate_update(t->dir, clear_boot, NULL) < 0)
+		spx_log(SPX_LOG_WARN, "vol: %s", spx_errmsg());
 	lock_byte(t->lockfd, F_OFD_SETLK, F_UNLCK, SPX_TRACK_LOCK_WRITER);
 }
 
@@ -661,7 +745,6 @@ int spx_vol_track_write_begin(struct spx_vol_track *t, uint64_t off,
 			      uint64_t len)
 {
 	uint64_t first, last;
-	bool mark = false;
 
 	for (;;) {
 		if (__atomic_load_n(&t->h->pausing, __ATOMIC_SEQ_CST)) {
@@ -679,15 +762,10 @@ int spx_vol_track_write_begin(struct spx_vol_track *t, uint64_t off,
 	last = (off + len - 1) / SPX_SNAP_CHUNK;
 	if (last >= spx_vol_track_nchunks(t))
 		last = spx_vol_track_nchunks(t) - 1;
+	/* In the shared map only: see DIRTY in track.h. */
 	for (uint64_t c = first; c <= last; c++)
-		if (!spx_vol_track_test(t, SPX_TRACK_DIRTY, c)) {
+		if (!spx_vol_track_test(t, SPX_TRACK_DIRTY, c))
 			spx_vol_track_set(t, SPX_TRACK_DIRTY, c);
-			mark = true;
-		}
-	if (mark && spx_vol_track_sync(t) < 0) {
-		spx_vol_track_write_end(t);
-		return -1;
-	}
 	for (uint64_t c = first; c <= last; c++)
 		if (spx_vol_track_test(t, SPX_TRACK_PENDING, c))
 			cow(t, c);

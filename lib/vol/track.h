@@ -26,10 +26,17 @@
  *              with their holder, so a kill -9 never leaves one held.
  *
  * The planes:
- *   DIRTY     written since base. Set, and made durable (fdatasync of
- *             track, one for every writer waiting: group commit), before
- *             the first write to a clean chunk is acknowledged, so a
- *             crash never loses the fact that a chunk changed.
+ *   DIRTY     written since base. Set before the first write to a clean
+ *             chunk, in the shared map: a process that dies leaves it in
+ *             the page cache, which outlives it. Only the machine going
+ *             down can lose a mark, so the writer records the boot it
+ *             writes in (snap.json's writer_boot, durable before its
+ *             first write) and syncs track before it clears that on a
+ *             clean close; a writer that finds another boot's mark left
+ *             there makes the plane count nothing (valid false: the next
+ *             snapshot reads the whole volume, and deduplication still
+ *             stores only the chunks that changed). No sync on the write
+ *             path.
  *   TAKEN     moved out of DIRTY by a snapshot that has not committed
  *             yet (durable before DIRTY is cleared): if it dies, the next
  *             snapshot still reads them.
@@ -125,6 +132,10 @@ struct spx_vol_snapstate {
 	char base[SPX_ID_SIZE];	  /* "" for none */
 	bool valid;
 	char source[SPX_ID_SIZE]; /* "" when every chunk is local */
+	/* The machine's boot id (/proc/sys/kernel/random/boot_id) while a
+	 * writer has the volume open; "" once the last one closed it with
+	 * its DIRTY marks synced. */
+	char writer_boot[40];
 };
 /* Absent: base "", valid false, source "". */
 int spx_vol_snapstate_read(const char *dir, struct spx_vol_snapstate *out);
@@ -138,11 +149,14 @@ int spx_vol_snapstate_parse(const char *buf, size_t n,
 
 /* ---- the writer (the plugin) ---- */
 
-/* Become the volume's writer: SPX_NO when another process is. */
+/* Become the volume's writer: SPX_NO when another process is. Records
+ * this boot in snap.json (durably), after making the DIRTY plane count
+ * nothing if a writer of an earlier boot never closed (see DIRTY). */
 int spx_vol_track_writer_lock(struct spx_vol_track *t);
+/* Sync the marks and clear writer_boot, then stop being the writer. */
 void spx_vol_track_writer_unlock(struct spx_vol_track *t);
 /* Before a write (trim, zero) of len bytes at off: wait while a snapshot
- * pauses writers, mark the chunks DIRTY durably, copy the PENDING ones
+ * pauses writers, mark the chunks DIRTY, copy the PENDING ones
  * to cow. Then the write, then spx_vol_track_write_end whatever
  * happened. On failure (-1) the write must not be done and _end is not
  * called. */

@@ -182,7 +182,7 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	wait_for 60 grep -q '%' "$BATS_TEST_TMPDIR/progress"
 	qio "$v" -c 'write -P 0xb2 0 256M' -c flush
 	# The writes did not wait for the upload: it is still going.
-	kill -0 "$BG_PID"
+	kill -0 "$BG_PID" || { cat "$BATS_TEST_TMPDIR/progress" "$BATS_TEST_TMPDIR/id"; false; }
 	! grep -q '100%' "$BATS_TEST_TMPDIR/progress"
 	wait "$BG_PID"
 	BG_PID=
@@ -243,7 +243,7 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	BG_PID=$!
 	errors() { [ "$(spx-vol info --root "$ROOT" "$r" --json | field fetch_errors)" -ge 2 ]; }
 	wait_for 30 errors
-	kill -0 "$BG_PID"
+	kill -0 "$BG_PID" || { cat "$BATS_TEST_TMPDIR/progress" "$BATS_TEST_TMPDIR/id"; false; }
 	spx-vol info --root "$ROOT" "$r" --json | field last_error | grep -q .
 	[ "$(spx-vol info --root "$ROOT" "$r" --json | field to_fetch)" -ge 1 ]
 	grep -q "$r: cannot fetch chunk 2 .*retrying" "$BATS_TEST_TMPDIR/serve.log"

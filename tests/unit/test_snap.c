@@ -787,6 +787,84 @@ static void test_attacks(void)
 	free(p);
 }
 
+/* DIRTY marks live in the page cache between a writer's open and its
+ * clean close: a process killed keeps them (the same boot), the machine
+ * going down may not. A writer that finds another boot's writer never
+ * closed makes the next snapshot read everything; dedup still stores
+ * only what changed. */
+static void test_machine_down(void)
+{
+	struct spx_vol_info v;
+	struct spx_vol_snapstate st;
+	struct spx_snap_report s1, s2, s3;
+	struct spx_vol_track *t;
+	char *dir, *p;
+	const char *other = "00000000-1111-2222-3333-444444444444";
+	char boot[64] = "";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	if (f) {
+		if (!fgets(boot, sizeof(boot), f))
+			boot[0] = 0;
+		fclose(f);
+	}
+	boot[strcspn(boot, "\n")] = 0;
+	T_INT(spx_vol_create(vs, 8 * (uint64_t)CH, NULL, &v), 0, "a volume");
+	dir = spx_vol_dir(vs, v.id);
+	for (uint64_t c = 0; c < 8; c++)
+		wchunk(v.id, c, 3);
+	T_INT(spx_snap_create(ss, v.id, NULL, &s1), 0, "a first snapshot");
+	/* A writer open, killed (never unlocked): this boot is recorded. */
+	wchunk(v.id, 2, 4);
+	spx_vol_snapstate_read(dir, &st);
+	T_STR(st.writer_boot, boot, "the writer's boot is recorded");
+	T_OK(st.valid, "tracking counts");
+	/* Opened again in the same boot: the marks are still there. */
+	wchunk(v.id, 3, 4);
+	T_INT(spx_snap_create(ss, v.id, NULL, &s2), 0, "second snapshot");
+	T_OK(s2.incremental && s2.read == 2,
+	     "incremental after a killed writer: %llu read",
+	     (unsigned long long)s2.read);
+	/* Now as if the machine went down under a writer: the mark is of
+	 * another boot. */
+	p = spx_xprintf("%s/snap.json", dir);
+	{
+		char *text = spx_xprintf("{\"base\":\"%s\",\"valid\":true,"
+					 "\"source\":\"\",\"writer_boot\":\"%s\"}",
+					 s2.id, other);
+
+		T_INT(spx_write_file(p, text, strlen(text), 0600, false), 0,
+		      "snap.json of a machine that went down");
+		free(text);
+	}
+	wchunk(v.id, 5, 4);
+	spx_vol_snapstate_read(dir, &st);
+	T_OK(!st.valid, "tracking no longer counts");
+	T_STR(st.writer_boot, boot, "this boot is recorded instead");
+	T_INT(spx_snap_create(ss, v.id, NULL, &s3), 0, "third snapshot");
+	T_OK(!s3.incremental && s3.read == 8, "reads the whole volume: %llu",
+	     (unsigned long long)s3.read);
+	T_INT(s3.uploaded, 1, "stores only the chunk that changed");
+	/* A clean close syncs the marks and clears the boot. */
+	T_INT(spx_vol_track_open(dir, v.size, 0, &t), 0, "open the tracking");
+	T_INT(spx_vol_track_writer_lock(t), 0, "a writer");
+	spx_vol_track_writer_unlock(t);
+	spx_vol_track_close(t);
+	spx_vol_snapstate_read(dir, &st);
+	T_STR(st.writer_boot, "", "cleared on a clean close");
+	T_OK(st.valid, "and tracking counts again");
+	/* A hostile writer_boot is not a state. */
+	{
+		const char *bad = "{\"base\":\"\",\"valid\":true,\"source\":\"\","
+				  "\"writer_boot\":\"../../x\"}";
+
+		T_INT(spx_vol_snapstate_parse(bad, strlen(bad), &st), -1,
+		      "a writer_boot that is not a boot id");
+	}
+	free(p);
+	free(dir);
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-snap.XXXXXX";
@@ -814,6 +892,7 @@ int main(void)
 	test_grow();
 	test_grow_map();
 	test_killed();
+	test_machine_down();
 	test_attacks();
 	spx_snap_store_close(ss);
 	spx_vol_store_close(vs);

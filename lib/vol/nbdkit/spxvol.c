@@ -20,8 +20,8 @@
  * the write that needs a new block, never damage to what was written.
  *
  * Snapshots (lib/vol/track.h): every write, trim and zero goes through
- * spx_vol_track_write_begin, which marks the chunks DIRTY durably before
- * the write, waits while a snapshot picks its chunks (milliseconds) and
+ * spx_vol_track_write_begin, which marks the chunks DIRTY before the
+ * write (in the shared map; track.h says how a lost mark is detected), waits while a snapshot picks its chunks (milliseconds) and
  * copies a chunk the snapshot has yet to read. The volumes open in this
  * process share one tracking map each, whatever the connections; one
  * process at a time may write a volume (others get EBUSY).
