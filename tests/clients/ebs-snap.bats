@@ -54,6 +54,22 @@ fails_with() { # CODE
 	[[ "$output" == *"($1) when calling"* ]] || { echo "$output"; return 1; }
 }
 agent_pid() { cat "$ROOT/run/agent.pid"; }
+# A volume v of 256 MiB of random bytes ($BATS_TEST_TMPDIR/a), a snapshot s
+# of it, and the agent's spx-vol snapshot (pid) stopped with SIGSTOP once
+# it has stored some chunks (the store held before of them).
+stopped_midway() {
+	v=$(volume --size 1)
+	head -c 256M /dev/urandom >"$BATS_TEST_TMPDIR/a"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
+	before=$(chunks)
+	s=$(av2 ec2 create-snapshot --volume-id "$v" --query SnapshotId --output text)
+	child() { pgrep -f -- "spx-vol snapshot .*--id $s $v"; }
+	wait_for 30 child
+	some() { [ "$(chunks)" -ge $((before + 8)) ]; }
+	wait_for 30 some
+	pid=$(child)
+	kill -STOP "$pid"
+}
 chunks() { spx-obj ls --root "$ROOT" sthree-spx-snapshots | grep -c '^c/' || true; }
 
 # other: the aws CLI as a second account, made once.
@@ -304,18 +320,7 @@ print(v["VolumeId"])' "$output" "$s")
 }
 
 @test "the agent killed mid-snapshot: the restarted agent finishes it, with the volume's bytes" {
-	v=$(volume --size 1)
-	head -c 256M /dev/urandom >"$BATS_TEST_TMPDIR/a"
-	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
-	before=$(chunks)
-	s=$(av2 ec2 create-snapshot --volume-id "$v" --query SnapshotId --output text)
-	# The agent's spx-vol snapshot, once it has stored some chunks.
-	child() { pgrep -f -- "spx-vol snapshot .*--id $s $v"; }
-	wait_for 30 child
-	some() { [ "$(chunks)" -ge $((before + 8)) ]; }
-	wait_for 30 some
-	pid=$(child)
-	kill -STOP "$pid"
+	stopped_midway
 	mid=$(chunks)
 	[ "$mid" -lt $((before + 512)) ]
 	[ "$(sstate "$s" | cut -f1)" = pending ]
@@ -387,18 +392,8 @@ print(v["VolumeId"])' "$output" "$s")
 }
 
 @test "a snapshot deleted while it is being taken: its step is stopped, nothing of it stays" {
-	v=$(volume --size 1)
-	head -c 256M /dev/urandom >"$BATS_TEST_TMPDIR/a"
-	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
-	before=$(chunks)
-	s=$(av2 ec2 create-snapshot --volume-id "$v" --query SnapshotId --output text)
-	child() { pgrep -f -- "spx-vol snapshot .*--id $s $v"; }
-	wait_for 30 child
-	some() { [ "$(chunks)" -ge $((before + 8)) ]; }
-	wait_for 30 some
 	# Held half way while the delete is recorded and the agent acts.
-	pid=$(child)
-	kill -STOP "$pid"
+	stopped_midway
 	av2 ec2 delete-snapshot --snapshot-id "$s"
 	run av2 ec2 describe-snapshots --snapshot-ids "$s"
 	fails_with InvalidSnapshot.NotFound
