@@ -179,3 +179,92 @@ int spx_ec2_desc_check(const char *desc, long max)
 				     n, max);
 	return 0;
 }
+
+char *spx_ec2_kind_key(const struct spx_ec2_kind *k, const char *account,
+		       const char *id)
+{
+	return spx_xprintf("%s/%s/%s", k->dir, account, id);
+}
+
+int spx_ec2_kind_not_found(const struct spx_ec2_kind *k, const char *id)
+{
+	return spx_ec2_fault(400, k->not_found, "The %s '%s' does not exist.",
+			     k->noun, id);
+}
+
+int spx_ec2_kind_malformed(const struct spx_ec2_kind *k, const char *id)
+{
+	return spx_ec2_fault(400, k->malformed,
+			     "Invalid id: \"%s\" (expecting \"%s-...\")",
+			     id ? id : "", k->prefix);
+}
+
+int spx_ec2_kind_get(struct spx_state *st, const struct spx_ec2_kind *k,
+		     const char *account, const char *id, json_t **out,
+		     uint64_t *rev)
+{
+	char *key;
+	int rc;
+
+	*out = NULL;
+	if (!spx_ec2_id_wellformed(id, k->prefix))
+		return spx_ec2_kind_malformed(k, id);
+	key = spx_ec2_kind_key(k, account, id);
+	rc = spx_ec2_rec_get(st, key, out, rev);
+	free(key);
+	if (rc == SPX_STATE_NOTFOUND)
+		return spx_ec2_kind_not_found(k, id);
+	return rc < 0 ? spx_ec2_state_fail(rc) : 0;
+}
+
+int spx_ec2_kind_change(struct spx_state *st, const struct spx_ec2_kind *k,
+			const char *account, const char *id,
+			int (*fn)(json_t *rec, void *arg), void *arg)
+{
+	char *key;
+	int rc;
+
+	if (!spx_ec2_id_wellformed(id, k->prefix))
+		return spx_ec2_kind_malformed(k, id);
+	key = spx_ec2_kind_key(k, account, id);
+	rc = spx_ec2_rec_change(st, key, fn, arg);
+	free(key);
+	return rc == SPX_STATE_NOTFOUND ? spx_ec2_kind_not_found(k, id) : rc;
+}
+
+int spx_ec2_kind_list(struct spx_state *st, const struct spx_ec2_kind *k,
+		      const char *account, json_t **out)
+{
+	struct spx_state_list l = SPX_STATE_LIST_INIT;
+	char *prefix = account ? spx_xprintf("%s/%s/", k->dir, account)
+			       : spx_xprintf("%s/", k->dir);
+	json_t *all = json_array();
+	int rc = spx_state_list(st, prefix, 0, &l);
+
+	*out = NULL;
+	free(prefix);
+	if (rc < 0) {
+		json_decref(all);
+		return spx_ec2_state_fail(rc);
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		json_t *r;
+
+		rc = spx_ec2_rec_get(st, l.key[i], &r, NULL);
+		if (rc == SPX_STATE_NOTFOUND)
+			continue; /* deleted meanwhile */
+		if (rc < 0 || !json_is_string(json_object_get(r, k->id_member))) {
+			spx_log(SPX_LOG_WARN, "ec2: '%s' is unreadable%s%s",
+				l.key[i], rc < 0 ? ": " : "",
+				rc < 0 ? spx_errmsg() : "");
+			json_decref(r);
+			continue;
+		}
+		json_array_append_new(all, r);
+	}
+	spx_state_list_release(&l);
+	spx_error_clear();
+	spx_ec2_sort_by(all, k->id_member);
+	*out = all;
+	return 0;
+}

@@ -48,6 +48,37 @@ json_t *spx_ec2_rec_item(const json_t *rec);
 int spx_ec2_rec_tags(json_t *rec, const json_t *set, const json_t *unset);
 /* InternalError in EC2's words for a failed state operation rc; -1. */
 int spx_ec2_state_fail(int rc);
+/* A kind of resource whose records are "DIR/ACCOUNT/ID", and how EC2
+ * words its errors. */
+struct spx_ec2_kind {
+	const char *dir;	 /* "volumes" */
+	const char *prefix;	 /* "vol": ids are "vol-..." */
+	const char *noun;	 /* "volume" */
+	const char *id_member;	 /* "VolumeId" */
+	const char *not_found;	 /* "InvalidVolume.NotFound" */
+	const char *malformed;	 /* "InvalidVolumeID.Malformed" */
+};
+/* The key of account's record id (caller frees). */
+char *spx_ec2_kind_key(const struct spx_ec2_kind *k, const char *account,
+		       const char *id);
+/* The kind's two faults for id; -1. */
+int spx_ec2_kind_not_found(const struct spx_ec2_kind *k, const char *id);
+int spx_ec2_kind_malformed(const struct spx_ec2_kind *k, const char *id);
+/* Read account's record id (*out, a new reference; *rev may be NULL):
+ * 0, or -1 with the kind's fault (malformed, not found) or
+ * InternalError. */
+int spx_ec2_kind_get(struct spx_state *st, const struct spx_ec2_kind *k,
+		     const char *account, const char *id, json_t **out,
+		     uint64_t *rev);
+/* spx_ec2_rec_change on account's record id, with the kind's faults. */
+int spx_ec2_kind_change(struct spx_state *st, const struct spx_ec2_kind *k,
+			const char *account, const char *id,
+			int (*fn)(json_t *rec, void *arg), void *arg);
+/* Every record under DIR/ (account NULL) or DIR/ACCOUNT/, sorted by id;
+ * a record that cannot be read, or names no id, is logged and left out:
+ * one never breaks a listing. 0, or -1 with InternalError. */
+int spx_ec2_kind_list(struct spx_state *st, const struct spx_ec2_kind *k,
+		      const char *account, json_t **out);
 /* A Description of a request (may be NULL): at most max characters, as
  * EC2 bounds descriptions (255); else InvalidParameterValue, -1. */
 int spx_ec2_desc_check(const char *desc, long max);

@@ -10,9 +10,14 @@
 
 #define PREFIX "snapshots/"
 
+static const struct spx_ec2_kind kind = {
+	"snapshots", "snap", "snapshot", "SnapshotId",
+	"InvalidSnapshot.NotFound", "InvalidSnapshotID.Malformed",
+};
+
 static char *rec_key(const char *account, const char *id)
 {
-	return spx_xprintf(PREFIX "%s/%s", account, id);
+	return spx_ec2_kind_key(&kind, account, id);
 }
 
 bool spx_ebs_snap_id_wellformed(const char *id)
@@ -22,15 +27,7 @@ bool spx_ebs_snap_id_wellformed(const char *id)
 
 static int not_found(const char *id)
 {
-	return spx_ec2_fault(400, "InvalidSnapshot.NotFound",
-			     "The snapshot '%s' does not exist.", id);
-}
-
-static int malformed(const char *id)
-{
-	return spx_ec2_fault(400, "InvalidSnapshotID.Malformed",
-			     "Invalid id: \"%s\" (expecting \"snap-...\")",
-			     id ? id : "");
+	return spx_ec2_kind_not_found(&kind, id);
 }
 
 bool spx_ebs_snap_permits(const json_t *rec, const char *account)
@@ -57,58 +54,21 @@ static bool live(const json_t *rec)
 	       !json_is_true(json_object_get(rec, "SpxDeleting"));
 }
 
-/* Every live snapshot record of every account (one unreadable record is
- * logged and left out). */
-static int all_records(struct spx_state *st, const char *prefix,
-		       json_t **out)
-{
-	struct spx_state_list l = SPX_STATE_LIST_INIT;
-	json_t *all = json_array();
-	int rc = spx_state_list(st, prefix, 0, &l);
-
-	*out = NULL;
-	if (rc < 0) {
-		json_decref(all);
-		return spx_ec2_state_fail(rc);
-	}
-	for (size_t i = 0; i < l.n; i++) {
-		json_t *r;
-
-		rc = spx_ec2_rec_get(st, l.key[i], &r, NULL);
-		if (rc == SPX_STATE_NOTFOUND)
-			continue;
-		if (rc < 0 || !json_is_string(json_object_get(r, "SnapshotId"))) {
-			spx_log(SPX_LOG_WARN, "ebs: '%s' is unreadable%s%s",
-				l.key[i], rc < 0 ? ": " : "",
-				rc < 0 ? spx_errmsg() : "");
-			json_decref(r);
-			continue;
-		}
-		if (live(r))
-			json_array_append(all, r);
-		json_decref(r);
-	}
-	spx_state_list_release(&l);
-	spx_error_clear();
-	*out = all;
-	return 0;
-}
-
 int spx_ebs_snap_list(struct spx_state *st, const char *account,
 		      json_t **out)
 {
 	json_t *all, *sel, *r;
 	size_t i;
 
+	/* Every account's: those shared with this one count too. */
 	*out = NULL;
-	if (all_records(st, PREFIX, &all) < 0)
+	if (spx_ec2_kind_list(st, &kind, NULL, &all) < 0)
 		return -1;
 	sel = json_array();
 	json_array_foreach(all, i, r)
-		if (spx_ebs_snap_permits(r, account))
+		if (live(r) && spx_ebs_snap_permits(r, account))
 			json_array_append(sel, r);
 	json_decref(all);
-	spx_ec2_sort_by(sel, "SnapshotId");
 	*out = sel;
 	return 0;
 }
@@ -148,21 +108,18 @@ static int shared_get(struct spx_state *st, const char *account,
 int spx_ebs_snap_get(struct spx_state *st, const char *account,
 		     const char *id, bool shared, json_t **out)
 {
-	char *key;
-	int rc;
+	const char *code;
 
 	*out = NULL;
-	if (!spx_ebs_snap_id_wellformed(id))
-		return malformed(id);
-	key = rec_key(account, id);
-	rc = spx_ec2_rec_get(st, key, out, NULL);
-	free(key);
-	if (rc == 0 && live(*out))
-		return 0;
-	json_decref(*out);
-	*out = NULL;
-	if (rc < 0 && rc != SPX_STATE_NOTFOUND)
-		return spx_ec2_state_fail(rc);
+	if (spx_ec2_kind_get(st, &kind, account, id, out, NULL) == 0) {
+		if (live(*out))
+			return 0;
+		json_decref(*out); /* being deleted: no more */
+		*out = NULL;
+	} else if (!(code = spx_ec2_fault_code(NULL)) ||
+		   strcmp(code, kind.not_found)) {
+		return -1; /* malformed, or the store failed */
+	}
 	if (!shared)
 		return not_found(id);
 	/* Another account's, if it lets this one use it: the keys name
@@ -322,15 +279,7 @@ int spx_ebs_snap_copy(struct spx_state *st, const char *account,
 static int change(struct spx_state *st, const char *account, const char *id,
 		  int (*fn)(json_t *, void *), void *arg)
 {
-	char *key;
-	int rc;
-
-	if (!spx_ebs_snap_id_wellformed(id))
-		return malformed(id);
-	key = rec_key(account, id);
-	rc = spx_ec2_rec_change(st, key, fn, arg);
-	free(key);
-	return rc == SPX_STATE_NOTFOUND ? not_found(id) : rc;
+	return spx_ec2_kind_change(st, &kind, account, id, fn, arg);
 }
 
 /* A deleted snapshot is not found by any change. */
@@ -389,7 +338,7 @@ int spx_ebs_snap_delete(struct spx_state *st, const char *account,
 	char ami[64];
 
 	if (!spx_ebs_snap_id_wellformed(id))
-		return malformed(id);
+		return spx_ec2_kind_malformed(&kind, id);
 	if (used_by(st, account, id, ami, sizeof(ami)) < 0)
 		return -1;
 	if (*ami)

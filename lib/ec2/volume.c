@@ -34,26 +34,19 @@ const struct spx_ebs_type *spx_ebs_type(const char *name)
 	return NULL;
 }
 
+static const struct spx_ec2_kind kind = {
+	"volumes", "vol", "volume", "VolumeId",
+	"InvalidVolume.NotFound", "InvalidVolumeID.Malformed",
+};
+
 static char *rec_key(const char *account, const char *id)
 {
-	return spx_xprintf("volumes/%s/%s", account, id);
+	return spx_ec2_kind_key(&kind, account, id);
 }
 
 bool spx_ebs_id_wellformed(const char *id)
 {
 	return spx_ec2_id_wellformed(id, "vol");
-}
-
-static int not_found(const char *id)
-{
-	return spx_ec2_fault(400, "InvalidVolume.NotFound",
-			     "The volume '%s' does not exist.", id);
-}
-
-static int malformed(const char *id)
-{
-	return spx_ec2_fault(400, "InvalidVolumeID.Malformed",
-			     "Invalid id: \"%s\" (expecting \"vol-...\")", id);
 }
 
 static int64_t num(const json_t *o, const char *k)
@@ -356,54 +349,12 @@ out:
 int spx_ebs_get(struct spx_state *st, const char *account, const char *id,
 		json_t **out, uint64_t *rev)
 {
-	char *key;
-	int rc;
-
-	*out = NULL;
-	if (!spx_ebs_id_wellformed(id))
-		return malformed(id);
-	key = rec_key(account, id);
-	rc = spx_ec2_rec_get(st, key, out, rev);
-	free(key);
-	if (rc == SPX_STATE_NOTFOUND)
-		return not_found(id);
-	return rc < 0 ? spx_ec2_state_fail(rc) : 0;
+	return spx_ec2_kind_get(st, &kind, account, id, out, rev);
 }
 
 int spx_ebs_list(struct spx_state *st, const char *account, json_t **out)
 {
-	struct spx_state_list l = SPX_STATE_LIST_INIT;
-	char *prefix = spx_xprintf("volumes/%s/", account);
-	json_t *all = json_array();
-	int rc = spx_state_list(st, prefix, 0, &l);
-
-	*out = NULL;
-	free(prefix);
-	if (rc < 0) {
-		json_decref(all);
-		return spx_ec2_state_fail(rc);
-	}
-	for (size_t i = 0; i < l.n; i++) {
-		json_t *r;
-
-		rc = spx_ec2_rec_get(st, l.key[i], &r, NULL);
-		if (rc == SPX_STATE_NOTFOUND)
-			continue; /* deleted meanwhile */
-		/* One unreadable record never breaks a listing. */
-		if (rc < 0 || !json_is_string(json_object_get(r, "VolumeId"))) {
-			spx_log(SPX_LOG_WARN, "ebs: '%s' is unreadable%s%s",
-				l.key[i], rc < 0 ? ": " : "",
-				rc < 0 ? spx_errmsg() : "");
-			json_decref(r);
-			continue;
-		}
-		json_array_append_new(all, r);
-	}
-	spx_state_list_release(&l);
-	spx_error_clear();
-	spx_ec2_sort_by(all, "VolumeId");
-	*out = all;
-	return 0;
+	return spx_ec2_kind_list(st, &kind, account, out);
 }
 
 /* ---- transitions -------------------------------------------------- */
@@ -411,15 +362,7 @@ int spx_ebs_list(struct spx_state *st, const char *account, json_t **out)
 static int change(struct spx_state *st, const char *account, const char *id,
 		  int (*fn)(json_t *, void *), void *arg)
 {
-	char *key;
-	int rc;
-
-	if (!spx_ebs_id_wellformed(id))
-		return malformed(id);
-	key = rec_key(account, id);
-	rc = spx_ec2_rec_change(st, key, fn, arg);
-	free(key);
-	return rc == SPX_STATE_NOTFOUND ? not_found(id) : rc;
+	return spx_ec2_kind_change(st, &kind, account, id, fn, arg);
 }
 
 static int to_deleting(json_t *rec, void *arg)
