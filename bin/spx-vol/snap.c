@@ -76,6 +76,20 @@ static void int_cell(struct spx_table *t, uint64_t v)
 	spx_table_int(t, (long long)v);
 }
 
+/* The table of one snapshot (t, freed here) as JSON; its id alone for
+ * people. The exit status. */
+static int print_report(struct spx_table *t, const char *id, bool json)
+{
+	int rc = 0;
+
+	if (json)
+		rc = spx_table_print(t, stdout, true) < 0 ? SPX_FAIL : 0;
+	else
+		printf("%s\n", id);
+	spx_table_free(t);
+	return rc;
+}
+
 int cmd_snapshot(const struct spx_args *a)
 {
 	struct spx_snap_opts o = { .id = spx_arg(a, "id"),
@@ -95,7 +109,7 @@ int cmd_snapshot(const struct spx_args *a)
 	prog_end(&p);
 	if (rc < 0) {
 		rc = volcli_fail(a);
-	} else if (spx_flag(a, "json")) {
+	} else {
 		struct spx_table *t = spx_table_new(
 			"ID", "VOLUME", "PARENT", "SIZE", "CREATED", "CHUNKS",
 			"INCREMENTAL", "READ", "UPLOADED", "UPLOADED BYTES", NULL);
@@ -112,10 +126,7 @@ int cmd_snapshot(const struct spx_args *a)
 		int_cell(t, r.read);
 		int_cell(t, r.uploaded);
 		size_cell(t, r.uploaded_bytes);
-		rc = spx_table_print(t, stdout, true) < 0 ? SPX_FAIL : 0;
-		spx_table_free(t);
-	} else {
-		printf("%s\n", r.id);
+		rc = print_report(t, r.id, spx_flag(a, "json"));
 	}
 	volcli_close(&c);
 	return rc;
@@ -131,7 +142,7 @@ int cmd_snapshot_copy(const struct spx_args *a)
 		return rc;
 	if (spx_snap_copy(c.ss, a->argv[0], spx_arg(a, "id"), &r) < 0) {
 		rc = volcli_fail(a);
-	} else if (spx_flag(a, "json")) {
+	} else {
 		struct spx_table *t = spx_table_new("ID", "SOURCE", "VOLUME",
 						    "SIZE", "CREATED", "CHUNKS",
 						    NULL);
@@ -143,10 +154,7 @@ int cmd_snapshot_copy(const struct spx_args *a)
 		size_cell(t, r.size);
 		time_cell(t, r.created_ms);
 		int_cell(t, r.chunks);
-		rc = spx_table_print(t, stdout, true) < 0 ? SPX_FAIL : 0;
-		spx_table_free(t);
-	} else {
-		printf("%s\n", r.id);
+		rc = print_report(t, r.id, spx_flag(a, "json"));
 	}
 	volcli_close(&c);
 	return rc;
