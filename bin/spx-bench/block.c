@@ -1186,6 +1186,15 @@ static int one_run(struct blk *b)
 	return blk_snap_run(b);
 }
 
+/* One run of the suite into r (spx_bench_repeat's step). */
+static int run_one(void *ctx, struct spx_bench_run *r)
+{
+	struct blk *b = ctx;
+
+	b->run = r;
+	return one_run(b);
+}
+
 int cmd_block(const struct spx_args *a, const char *results)
 {
 	struct blk b = { .size = 1u << 30, .runtime_ms = 10000,
@@ -1256,23 +1265,9 @@ int cmd_block(const struct spx_args *a, const char *results)
 		if (layout(&b, t) < 0)
 			goto fail;
 	}
-	runs.v = spx_calloc(nruns, sizeof(*runs.v));
-	for (uint64_t r = 0; r < nruns; r++) {
-		char *path = NULL;
-
-		printf("run %llu of %llu\n", (unsigned long long)r + 1,
-		       (unsigned long long)nruns);
-		spx_bench_run_init(&runs.v[r], "block", tag, (int)r + 1);
-		runs.v[r].quick = b.quick;
-		runs.n++;
-		b.run = &runs.v[r];
-		if (one_run(&b) < 0)
-			goto fail;
-		if (spx_bench_save(b.run, results, &path) < 0)
-			goto fail;
-		printf("  saved %s\n", path);
-		free(path);
-	}
+	if (spx_bench_repeat("block", tag, nruns, b.quick, results, run_one,
+			     &b, &runs) < 0)
+		goto fail;
 	report(&b, &runs, tag, results);
 	rc = 0;
 	goto out;
@@ -1284,9 +1279,7 @@ fail:
 		rc = spx_errstatus();
 out:
 	teardown(&b, spx_flag(a, "keep"));
-	for (size_t i = 0; i < runs.n; i++)
-		spx_bench_run_release(&runs.v[i]);
-	free(runs.v);
+	spx_bench_runs_release(&runs);
 	free(deftag);
 	return rc;
 }

@@ -971,6 +971,15 @@ static int one_run(struct s3b *b)
 	return 0;
 }
 
+/* One run of the suite into r (spx_bench_repeat's step). */
+static int run_one(void *ctx, struct spx_bench_run *r)
+{
+	struct s3b *b = ctx;
+
+	b->run = r;
+	return one_run(b);
+}
+
 int cmd_s3(const struct spx_args *a, const char *results)
 {
 	static const int rs[3][2] = { { 1, 0 }, { 2, 1 }, { 4, 2 } };
@@ -1063,23 +1072,9 @@ int cmd_s3(const struct spx_args *a, const char *results)
 		b.gw = &b.node[0].ep;
 		b.gwpid = b.node[0].gw;
 	}
-	runs.v = spx_calloc(nruns, sizeof(*runs.v));
-	for (uint64_t r = 0; r < nruns; r++) {
-		char *path = NULL;
-
-		printf("run %llu of %llu\n", (unsigned long long)r + 1,
-		       (unsigned long long)nruns);
-		spx_bench_run_init(&runs.v[r], "s3", tag, (int)r + 1);
-		runs.v[r].quick = b.quick;
-		runs.n++;
-		b.run = &runs.v[r];
-		if (one_run(&b) < 0)
-			goto fail;
-		if (spx_bench_save(b.run, results, &path) < 0)
-			goto fail;
-		printf("  saved %s\n", path);
-		free(path);
-	}
+	if (spx_bench_repeat("s3", tag, nruns, b.quick, results, run_one,
+			     &b, &runs) < 0)
+		goto fail;
 	report(&b, &runs, tag, results);
 	rc = 0;
 	goto out;
@@ -1114,9 +1109,7 @@ out:
 	ep_release(&b.ext);
 	if (scratch && !spx_flag(a, "keep"))
 		spx_rmtree(scratch);
-	for (size_t i = 0; i < runs.n; i++)
-		spx_bench_run_release(&runs.v[i]);
-	free(runs.v);
+	spx_bench_runs_release(&runs);
 	for (int i = 0; i < b.nsizes; i++)
 		free(b.w[i].part_crc);
 	free(b.docroot);

@@ -261,6 +261,30 @@ int spx_bench_load_tag(const char *results, const char *tag,
 	return rc;
 }
 
+int spx_bench_repeat(const char *suite, const char *tag, uint64_t nruns,
+		     bool quick, const char *results,
+		     int (*one)(void *ctx, struct spx_bench_run *r), void *ctx,
+		     struct spx_bench_runs *rs)
+{
+	rs->v = spx_calloc(nruns ? nruns : 1, sizeof(*rs->v));
+	rs->n = 0;
+	for (uint64_t r = 0; r < nruns; r++) {
+		struct spx_bench_run *run = &rs->v[r];
+		char *path = NULL;
+
+		printf("run %llu of %llu\n", (unsigned long long)r + 1,
+		       (unsigned long long)nruns);
+		spx_bench_run_init(run, suite, tag, (int)r + 1);
+		run->quick = quick;
+		rs->n++;
+		if (one(ctx, run) < 0 || spx_bench_save(run, results, &path) < 0)
+			return -1;
+		printf("  saved %s\n", path);
+		free(path);
+	}
+	return 0;
+}
+
 void spx_bench_runs_release(struct spx_bench_runs *rs)
 {
 	for (size_t i = 0; i < rs->n; i++)

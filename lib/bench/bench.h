@@ -60,6 +60,15 @@ int spx_bench_save(const struct spx_bench_run *r, const char *results,
 		   char **path);
 void spx_bench_run_release(struct spx_bench_run *r);
 
+/* Run a suite nruns times into rs (rs->v allocated here; release with
+ * spx_bench_runs_release): one(ctx, run) fills each run, which is saved
+ * under results at once, its path printed. Stops at the first failure
+ * (-1, the error recorded); the runs made so far stay in rs. */
+int spx_bench_repeat(const char *suite, const char *tag, uint64_t nruns,
+		     bool quick, const char *results,
+		     int (*one)(void *ctx, struct spx_bench_run *r), void *ctx,
+		     struct spx_bench_runs *rs);
+
 /* Tags are [A-Za-z0-9._-]{1,64}. */
 bool spx_bench_tag_valid(const char *tag);
 /* Parse one run file (at most 4 MiB). */
