@@ -94,7 +94,7 @@ static const struct spx_opt serve_opts[] = {
 	SPX_OPT_ROOT,
 	OPT_SOCKET,
 	{ "threads", 't', "N",
-	  "nbdkit's threads (default: ebs.default_threads, 32)" },
+	  "nbdkit's threads (default: ebs.default_threads, 16)" },
 	{ "notify-fd", 0, "FD", "write a newline to FD once serving" },
 	{ "pidfile", 0, "FILE", "hold a lock on FILE and write the pid in it" },
 	{ "log", 0, "FILE", "append messages (nbdkit's too) to FILE" },

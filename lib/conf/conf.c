@@ -168,10 +168,9 @@ static const struct field fields[] = {
 	  "Reed-Solomon data shards per object", NODE(obj.data) },
 	{ S_NODE, "obj.parity", K_INT, "0", 0, 16, 0,
 	  "Reed-Solomon parity shards per object", NODE(obj.parity) },
-	{ S_NODE, "ebs.default_threads", K_INT, "32", 1, 256, 0,
+	{ S_NODE, "ebs.default_threads", K_INT, "16", 1, 256, 0,
 	  "I/O threads of the volume server (spx-vol serve, nbdkit "
-	  "--threads) for each connection; 32 keeps as many reads at the disk "
-	  "as a guest's queue of 32", NODE(ebs.default_threads) },
+	  "--threads), shared by every volume", NODE(ebs.default_threads) },
 	{ S_NODE, "ebs.overcommit_percent", K_INT, "100", 1, 100000, 0,
 	  "how much volume size CreateVolume may provision, in percent of the "
 	  "size of the file system holding the volumes; volumes are thin, so "

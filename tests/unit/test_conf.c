@@ -60,7 +60,7 @@ static const char full[] =
 	"data = 4\n"
 	"parity = 2\n"
 	"[nodes.node1.ebs]\n"
-	"default_threads = 24\n"
+	"default_threads = 32\n"
 	"cache_size_mb = 0\n"
 	"[nodes.node2]\n"
 	"host = \"10.0.0.2\"\n";
@@ -141,7 +141,7 @@ static void test_full(void)
 	T_STR(n->obj.drives.v[1], "/mnt/d1", "drives[1]");
 	T_INT(n->obj.data, 4, "obj.data");
 	T_INT(n->obj.parity, 2, "obj.parity");
-	T_INT(n->ebs.default_threads, 24, "ebs.default_threads");
+	T_INT(n->ebs.default_threads, 32, "ebs.default_threads");
 	T_INT(n->ebs.cache_size_mb, 0, "ebs.cache_size_mb");
 	T_INT(n->line * 100 + n->col, 3101, "the node is at its header");
 	n = spx_conf_find_node(&c, "node2");
@@ -206,7 +206,7 @@ static void test_defaults(void)
 	T_STR(n->obj.drives.v[0], "/r/data/obj/d0", "default drive");
 	T_INT(n->obj.data, 1, "default data");
 	T_INT(n->obj.parity, 0, "default parity");
-	T_INT(n->ebs.default_threads, 32, "default default_threads");
+	T_INT(n->ebs.default_threads, 16, "default default_threads");
 	T_INT(n->ebs.cache_size_mb, 128, "default cache_size_mb");
 	T_INT(n->ebs.overcommit_percent, 100, "default overcommit_percent");
 	spx_conf_release(&c);
