@@ -844,6 +844,9 @@ static void report(const struct blk *b, const struct spx_bench_runs *rs,
 		     b->fio_version, NJOBS, IODEPTH, sz, b->runtime_ms / 1e3,
 		     b->ramp_ms / 1e3, NJOBS, b->direct);
 	spx_buf_adds(&md,
+		     "- plain nbdkit runs with its default threads (16 a "
+		     "connection), spx-vol serve with the node's "
+		     "ebs.default_threads (16 unless configured)\n"
 		     "- both NBD servers acknowledge a write once the host's "
 		     "page cache holds it and make it durable on FLUSH or "
 		     "FUA; the host jobs go around the page cache. Where the "
