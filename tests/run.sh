@@ -17,7 +17,7 @@ log=$(mktemp -d /tmp/spx-test.XXXXXX)
 trap 'rm -rf "$log"' EXIT
 
 pass=0 fail=0 skip=0
-tally() { # $1: name, $2: file with TAP output, $3: exit status
+tally() { # $1: name, $2: file with TAP output, $3: exit status, $4: seconds
 	local p f s
 	p=$(grep -cE '^ok ' "$2" | head -1)
 	s=$(grep -cE '^ok .*# (skip|SKIP)' "$2" | head -1)
@@ -30,10 +30,10 @@ tally() { # $1: name, $2: file with TAP output, $3: exit status
 	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	if [ "$f" -gt 0 ]; then
-		echo "FAIL $1 ($p passed, $f failed)"
+		echo "FAIL $1 ($p passed, $f failed; ${4}s)"
 		grep -vE '^ok ' "$2" | sed 's/^/    /' | head -60
 	else
-		echo "ok   $1 ($p passed${s:+, $s skipped})"
+		echo "ok   $1 ($p passed${s:+, $s skipped}; ${4}s)"
 	fi
 }
 
@@ -43,6 +43,7 @@ for t in "$O"/tests/test_*; do
 	n=$(basename "$t")
 	case "$n" in *"$filter"*) ;; *) continue ;; esac
 	out="$log/$n.tap"
+	t0=$SECONDS
 	if [ $memcheck = 1 ]; then
 		valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
 			--error-exitcode=99 --trace-children=no "$t" >"$out" 2>"$log/$n.err"
@@ -51,7 +52,7 @@ for t in "$O"/tests/test_*; do
 	fi
 	rc=$?
 	[ $rc -ne 0 ] && sed 's/^/# /' "$log/$n.err" >>"$out"
-	tally "$n" "$out" $rc
+	tally "$n" "$out" $rc $((SECONDS - t0))
 done
 
 if [ $memcheck = 0 ]; then
@@ -62,8 +63,9 @@ if [ $memcheck = 0 ]; then
 			n=${b#"$top"/tests/}
 			case "$n" in *"$filter"*) ;; *) continue ;; esac
 			out="$log/$(echo "$n" | tr / _).tap"
+			t0=$SECONDS
 			bats --tap "$b" >"$out" 2>&1
-			tally "$n" "$out" $?
+			tally "$n" "$out" $? $((SECONDS - t0))
 		done
 	else
 		echo "not ok - bats is not installed (run scripts/deps.sh)"
