@@ -1,10 +1,13 @@
 /* snapshot.c: EBS snapshots in the record store (see snapshot.h). */
 #include "spx.h"
 
+#include <unistd.h>
+
 #include "ec2/fault.h"
 #include "ec2/rec.h"
 #include "ec2/snapshot.h"
 #include "ec2/tags.h"
+#include "ec2/volume.h"
 #include "id.h"
 #include "state/state.h"
 
@@ -332,20 +335,24 @@ static int to_deleting(json_t *rec, void *arg)
 	return 0;
 }
 
-int spx_ebs_snap_delete(struct spx_state *st, const char *account,
-			const char *id)
+int spx_ebs_snap_delete(struct spx_state *st, const char *lock,
+			const char *account, const char *id)
 {
 	char ami[64];
+	int lk, rc;
 
 	if (!spx_ebs_snap_id_wellformed(id))
 		return spx_ec2_kind_malformed(&kind, id);
-	if (used_by(st, account, id, ami, sizeof(ami)) < 0)
+	if ((lk = spx_ebs_lock(lock)) < 0)
 		return -1;
-	if (*ami)
-		return spx_ec2_fault(400, "InvalidSnapshot.InUse",
-				     "The snapshot %s is currently in use by %s",
-				     id, ami);
-	return change(st, account, id, to_deleting, NULL);
+	if ((rc = used_by(st, account, id, ami, sizeof(ami))) == 0 && *ami)
+		rc = spx_ec2_fault(400, "InvalidSnapshot.InUse",
+				   "The snapshot %s is currently in use by %s",
+				   id, ami);
+	if (rc == 0)
+		rc = change(st, account, id, to_deleting, NULL);
+	close(lk);
+	return rc;
 }
 
 /* The permission entries req asks to add and to remove, checked. */

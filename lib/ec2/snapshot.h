@@ -74,9 +74,10 @@ int spx_ebs_snap_list(struct spx_state *st, const char *account,
 /* May account create volumes from rec? (owner, or permitted) */
 bool spx_ebs_snap_permits(const json_t *rec, const char *account);
 /* DeleteSnapshot: InvalidSnapshot.InUse while an image of the account
- * names it. */
-int spx_ebs_snap_delete(struct spx_state *st, const char *account,
-			const char *id);
+ * names it. Under the node's lock (lock: its file, spx_ebs_lock), as
+ * CreateVolume records a volume of a snapshot. */
+int spx_ebs_snap_delete(struct spx_state *st, const char *lock,
+			const char *account, const char *id);
 /* ModifySnapshotAttribute (createVolumePermission, add or remove; the
  * old form with OperationType, UserIds and GroupNames, or
  * CreateVolumePermission.Add/Remove). */

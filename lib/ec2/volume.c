@@ -179,6 +179,20 @@ static int provisioned(struct spx_state *st, const char *node,
 	return 0;
 }
 
+int spx_ebs_lock(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd >= 0 && flock(fd, LOCK_EX) == 0)
+		return fd;
+	spx_ec2_fault(500, "InternalError",
+		      "An internal error has occurred (lock '%s': %s)", path,
+		      strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
 /* Under the node's lock: is there room for gib more? */
 static int capacity_check(struct spx_state *st,
 			  const struct spx_ebs_env *env, int64_t gib)
@@ -300,6 +314,7 @@ int spx_ebs_create(struct spx_state *st, const struct spx_ebs_env *env,
 	enc = json_is_true(json_object_get(req, "Encrypted")) ||
 	      json_is_true(json_object_get(snap, "Encrypted"));
 	json_decref(snap);
+	snap = NULL;
 	rec = json_pack("{s:s, s:I, s:s, s:s, s:b, s:s, s:b, s:s, s:I, s:[], "
 			"s:o, s:s, s:s}",
 			"VolumeId", id, "Size", (json_int_t)gib, "VolumeType",
@@ -319,16 +334,18 @@ int spx_ebs_create(struct spx_state *st, const struct spx_ebs_env *env,
 	if (spx_ec2_str(req, "KmsKeyId"))
 		json_object_set_new(rec, "KmsKeyId",
 				    json_string(spx_ec2_str(req, "KmsKeyId")));
-	/* The check and the record under the node's lock: two creates
-	 * cannot both take the last free space. */
-	lk = open(env->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lk < 0 || flock(lk, LOCK_EX) < 0) {
-		rc = spx_ec2_fault(500, "InternalError",
-				   "An internal error has occurred (lock: %s)",
-				   strerror(errno));
+	/* The checks and the record under the node's lock: two creates
+	 * cannot both take the last free space, and a DeleteSnapshot
+	 * (under the same lock) comes wholly before this create, which
+	 * then finds no snapshot, or after its record, which the agent
+	 * then restores before it deletes the snapshot. */
+	if ((lk = spx_ebs_lock(env->lock)) < 0) {
+		rc = -1;
 		goto out;
 	}
-	if ((rc = capacity_check(st, env, gib)) == 0) {
+	rc = sid ? spx_ebs_snap_get(st, account, sid, true, &snap) : 0;
+	json_decref(snap);
+	if (rc == 0 && (rc = capacity_check(st, env, gib)) == 0) {
 		key = rec_key(account, id);
 		rc = spx_ec2_rec_put(st, key, rec, true, 0);
 		free(key);

@@ -34,6 +34,9 @@
  * provision more than ebs.overcommit_percent of the volume store's file
  * system; the check and the new record are made under a lock of the node
  * (a flock on env->lock), so concurrent creates cannot both pass.
+ * DeleteSnapshot takes the same lock, and CreateVolume looks at its
+ * snapshot again under it: a volume is recorded before its snapshot is
+ * marked for deletion, or not at all (InvalidSnapshot.NotFound).
  *
  * Functions record errors with spx_ec2_fault() in EC2's words and return
  * 0 or -1.
@@ -69,6 +72,10 @@ struct spx_ebs_type {
 	bool multi_attach;
 };
 const struct spx_ebs_type *spx_ebs_type(const char *name);
+
+/* The node's lock (a flock on path, made if missing): the open file to
+ * close, or -1 with an InternalError fault. */
+int spx_ebs_lock(const char *path);
 
 /* CreateVolume: req is the parsed CreateVolumeRequest, tags the TagList
  * from its TagSpecifications. *out (a new reference) is the record. */

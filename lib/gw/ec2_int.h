@@ -104,6 +104,8 @@ int ec2_describe_tags(struct ec2_call *c);
 int ec2_create_launch_template(struct ec2_call *c);
 int ec2_describe_launch_templates(struct ec2_call *c);
 int ec2_delete_launch_template(struct ec2_call *c);
+/* The node's EBS lock file (spx_ebs_lock): a new string. */
+char *ec2_ebs_lock_path(const struct ec2_call *c);
 int ec2_create_volume(struct ec2_call *c);
 int ec2_delete_volume(struct ec2_call *c);
 int ec2_describe_volumes(struct ec2_call *c);

@@ -78,8 +78,12 @@ out:
 
 int ec2_delete_snapshot(struct ec2_call *c)
 {
-	if (spx_ebs_snap_delete(c->gw->state, c->account,
-				ec2_str(c, "SnapshotId")) < 0)
+	char *lock = ec2_ebs_lock_path(c);
+	int rc = spx_ebs_snap_delete(c->gw->state, lock, c->account,
+				     ec2_str(c, "SnapshotId"));
+
+	free(lock);
+	if (rc < 0)
 		return -1;
 	wake(c);
 	return 0;

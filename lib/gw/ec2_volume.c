@@ -89,12 +89,17 @@ static const char *node_for(const struct spx_conf *conf,
 	return self->name;
 }
 
+char *ec2_ebs_lock_path(const struct ec2_call *c)
+{
+	return spx_path_join(c->gw->conf->paths.run, "ebs.lock");
+}
+
 int ec2_create_volume(struct ec2_call *c)
 {
 	const struct spx_conf *conf = c->gw->conf;
 	json_t *zones = spx_ec2_locations(conf, "availability-zone");
 	char *store = spx_path_join(conf->paths.data, "vol");
-	char *lock = spx_path_join(conf->paths.run, "ebs.lock");
+	char *lock = ec2_ebs_lock_path(c);
 	struct spx_ebs_env env = {
 		node_for(conf, c->gw->self, ec2_str(c, "AvailabilityZone")),
 		zones, store, lock, c->gw->self->ebs.overcommit_percent

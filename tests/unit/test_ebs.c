@@ -5,7 +5,12 @@
  * keeps one. */
 #include "spx.h"
 
+#include <fcntl.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ec2/fault.h"
 #include "ec2/snapshot.h"
@@ -471,7 +476,7 @@ static void test_snapshots(void)
 	T_INT(spx_ebs_snap_modify_attr(st, ACCT, r), 0, "shared");
 	json_decref(r);
 	T_STR(snap_field(OTHER, sid, "SnapshotId"), sid, "seen when shared");
-	T_INT(spx_ebs_snap_delete(st, OTHER, sid), -1,
+	T_INT(spx_ebs_snap_delete(st, env.lock, OTHER, sid), -1,
 	      "but not deleted by it");
 	T_INT(spx_ebs_snap_set_tags(st, OTHER, sid, NULL, NULL), -1,
 	      "nor tagged");
@@ -535,17 +540,17 @@ static void test_snapshots(void)
 		char *v = json_dumps(r, 0);
 
 		spx_state_put(st, k, v, strlen(v), 0, NULL);
-		T_INT(spx_ebs_snap_delete(st, ACCT, sid), -1, "in use");
+		T_INT(spx_ebs_snap_delete(st, env.lock, ACCT, sid), -1, "in use");
 		T_STR(code(), "InvalidSnapshot.InUse", "InvalidSnapshot.InUse");
 		spx_state_delete(st, k, 0);
 		free(k);
 		free(v);
 	}
 	json_decref(r);
-	T_INT(spx_ebs_snap_delete(st, ACCT, sid), 0, "deleted");
+	T_INT(spx_ebs_snap_delete(st, env.lock, ACCT, sid), 0, "deleted");
 	r = NULL;
 	T_INT(spx_ebs_snap_get(st, ACCT, sid, true, &r), -1, "gone at once");
-	T_INT(spx_ebs_snap_delete(st, ACCT, sid), -1, "deleted once");
+	T_INT(spx_ebs_snap_delete(st, env.lock, ACCT, sid), -1, "deleted once");
 	T_INT(snap_work(sid, &w), 1, "the agent removes it");
 	T_OK(w.step == SPX_EBS_SNAP_DELETE, "snapshot-rm");
 	T_INT(spx_ebs_snap_done(st, &w, true, true, NULL), 0, "removed");
@@ -610,6 +615,153 @@ static void test_snapshot_description(void)
 	json_decref(list);
 }
 
+/* ---- CreateVolume against DeleteSnapshot ---------------------------- */
+
+struct racer {
+	const char *sid;
+	int rc;
+	char code[64];
+};
+
+static void *create_from(void *arg)
+{
+	struct racer *r = arg;
+	json_t *q = json_pack("{s:s, s:s}", "AvailabilityZone", "az1",
+			      "SnapshotId", r->sid),
+	       *vol = NULL;
+
+	r->rc = spx_ebs_create(st, &env, ACCT, q, NULL, 1700000300, &vol);
+	snprintf(r->code, sizeof(r->code), "%s", r->rc < 0 ? code() : "");
+	json_decref(vol);
+	json_decref(q);
+	return NULL;
+}
+
+static void *delete_snap(void *arg)
+{
+	struct racer *r = arg;
+
+	r->rc = spx_ebs_snap_delete(st, env.lock, ACCT, r->sid);
+	snprintf(r->code, sizeof(r->code), "%s", r->rc < 0 ? code() : "");
+	return NULL;
+}
+
+/* Until a flock on path waits (its "->" line in /proc/locks): 1, or 0
+ * after 10 s. */
+static int lock_waited(const char *path)
+{
+	struct stat sb;
+	char pat[64], line[256];
+
+	if (stat(path, &sb) < 0)
+		return 0;
+	snprintf(pat, sizeof(pat), ":%llu ", (unsigned long long)sb.st_ino);
+	for (int i = 0; i < 10000; i++) {
+		FILE *f = fopen("/proc/locks", "r");
+		bool seen = false;
+
+		while (f && !seen && fgets(line, sizeof(line), f))
+			seen = strstr(line, "->") && strstr(line, "FLOCK") &&
+			       strstr(line, pat);
+		if (f)
+			fclose(f);
+		if (seen)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* A completed snapshot of a new available volume, its id into sid. */
+static int completed_snapshot(char *sid, size_t size)
+{
+	struct spx_ebs_work w;
+	const char *c;
+	json_t *vol = create("{\"AvailabilityZone\": \"az1\", \"Size\": 1}", &c),
+	       *r, *snap = NULL;
+	int rc = -1;
+
+	if (!vol)
+		return -1;
+	r = json_pack("{s:s}", "VolumeId",
+		      json_string_value(json_object_get(vol, "VolumeId")));
+	if (work_for(json_string_value(json_object_get(vol, "VolumeId")), &w) == 1 &&
+	    spx_ebs_done(st, &w, true, NULL, 1700000301) == 0 &&
+	    spx_ebs_snap_create(st, ACCT, r, NULL, 1700000302, &snap) == 0) {
+		snprintf(sid, size, "%s",
+			 json_string_value(json_object_get(snap, "SnapshotId")));
+		if (snap_work(sid, &w) == 1 &&
+		    spx_ebs_snap_done(st, &w, true, false, NULL) == 0)
+			rc = 0;
+	}
+	json_decref(snap);
+	json_decref(r);
+	json_decref(vol);
+	return rc;
+}
+
+static size_t volumes_of(const char *sid)
+{
+	json_t *list = NULL, *v;
+	size_t i, n = 0;
+
+	if (spx_ebs_list(st, ACCT, &list) < 0)
+		return 0;
+	json_array_foreach(list, i, v)
+		n += !strcmp(json_string_value(json_object_get(v, "SnapshotId")),
+			     sid);
+	json_decref(list);
+	return n;
+}
+
+/* A DeleteSnapshot between CreateVolume's first look at the snapshot
+ * and its record: the volume must not be recorded (the agent would
+ * find no snapshot to restore and the volume would end in error). */
+static void test_create_vs_delete(void)
+{
+	struct racer r = { 0 };
+	char sid[32], *elsewhere = spx_xprintf("%s/other.lock", tmp);
+	json_t *snap = NULL;
+	pthread_t th;
+	int fd;
+
+	if (!T_OK(completed_snapshot(sid, sizeof(sid)) == 0, "a snapshot"))
+		goto out;
+	fd = open(env.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (!T_OK(fd >= 0 && flock(fd, LOCK_EX) == 0, "the node's lock held"))
+		goto out;
+	r.sid = sid;
+	pthread_create(&th, NULL, create_from, &r);
+	T_OK(lock_waited(env.lock), "CreateVolume waits for the lock");
+	/* The deletion that came first, past the lock this test holds. */
+	T_INT(spx_ebs_snap_delete(st, elsewhere, ACCT, sid), 0,
+	      "the snapshot deleted meanwhile");
+	flock(fd, LOCK_UN);
+	pthread_join(th, NULL);
+	T_INT(r.rc, -1, "CreateVolume refused");
+	T_STR(r.code, "InvalidSnapshot.NotFound", "InvalidSnapshot.NotFound");
+	T_INT(volumes_of(sid), 0, "no volume of it was recorded");
+
+	/* DeleteSnapshot waits for the lock as well. */
+	if (!T_OK(completed_snapshot(sid, sizeof(sid)) == 0, "another"))
+		goto out_fd;
+	flock(fd, LOCK_EX);
+	pthread_create(&th, NULL, delete_snap, &r);
+	T_OK(lock_waited(env.lock), "DeleteSnapshot waits for the lock");
+	T_INT(spx_ebs_snap_get(st, ACCT, sid, false, &snap), 0,
+	      "the snapshot stays meanwhile");
+	json_decref(snap);
+	flock(fd, LOCK_UN);
+	pthread_join(th, NULL);
+	T_INT(r.rc, 0, "then it is deleted");
+	snap = NULL;
+	T_INT(spx_ebs_snap_get(st, ACCT, sid, false, &snap), -1, "gone");
+out_fd:
+	close(fd);
+out:
+	free(elsewhere);
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-ebs.XXXXXX";
@@ -634,6 +786,7 @@ int main(void)
 	test_capacity();
 	test_snapshots();
 	test_snapshot_description();
+	test_create_vs_delete();
 	spx_state_close(st);
 	json_decref(zones);
 	free((char *)env.lock);
