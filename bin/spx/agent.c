@@ -35,8 +35,12 @@
  * so the idle look only catches a ring that was lost. */
 #define PASS_MS 1000
 #define IDLE_PASS_MS 10000
-/* Steps running at once. */
-#define MAX_JOBS 4
+/* Steps running at once. Every step starts when the records ask for it,
+ * so that a create or a delete never waits behind snapshot uploads and a
+ * snapshot takes its moment at once; spx-vol snapshot itself uploads at
+ * most SPX_SNAP_UPLOADS at a time (lib/vol/snap.h). This bounds only a
+ * burst of requests: the others start as these end. */
+#define MAX_JOBS 64
 /* A failed snapshot, copy or restore is tried again after 1 s, 2 s, 4 s
  * ... at most a minute apart, and given up after this many tries. */
 #define MAX_TRIES 10
@@ -156,6 +160,19 @@ static bool running(const struct agent *ag, const char *id)
 {
 	for (size_t i = 0; i < ag->njobs; i++)
 		if (!strcmp(ag->jobs[i].w.id, id))
+			return true;
+	return false;
+}
+
+/* Is a snapshot of the volume w snapshots being taken? One at a time
+ * (spx-vol refuses a second): the next starts when it ends. */
+static bool volume_busy(const struct agent *ag, const struct spx_ebs_work *w)
+{
+	if (w->step != SPX_EBS_SNAP_TAKE)
+		return false;
+	for (size_t i = 0; i < ag->njobs; i++)
+		if (ag->jobs[i].w.step == SPX_EBS_SNAP_TAKE &&
+		    !strcmp(ag->jobs[i].w.src, w->src))
 			return true;
 	return false;
 }
@@ -513,6 +530,7 @@ static void pass(struct agent *ag)
 				}
 			}
 		if (ag->njobs == MAX_JOBS || running(ag, w[i].id) ||
+		    volume_busy(ag, &w[i]) ||
 		    (r && r->at > now) || waits(&w[i], w, n) ||
 		    waits(&w[i], later, nlater))
 			continue;

@@ -822,6 +822,46 @@ static void *uploader(void *arg)
 	}
 }
 
+/* One of the node's SPX_SNAP_UPLOADS upload slots (a flock on
+ * .snap-upload.K in the volume store; a free one if there is, else this
+ * process's own, when it frees): the descriptor that holds it. */
+static int upload_slot(struct spx_snap_store *ss)
+{
+	int mine = (int)(getpid() % SPX_SNAP_UPLOADS);
+
+	for (int k = 0; k <= SPX_SNAP_UPLOADS; k++) {
+		bool wait = k == SPX_SNAP_UPLOADS;
+		char name[32];
+		char *path;
+		int fd;
+
+		snprintf(name, sizeof(name), ".snap-upload.%d", wait ? mine : k);
+		path = spx_path_join(spx_vol_store_dir(ss->vs), name);
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			spx_error_errno(SPX_FAIL, "cannot open '%s'", path);
+			free(path);
+			return -1;
+		}
+		while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+			int lfd = fd;
+
+			if (errno == EINTR)
+				continue;
+			fd = errno == EWOULDBLOCK
+				     ? -2
+				     : spx_error_errno(SPX_FAIL,
+						       "cannot lock '%s'", path);
+			close(lfd);
+			break;
+		}
+		free(path);
+		if (fd != -2)
+			return fd;
+	}
+	return spx_error(SPX_FAIL, "no upload slot"); /* cannot be */
+}
+
 /* Read the chosen chunks in order (the snapshot's moment) while a pool
  * hashes and stores them; res[seq] for the seq-th. */
 static int upload(struct spx_snap_store *ss, struct spx_vol_track *t,
@@ -997,7 +1037,7 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 	const char *pid;
 	uint64_t total = 0;
 	size_t cap = 0, pi = 0;
-	int lk = -1, rc = -1, datafd = -1;
+	int lk = -1, rc = -1, datafd = -1, slot = -1;
 	bool session = false;
 
 	if (!o)
@@ -1082,8 +1122,14 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 	for (uint64_t g = 0; g < pk.nw; g++)
 		total += (uint64_t)__builtin_popcountll(pk.capture[g]);
 	res = spx_calloc(total ? total : 1, sizeof(*res));
+	if (total && (slot = upload_slot(ss)) < 0)
+		goto out;
 	if (upload(ss, t, &pk, vi.size, total, res, o, &r) < 0)
 		goto out;
+	if (slot >= 0) {
+		close(slot);
+		slot = -1;
+	}
 	for (uint64_t c = 0, seq = 0; c < nchunks_of(vi.size); c++) {
 		const struct spx_snap_entry *e = NULL;
 
@@ -1123,6 +1169,8 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 out:
 	if (session)
 		spx_vol_track_session_end(t, false);
+	if (slot >= 0)
+		close(slot);
 	if (datafd >= 0)
 		close(datafd);
 	free(pk.data);

@@ -177,7 +177,11 @@ struct spx_snap_report {
 
 /* Snapshot volume vol as it is at the call (point in time, while a guest
  * keeps writing: track.h). SPX_NO also when a snapshot of vol is being
- * taken already. */
+ * taken already. The node uploads at most SPX_SNAP_UPLOADS snapshots at
+ * once: another takes its moment at the call all the same, and then
+ * waits for one of them to end (writes to the chunks it has still to
+ * read meanwhile copy them first, as during any upload). */
+#define SPX_SNAP_UPLOADS 4
 int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 		    const struct spx_snap_opts *o, struct spx_snap_report *out);
 

@@ -29,7 +29,7 @@ av2() { /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"; }
 # state ID: the volume's State as DescribeVolumes says it.
 state() { av2 ec2 describe-volumes --volume-ids "$1" --query 'Volumes[0].State' --output text 2>/dev/null; }
 # state_is ID STATE
-state_is() { [ "$(state "$1")" = "$2" ]; }
+state_is() { { [ "$2" != available ] || agent_done "$1"; } && [ "$(state "$1")" = "$2" ]; }
 # create ARGS...: a new volume's id, once it is available.
 create() {
 	local id
