@@ -360,6 +360,47 @@ static int gc_lock(struct spx_snap_store *ss, int how)
 	return fd;
 }
 
+/* A collection that could not have the lock leaves this mark, and
+ * whoever held the lock looks for it on letting go: so the chunks of
+ * snapshots removed side by side do not wait for the next removal. */
+static char *gc_mark_path(struct spx_snap_store *ss)
+{
+	return spx_path_join(spx_vol_store_dir(ss->vs), ".snap.gc-wanted");
+}
+
+static void gc_mark(struct spx_snap_store *ss, bool want)
+{
+	char *p = gc_mark_path(ss);
+	int fd;
+
+	if (!want) {
+		unlink(p);
+	} else if ((fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0) {
+		close(fd);
+	}
+	free(p);
+}
+
+static bool gc_marked(struct spx_snap_store *ss)
+{
+	char *p = gc_mark_path(ss);
+	bool r = access(p, F_OK) == 0;
+
+	free(p);
+	return r;
+}
+
+/* Let go of the shared lock (rc: how the holder's work ended); then run
+ * the collection wanted meanwhile. Its failure is left to the next. */
+static void gc_unlock(struct spx_snap_store *ss, int lk, int rc)
+{
+	close(lk);
+	if (rc == 0 && gc_marked(ss) && spx_snap_gc(ss, false, NULL) < 0) {
+		spx_log(SPX_LOG_INFO, "vol: collection: %s", spx_errmsg());
+		spx_error_clear();
+	}
+}
+
 static int read_object(struct spx_snap_store *ss, const char *key,
 		       uint64_t max, bool prefix_only, struct spx_buf *out,
 		       uint64_t *size)
@@ -1018,7 +1059,7 @@ int spx_snap_copy(struct spx_snap_store *ss, const char *src, const char *id,
 	rc = 0;
 out:
 	spx_snap_manifest_release(&m);
-	close(lk);
+	gc_unlock(ss, lk, rc);
 	return rc;
 }
 
@@ -1183,7 +1224,7 @@ out:
 	spx_vol_track_close(t);
 	free(dir);
 	free(data);
-	close(lk);
+	gc_unlock(ss, lk, rc);
 	return rc;
 }
 
@@ -1412,7 +1453,7 @@ int spx_snap_restore(struct spx_snap_store *ss, const char *snap,
 			goto out;
 	}
 	/* The volume's source manifest holds its chunks from now on. */
-	close(lk);
+	gc_unlock(ss, lk, 0);
 	lk = -1;
 	/* Eager, or nothing to fetch (a snapshot of zeros): done now. */
 	if ((o->eager || !m.count) && fill_all(ss, vi.id, o) < 0) {
@@ -1632,8 +1673,16 @@ int spx_snap_gc(struct spx_snap_store *ss, bool wait,
 	struct marks k = { .ss = ss, .r = &r };
 	int lk = gc_lock(ss, LOCK_EX | (wait ? 0 : LOCK_NB)), rc;
 
+	/* Held: marked for the holder, who looks after it lets go; and
+	 * tried once more, in case that was just before the mark. */
+	if (lk < 0 && spx_errstatus() == SPX_NO) {
+		gc_mark(ss, true);
+		lk = gc_lock(ss, LOCK_EX | LOCK_NB);
+	}
 	if (lk < 0)
 		return -1;
+	/* What is removed from now on, this pass or a later one sees. */
+	gc_mark(ss, false);
 	rc = each_key(ss, "m/", mark_one, &k);
 	if (rc == 0)
 		rc = mark_volumes(&k);
@@ -1654,6 +1703,18 @@ int spx_snap_gc(struct spx_snap_store *ss, bool wait,
 	close(lk);
 	if (out)
 		*out = r;
+	/* A removal while this one marked left its chunks to it; if
+	 * another holds the lock by now, that one is marked. */
+	if (rc == 0 && gc_marked(ss)) {
+		struct spx_snap_gc_report again;
+
+		if (spx_snap_gc(ss, false, &again) < 0) {
+			spx_error_clear();
+		} else if (out) {
+			out->removed += again.removed;
+			out->removed_bytes += again.removed_bytes;
+		}
+	}
 	return rc;
 }
 

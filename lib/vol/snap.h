@@ -43,6 +43,10 @@
  * volume's source) is written; collection holds it exclusively. A process
  * killed at any point leaves chunks no manifest names, which the next
  * collection removes, and never a manifest naming a chunk that is gone.
+ * A collection that finds the lock held (a removal's, beside a snapshot
+ * or another removal) leaves a mark, <vol store>/.snap.gc-wanted, and
+ * every holder looks for it as it lets go and collects then: the chunks
+ * of a removed snapshot do not wait for the next removal.
  * The lock is the node's (flock); a cluster will need a lease instead.
  *
  * Return values: 0, or -1 with spx_error(): SPX_NO for a snapshot or

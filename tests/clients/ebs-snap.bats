@@ -441,8 +441,8 @@ print(v["VolumeId"])' "$output" "$s")
 	# restoring keeps the chunks it fetches from).
 	removed() { grep -q "$1: done" <(grep -E -A1000 -- "spx-vol (snapshot-)?rm .*$1" "$ROOT/log/agent.log"); }
 	for x in "${snaps[@]}" "$second" "${vols[@]}" "$n" "$r" "$r2"; do wait_for 30 removed "$x"; done
-	# Removals that ran together each left the collection to another
-	# one, and the last may have met a removal still marking: collect.
+	# The volumes restored from two of them were removed after them:
+	# the chunks they kept wait for a collection.
 	spx-vol snapshot-gc --root "$ROOT" --wait >/dev/null
 }
 
