@@ -1,6 +1,6 @@
 /* sup.c: the supervisor (see sup.h). One thread, one poll loop over a
- * signalfd (SIGCHLD, SIGTERM, SIGINT, SIGHUP), the readiness pipes of the
- * services that are starting and the pidfds of adopted ones, with the
+ * signalfd (SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR2), the readiness
+ * pipes of the services that are starting and the pidfds of adopted ones, with the
  * next restart as its timeout. */
 #include "spx.h"
 
@@ -400,6 +400,21 @@ static bool signals(struct sup *sup)
 		case SIGCHLD:
 			reap(sup);
 			break;
+		case SIGUSR2:
+			/* `spx up`: the operator wants the node up now, so
+			 * a restart waiting out its backoff is made at once
+			 * (the streak stays: another death backs off more). */
+			for (size_t i = 0; i < sup->n; i++) {
+				struct run *r = &sup->runs[i];
+
+				if (r->pending && !sup->stopping) {
+					r->due_ms = now_ms();
+					say(sup, r, SPX_LOG_INFO,
+					    "%s: restarting now (spx up)",
+					    r->s->name);
+				}
+			}
+			break;
 		case SIGHUP:
 			reopen_log(sup);
 			for (size_t i = 0; i < sup->n; i++)
@@ -674,6 +689,7 @@ int spx_sup_run(const struct spx_sup_opts *o)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (spx_mkdirs(sup.logdir, 0700) < 0 ||
@@ -728,8 +744,12 @@ int spx_sup_wait_ready(const char *root, int timeout_ms)
 	const struct spx_svc *svcs;
 	size_t n = spx_svc_list(&svcs);
 	int64_t end = now_ms() + timeout_ms;
+	pid_t sup = spx_sup_pid(root);
 	int rc = 0;
 
+	/* Backoffs end now (see the SIGUSR2 case of signals()). */
+	if (sup > 0)
+		kill(sup, SIGUSR2);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct spx_svc_state st;
 		char unit[128];

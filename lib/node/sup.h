@@ -62,7 +62,9 @@ int spx_sup_run(const struct spx_sup_opts *o);
 int spx_sup_spawn(const char *root, spx_sup_report_fn *report, void *arg);
 
 /* With a supervisor running: wait until it reports every service
- * ready (or systemd runs it), up to timeout_ms. */
+ * ready (or systemd runs it), up to timeout_ms. A service waiting out
+ * its restart backoff is started at once (SIGUSR2 to the supervisor):
+ * `spx up` is the operator asking for the node now. */
 int spx_sup_wait_ready(const char *root, int timeout_ms);
 
 /* Stop the node for good: the supervisor first (so that nothing is

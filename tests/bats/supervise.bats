@@ -187,6 +187,31 @@ PY
 	[ "$(state last_exit)" = "killed by SIGKILL" ]
 }
 
+@test "up ends a restart backoff at once; the next death backs off further" {
+	# Deaths in a row wait 0.1, 0.2, 0.4, 0.8, 1.6 s, then 3.2 s.
+	for i in 1 2 3 4 5; do
+		old=$(gw_pid)
+		kill -KILL "$old"
+		wait_for 10 dead "$old"
+		wait_for 10 new_gw "$old"
+		wait_for 10 grep -q "gw (pid $(gw_pid)) is ready again (restart $i)" "$ROOT/log/supervise.log"
+	done
+	old=$(gw_pid)
+	kill -KILL "$old"
+	wait_for 10 grep -q "gw (pid $old) killed by SIGKILL; restarting in 3.2 s" "$ROOT/log/supervise.log"
+	run spx up --root "$ROOT"
+	[ "$status" -eq 0 ]
+	grep -q "gw: restarting now (spx up)" "$ROOT/log/supervise.log"
+	answers
+	[ "$(state restarts)" = 6 ]
+	# The streak is kept: the next death waits 6.4 s.
+	old=$(gw_pid)
+	kill -KILL "$old"
+	wait_for 10 grep -q "gw (pid $old) killed by SIGKILL; restarting in 6.4 s" "$ROOT/log/supervise.log"
+	spx up --root "$ROOT" >/dev/null
+	answers
+}
+
 @test "a second supervisor is refused; up on a supervised node says so" {
 	run spx up --root "$ROOT"
 	[ "$status" -eq 0 ]
