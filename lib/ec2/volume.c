@@ -285,39 +285,31 @@ static int validate_create(const struct spx_ebs_env *env, const json_t *req,
 			  json_object_get(req, "Throughput"), iops, tput);
 }
 
-int spx_ebs_create(struct spx_state *st, const struct spx_ebs_env *env,
-		   const char *account, const json_t *req, const json_t *tags,
-		   time_t now, json_t **out)
+/* The record of a new volume of req (of snapshot snap, may be NULL):
+ * NULL with a fault when req breaks a rule; *gib its size. */
+static json_t *new_record(const struct spx_ebs_env *env, const json_t *req,
+			  const json_t *snap, const json_t *tags, time_t now,
+			  int64_t *gib)
 {
 	const char *sid = spx_ec2_str(req, "SnapshotId");
 	const struct spx_ebs_type *t;
-	int64_t gib = 0, iops = 0, tput = 0;
+	int64_t iops = 0, tput = 0;
 	char id[SPX_ID_SIZE];
-	json_t *rec, *snap = NULL;
-	char *key;
-	int lk, rc;
+	json_t *rec;
 	bool enc;
 
-	*out = NULL;
-	if (!spx_account_id_valid(account))
-		return spx_ec2_fault(500, "InternalError", "bad account");
-	if (sid && spx_ebs_snap_get(st, account, sid, true, &snap) < 0)
-		return -1;
-	if (validate_create(env, req, snap, &t, &gib, &iops, &tput) < 0 ||
+	if (validate_create(env, req, snap, &t, gib, &iops, &tput) < 0 ||
 	    spx_id_new(id, sizeof(id), "vol") < 0) {
 		if (!spx_ec2_fault_code(NULL))
 			spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
-		json_decref(snap);
-		return -1;
+		return NULL;
 	}
 	/* A volume of an encrypted snapshot is encrypted. */
 	enc = json_is_true(json_object_get(req, "Encrypted")) ||
 	      json_is_true(json_object_get(snap, "Encrypted"));
-	json_decref(snap);
-	snap = NULL;
 	rec = json_pack("{s:s, s:I, s:s, s:s, s:b, s:s, s:b, s:s, s:I, s:[], "
 			"s:o, s:s, s:s}",
-			"VolumeId", id, "Size", (json_int_t)gib, "VolumeType",
+			"VolumeId", id, "Size", (json_int_t)*gib, "VolumeType",
 			t->name, "AvailabilityZone",
 			spx_ec2_str(req, "AvailabilityZone"), "Encrypted", enc,
 			"SnapshotId", sid ? sid : "",
@@ -334,27 +326,41 @@ int spx_ebs_create(struct spx_state *st, const struct spx_ebs_env *env,
 	if (spx_ec2_str(req, "KmsKeyId"))
 		json_object_set_new(rec, "KmsKeyId",
 				    json_string(spx_ec2_str(req, "KmsKeyId")));
-	/* The checks and the record under the node's lock: two creates
-	 * cannot both take the last free space, and a DeleteSnapshot
-	 * (under the same lock) comes wholly before this create, which
-	 * then finds no snapshot, or after its record, which the agent
-	 * then restores before it deletes the snapshot. */
-	if ((lk = spx_ebs_lock(env->lock)) < 0) {
-		rc = -1;
-		goto out;
-	}
+	return rec;
+}
+
+int spx_ebs_create(struct spx_state *st, const struct spx_ebs_env *env,
+		   const char *account, const json_t *req, const json_t *tags,
+		   time_t now, json_t **out)
+{
+	const char *sid = spx_ec2_str(req, "SnapshotId");
+	json_t *rec = NULL, *snap = NULL;
+	int64_t gib = 0;
+	char *key;
+	int lk, rc;
+
+	*out = NULL;
+	if (!spx_account_id_valid(account))
+		return spx_ec2_fault(500, "InternalError", "bad account");
+	/* The snapshot, the checks and the record under the node's lock:
+	 * two creates cannot both take the last free space, and a
+	 * DeleteSnapshot (under the same lock) comes wholly before this
+	 * create, which then finds no snapshot, or after its record, which
+	 * the agent then restores before it deletes the snapshot. */
+	if ((lk = spx_ebs_lock(env->lock)) < 0)
+		return -1;
 	rc = sid ? spx_ebs_snap_get(st, account, sid, true, &snap) : 0;
+	if (rc == 0 && !(rec = new_record(env, req, snap, tags, now, &gib)))
+		rc = -1;
 	json_decref(snap);
 	if (rc == 0 && (rc = capacity_check(st, env, gib)) == 0) {
-		key = rec_key(account, id);
+		key = rec_key(account, spx_ec2_str(rec, "VolumeId"));
 		rc = spx_ec2_rec_put(st, key, rec, true, 0);
 		free(key);
 		if (rc < 0)
 			rc = spx_ec2_state_fail(rc);
 	}
-out:
-	if (lk >= 0)
-		close(lk);
+	close(lk);
 	if (rc < 0) {
 		json_decref(rec);
 		return -1;

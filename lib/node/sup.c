@@ -1,7 +1,7 @@
 /* sup.c: the supervisor (see sup.h). One thread, one poll loop over a
  * signalfd (SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR2), the readiness
- * pipes of the services that are starting and the pidfds of adopted ones, with the
- * next restart as its timeout. */
+ * pipes of the services that are starting and the pidfds of adopted
+ * ones, with the next restart as its timeout. */
 #include "spx.h"
 
 #include <poll.h>

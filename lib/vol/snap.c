@@ -338,26 +338,36 @@ void spx_snap_store_close(struct spx_snap_store *ss)
 	free(ss);
 }
 
+/* Open path (made if missing) and flock it (how): the descriptor, which
+ * is the lock; -1 with SPX_NO and busy when LOCK_NB and taken. */
+static int flock_path(const char *path, int how, const char *busy)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return spx_error_errno(SPX_FAIL, "cannot open '%s'", path);
+	while (flock(fd, how) < 0) {
+		int err = errno;
+
+		if (err == EINTR)
+			continue;
+		close(fd);
+		if (err == EWOULDBLOCK)
+			return spx_error(SPX_NO, "%s", busy);
+		errno = err;
+		return spx_error_errno(SPX_FAIL, "cannot lock '%s'", path);
+	}
+	return fd;
+}
+
 /* The collection lock: shared while snapshots are made and restores
  * start, exclusive for collection. -1 with SPX_NO when nonblocking and
  * taken. The descriptor is the lock. */
 static int gc_lock(struct spx_snap_store *ss, int how)
 {
-	int fd = open(ss->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		return spx_error_errno(SPX_FAIL, "cannot open '%s'", ss->lock);
-	while (flock(fd, how) < 0) {
-		if (errno == EINTR)
-			continue;
-		close(fd);
-		if (errno == EWOULDBLOCK)
-			return spx_error(SPX_NO,
-					 "snapshots are being taken or "
-					 "restored: try again later");
-		return spx_error_errno(SPX_FAIL, "cannot lock '%s'", ss->lock);
-	}
-	return fd;
+	return flock_path(ss->lock, how,
+			  "snapshots are being taken or restored: try again "
+			  "later");
 }
 
 /* A collection that could not have the lock leaves this mark, and
@@ -872,33 +882,16 @@ static int upload_slot(struct spx_snap_store *ss)
 
 	for (int k = 0; k <= SPX_SNAP_UPLOADS; k++) {
 		bool wait = k == SPX_SNAP_UPLOADS;
-		char name[32];
-		char *path;
+		char name[32], *path;
 		int fd;
 
 		snprintf(name, sizeof(name), ".snap-upload.%d", wait ? mine : k);
 		path = spx_path_join(spx_vol_store_dir(ss->vs), name);
-		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			spx_error_errno(SPX_FAIL, "cannot open '%s'", path);
-			free(path);
-			return -1;
-		}
-		while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
-			int lfd = fd;
-
-			if (errno == EINTR)
-				continue;
-			fd = errno == EWOULDBLOCK
-				     ? -2
-				     : spx_error_errno(SPX_FAIL,
-						       "cannot lock '%s'", path);
-			close(lfd);
-			break;
-		}
+		fd = flock_path(path, LOCK_EX | (wait ? 0 : LOCK_NB), "taken");
 		free(path);
-		if (fd != -2)
+		if (fd >= 0 || spx_errstatus() != SPX_NO)
 			return fd;
+		spx_error_clear();
 	}
 	return spx_error(SPX_FAIL, "no upload slot"); /* cannot be */
 }
