@@ -18,7 +18,7 @@ teardown() { stop_node; }
 @test "kill -9 of the gateway loses no acknowledged object and shows no partial one" {
 	local log="$BATS_TEST_TMPDIR/ops.log" ep="https://127.0.0.1:$S3_PORT"
 	local py="$SPX_TOP/tests/clients/s3-crash.py" kills=0
-	/usr/bin/aws --endpoint-url "$ep" s3 mb s3://crash >/dev/null
+	awscli2 --endpoint-url "$ep" s3 mb s3://crash >/dev/null
 	for round in $(seq 1 12); do
 		/usr/bin/python3 "$py" run "$ep" "$ROOT/tls/ca.pem" crash "$log" "r$round" &
 		driver=$!

@@ -29,8 +29,8 @@ roundtrip_with_damage() {
 	local k=$1 m=$2 f="$BATS_TEST_TMPDIR/obj" back="$BATS_TEST_TMPDIR/back"
 	head -c 7340033 /dev/urandom >"$f"
 	node_rs "$k" "$m"
-	/usr/bin/aws --endpoint-url "$EP" s3 mb s3://ecb >/dev/null
-	/usr/bin/aws --endpoint-url "$EP" s3api put-object --bucket ecb --key obj --body "$f" >/dev/null
+	awscli2 --endpoint-url "$EP" s3 mb s3://ecb >/dev/null
+	awscli2 --endpoint-url "$EP" s3api put-object --bucket ecb --key obj --body "$f" >/dev/null
 	mapfile -t shards < <(shard_files obj)
 	[ "${#shards[@]}" -eq $((k + m)) ]
 	# Lose m shards: delete the first, corrupt the others in the middle.
@@ -38,9 +38,9 @@ roundtrip_with_damage() {
 	for s in "${shards[@]:1:$((m - 1))}"; do
 		printf 'garbage!' | dd of="$s" bs=1 seek=1000 conv=notrunc 2>/dev/null
 	done
-	/usr/bin/aws --endpoint-url "$EP" s3api get-object --bucket ecb --key obj "$back" >/dev/null
+	awscli2 --endpoint-url "$EP" s3api get-object --bucket ecb --key obj "$back" >/dev/null
 	cmp "$f" "$back"
-	run /usr/bin/aws --endpoint-url "$EP" s3api get-object --bucket ecb --key obj --range bytes=5000000-5000099 "$back"
+	run awscli2 --endpoint-url "$EP" s3api get-object --bucket ecb --key obj --range bytes=5000000-5000099 "$back"
 	[ "$status" -eq 0 ]
 	cmp <(tail -c +5000001 "$f" | head -c 100) "$back"
 }
@@ -58,9 +58,9 @@ roundtrip_with_damage() {
 	head -c 5242880 /dev/urandom >"$f"
 	node_rs 2 1
 	read -r AK SK < <(admin_key)
-	/usr/bin/aws --endpoint-url "$EP" s3 mb s3://lost >/dev/null
+	awscli2 --endpoint-url "$EP" s3 mb s3://lost >/dev/null
 	for k in gone rotten; do
-		/usr/bin/aws --endpoint-url "$EP" s3api put-object --bucket lost --key $k --body "$f" >/dev/null
+		awscli2 --endpoint-url "$EP" s3api put-object --bucket lost --key $k --body "$f" >/dev/null
 	done
 	get() { # KEY -> "HTTP_CODE CURL_EXIT SIZE"
 		local rc=0 code
@@ -91,7 +91,7 @@ roundtrip_with_damage() {
 		[ "$code" = 500 ]
 	fi
 	# and the SDK sees a failure, not an object
-	run /usr/bin/aws --endpoint-url "$EP" s3api get-object --bucket lost --key rotten "$back"
+	run awscli2 --endpoint-url "$EP" s3api get-object --bucket lost --key rotten "$back"
 	[ "$status" -ne 0 ]
 }
 
@@ -109,15 +109,15 @@ roundtrip_with_damage() {
 	EP="https://127.0.0.1:$S3_PORT"
 	head -c 2000000 /dev/urandom >"$BATS_TEST_TMPDIR/small-obj"
 	head -c 40000000 /dev/urandom >"$BATS_TEST_TMPDIR/big-obj"
-	/usr/bin/aws --endpoint-url "$EP" s3 mb s3://full >/dev/null
-	/usr/bin/aws --endpoint-url "$EP" s3api put-object --bucket full --key k --body "$BATS_TEST_TMPDIR/small-obj" >/dev/null
-	run /usr/bin/aws --endpoint-url "$EP" s3api put-object --bucket full --key k --body "$BATS_TEST_TMPDIR/big-obj"
+	awscli2 --endpoint-url "$EP" s3 mb s3://full >/dev/null
+	awscli2 --endpoint-url "$EP" s3api put-object --bucket full --key k --body "$BATS_TEST_TMPDIR/small-obj" >/dev/null
+	run awscli2 --endpoint-url "$EP" s3api put-object --bucket full --key k --body "$BATS_TEST_TMPDIR/big-obj"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"InsufficientStorage"* ]]
-	/usr/bin/aws --endpoint-url "$EP" s3api get-object --bucket full --key k "$BATS_TEST_TMPDIR/back" >/dev/null
+	awscli2 --endpoint-url "$EP" s3api get-object --bucket full --key k "$BATS_TEST_TMPDIR/back" >/dev/null
 	cmp "$BATS_TEST_TMPDIR/small-obj" "$BATS_TEST_TMPDIR/back"
 	# The space comes back: nothing of the failed write is left behind.
-	run /usr/bin/aws --endpoint-url "$EP" s3api put-object --bucket full --key k2 --body "$BATS_TEST_TMPDIR/small-obj"
+	run awscli2 --endpoint-url "$EP" s3api put-object --bucket full --key k2 --body "$BATS_TEST_TMPDIR/small-obj"
 	[ "$status" -eq 0 ]
 	stop_node
 	umount "$MNT"
@@ -129,7 +129,7 @@ roundtrip_with_damage() {
 	head -c 5000001 /dev/urandom >"$f"
 	long=$(printf 'k%.0s' $(seq 1000)) # a key stored under a hashed name
 	node_rs 2 1
-	aws2() { /usr/bin/aws --endpoint-url "$EP" "$@"; }
+	aws2() { awscli2 --endpoint-url "$EP" "$@"; }
 	aws2 s3 mb s3://repl >/dev/null
 	aws2 s3api put-object --bucket repl --key big --body "$f" >/dev/null
 	printf small | aws2 s3 cp - "s3://repl/dir/small one" >/dev/null

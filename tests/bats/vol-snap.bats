@@ -297,12 +297,12 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	start_node
 	aws_env
 	ep="https://127.0.0.1:$S3_PORT"
-	/usr/bin/aws --endpoint-url "$ep" s3 mb s3://mine >/dev/null
+	awscli2 --endpoint-url "$ep" s3 mb s3://mine >/dev/null
 	: >"$BATS_TEST_TMPDIR/empty"
-	run /usr/bin/aws --endpoint-url "$ep" s3api list-buckets --query 'Buckets[].Name' --output text
+	run awscli2 --endpoint-url "$ep" s3api list-buckets --query 'Buckets[].Name' --output text
 	[ "$status" -eq 0 ]
 	[ "$output" = mine ]
-	run /usr/bin/aws --endpoint-url "$ep" s3api create-bucket --bucket "$BUCKET"
+	run awscli2 --endpoint-url "$ep" s3api create-bucket --bucket "$BUCKET"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *InvalidBucketName* ]]
 	for cmd in "list-objects-v2 --bucket $BUCKET" "head-bucket --bucket $BUCKET" \
@@ -310,7 +310,7 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 		"put-object --bucket $BUCKET --key m/x --body $BATS_TEST_TMPDIR/empty" \
 		"delete-bucket --bucket $BUCKET" \
 		"copy-object --bucket mine --key k --copy-source $BUCKET/c/x"; do
-		run /usr/bin/aws --endpoint-url "$ep" s3api $cmd
+		run awscli2 --endpoint-url "$ep" s3api $cmd
 		[ "$status" -ne 0 ] || { echo "$cmd succeeded"; false; }
 		[[ "$output" == *NoSuchBucket* || "$output" == *"Not Found"* || "$output" == *404* ]] ||
 			{ echo "$cmd: $output"; false; }

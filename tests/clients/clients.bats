@@ -19,7 +19,7 @@ setup() { aws_env; }
 
 @test "aws v2: ec2 describe-regions through the profile (ca_bundle)" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli (aws v2) is not installed"
-	run /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-regions --output json
+	run awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-regions --output json
 	[ "$status" -eq 0 ]
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); r=d["Regions"][0]; assert r["RegionName"]=="us-east-1" and r["OptInStatus"]=="opt-in-not-required", d' "$output"
 }
@@ -27,49 +27,49 @@ setup() { aws_env; }
 @test "aws v2: --ca-bundle on the command line, without the profile's" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli (aws v2) is not installed"
 	sed '/ca_bundle/d' "$ROOT/aws/config" >"$BATS_TEST_TMPDIR/config"
-	AWS_CONFIG_FILE="$BATS_TEST_TMPDIR/config" run /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-regions --output text
+	AWS_CONFIG_FILE="$BATS_TEST_TMPDIR/config" run awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-regions --output text
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"SSL"* || "$output" == *"certificate"* ]]
-	AWS_CONFIG_FILE="$BATS_TEST_TMPDIR/config" run /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" --ca-bundle "$ROOT/tls/ca.pem" ec2 describe-regions --output text
+	AWS_CONFIG_FILE="$BATS_TEST_TMPDIR/config" run awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" --ca-bundle "$ROOT/tls/ca.pem" ec2 describe-regions --output text
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"us-east-1"* ]]
 }
 
 @test "aws v2: sts get-caller-identity" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli (aws v2) is not installed"
-	run /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" sts get-caller-identity --output json
+	run awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" sts get-caller-identity --output json
 	[ "$status" -eq 0 ]
 	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["Account"]==sys.argv[2] and d["Arn"]=="arn:aws:iam::%s:root" % sys.argv[2] and d["UserId"]==sys.argv[2], d' "$output" "$ACCOUNT"
 }
 
 @test "aws v2: describe-availability-zones, describe-account-attributes, s3 ls" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli (aws v2) is not installed"
-	run /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-availability-zones --output text
+	run awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-availability-zones --output text
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"us-east-1a"* && "$output" == *"use1-az1"* && "$output" == *"available"* ]]
-	run /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-account-attributes --attribute-names supported-platforms --output text
+	run awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-account-attributes --attribute-names supported-platforms --output text
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"VPC"* ]]
-	run /usr/bin/aws --endpoint-url "https://127.0.0.1:$S3_PORT" s3 ls
+	run awscli2 --endpoint-url "https://127.0.0.1:$S3_PORT" s3 ls
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
-	run /usr/bin/aws --endpoint-url "https://127.0.0.1:$S3_PORT" s3api list-buckets --output json
+	run awscli2 --endpoint-url "https://127.0.0.1:$S3_PORT" s3api list-buckets --output json
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"\"ID\": \"$ACCOUNT\""* ]]
 }
 
 @test "aws v2: errors come back as the CLI expects them" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli (aws v2) is not installed"
-	run /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-regions --region-names mars-north-1
+	run awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-regions --region-names mars-north-1
 	[ "$status" -eq 254 ]
 	[[ "$output" == *"(InvalidParameterValue) when calling the DescribeRegions operation"*": Invalid region: mars-north-1"* ]]
-	AWS_SECRET_ACCESS_KEY=wrong AWS_ACCESS_KEY_ID=$AK run /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-regions
+	AWS_SECRET_ACCESS_KEY=wrong AWS_ACCESS_KEY_ID=$AK run awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-regions
 	[ "$status" -eq 254 ]
 	[[ "$output" == *"(SignatureDoesNotMatch)"* ]]
-	AWS_SECRET_ACCESS_KEY=x AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE run /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" sts get-caller-identity
+	AWS_SECRET_ACCESS_KEY=x AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE run awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" sts get-caller-identity
 	[ "$status" -eq 254 ]
 	[[ "$output" == *"(InvalidClientTokenId)"* ]]
-	run /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-regions --dry-run
+	run awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 describe-regions --dry-run
 	[ "$status" -eq 254 ]
 	[[ "$output" == *"(DryRunOperation)"* ]]
 }
@@ -130,7 +130,7 @@ PY
 	make_node --http
 	start_node
 	aws_env
-	run /usr/bin/aws --endpoint-url "http://127.0.0.1:$EC2_PORT" sts get-caller-identity --output text
+	run awscli2 --endpoint-url "http://127.0.0.1:$EC2_PORT" sts get-caller-identity --output text
 	stop_node
 	ROOT=$saved
 	[ "$status" -eq 0 ]

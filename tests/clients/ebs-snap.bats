@@ -29,7 +29,7 @@ setup() {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli (aws v2) is not installed"
 }
 
-av2() { /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"; }
+av2() { awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"; }
 
 vstate() { av2 ec2 describe-volumes --volume-ids "$1" --query 'Volumes[0].State' --output text 2>/dev/null; }
 vstate_is() { { [ "$2" != available ] || agent_done "$1"; } && [ "$(vstate "$1")" = "$2" ]; }
@@ -82,9 +82,12 @@ other() {
 				>"$BATS_FILE_TMPDIR/other"
 	fi
 	read -r oak osk _ <"$BATS_FILE_TMPDIR/other"
-	env -u AWS_PROFILE AWS_ACCESS_KEY_ID="$oak" AWS_SECRET_ACCESS_KEY="$osk" \
-		/usr/bin/aws --ca-bundle "$ROOT/tls/ca.pem" --region us-east-1 \
-		--endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"
+	(
+		unset AWS_PROFILE
+		AWS_ACCESS_KEY_ID="$oak" AWS_SECRET_ACCESS_KEY="$osk" \
+			awscli2 --ca-bundle "$ROOT/tls/ca.pem" --region us-east-1 \
+			--endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"
+	)
 }
 other_account() { other sts get-caller-identity >/dev/null; cut -d' ' -f3 "$BATS_FILE_TMPDIR/other"; }
 

@@ -24,7 +24,7 @@ setup() {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli (aws v2) is not installed"
 }
 
-av2() { /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"; }
+av2() { awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"; }
 
 # state ID: the volume's State as DescribeVolumes says it.
 state() { av2 ec2 describe-volumes --volume-ids "$1" --query 'Volumes[0].State' --output text 2>/dev/null; }
@@ -235,7 +235,7 @@ agent_pid() { cat "$ROOT/run/agent.pid"; }
 	id=$(create --size 1)
 	read -r oak osk < <(spx admin account create --root "$ROOT" --name vol-other-$RANDOM --json |
 		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"])')
-	other() { env -u AWS_PROFILE AWS_ACCESS_KEY_ID=$oak AWS_SECRET_ACCESS_KEY=$osk /usr/bin/aws --ca-bundle "$ROOT/tls/ca.pem" --region us-east-1 --endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"; }
+	other() ( unset AWS_PROFILE; AWS_ACCESS_KEY_ID=$oak AWS_SECRET_ACCESS_KEY=$osk awscli2 --ca-bundle "$ROOT/tls/ca.pem" --region us-east-1 --endpoint-url "https://127.0.0.1:$EC2_PORT" "$@" )
 	for verb in describe-volumes describe-volume-status; do
 		run other ec2 $verb --volume-ids "$id"
 		fails_with InvalidVolume.NotFound

@@ -18,7 +18,7 @@ teardown_file() { stop_node; }
 
 setup() { aws_env; }
 
-av2() { /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"; }
+av2() { awscli2 --endpoint-url "https://127.0.0.1:$EC2_PORT" "$@"; }
 need_v2() { [ -x /usr/bin/aws ] || skip "Debian's awscli (aws v2) is not installed"; }
 boto() {
 	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"

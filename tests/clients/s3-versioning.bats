@@ -33,7 +33,7 @@ teardown() {
 	aws2 s3api delete-bucket --bucket "$B" >/dev/null 2>&1 || true
 }
 
-aws2() { /usr/bin/aws --endpoint-url "$EP" "$@"; }
+aws2() { awscli2 --endpoint-url "$EP" "$@"; }
 need_aws2() { [ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"; }
 
 @test "aws v2: bucket versioning: none, Enabled, Suspended; bad bodies" {

@@ -28,7 +28,7 @@ teardown() {
 	fi
 }
 
-aws2() { /usr/bin/aws --endpoint-url "$EP" "$@"; }
+aws2() { awscli2 --endpoint-url "$EP" "$@"; }
 
 @test "aws v2: mb, cp up and down (single and multipart), ls, rm, rb" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
@@ -93,7 +93,7 @@ aws2() { /usr/bin/aws --endpoint-url "$EP" "$@"; }
 	[[ "$output" == *"<Region>us-east-1</Region>"* ]]
 	[[ "$output" == *$'x-amz-bucket-region: us-east-1\r'* ]]
 	# botocore re-signs for the region named and succeeds
-	run /usr/bin/aws --endpoint-url "$EP" --region eu-west-1 s3api list-objects-v2 --bucket regions
+	run awscli2 --endpoint-url "$EP" --region eu-west-1 s3api list-objects-v2 --bucket regions
 	[ "$status" -eq 0 ]
 	/usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
 import sys, boto3
@@ -511,7 +511,7 @@ PY
 
 @test "presigned URLs: PUT and GET with curl" {
 	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
-	/usr/bin/aws --endpoint-url "$EP" s3 mb s3://pre >/dev/null
+	awscli2 --endpoint-url "$EP" s3 mb s3://pre >/dev/null
 	read -r put get < <(/usr/bin/python3 - "$EP" <<'PY'
 import sys, boto3
 from botocore.config import Config
@@ -529,8 +529,8 @@ PY
 	[ "$last" = 0 ] && other=1 || other=0
 	run curl -s -w '%{http_code}' --cacert "$ROOT/tls/ca.pem" -o /dev/null "${get%?}$other"
 	[ "$output" = 403 ]
-	/usr/bin/aws --endpoint-url "$EP" s3 rm "s3://pre/p k" >/dev/null
-	/usr/bin/aws --endpoint-url "$EP" s3 rb s3://pre >/dev/null
+	awscli2 --endpoint-url "$EP" s3 rm "s3://pre/p k" >/dev/null
+	awscli2 --endpoint-url "$EP" s3 rb s3://pre >/dev/null
 }
 
 @test "buckets belong to the account that made them: another gets AccessDenied" {
@@ -539,7 +539,7 @@ PY
 	aws2 s3api put-object --bucket mine-only --key k --body "$BATS_FILE_TMPDIR/f3m" >/dev/null
 	read -r oak osk < <(spx admin account create --root "$ROOT" --name other-$RANDOM --json |
 		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"])')
-	other() { env -u AWS_PROFILE AWS_ACCESS_KEY_ID=$oak AWS_SECRET_ACCESS_KEY=$osk /usr/bin/aws --ca-bundle "$ROOT/tls/ca.pem" --region us-east-1 --endpoint-url "$EP" "$@"; }
+	other() ( unset AWS_PROFILE; AWS_ACCESS_KEY_ID=$oak AWS_SECRET_ACCESS_KEY=$osk awscli2 --ca-bundle "$ROOT/tls/ca.pem" --region us-east-1 --endpoint-url "$EP" "$@" )
 	run other s3api get-object --bucket mine-only --key k "$BATS_TEST_TMPDIR/o"
 	[[ "$output" == *"(AccessDenied)"* ]]
 	run other s3api put-object --bucket mine-only --key k2 --body "$BATS_FILE_TMPDIR/f3m"
