@@ -23,9 +23,11 @@ HARNESS="rclone s3cmd golang-go golang-github-minio-minio-go-v7-dev"
 # GET limit spx-bench s3 measures the gateway against (it runs a private
 # nginx on loopback; the system service is left stopped, see below).
 BENCH="sysbench fio gnuplot-nox nginx"
+# Guests (spx-vm, tests/bats/vm.bats): QEMU for x86-64, with its BIOS.
+VM="qemu-system-x86"
 
 want=""
-for p in $BUILD $FUZZ $TEST $HARNESS $BENCH; do
+for p in $BUILD $FUZZ $TEST $HARNESS $BENCH $VM; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
 		want="$want $p"
 	fi

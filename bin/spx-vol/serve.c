@@ -21,9 +21,15 @@
 #include "proc.h"
 #include "volcli.h"
 
-/* How long nbdkit may take to listen, and to stop after SIGTERM. */
+/* How long nbdkit may take to listen, and to stop after SIGTERM. nbdkit
+ * waits for its clients to hang up, and a running guest's QEMU never
+ * does: it is killed after STOP_TIMEOUT_MS, well inside the 10 s the
+ * supervisor gives this process (lib/node/sup.c), so that it is never
+ * left behind holding the socket. That is safe: what a client flushed is
+ * on disk, and QEMU sends its requests in flight again when it has
+ * reconnected (lib/vm/vm.c: reconnect-delay). */
 #define READY_TIMEOUT_MS 30000
-#define STOP_TIMEOUT_MS 10000
+#define STOP_TIMEOUT_MS 3000
 /* How often the socket is tried while nbdkit starts. */
 #define PROBE_MS 20
 /* nbdkit's lines, relayed whole up to this length. */
@@ -212,7 +218,7 @@ static int serve_loop(struct serve *s)
 		if (waitpid(s->pid, &status, WNOHANG) == s->pid)
 			break;
 		if (stopping && now_ms() > stop_at) {
-			spx_log(SPX_LOG_WARN, "nbdkit ignored SIGTERM; killing it");
+			spx_log(SPX_LOG_WARN, "nbdkit still has clients; killing it");
 			kill(s->pid, SIGKILL);
 			stop_at = INT64_MAX;
 		}

@@ -1,0 +1,445 @@
+/* spx-vm start | stop | kill | reboot: a guest's life, each step with a
+ * deadline. */
+#include "spx.h"
+
+#include <jansson.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include "file.h"
+#include "id.h"
+#include "size.h"
+#include "proc.h"
+#include "vm/imds.h"
+#include "vm/qmp.h"
+#include "vm/vm.h"
+#include "vmcli.h"
+
+#define QMP_MS 2000 /* one QMP exchange with a live QEMU */
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, 50 * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Wait until pid no longer runs QEMU for dir, at most ms. */
+static bool gone_within(const char *dir, long long ms)
+{
+	long long end = now_ms() + ms;
+
+	while (spx_vm_pid(dir)) {
+		if (now_ms() >= end)
+			return false;
+		nap();
+	}
+	return true;
+}
+
+/* What a dead QEMU leaves behind (QEMU removes its pid file itself when
+ * it exits cleanly, not when killed). */
+static void tidy(const char *dir)
+{
+	char *p = spx_path_join(dir, "qmp.sock");
+
+	unlink(p);
+	free(p);
+	p = spx_path_join(dir, "qemu.pid");
+	unlink(p);
+	free(p);
+}
+
+static int kill_now(const char *dir)
+{
+	pid_t pid = spx_vm_pid(dir);
+
+	if (pid && kill(pid, SIGKILL) < 0 && errno != ESRCH)
+		return spx_error_errno(SPX_FAIL, "cannot kill QEMU (pid %d)",
+				       (int)pid);
+	if (!gone_within(dir, 5000))
+		return spx_error(SPX_FAIL, "QEMU (pid %d) outlived SIGKILL",
+				 (int)pid);
+	tidy(dir);
+	return 0;
+}
+
+static void new_uuid(char out[37])
+{
+	unsigned char r[16];
+	static const char hex[] = "0123456789abcdef";
+	size_t i, o = 0;
+
+	if (spx_random(r, sizeof(r)) < 0)
+		memset(r, 0, sizeof(r));
+	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);
+	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);
+	for (i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[r[i] >> 4];
+		out[o++] = hex[r[i] & 15];
+	}
+	out[o] = 0;
+	memcpy(out, "ec2", 3);
+}
+
+static int spec_from_args(const struct spx_args *a, const struct vmcli *c,
+			  const char *name, struct spx_vm_spec *s)
+{
+	const char *mem = spx_arg(a, "memory"), *accel = spx_arg(a, "accel");
+	const char *vol = spx_arg(a, "volume"), *sock = spx_arg(a, "socket");
+	uint64_t bytes = 256ull << 20;
+	long long cpus, port;
+
+	memset(s, 0, sizeof(*s));
+	memcpy(s->name, name, strlen(name) + 1);
+	if (mem && spx_parse_size(mem, &bytes) < 0)
+		return -1;
+	if (bytes % (1 << 20) || bytes < (uint64_t)SPX_VM_MEM_MIN << 20 ||
+	    bytes > (uint64_t)SPX_VM_MEM_MAX << 20)
+		return spx_error(SPX_USAGE,
+				 "--memory: whole MiB from %uM to %uM",
+				 SPX_VM_MEM_MIN, SPX_VM_MEM_MAX);
+	s->mem_mib = (unsigned)(bytes >> 20);
+	if (spx_arg_int(a, "cpus", 1, SPX_VM_CPUS_MAX, 1, &cpus) < 0 ||
+	    spx_arg_int(a, "ssh-port", 1, 65535, 0, &port) < 0)
+		return -1;
+	s->cpus = (unsigned)cpus;
+	s->ssh_port = (unsigned)port;
+	if (!accel || strcmp(accel, "tcg") == 0)
+		s->accel = SPX_VM_TCG;
+	else if (strcmp(accel, "kvm") == 0)
+		s->accel = SPX_VM_KVM;
+	else
+		return spx_error(SPX_USAGE, "--accel: tcg or kvm, not '%s'",
+				 accel);
+	if (!vol)
+		return spx_error(SPX_USAGE, "--volume is required");
+	if (!spx_vm_name_valid(vol))
+		return spx_error(SPX_USAGE, "--volume: not a volume id: '%s'",
+				 vol);
+	s->root = spx_strdup(vol);
+	s->nbd_socket = sock ? spx_path_abs(sock)
+			     : spx_path_join(c->run, "vol.sock");
+	new_uuid(s->uuid);
+	return 0;
+}
+
+/* --metadata FILE: checked, then written to DIR/metadata.json with a
+ * new token key, DIR/imds.key (tokens of an earlier run are void). */
+static int put_metadata(const struct spx_args *a, const char *dir,
+			struct spx_vm_spec *s)
+{
+	const char *file = spx_arg(a, "metadata");
+	struct spx_buf b = SPX_BUF_INIT;
+	unsigned char key[SPX_IMDS_KEY_LEN];
+	struct spx_imds *md = NULL;
+	char *path = NULL;
+	int rc = -1;
+
+	if (!file)
+		return 0;
+	if (spx_buf_read_file(&b, file, SPX_IMDS_MD_MAX) < 0 ||
+	    spx_imds_load(b.p, b.len, &md) < 0 ||
+	    spx_random(key, sizeof(key)) < 0)
+		goto out;
+	path = spx_path_join(dir, "metadata.json");
+	if (spx_write_file(path, b.p, b.len, 0600, false) < 0)
+		goto out;
+	free(path);
+	path = spx_path_join(dir, "imds.key");
+	if (spx_write_file(path, key, sizeof(key), 0600, false) < 0)
+		goto out;
+	s->imds = true;
+	rc = 0;
+out:
+	spx_imds_free(md);
+	spx_buf_release(&b);
+	free(path);
+	return rc;
+}
+
+/* Start QEMU in a session of its own (so that it outlives this tool and
+ * whoever ran it), its output into qemu.log. */
+static pid_t spawn_qemu(char **argv, const char *dir)
+{
+	char *log = spx_path_join(dir, "qemu.log");
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	pid_t pid;
+	int err;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, log,
+					 O_WRONLY | O_CREAT | O_APPEND, 0600);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID |
+					      POSIX_SPAWN_SETSIGMASK |
+					      POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	err = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	free(log);
+	if (err) {
+		errno = err;
+		return spx_error_errno(SPX_FAIL, "cannot run '%s'", argv[0]);
+	}
+	return pid;
+}
+
+/* The last line QEMU wrote to qemu.log: why it stopped. */
+static void qemu_said(const char *dir)
+{
+	char *log = spx_path_join(dir, "qemu.log");
+	struct spx_buf b = SPX_BUF_INIT;
+	char *last;
+
+	if (spx_buf_read_file(&b, log, 1 << 20) == 0) {
+		while (b.len && b.p[b.len - 1] == '\n')
+			b.p[--b.len] = 0;
+		last = strrchr(b.p, '\n');
+		last = last ? last + 1 : b.p;
+		if (*last)
+			spx_error_prefix("%s", last);
+	}
+	spx_buf_release(&b);
+	free(log);
+}
+
+/* Run QEMU and wait until it answers over QMP (its devices are up, the
+ * root volume's NBD connection made), all by deadline. */
+static int launch(const struct spx_vm_spec *s, const char *dir,
+		  long long deadline)
+{
+	char *self = spx_self_dir();
+	char *prog = self ? spx_path_join(self, "spx-vm") : NULL;
+	char **argv = spx_vm_qemu_argv(s, dir, prog);
+	char *sock = spx_path_join(dir, "qmp.sock");
+	struct spx_qmp *q = NULL;
+	json_t *st = NULL;
+	pid_t pid = -1;
+	int status, rc = -1;
+
+	free(self);
+	free(prog);
+	if (!argv)
+		goto out;
+	pid = spawn_qemu(argv, dir);
+	if (pid < 0)
+		goto out;
+	for (;;) {
+		long long left = deadline - now_ms();
+
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			if (WIFSIGNALED(status))
+				spx_error(SPX_FAIL,
+					  "QEMU was killed by signal %d",
+					  WTERMSIG(status));
+			else
+				spx_error(SPX_FAIL, "QEMU exited with %d",
+					  WEXITSTATUS(status));
+			qemu_said(dir);
+			goto fail;
+		}
+		if (left <= 0) {
+			spx_error(SPX_FAIL, "QEMU did not answer in time");
+			goto fail;
+		}
+		if (spx_qmp_connect(sock, left < 500 ? (int)left : 500, &q) ==
+		    0)
+			break;
+		nap();
+	}
+	if (spx_qmp_exec(q, "query-status", NULL, QMP_MS, &st) < 0)
+		goto fail;
+	rc = 0;
+	goto out;
+fail:
+	spx_error_prefix("'%s'", s->name);
+	if (pid > 0 && kill(pid, SIGKILL) == 0)
+		waitpid(pid, &status, 0);
+	tidy(dir);
+out:
+	json_decref(st);
+	spx_qmp_close(q);
+	spx_vm_argv_free(argv);
+	free(sock);
+	return rc;
+}
+
+int cmd_start(const struct spx_args *a)
+{
+	const char *name = a->argv[0];
+	struct vmcli c;
+	struct spx_vm_spec s = { 0 };
+	char *dir = NULL, *path = NULL;
+	json_t *j = NULL;
+	char *text = NULL;
+	long long secs;
+	int rc;
+
+	if ((rc = vmcli_open(a, &c)))
+		return rc;
+	rc = SPX_USAGE;
+	dir = vmcli_dir(a, &c, name);
+	if (!dir)
+		goto out;
+	if (spx_arg_int(a, "timeout", 1, 3600, 30, &secs) < 0 ||
+	    spec_from_args(a, &c, name, &s) < 0) {
+		rc = vmcli_fail(a);
+		goto out;
+	}
+	long long deadline = now_ms() + secs * 1000;
+
+	if (spx_mkdirs(dir, 0700) < 0) {
+		rc = vmcli_fail(a);
+		goto out;
+	}
+	if (spx_vm_pid(dir)) {
+		spx_warn("start: '%s' is running already", name);
+		rc = SPX_NO;
+		goto out;
+	}
+	tidy(dir);
+	if (put_metadata(a, dir, &s) < 0) {
+		rc = vmcli_fail(a);
+		goto out;
+	}
+	j = spx_vm_spec_json(&s);
+	text = json_dumps(j, JSON_INDENT(1) | JSON_SORT_KEYS);
+	path = spx_path_join(dir, "spec.json");
+	if (spx_write_file(path, text, strlen(text), 0600, false) < 0 ||
+	    launch(&s, dir, deadline) < 0) {
+		rc = vmcli_fail(a);
+		goto out;
+	}
+	rc = cmd_info(a);
+out:
+	free(text);
+	json_decref(j);
+	free(path);
+	free(dir);
+	spx_vm_spec_release(&s);
+	vmcli_close(&c);
+	return rc;
+}
+
+int cmd_stop(const struct spx_args *a)
+{
+	struct vmcli c;
+	struct spx_qmp *q = NULL;
+	const char *how = "stopped already";
+	char *dir, *sock = NULL;
+	long long secs;
+	int rc;
+
+	if ((rc = vmcli_open(a, &c)))
+		return rc;
+	dir = vmcli_dir(a, &c, a->argv[0]);
+	if (!dir) {
+		rc = SPX_USAGE;
+		goto out;
+	}
+	if (spx_arg_int(a, "timeout", 0, 86400, 60, &secs) < 0) {
+		rc = vmcli_fail(a);
+		goto out;
+	}
+	if (!spx_vm_pid(dir))
+		goto done;
+	sock = spx_path_join(dir, "qmp.sock");
+	/* The power button, then time for the guest to shut down. */
+	how = "powered off";
+	if (!spx_flag(a, "force") &&
+	    spx_qmp_connect(sock, QMP_MS, &q) == 0 &&
+	    spx_qmp_exec(q, "system_powerdown", NULL, QMP_MS, NULL) == 0 &&
+	    gone_within(dir, secs * 1000))
+		goto done;
+	/* Then QEMU is told to quit, then killed. */
+	how = "quit";
+	if (!q)
+		spx_qmp_connect(sock, QMP_MS, &q);
+	if (q && spx_qmp_exec(q, "quit", NULL, QMP_MS, NULL) == 0 &&
+	    gone_within(dir, 5000))
+		goto done;
+	how = "killed";
+	if (kill_now(dir) < 0) {
+		rc = vmcli_fail(a);
+		goto out;
+	}
+done:
+	spx_error_clear();
+	tidy(dir);
+	printf("%s: %s\n", a->argv[0], how);
+out:
+	spx_qmp_close(q);
+	free(sock);
+	free(dir);
+	vmcli_close(&c);
+	return rc;
+}
+
+int cmd_kill(const struct spx_args *a)
+{
+	struct vmcli c;
+	char *dir;
+	int rc;
+
+	if ((rc = vmcli_open(a, &c)))
+		return rc;
+	dir = vmcli_dir(a, &c, a->argv[0]);
+	if (!dir)
+		rc = SPX_USAGE;
+	else if (kill_now(dir) < 0)
+		rc = vmcli_fail(a);
+	free(dir);
+	vmcli_close(&c);
+	return rc;
+}
+
+int cmd_reboot(const struct spx_args *a)
+{
+	struct vmcli c;
+	struct spx_qmp *q = NULL;
+	char *dir, *sock = NULL;
+	int rc;
+
+	if ((rc = vmcli_open(a, &c)))
+		return rc;
+	dir = vmcli_dir(a, &c, a->argv[0]);
+	if (!dir) {
+		rc = SPX_USAGE;
+		goto out;
+	}
+	if (!spx_vm_pid(dir)) {
+		spx_warn("reboot: '%s' is not running", a->argv[0]);
+		rc = SPX_NO;
+		goto out;
+	}
+	sock = spx_path_join(dir, "qmp.sock");
+	if (spx_qmp_connect(sock, QMP_MS, &q) < 0 ||
+	    spx_qmp_exec(q, "system_reset", NULL, QMP_MS, NULL) < 0)
+		rc = vmcli_fail(a);
+out:
+	spx_qmp_close(q);
+	free(sock);
+	free(dir);
+	vmcli_close(&c);
+	return rc;
+}

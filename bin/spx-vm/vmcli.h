@@ -1,0 +1,39 @@
+/* The verbs of spx-vm and what they share. */
+#ifndef SPX_VMCLI_H
+#define SPX_VMCLI_H
+
+#include "cmd.h"
+
+struct spx_vm_spec;
+
+struct vmcli {
+	char *run;  /* the node's run directory */
+	char *vms;  /* RUN/vm: one directory a guest */
+};
+
+/* Find the node (--root, $SPX_ROOT, the system layout); on failure print
+ * why and return the exit status. */
+int vmcli_open(const struct spx_args *a, struct vmcli *c);
+void vmcli_close(struct vmcli *c);
+/* The directory of guest name (caller frees), or NULL after printing
+ * why (a name that is not spx_vm_name_valid). */
+char *vmcli_dir(const struct spx_args *a, const struct vmcli *c,
+		const char *name);
+/* Read dir/spec.json. */
+int vmcli_spec(const char *dir, struct spx_vm_spec *s);
+/* Print "spx-vm: VERB: message" and return the recorded exit status. */
+int vmcli_fail(const struct spx_args *a);
+
+int cmd_start(const struct spx_args *a);
+int cmd_stop(const struct spx_args *a);
+int cmd_kill(const struct spx_args *a);
+int cmd_reboot(const struct spx_args *a);
+int cmd_ls(const struct spx_args *a);
+int cmd_info(const struct spx_args *a);
+int cmd_console(const struct spx_args *a);
+int cmd_qmp(const struct spx_args *a);
+int cmd_imds(const struct spx_args *a);
+int cmd_attach(const struct spx_args *a);
+int cmd_detach(const struct spx_args *a);
+
+#endif

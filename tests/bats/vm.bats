@@ -1,0 +1,153 @@
+#!/usr/bin/env bats
+# spx-vm: guests under a real QEMU (TCG here), their lifecycle over QMP,
+# each step with a deadline, a wedged or killed QEMU, and guests that
+# outlive the node's services.
+
+load helpers
+
+setup() {
+	make_node
+	start_node
+	VOL=$(spx-vol create --root "$ROOT" --size 64M)
+}
+
+teardown() {
+	local d
+	for d in "$ROOT"/run/vm/*/; do
+		[ -d "$d" ] || continue
+		kill -CONT "$(cat "$d/qemu.pid" 2>/dev/null)" 2>/dev/null || true
+		spx-vm kill --root "$ROOT" "$(basename "$d")" >/dev/null 2>&1 || true
+	done
+	stop_node
+	true
+}
+
+vm() { spx-vm "$1" --root "$ROOT" "${@:2}"; }
+
+# field NAME FIELD: one field of spx-vm info --json.
+field() {
+	vm info "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0][sys.argv[1]])' "$2"
+}
+
+# No QEMU runs for guest NAME (by the directory in its command line).
+no_qemu() { ! pgrep -f "path=$ROOT/run/vm/$1/qmp.sock" >/dev/null; }
+
+@test "start, ls, info, qmp, reboot, stop: QEMU quits when the guest ignores the power button" {
+	run vm start g1 --volume "$VOL" --memory 128M --json
+	[ "$status" -eq 0 ]
+	echo "$output" | python3 -c '
+import json, sys
+g = json.load(sys.stdin)[0]
+assert g["name"] == "g1" and g["state"] == "running", g
+assert g["accel"] == "tcg" and g["memory_mib"] == 128 and g["cpus"] == 1, g
+assert g["volume"] == sys.argv[1] and g["ssh_port"] is None, g
+assert g["uuid"].startswith("ec2"), g
+' "$VOL"
+	pid=$(field g1 pid)
+	[ "$(cat "$ROOT/run/vm/g1/qemu.pid")" = "$pid" ]
+	[ "$(stat -c %a "$ROOT/run/vm/g1")" = 700 ]
+	run vm ls
+	[ "$status" -eq 0 ]
+	[[ "${lines[1]}" =~ ^g1\ +\|\ running\ +\|\ $pid\ +\|\ tcg ]]
+	# The root volume is the guest's disk, through the node's NBD server.
+	run vm qmp g1 '{"execute": "query-block"}'
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"\"export\":\"$VOL\""* || "$output" == *"$VOL"* ]]
+	run vm qmp g1 '{"execute": "query-kvm"}'
+	[ "$output" = '{"return":{"enabled":false,"present":true}}' ] ||
+		[ "$output" = '{"return":{"enabled":false,"present":false}}' ]
+	run vm qmp g1 '{"execute": "no-such-command"}'
+	[ "$status" -eq 1 ]
+	[[ "$output" == *'"class":"CommandNotFound"'* ]]
+	run vm qmp g1 'not json'
+	[ "$status" -eq 100 ]
+	run vm start g1 --volume "$VOL"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'g1' is running already"* ]]
+	run vm reboot g1
+	[ "$status" -eq 0 ]
+	# No guest OS here (a blank disk): the power button goes unanswered.
+	run vm stop g1 --timeout 1
+	[ "$status" -eq 0 ]
+	[ "$output" = "g1: quit" ]
+	no_qemu g1
+	[ ! -e "$ROOT/run/vm/g1/qmp.sock" ]
+	[ "$(field g1 state)" = stopped ]
+	run vm stop g1
+	[ "$output" = "g1: stopped already" ]
+	run vm reboot g1
+	[ "$status" -eq 1 ]
+}
+
+@test "a killed QEMU shows stopped, and the guest starts again" {
+	vm start g2 --volume "$VOL" >/dev/null
+	pid=$(field g2 pid)
+	kill -9 "$pid"
+	wait_for 5 no_qemu g2
+	[ "$(field g2 state)" = stopped ]
+	run vm start g2 --volume "$VOL"
+	[ "$status" -eq 0 ]
+	[ "$(field g2 pid)" != "$pid" ]
+	run vm kill g2
+	[ "$status" -eq 0 ]
+	no_qemu g2
+}
+
+@test "a recycled pid in qemu.pid is not taken for the guest" {
+	vm start g3 --volume "$VOL" >/dev/null
+	vm kill g3
+	sleep 300 &
+	other=$!
+	echo "$other" >"$ROOT/run/vm/g3/qemu.pid"
+	[ "$(field g3 state)" = stopped ]
+	run vm kill g3
+	[ "$status" -eq 0 ]
+	kill -0 "$other"
+	kill "$other"
+}
+
+@test "a wedged QEMU: listed as unresponsive, stopped by killing it" {
+	vm start g4 --volume "$VOL" >/dev/null
+	pid=$(field g4 pid)
+	kill -STOP "$pid"
+	run vm ls
+	[ "$status" -eq 0 ]
+	[[ "${lines[1]}" =~ ^g4\ +\|\ unresponsive ]]
+	run vm stop g4 --timeout 1
+	[ "$status" -eq 0 ]
+	[ "$output" = "g4: killed" ]
+	no_qemu g4
+}
+
+@test "guests keep running while the node's services restart" {
+	vm start g5 --volume "$VOL" >/dev/null
+	pid=$(field g5 pid)
+	spx down --root "$ROOT" >/dev/null
+	kill -0 "$pid"
+	start_node
+	[ "$(field g5 state)" = running ]
+	[ "$(field g5 pid)" = "$pid" ]
+}
+
+@test "bad input changes nothing" {
+	run vm start ../x --volume "$VOL"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"not a guest name: '../x'"* ]]
+	run vm start g6
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"--volume is required"* ]]
+	run vm start g6 --volume "$VOL" --memory 10M
+	[ "$status" -eq 100 ]
+	run vm start g6 --volume "$VOL" --accel xen
+	[ "$status" -eq 100 ]
+	run vm start g6 --volume 'vol-x,file=/etc/passwd'
+	[ "$status" -eq 100 ]
+	run vm info nosuch
+	[ "$status" -eq 1 ]
+	# A volume the NBD server does not have: QEMU says so, and is gone.
+	run vm start g6 --volume vol-0000000000000000a --timeout 10
+	[ "$status" -eq 111 ]
+	[[ "$output" == *"QEMU exited with 1"* ]]
+	no_qemu g6
+	[ "$(field g6 state)" = stopped ]
+}
