@@ -80,7 +80,11 @@ while [ $# -gt 0 ]; do
 	--cache) [ $# -ge 2 ] || usage_error "--cache needs a value"; cache=$2; shift 2 ;;
 	--cache=*) cache=${1#*=}; shift ;;
 	-h | --help) usage; exit 0 ;;
-	--) shift; [ $# -eq 1 ] && [ -z "$out" ] || usage_error "one output file"; out=$1; shift ;;
+	--)
+		shift
+		if [ $# -ne 1 ] || [ -n "$out" ]; then usage_error "one output file"; fi
+		out=$1
+		shift ;;
 	-*) usage_error "unknown option '$1'" ;;
 	*) [ -z "$out" ] || usage_error "more than one output file: '$out' and '$1'"; out=$1; shift ;;
 	esac
@@ -156,6 +160,8 @@ fetch() {
 			download "$name=$ver" >/dev/null); then
 			for f in "$dl"/*.deb; do
 				[ -f "$f" ] || continue
+				# The cache keeps one version of each package.
+				find "$cache" -maxdepth 1 -name "${name}_*.deb" -delete
 				mv -f "$f" "$cache/"
 				rmdir "$dl"
 				echo "$cache/${f##*/}"
@@ -175,8 +181,18 @@ fetch() {
 
 # The cloud kernel is a metapackage; the kernel itself is the package it
 # depends on (linux-image-VERSION-cloud-amd64).
-kpkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null |
-	sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-cloud-amd64\)$/\1/p' | head -n 1)
+cloud_kernel() {
+	apt-cache depends linux-image-cloud-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-cloud-amd64\)$/\1/p' | head -n 1
+}
+kpkg=$(cloud_kernel)
+if [ -z "$kpkg" ] && [ "$(id -u)" = 0 ] &&
+	! ls "$cache"/linux-image-[0-9]*-cloud-amd64_*.deb >/dev/null 2>&1; then
+	# A host whose package lists were never fetched (or were cleaned).
+	log "apt knows no linux-image-cloud-amd64: apt-get update"
+	apt-get update -qq >&2 || log "apt-get update failed"
+	kpkg=$(cloud_kernel)
+fi
 if [ -z "$kpkg" ]; then
 	f=$(ls -1 "$cache"/linux-image-[0-9]*-cloud-amd64_*.deb 2>/dev/null | sort -V | tail -n 1)
 	[ -n "$f" ] || die "apt knows no linux-image-cloud-amd64 and none is cached (apt-get update?)"

@@ -40,7 +40,8 @@ echo "user-data marker $(hostname) uid=$(id -u)"
 echo here >/root/user-data-was-here
 exit 3
 EOF
-	/usr/bin/python3 "$SPX_TOP/tests/bats/fixtures/imds-standin.py" "$F/imds" \
+	# Bounded, like QEMU below, should teardown_file never run.
+	timeout 600 /usr/bin/python3 "$SPX_TOP/tests/bats/fixtures/imds-standin.py" "$F/imds" \
 		>"$F/imds.log" 2>&1 3>&- &
 	echo $! >"$F/imds.pid"
 	wait_for 10 test -s "$F/imds/port"
