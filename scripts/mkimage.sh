@@ -113,8 +113,10 @@ disk_mib=$(((bytes + MiB - 1) / MiB))
 [ $disk_mib -ge 64 ] || usage_error "size '$size' too small: the image needs at least 64M"
 [ $disk_mib -lt $((2 * 1024 * 1024)) ] || usage_error "size '$size' too large for an MBR disk (2T)"
 
-for t in apt-get apt-cache dpkg dpkg-deb readelf sfdisk mkfs.vfat mcopy mdir \
-	syslinux mkfs.ext4 gzip sha256sum dd truncate; do
+tools="apt-get apt-cache dpkg dpkg-deb readelf sfdisk mkfs.vfat mcopy syslinux
+mkfs.ext4 gzip sha256sum dd truncate"
+[ "$(id -u)" = 0 ] || tools="$tools debugfs"
+for t in $tools; do
 	command -v "$t" >/dev/null || die "needs $t (scripts/deps.sh installs it)"
 done
 mbr=""
@@ -257,12 +259,24 @@ need CONFIG_INPUT_EVDEV evdev
 # the first boot's dropbearkey waits about 1.5 s for the pool.
 need CONFIG_HW_RANDOM_VIRTIO virtio_rng optional
 
-# modfile NAME: the .ko of module NAME (file names may use - for _).
-find "$mods/kernel" -name '*.ko' | awk '{
-	n = $0; sub(/.*\//, "", n); sub(/\.ko$/, "", n); gsub(/-/, "_", n)
-	print n, $0 }' >"$T/kos"
+# modfile NAME: the .ko of module NAME (file names may use - for _),
+# maybe compressed, as newer Debian kernels ship them.
+find "$mods/kernel" -name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst' -o -name '*.ko.gz' |
+	awk '{ n = $0; sub(/.*\//, "", n); sub(/\.ko(\.(xz|zst|gz))?$/, "", n)
+	       gsub(/-/, "_", n); print n, $0 }' >"$T/kos"
 modfile() {
 	awk -v m="$1" '$1 == m { print $2; found = 1; exit } END { exit !found }' "$T/kos"
+}
+# modget NAME DEST: module NAME, uncompressed (busybox insmod wants it so).
+modget() {
+	local f
+	f=$(modfile "$1") || die "$kver: no module $1"
+	case $f in
+	*.ko) cp "$f" "$2" ;;
+	*.xz) xz -dc "$f" >"$2" ;;
+	*.zst) zstd -qdc "$f" >"$2" ;;
+	*.gz) gzip -dc "$f" >"$2" ;;
+	esac || die "cannot uncompress $f"
 }
 order=""
 visit() { # visit NAME: NAME's dependencies first, then NAME
@@ -272,12 +286,14 @@ visit() { # visit NAME: NAME's dependencies first, then NAME
 		grep -q "/${m//_/-}\.ko\$" "$mods/modules.builtin" 2>/dev/null; then
 		return 0
 	fi
-	f=$(modfile "$m") || die "$kver: no module $m"
-	for d in $(readelf -p .modinfo "$f" | sed -n 's/^ *\[ *[0-9a-f]*\] *depends=//p' | tr ',' ' '); do
+	modget "$m" "$T/mods/$m.ko"
+	for d in $(readelf -p .modinfo "$T/mods/$m.ko" |
+		sed -n 's/^ *\[ *[0-9a-f]*\] *depends=//p' | tr ',' ' '); do
 		visit "$d"
 	done
 	order="$order $m"
 }
+mkdir -p "$T/mods"
 for m in $load; do visit "$m"; done
 log "kernel $kver: built in:$builtin; modules:$order"
 
@@ -291,7 +307,7 @@ for a in sh mount umount insmod cat usleep poweroff sync switch_root; do
 	ln -s busybox "$I/bin/$a"
 done
 for m in $order; do
-	cp "$(modfile "$m")" "$I/lib/modules/$m.ko"
+	cp "$T/mods/$m.ko" "$I/lib/modules/$m.ko"
 	echo "$m" >>"$I/lib/modules/order"
 done
 : >>"$I/lib/modules/order"
