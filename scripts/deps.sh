@@ -23,11 +23,19 @@ HARNESS="rclone s3cmd golang-go golang-github-minio-minio-go-v7-dev"
 # GET limit spx-bench s3 measures the gateway against (it runs a private
 # nginx on loopback; the system service is left stopped, see below).
 BENCH="sysbench fio gnuplot-nox nginx"
-# Guests (spx-vm, tests/bats/vm.bats): QEMU for x86-64, with its BIOS.
-VM="qemu-system-x86"
+# Guests (spx-vm, scripts/mkimage.sh, tests/bats/vm*.bats, mkimage.bats): QEMU and
+# its image tools; the test image is built without root or mounts from
+# Debian packages apt-get download fetches (apt, dpkg), unpacked and
+# inspected with dpkg-deb and readelf (binutils), partitioned by sfdisk
+# (fdisk), its boot partition made by mkfs.vfat (dosfstools), filled by
+# mtools and made bootable by syslinux (mbr.bin from syslinux-common), its
+# root by mkfs.ext4 (e2fsprogs); the tests' metadata stand-in is Debian's
+# python3.
+IMAGE="qemu-system-x86 qemu-utils syslinux syslinux-common mtools dosfstools
+fdisk e2fsprogs binutils gzip python3"
 
 want=""
-for p in $BUILD $FUZZ $TEST $HARNESS $BENCH $VM; do
+for p in $BUILD $FUZZ $TEST $HARNESS $BENCH $IMAGE; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
 		want="$want $p"
 	fi
