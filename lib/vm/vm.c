@@ -362,9 +362,29 @@ int spx_vm_console_trim(const char *dir)
 			goto out;
 		}
 	}
-	if (fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, 0, cut) < 0) {
+	if (fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, 0, cut) == 0) {
+		rc = 0;
+		goto out;
+	}
+	if (errno != EOPNOTSUPP && errno != EINVAL) {
 		spx_error_errno(SPX_FAIL, "cannot cut '%s'", path);
 		goto out;
+	}
+	/* A file system without it (tmpfs): copy the tail to the front and
+	 * cut the file there. What QEMU appends meanwhile can be lost; the
+	 * console is a log, not data. */
+	{
+		char *buf = spx_malloc(SPX_VM_CONSOLE_KEEP);
+		off_t from = st.st_size - SPX_VM_CONSOLE_KEEP;
+		ssize_t n = pread(fd, buf, SPX_VM_CONSOLE_KEEP, from);
+
+		if (n < 0 || ftruncate(fd, 0) < 0 ||
+		    pwrite(fd, buf, (size_t)n, 0) != n) {
+			spx_error_errno(SPX_FAIL, "cannot cut '%s'", path);
+			free(buf);
+			goto out;
+		}
+		free(buf);
 	}
 	rc = 0;
 out:

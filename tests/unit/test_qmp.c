@@ -429,6 +429,54 @@ static void test_argv(void)
 	spx_vm_spec_release(&s);
 }
 
+/* The console log cut back in place, on dir's file system. */
+static void test_console(const char *dir)
+{
+	char *log = spx_xprintf("%s/console.log", dir);
+	char *old = spx_xprintf("%s/console.log.1", dir);
+	struct stat st;
+	char *buf = spx_malloc(SPX_VM_CONSOLE_MAX + 4096 * 3);
+	size_t n = SPX_VM_CONSOLE_MAX + 4096 * 3, i;
+	int fd;
+
+	for (i = 0; i < n; i++)
+		buf[i] = (char)('a' + (i / 4096) % 26);
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+	T_OK(fd >= 0 && write(fd, buf, SPX_VM_CONSOLE_MAX) ==
+				(ssize_t)SPX_VM_CONSOLE_MAX,
+	     "%s: a full log", dir);
+	T_INT(spx_vm_console_trim(dir), 0, "%s: at the limit: %s", dir,
+	      spx_errmsg());
+	T_OK(stat(log, &st) == 0 && st.st_size == SPX_VM_CONSOLE_MAX,
+	     "%s: not cut at the limit", dir);
+	T_OK(write(fd, buf + SPX_VM_CONSOLE_MAX, n - SPX_VM_CONSOLE_MAX) > 0,
+	     "%s: past it", dir);
+	T_INT(spx_vm_console_trim(dir), 0, "%s: cut: %s", dir, spx_errmsg());
+	T_OK(stat(log, &st) == 0 && st.st_size >= SPX_VM_CONSOLE_KEEP &&
+		     st.st_size < SPX_VM_CONSOLE_KEEP + 2 * 4096 + 4096 * 3,
+	     "%s: the last MiB stays (%lld)", dir, (long long)st.st_size);
+	/* The writer appends on at the new end. */
+	T_OK(write(fd, "END", 3) == 3, "%s: appended after", dir);
+	{
+		struct spx_buf b = SPX_BUF_INIT;
+
+		T_INT(spx_buf_read_file(&b, log, 8u << 20), 0, "%s: read", dir);
+		T_OK(b.len >= 3 + 4096 && !memcmp(b.p + b.len - 3, "END", 3) &&
+			     !memcmp(b.p + b.len - 3 - 4096,
+				     buf + n - 4096, 4096),
+		     "%s: the tail is the log's tail, then the new bytes", dir);
+		spx_buf_release(&b);
+	}
+	T_OK(stat(old, &st) == 0 && st.st_size > 0, "%s: the cut part kept",
+	     dir);
+	close(fd);
+	unlink(log);
+	unlink(old);
+	free(buf);
+	free(log);
+	free(old);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test_qmp.XXXXXX";
@@ -442,6 +490,16 @@ int main(void)
 	test_faults();
 	test_spec();
 	test_argv();
+	test_console(dir);
+	{
+		/* tmpfs has no FALLOC_FL_COLLAPSE_RANGE: the copying cut. */
+		char shm[] = "/dev/shm/test_qmp.XXXXXX";
+
+		if (mkdtemp(shm)) {
+			test_console(shm);
+			rmdir(shm);
+		}
+	}
 	rmdir(dir);
 	return t_done();
 }
