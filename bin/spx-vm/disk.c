@@ -19,6 +19,7 @@ struct disk {
 	struct spx_vm_spec spec;
 	struct spx_qmp *q;
 	char *dir;
+	int lock;
 	char node[SPX_VM_NAME_MAX + 3], dev[SPX_VM_NAME_MAX + 6];
 };
 
@@ -29,6 +30,7 @@ static int disk_open(const struct spx_args *a, struct disk *d)
 	int rc;
 
 	memset(d, 0, sizeof(*d));
+	d->lock = -1;
 	if ((rc = vmcli_open(a, &d->c)))
 		return rc;
 	d->dir = vmcli_dir(a, &d->c, a->argv[0]);
@@ -40,6 +42,8 @@ static int disk_open(const struct spx_args *a, struct disk *d)
 	}
 	snprintf(d->node, sizeof(d->node), "d-%s", vol);
 	snprintf(d->dev, sizeof(d->dev), "disk-%s", vol);
+	if ((d->lock = vmcli_lock(d->dir)) < 0)
+		return vmcli_fail(a);
 	if (!spx_vm_pid(d->dir)) {
 		spx_warn("%s: '%s' is not running", a->verb->name, a->argv[0]);
 		return SPX_NO;
@@ -54,6 +58,8 @@ static int disk_open(const struct spx_args *a, struct disk *d)
 
 static void disk_close(struct disk *d)
 {
+	if (d->lock >= 0)
+		close(d->lock);
 	spx_qmp_close(d->q);
 	spx_vm_spec_release(&d->spec);
 	free(d->dir);

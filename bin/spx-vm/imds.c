@@ -5,15 +5,39 @@
 #include "spx.h"
 
 #include <poll.h>
+#include <sys/file.h>
 
 #include "file.h"
 #include "vm/imds.h"
 #include "vmcli.h"
 
 /* A connection that says nothing for this long is closed. */
-#define IDLE_MS 30000
+#define IDLE_MS 10000
+/* Connections of one guest answered at once; more get 429. QEMU runs a
+ * process for each connection the guest opens, so without a bound a
+ * guest could fill the host with them. */
+#define SLOTS 8
 /* Requests answered on one connection at most. */
 #define REQUESTS_MAX 1000
+
+/* One of the guest's SLOTS connection slots (a lock held while this
+ * process runs), or -1 when all are taken. */
+static int take_slot(const char *dir)
+{
+	int i, fd = -1;
+
+	for (i = 0; i < SLOTS && fd < 0; i++) {
+		char name[32];
+		char *path;
+
+		snprintf(name, sizeof(name), "imds-slot-%d", i);
+		path = spx_path_join(dir, name);
+		fd = spx_lock_path(path, LOCK_EX | LOCK_NB, "taken");
+		free(path);
+	}
+	spx_error_clear();
+	return fd;
+}
 
 int cmd_imds(const struct spx_args *a)
 {
@@ -25,7 +49,7 @@ int cmd_imds(const struct spx_args *a)
 	struct spx_imds *md = NULL;
 	char in[SPX_IMDS_REQ_MAX];
 	size_t have = 0;
-	int n = 0, rc = SPX_FAIL, fd;
+	int n = 0, rc = SPX_FAIL, fd, slot = -1;
 
 	if (spx_buf_read_file(&b, path, SPX_IMDS_MD_MAX) < 0 ||
 	    spx_imds_load(b.p, b.len, &md) < 0) {
@@ -42,6 +66,17 @@ int cmd_imds(const struct spx_args *a)
 		goto out;
 	}
 	close(fd);
+	slot = take_slot(dir);
+	if (slot < 0) {
+		static const char busy[] =
+			"HTTP/1.1 429 Too Many Requests\r\n"
+			"Content-Type: text/plain\r\nContent-Length: 4\r\n"
+			"Server: EC2ws\r\nConnection: close\r\n\r\n429\n";
+
+		spx_write_all(STDOUT_FILENO, busy, sizeof(busy) - 1, "stdout");
+		rc = SPX_OK;
+		goto out;
+	}
 	while (n < REQUESTS_MAX) {
 		int used = spx_imds_parse(in, have, r);
 		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
@@ -79,6 +114,8 @@ int cmd_imds(const struct spx_args *a)
 	}
 	rc = SPX_OK;
 out:
+	if (slot >= 0)
+		close(slot);
 	spx_imds_free(md);
 	spx_buf_release(&b);
 	spx_buf_release(&out);

@@ -293,7 +293,7 @@ int cmd_start(const struct spx_args *a)
 	json_t *j = NULL;
 	char *text = NULL;
 	long long secs;
-	int rc;
+	int rc, lock = -1;
 
 	if ((rc = vmcli_open(a, &c)))
 		return rc;
@@ -308,7 +308,7 @@ int cmd_start(const struct spx_args *a)
 	}
 	long long deadline = now_ms() + secs * 1000;
 
-	if (spx_mkdirs(dir, 0700) < 0) {
+	if (spx_mkdirs(dir, 0700) < 0 || (lock = vmcli_lock(dir)) < 0) {
 		rc = vmcli_fail(a);
 		goto out;
 	}
@@ -332,6 +332,8 @@ int cmd_start(const struct spx_args *a)
 	}
 	rc = cmd_info(a);
 out:
+	if (lock >= 0)
+		close(lock);
 	free(text);
 	json_decref(j);
 	free(path);
@@ -348,7 +350,7 @@ int cmd_stop(const struct spx_args *a)
 	const char *how = "stopped already";
 	char *dir, *sock = NULL;
 	long long secs;
-	int rc;
+	int rc, lock = -1;
 
 	if ((rc = vmcli_open(a, &c)))
 		return rc;
@@ -357,7 +359,8 @@ int cmd_stop(const struct spx_args *a)
 		rc = SPX_USAGE;
 		goto out;
 	}
-	if (spx_arg_int(a, "timeout", 0, 86400, 60, &secs) < 0) {
+	if (spx_arg_int(a, "timeout", 0, 86400, 60, &secs) < 0 ||
+	    (lock = vmcli_lock(dir)) < 0) {
 		rc = vmcli_fail(a);
 		goto out;
 	}
@@ -388,6 +391,8 @@ done:
 	tidy(dir);
 	printf("%s: %s\n", a->argv[0], how);
 out:
+	if (lock >= 0)
+		close(lock);
 	spx_qmp_close(q);
 	free(sock);
 	free(dir);
@@ -406,7 +411,7 @@ int cmd_kill(const struct spx_args *a)
 	dir = vmcli_dir(a, &c, a->argv[0]);
 	if (!dir)
 		rc = SPX_USAGE;
-	else if (kill_now(dir) < 0)
+	else if (kill_now(dir) < 0) /* at once: not behind a stop's wait */
 		rc = vmcli_fail(a);
 	free(dir);
 	vmcli_close(&c);
@@ -418,13 +423,17 @@ int cmd_reboot(const struct spx_args *a)
 	struct vmcli c;
 	struct spx_qmp *q = NULL;
 	char *dir, *sock = NULL;
-	int rc;
+	int rc, lock = -1;
 
 	if ((rc = vmcli_open(a, &c)))
 		return rc;
 	dir = vmcli_dir(a, &c, a->argv[0]);
 	if (!dir) {
 		rc = SPX_USAGE;
+		goto out;
+	}
+	if ((lock = vmcli_lock(dir)) < 0) {
+		rc = vmcli_fail(a);
 		goto out;
 	}
 	if (!spx_vm_pid(dir)) {
@@ -437,6 +446,8 @@ int cmd_reboot(const struct spx_args *a)
 	    spx_qmp_exec(q, "system_reset", NULL, QMP_MS, NULL) < 0)
 		rc = vmcli_fail(a);
 out:
+	if (lock >= 0)
+		close(lock);
 	spx_qmp_close(q);
 	free(sock);
 	free(dir);

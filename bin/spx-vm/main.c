@@ -10,6 +10,10 @@
 #include "vm/vm.h"
 #include "vmcli.h"
 
+#include <sys/file.h>
+
+#define LOCK_WAIT_S 180
+
 int vmcli_open(const struct spx_args *a, struct vmcli *c)
 {
 	struct spx_node_loc loc;
@@ -60,6 +64,29 @@ int vmcli_spec(const char *dir, struct spx_vm_spec *s)
 	spx_buf_release(&b);
 	free(path);
 	return rc;
+}
+
+int vmcli_lock(const char *dir)
+{
+	char *path = spx_path_join(dir, "lock");
+	struct timespec nap = { 0, 50 * 1000000 };
+	int fd = -1, i;
+
+	if (!spx_exists(dir)) {
+		free(path);
+		return spx_error(SPX_NO, "no guest '%s'", strrchr(dir, '/') + 1);
+	}
+	/* Every holder is bounded (a stop at most its --timeout and 10 s);
+	 * a waiter gives up after LOCK_WAIT_S rather than hang. */
+	for (i = 0; i < LOCK_WAIT_S * 20; i++) {
+		fd = spx_lock_path(path, LOCK_EX | LOCK_NB,
+				   "another spx-vm is working on this guest");
+		if (fd >= 0 || spx_errstatus() != SPX_NO)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	free(path);
+	return fd;
 }
 
 int vmcli_fail(const struct spx_args *a)

@@ -21,6 +21,12 @@ char *vmcli_dir(const struct spx_args *a, const struct vmcli *c,
 		const char *name);
 /* Read dir/spec.json. */
 int vmcli_spec(const char *dir, struct spx_vm_spec *s);
+/* Take the guest's lock (dir/lock): start, stop, reboot, attach and
+ * detach hold it, so that two of them never act on one guest at once
+ * (two starts would run two QEMUs on one volume); kill does not wait
+ * for it. The descriptor, or -1 with an error (SPX_NO: no such guest, or
+ * still held after minutes). */
+int vmcli_lock(const char *dir);
 /* Print "spx-vm: VERB: message" and return the recorded exit status. */
 int vmcli_fail(const struct spx_args *a);
 

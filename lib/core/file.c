@@ -4,6 +4,8 @@
 
 #include <libgen.h>
 
+#include <sys/file.h>
+
 #include "file.h"
 
 bool spx_exists(const char *path)
@@ -238,4 +240,24 @@ int spx_rmtree(const char *path)
 	if (rmdir(path) < 0 && errno != ENOENT && !rc)
 		rc = spx_error_errno(SPX_FAIL, "cannot remove '%s'", path);
 	return rc;
+}
+
+int spx_lock_path(const char *path, int how, const char *busy)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return spx_error_errno(SPX_FAIL, "cannot open '%s'", path);
+	while (flock(fd, how) < 0) {
+		int err = errno;
+
+		if (err == EINTR)
+			continue;
+		close(fd);
+		if (err == EWOULDBLOCK)
+			return spx_error(SPX_NO, "%s", busy);
+		errno = err;
+		return spx_error_errno(SPX_FAIL, "cannot lock '%s'", path);
+	}
+	return fd;
 }

@@ -24,6 +24,11 @@ int spx_rmtree(const char *path);
 /* fsync a directory by path. */
 int spx_fsync_dir(const char *dir);
 bool spx_exists(const char *path);
+/* Open path (made 0600 if absent) and flock it: how is LOCK_SH or LOCK_EX,
+ * with LOCK_NB to fail at once, with SPX_NO and the message busy, when
+ * another holds it. Returns the descriptor, which is the lock (close it
+ * to let go), or -1 with an error recorded. */
+int spx_lock_path(const char *path, int how, const char *busy);
 /* Join a and b with one '/', or return b if it is absolute. Caller frees. */
 char *spx_path_join(const char *a, const char *b);
 /* An absolute, normalised form of path (need not exist). Caller frees. */

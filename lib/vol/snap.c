@@ -340,32 +340,12 @@ void spx_snap_store_close(struct spx_snap_store *ss)
 
 /* Open path (made if missing) and flock it (how): the descriptor, which
  * is the lock; -1 with SPX_NO and busy when LOCK_NB and taken. */
-static int flock_path(const char *path, int how, const char *busy)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		return spx_error_errno(SPX_FAIL, "cannot open '%s'", path);
-	while (flock(fd, how) < 0) {
-		int err = errno;
-
-		if (err == EINTR)
-			continue;
-		close(fd);
-		if (err == EWOULDBLOCK)
-			return spx_error(SPX_NO, "%s", busy);
-		errno = err;
-		return spx_error_errno(SPX_FAIL, "cannot lock '%s'", path);
-	}
-	return fd;
-}
-
 /* The collection lock: shared while snapshots are made and restores
  * start, exclusive for collection. -1 with SPX_NO when nonblocking and
  * taken. The descriptor is the lock. */
 static int gc_lock(struct spx_snap_store *ss, int how)
 {
-	return flock_path(ss->lock, how,
+	return spx_lock_path(ss->lock, how,
 			  "snapshots are being taken or restored: try again "
 			  "later");
 }
@@ -887,7 +867,7 @@ static int upload_slot(struct spx_snap_store *ss)
 
 		snprintf(name, sizeof(name), ".snap-upload.%d", wait ? mine : k);
 		path = spx_path_join(spx_vol_store_dir(ss->vs), name);
-		fd = flock_path(path, LOCK_EX | (wait ? 0 : LOCK_NB), "taken");
+		fd = spx_lock_path(path, LOCK_EX | (wait ? 0 : LOCK_NB), "taken");
 		free(path);
 		if (fd >= 0 || spx_errstatus() != SPX_NO)
 			return fd;

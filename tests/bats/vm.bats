@@ -151,3 +151,53 @@ assert g["uuid"].startswith("ec2"), g
 	no_qemu g6
 	[ "$(field g6 state)" = stopped ]
 }
+
+@test "two starts of one guest at once run one QEMU; verbs on no guest say so" {
+	vm start g7 --volume "$VOL" >"$BATS_TEST_TMPDIR/a" 2>&1 &
+	a=$!
+	vm start g7 --volume "$VOL" >"$BATS_TEST_TMPDIR/b" 2>&1 &
+	b=$!
+	sa=0 sb=0
+	wait "$a" || sa=$?
+	wait "$b" || sb=$?
+	[ $((sa + sb)) -eq 1 ]
+	cat "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b" | grep -q "'g7' is running already"
+	[ "$(pgrep -fc "path=$ROOT/run/vm/g7/qmp.sock")" -eq 1 ]
+	for verb in stop reboot; do
+		run vm "$verb" nosuch
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"no guest 'nosuch'"* ]]
+	done
+	run vm attach nosuch "$VOL"
+	[ "$status" -eq 1 ]
+}
+
+@test "the metadata service: one guest's connections are bounded, the rest get 429" {
+	d=$ROOT/run/vm/md
+	mkdir -p "$d"
+	echo '{"meta-data": {"instance-id": "i-0123456789abcdef0"}}' >"$d/metadata.json"
+	head -c 32 /dev/urandom >"$d/imds.key"
+	run spx-vm imds "$d" < <(printf 'GET /latest/meta-data/instance-id HTTP/1.0\r\n\r\n')
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"200 OK"* && "$output" == *"i-0123456789abcdef0" ]]
+	# Eight connections that say nothing hold the eight slots.
+	pids=()
+	for i in 1 2 3 4 5 6 7 8; do
+		sleep 30 | spx-vm imds "$d" >/dev/null &
+		pids+=($!)
+	done
+	# All eight held: each slot file's inode is in /proc/locks (looked
+	# up without taking a lock, which would take a slot itself).
+	held() {
+		local i ino
+		for i in 0 1 2 3 4 5 6 7; do
+			ino=$(stat -c %i "$d/imds-slot-$i" 2>/dev/null) || return 1
+			grep -q ":$ino " /proc/locks || return 1
+		done
+	}
+	wait_for 10 held
+	run spx-vm imds "$d" < <(printf 'GET / HTTP/1.0\r\n\r\n')
+	[[ "$output" == *"429 Too Many Requests"* ]]
+	kill "${pids[@]}" 2>/dev/null || true
+	pkill -f "spx-vm imds $d" || true
+}
