@@ -15,55 +15,35 @@
 #define QMP_MS 5000
 
 struct disk {
-	struct vmcli c;
+	struct guest g;
 	struct spx_vm_spec spec;
-	struct spx_qmp *q;
-	char *dir;
-	int lock;
 	char node[SPX_VM_NAME_MAX + 3], dev[SPX_VM_NAME_MAX + 6];
 };
 
 static int disk_open(const struct spx_args *a, struct disk *d)
 {
 	const char *vol = a->argv[1];
-	char *sock;
 	int rc;
 
-	memset(d, 0, sizeof(*d));
-	d->lock = -1;
-	if ((rc = vmcli_open(a, &d->c)))
-		return rc;
-	d->dir = vmcli_dir(a, &d->c, a->argv[0]);
-	if (!d->dir)
-		return SPX_USAGE;
+	memset(&d->spec, 0, sizeof(d->spec));
 	if (!spx_vm_name_valid(vol)) {
+		memset(&d->g, 0, sizeof(d->g));
+		d->g.lock = -1;
 		spx_warn("%s: not a volume id: '%s'", a->verb->name, vol);
 		return SPX_USAGE;
 	}
 	snprintf(d->node, sizeof(d->node), "d-%s", vol);
 	snprintf(d->dev, sizeof(d->dev), "disk-%s", vol);
-	if ((d->lock = vmcli_lock(d->dir)) < 0)
-		return vmcli_fail(a);
-	if (!spx_vm_pid(d->dir)) {
-		spx_warn("%s: '%s' is not running", a->verb->name, a->argv[0]);
-		return SPX_NO;
-	}
-	sock = spx_path_join(d->dir, "qmp.sock");
-	if (vmcli_spec(d->dir, &d->spec) < 0 ||
-	    spx_qmp_connect(sock, QMP_MS, &d->q) < 0)
+	rc = guest_open(a, GUEST_LOCK | GUEST_QMP, &d->g);
+	if (rc == 0 && vmcli_spec(d->g.dir, &d->spec) < 0)
 		rc = vmcli_fail(a);
-	free(sock);
 	return rc;
 }
 
 static void disk_close(struct disk *d)
 {
-	if (d->lock >= 0)
-		close(d->lock);
-	spx_qmp_close(d->q);
 	spx_vm_spec_release(&d->spec);
-	free(d->dir);
-	vmcli_close(&d->c);
+	guest_close(&d->g);
 }
 
 int cmd_attach(const struct spx_args *a)
@@ -80,7 +60,7 @@ int cmd_attach(const struct spx_args *a)
 		goto out;
 	sock = sockopt ? spx_path_abs(sockopt) : spx_strdup(d.spec.nbd_socket);
 	args = spx_vm_nbd_node(d.node, sock, vol);
-	if (spx_qmp_exec(d.q, "blockdev-add", args, QMP_MS, NULL) < 0) {
+	if (spx_qmp_exec(d.g.q, "blockdev-add", args, QMP_MS, NULL) < 0) {
 		if (spx_errstatus() == SPX_NO && strstr(spx_errmsg(), "Duplicate"))
 			spx_error(SPX_NO, "'%s' is attached already", vol);
 		rc = vmcli_fail(a);
@@ -95,7 +75,7 @@ int cmd_attach(const struct spx_args *a)
 				 "virtio-blk-pci", "id", d.dev, "drive", d.node,
 				 "bus", bus, "iothread", "io0", "serial",
 				 serial);
-		rc = spx_qmp_exec(d.q, "device_add", args, QMP_MS, NULL);
+		rc = spx_qmp_exec(d.g.q, "device_add", args, QMP_MS, NULL);
 		json_decref(args);
 		args = NULL;
 		if (rc == 0 || spx_errstatus() != SPX_NO)
@@ -108,7 +88,7 @@ int cmd_attach(const struct spx_args *a)
 				  vol, SPX_VM_HOTPLUG_SLOTS);
 		rc = vmcli_fail(a);
 		args = json_pack("{s:s}", "node-name", d.node);
-		if (spx_qmp_exec(d.q, "blockdev-del", args, QMP_MS, NULL) < 0)
+		if (spx_qmp_exec(d.g.q, "blockdev-del", args, QMP_MS, NULL) < 0)
 			spx_warn("attach: rollback: %s", spx_errmsg());
 		goto out;
 	}
@@ -138,7 +118,7 @@ int cmd_detach(const struct spx_args *a)
 	}
 	/* The guest is asked to let go (ACPI); the device goes when it has. */
 	args = json_pack("{s:s}", "id", d.dev);
-	rc = spx_qmp_exec(d.q, "device_del", args, QMP_MS, NULL);
+	rc = spx_qmp_exec(d.g.q, "device_del", args, QMP_MS, NULL);
 	json_decref(args);
 	args = NULL;
 	if (rc < 0 && strstr(spx_errmsg(), "not found")) {
@@ -155,7 +135,7 @@ int cmd_detach(const struct spx_args *a)
 		long long left = end - time(NULL);
 
 		if (left <= 0 ||
-		    spx_qmp_wait_event(d.q, "DEVICE_DELETED", (int)left * 1000,
+		    spx_qmp_wait_event(d.g.q, "DEVICE_DELETED", (int)left * 1000,
 				       &data) < 0) {
 			spx_error(SPX_FAIL,
 				  "the guest did not let '%s' go in %lld s; it "
@@ -175,7 +155,7 @@ int cmd_detach(const struct spx_args *a)
 			break;
 	}
 	args = json_pack("{s:s}", "node-name", d.node);
-	if (spx_qmp_exec(d.q, "blockdev-del", args, QMP_MS, NULL) < 0) {
+	if (spx_qmp_exec(d.g.q, "blockdev-del", args, QMP_MS, NULL) < 0) {
 		rc = vmcli_fail(a);
 		goto out;
 	}

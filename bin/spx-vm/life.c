@@ -345,58 +345,44 @@ out:
 
 int cmd_stop(const struct spx_args *a)
 {
-	struct vmcli c;
-	struct spx_qmp *q = NULL;
+	struct guest g;
 	const char *how = "stopped already";
-	char *dir, *sock = NULL;
+	char *sock = NULL;
 	long long secs;
-	int rc, lock = -1;
+	int rc;
 
-	if ((rc = vmcli_open(a, &c)))
-		return rc;
-	dir = vmcli_dir(a, &c, a->argv[0]);
-	if (!dir) {
-		rc = SPX_USAGE;
+	if (spx_arg_int(a, "timeout", 0, 86400, 60, &secs) < 0)
+		return vmcli_fail(a);
+	if ((rc = guest_open(a, GUEST_LOCK, &g)))
 		goto out;
-	}
-	if (spx_arg_int(a, "timeout", 0, 86400, 60, &secs) < 0 ||
-	    (lock = vmcli_lock(dir)) < 0) {
-		rc = vmcli_fail(a);
-		goto out;
-	}
-	if (!spx_vm_pid(dir))
+	if (!spx_vm_pid(g.dir))
 		goto done;
-	sock = spx_path_join(dir, "qmp.sock");
+	sock = spx_path_join(g.dir, "qmp.sock");
 	/* The power button, then time for the guest to shut down. */
 	how = "powered off";
-	if (!spx_flag(a, "force") &&
-	    spx_qmp_connect(sock, QMP_MS, &q) == 0 &&
-	    spx_qmp_exec(q, "system_powerdown", NULL, QMP_MS, NULL) == 0 &&
-	    gone_within(dir, secs * 1000))
+	if (!spx_flag(a, "force") && spx_qmp_connect(sock, QMP_MS, &g.q) == 0 &&
+	    spx_qmp_exec(g.q, "system_powerdown", NULL, QMP_MS, NULL) == 0 &&
+	    gone_within(g.dir, secs * 1000))
 		goto done;
 	/* Then QEMU is told to quit, then killed. */
 	how = "quit";
-	if (!q)
-		spx_qmp_connect(sock, QMP_MS, &q);
-	if (q && spx_qmp_exec(q, "quit", NULL, QMP_MS, NULL) == 0 &&
-	    gone_within(dir, 5000))
+	if (!g.q)
+		spx_qmp_connect(sock, QMP_MS, &g.q);
+	if (g.q && spx_qmp_exec(g.q, "quit", NULL, QMP_MS, NULL) == 0 &&
+	    gone_within(g.dir, 5000))
 		goto done;
 	how = "killed";
-	if (kill_now(dir) < 0) {
+	if (kill_now(g.dir) < 0) {
 		rc = vmcli_fail(a);
 		goto out;
 	}
 done:
 	spx_error_clear();
-	tidy(dir);
-	printf("%s: %s\n", a->argv[0], how);
+	tidy(g.dir);
+	printf("%s: %s\n", g.name, how);
 out:
-	if (lock >= 0)
-		close(lock);
-	spx_qmp_close(q);
 	free(sock);
-	free(dir);
-	vmcli_close(&c);
+	guest_close(&g);
 	return rc;
 }
 
@@ -420,37 +406,11 @@ int cmd_kill(const struct spx_args *a)
 
 int cmd_reboot(const struct spx_args *a)
 {
-	struct vmcli c;
-	struct spx_qmp *q = NULL;
-	char *dir, *sock = NULL;
-	int rc, lock = -1;
+	struct guest g;
+	int rc = guest_open(a, GUEST_LOCK | GUEST_QMP, &g);
 
-	if ((rc = vmcli_open(a, &c)))
-		return rc;
-	dir = vmcli_dir(a, &c, a->argv[0]);
-	if (!dir) {
-		rc = SPX_USAGE;
-		goto out;
-	}
-	if ((lock = vmcli_lock(dir)) < 0) {
+	if (rc == 0 && spx_qmp_exec(g.q, "system_reset", NULL, QMP_MS, NULL) < 0)
 		rc = vmcli_fail(a);
-		goto out;
-	}
-	if (!spx_vm_pid(dir)) {
-		spx_warn("reboot: '%s' is not running", a->argv[0]);
-		rc = SPX_NO;
-		goto out;
-	}
-	sock = spx_path_join(dir, "qmp.sock");
-	if (spx_qmp_connect(sock, QMP_MS, &q) < 0 ||
-	    spx_qmp_exec(q, "system_reset", NULL, QMP_MS, NULL) < 0)
-		rc = vmcli_fail(a);
-out:
-	if (lock >= 0)
-		close(lock);
-	spx_qmp_close(q);
-	free(sock);
-	free(dir);
-	vmcli_close(&c);
+	guest_close(&g);
 	return rc;
 }

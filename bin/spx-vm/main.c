@@ -7,12 +7,15 @@
 #include "conf/conf.h"
 #include "file.h"
 #include "node/node.h"
+#include "vm/qmp.h"
 #include "vm/vm.h"
 #include "vmcli.h"
 
 #include <sys/file.h>
 
 #define LOCK_WAIT_S 180
+/* Connecting to the QMP socket of a QEMU that runs. */
+#define QMP_CONNECT_MS 5000
 
 int vmcli_open(const struct spx_args *a, struct vmcli *c)
 {
@@ -87,6 +90,46 @@ int vmcli_lock(const char *dir)
 	}
 	free(path);
 	return fd;
+}
+
+int guest_open(const struct spx_args *a, int flags, struct guest *g)
+{
+	char *sock;
+	int rc;
+
+	memset(g, 0, sizeof(*g));
+	g->lock = -1;
+	g->name = a->argv[0];
+	if ((rc = vmcli_open(a, &g->c)))
+		return rc;
+	g->dir = vmcli_dir(a, &g->c, g->name);
+	if (!g->dir)
+		return SPX_USAGE;
+	if ((flags & GUEST_LOCK) && (g->lock = vmcli_lock(g->dir)) < 0)
+		return vmcli_fail(a);
+	if ((flags & GUEST_RUNNING) && !spx_vm_pid(g->dir)) {
+		spx_warn("%s: '%s' is not running", a->verb->name, g->name);
+		return SPX_NO;
+	}
+	if ((flags & GUEST_QMP) == GUEST_QMP) {
+		sock = spx_path_join(g->dir, "qmp.sock");
+		rc = spx_qmp_connect(sock, QMP_CONNECT_MS, &g->q);
+		free(sock);
+		if (rc < 0)
+			return vmcli_fail(a);
+	}
+	return 0;
+}
+
+void guest_close(struct guest *g)
+{
+	if (g->lock >= 0)
+		close(g->lock);
+	spx_qmp_close(g->q);
+	free(g->dir);
+	vmcli_close(&g->c);
+	memset(g, 0, sizeof(*g));
+	g->lock = -1;
 }
 
 int vmcli_fail(const struct spx_args *a)

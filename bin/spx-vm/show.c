@@ -203,38 +203,16 @@ out:
 
 int cmd_qmp(const struct spx_args *a)
 {
-	struct vmcli c;
-	struct spx_qmp *q = NULL;
-	char *dir, *sock = NULL, *reply = NULL;
-	int rc;
+	struct guest g;
+	char *reply = NULL;
+	int rc = guest_open(a, GUEST_QMP, &g);
 
-	if ((rc = vmcli_open(a, &c)))
-		return rc;
-	dir = vmcli_dir(a, &c, a->argv[0]);
-	if (!dir) {
-		rc = SPX_USAGE;
-		goto out;
-	}
-	if (!spx_vm_pid(dir)) {
-		spx_warn("qmp: '%s' is not running", a->argv[0]);
-		rc = SPX_NO;
-		goto out;
-	}
-	sock = spx_path_join(dir, "qmp.sock");
-	if (spx_qmp_connect(sock, 5000, &q) < 0 ||
-	    spx_qmp_raw(q, a->argv[1], strlen(a->argv[1]), 30000, &reply) <
-		    0) {
-		if (reply)
-			puts(reply);
+	if (rc == 0 && spx_qmp_raw(g.q, a->argv[1], strlen(a->argv[1]), 30000,
+				   &reply) < 0)
 		rc = vmcli_fail(a);
-		goto out;
-	}
-	puts(reply);
-out:
+	if (reply)
+		puts(reply);
 	free(reply);
-	spx_qmp_close(q);
-	free(sock);
-	free(dir);
-	vmcli_close(&c);
+	guest_close(&g);
 	return rc;
 }

@@ -27,6 +27,27 @@ int vmcli_spec(const char *dir, struct spx_vm_spec *s);
  * for it. The descriptor, or -1 with an error (SPX_NO: no such guest, or
  * still held after minutes). */
 int vmcli_lock(const char *dir);
+/* One guest a verb works on: a->argv[0] looked up, and as the flags ask,
+ * its lock taken (GUEST_LOCK), QEMU required to run (GUEST_RUNNING: "not
+ * running" is SPX_NO), a QMP connection made (GUEST_QMP, implies
+ * GUEST_RUNNING). guest_open prints what failed and returns the exit
+ * status (0 when all is there); guest_close undoes what was done. */
+enum {
+	GUEST_LOCK = 1,
+	GUEST_RUNNING = 2,
+	GUEST_QMP = 4 | GUEST_RUNNING,
+};
+struct spx_qmp;
+struct guest {
+	struct vmcli c;
+	const char *name;
+	char *dir;
+	int lock;	    /* -1 when not taken */
+	struct spx_qmp *q;  /* NULL when not connected */
+};
+int guest_open(const struct spx_args *a, int flags, struct guest *g);
+void guest_close(struct guest *g);
+
 /* Print "spx-vm: VERB: message" and return the recorded exit status. */
 int vmcli_fail(const struct spx_args *a);
 
