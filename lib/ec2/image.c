@@ -375,7 +375,7 @@ int spx_ec2_image_list(struct spx_state *st, const char *account,
 	if (spx_ec2_kind_list(st, &kind, account, out) < 0)
 		return -1;
 	json_array_foreach(*out, i, r)
-		refresh(st, account, r);
+		refresh(st, account ? account : spx_ec2_str0(r, "OwnerId"), r);
 	return 0;
 }
 

@@ -71,8 +71,9 @@ int spx_ec2_image_register(struct spx_state *st, const char *lock,
  * InvalidAMIID.Malformed, InvalidAMIID.NotFound. */
 int spx_ec2_image_get(struct spx_state *st, const char *account,
 		      const char *id, json_t **out);
-/* Every image record of account, sorted by ImageId, states brought up
- * to date; one that cannot be read is left out and logged. */
+/* Every image record of account (NULL: of every account, for the
+ * operator), sorted by ImageId, states brought up to date; one that
+ * cannot be read is left out and logged. */
 int spx_ec2_image_list(struct spx_state *st, const char *account,
 		       json_t **out);
 /* The ImageId of account's image named name into ami (size bytes; ""
