@@ -7,6 +7,7 @@
 #include "ec2/filter.h"
 #include "ec2/image.h"
 #include "ec2/rec.h"
+#include "ec2/tags.h"
 #include "gw/ec2_int.h"
 
 static const struct spx_ec2_filter_field image_fields[] = {
@@ -53,8 +54,11 @@ int ec2_register_image(struct ec2_call *c)
 	int rc = -1;
 
 	/* TagSpecifications came to RegisterImage after the model the
-	 * tables are made from (2023): tags are added with CreateTags. */
-	if (spx_ec2_image_register(c->gw->state, lock, c->account, c->in,
+	 * tables are made from (2023): a `member` line of
+	 * scripts/ec2-actions.txt adds it, for the SDKs that send it. */
+	if (spx_ec2_tagspec(json_object_get(c->in, "TagSpecifications"),
+			    "image", &tags) < 0 ||
+	    spx_ec2_image_register(c->gw->state, lock, c->account, c->in,
 				   tags, NULL, c->now, &rec) < 0)
 		goto out;
 	json_object_set(c->out, "ImageId", json_object_get(rec, "ImageId"));

@@ -988,6 +988,7 @@ static const struct ec2q_member q_ec2_m296[] = {
 	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 335, 0 },
 	{ "UefiData", "UefiData", "UefiData", "uefiData", 322, 0 },
 	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 166, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
 };
 static const struct ec2q_member q_ec2_m297[] = {
 	{ "ImageId", "ImageId", "imageId", "imageId", 321, 0 },
@@ -1639,7 +1640,7 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[293] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
 	[294] = { "RegionList", EC2Q_LIST, 0, 0, 293, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[295] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[296] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m296, NULL },
+	[296] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m296, NULL },
 	[297] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
 	[298] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 184, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
 	[299] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },

@@ -31,15 +31,22 @@ async function fails(cmd, code) {
 const set = randomUUID().slice(0, 8);
 const bdm = [{ DeviceName: "/dev/xvda", Ebs: { SnapshotId: snap } }];
 const ids = [];
+// Tags at registration (TagSpecifications, which this SDK's model has)
+// for two, with CreateTags for the third.
 for (let i = 0; i < 3; i++) {
   const r = await ec2.send(new RegisterImageCommand({
     Name: `sdk-${set}-${i}`, RootDeviceName: "/dev/xvda",
-    BlockDeviceMappings: bdm, BootMode: i ? "uefi" : "legacy-bios" }));
+    BlockDeviceMappings: bdm, BootMode: i ? "uefi" : "legacy-bios",
+    TagSpecifications: i < 2 ? [{ ResourceType: "image",
+      Tags: [{ Key: "set", Value: set }] }] : undefined }));
   check(/^ami-[0-9a-f]{17}$/.test(r.ImageId), r);
   ids.push(r.ImageId);
 }
-await ec2.send(new CreateTagsCommand({ Resources: ids,
+await ec2.send(new CreateTagsCommand({ Resources: [ids[2]],
   Tags: [{ Key: "set", Value: set }] }));
+await fails(new RegisterImageCommand({ Name: `sdk-${set}-snaptags`,
+  BlockDeviceMappings: bdm, TagSpecifications: [{ ResourceType: "volume",
+    Tags: [{ Key: "a", Value: "b" }] }] }), "InvalidParameterValue");
 const w = await waitUntilImageAvailable(
   { client: ec2, minDelay: 1, maxDelay: 1, maxWaitTime: 30 },
   { ImageIds: ids });
