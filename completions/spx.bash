@@ -3,6 +3,9 @@
 _spx() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words="${COMP_WORDS[*]:1:COMP_CWORD-1}"
 	case " $words " in
+	*" admin images rm "*) COMPREPLY=($(compgen -W "--help --root --account --delete-snapshot " -- "$cur")); return ;;
+	*" admin images ls "*) COMPREPLY=($(compgen -W "--help --root --account --json " -- "$cur")); return ;;
+	*" admin images import "*) COMPREPLY=($(compgen -W "--help --root --name --boot-mode --description --account --json " -- "$cur")); return ;;
 	*" admin account create "*) COMPREPLY=($(compgen -W "--help --root --name --json " -- "$cur")); return ;;
 	*" get nodes "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" get instance-types "*) COMPREPLY=($(compgen -W "--help --json " -- "$cur")); return ;;
@@ -16,7 +19,8 @@ _spx() {
 	esac
 	case " $words " in
 	*" admin account "*) COMPREPLY=($(compgen -W " create" -- "$cur")); return ;;
-	*" admin "*) COMPREPLY=($(compgen -W " account init profile schema" -- "$cur")); return ;;
+	*" admin images "*) COMPREPLY=($(compgen -W " import ls rm" -- "$cur")); return ;;
+	*" admin "*) COMPREPLY=($(compgen -W " account images init profile schema" -- "$cur")); return ;;
 	*" get "*) COMPREPLY=($(compgen -W " instance-types nodes" -- "$cur")); return ;;
 	esac
 	COMPREPLY=($(compgen -W "admin agent down get status up  gw --help -v" -- "$cur"))

@@ -58,8 +58,13 @@ def read_actions(path):
             where = "%s:%d" % (path, lineno)
             if words[0] == "service" and len(words) == 3:
                 cur = {"name": words[1], "dir": words[2], "actions": [],
-                       "open": set()}
+                       "open": set(), "members": []}
                 services.append(cur)
+            elif words[0] == "member" and len(words) == 5:
+                if cur is None:
+                    die("%s: member before any service" % where)
+                cur["members"].append((where, words[1], words[2], words[3],
+                                       words[4]))
             elif words[0] in ("action", "open-enum") and len(words) == 2:
                 if cur is None:
                     die("%s: %s before any service" % (where, words[0]))
@@ -118,6 +123,18 @@ class Service:
             die("%s: protocol %s is not a Query protocol" % (self.name,
                                                             self.proto))
         self.shapes = self.model["shapes"]
+        # Members a newer model has, added before anything is walked: a
+        # structure that has the member already, or a target shape the
+        # model lacks, stops the generator.
+        for where, sname, mname, target, loc in spec["members"]:
+            st = self.shapes.get(sname)
+            if st is None or st.get("type") != "structure":
+                die("%s: member: %s is not a structure" % (where, sname))
+            if mname in st["members"]:
+                die("%s: member: %s has %s already" % (where, sname, mname))
+            if target not in self.shapes:
+                die("%s: member: no shape %s" % (where, target))
+            st["members"][mname] = {"shape": target, "locationName": loc}
         self.open = spec["open"]
         self.actions = spec["actions"]
         self.used = {}  # shape name -> set of "in" / "out"

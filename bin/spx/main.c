@@ -66,6 +66,28 @@ static const struct spx_opt account_opts[] = {
 	{ "json", 'j', NULL, "print JSON" },
 	{ 0 },
 };
+static const struct spx_opt images_import_opts[] = {
+	SPX_OPT_ROOT,
+	{ "name", 'n', "NAME", "the image's name (required; unique in the "
+			       "account)" },
+	{ "boot-mode", 0, "MODE", "bios (default) or uefi" },
+	{ "description", 'd', "TEXT", "the image's description" },
+	{ "account", 0, "ID", "the owning account (default: the admin's)" },
+	{ "json", 'j', NULL, "print the image as JSON" },
+	{ 0 },
+};
+static const struct spx_opt images_ls_opts[] = {
+	SPX_OPT_ROOT,
+	{ "account", 0, "ID", "only this account's images (default: all)" },
+	{ "json", 'j', NULL, "print JSON instead of a table" },
+	{ 0 },
+};
+static const struct spx_opt images_rm_opts[] = {
+	SPX_OPT_ROOT,
+	{ "account", 0, "ID", "the owning account (default: whichever)" },
+	{ "delete-snapshot", 0, NULL, "delete the image's snapshot too" },
+	{ 0 },
+};
 static const struct spx_opt up_opts[] = {
 	SPX_OPT_ROOT,
 	{ "foreground", 'F', NULL, "stay in the foreground; Ctrl-C stops" },
@@ -97,6 +119,15 @@ static const struct spx_verb verbs[] = {
 	  "print the node's endpoints and a ready aws profile", 0, 0 },
 	{ "admin account create", cmd_admin_account_create, account_opts, "",
 	  "make an account with its own access key", 0, 0 },
+	{ "admin images import", cmd_admin_images_import, images_import_opts,
+	  "FILE",
+	  "make an image (AMI) of a raw or qcow2 disk image: spx-vol import, "
+	  "spx-vol snapshot, RegisterImage; prints the ImageId", 1, 1 },
+	{ "admin images ls", cmd_admin_images_ls, images_ls_opts, "",
+	  "list the images (AMIs) of every account", 0, 0 },
+	{ "admin images rm", cmd_admin_images_rm, images_rm_opts, "AMI",
+	  "deregister an image (its snapshot stays unless "
+	  "--delete-snapshot)", 1, 1 },
 	{ "admin schema", cmd_admin_schema, NULL, "",
 	  "print every spinifex.toml key: type, default, meaning", 0, 0 },
 	{ "up", cmd_up, up_opts, "", "start the node's services", 0, 0 },

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "ec2/fault.h"
+#include "ec2/image.h"
 #include "ec2/rec.h"
 #include "ec2/snapshot.h"
 #include "ec2/tags.h"
@@ -277,6 +278,37 @@ int spx_ebs_snap_copy(struct spx_state *st, const char *account,
 	return put_new(st, account, rec, out);
 }
 
+int spx_ebs_snap_record_stored(struct spx_state *st, const char *account,
+			       const char *id, const char *node,
+			       uint64_t bytes, const char *desc,
+			       const json_t *tags, time_t now, json_t **out)
+{
+	json_int_t gib = (json_int_t)((bytes + ((uint64_t)1 << 30) - 1) >> 30);
+	json_t *rec;
+
+	*out = NULL;
+	if (!spx_ebs_snap_id_wellformed(id) || !spx_account_id_valid(account))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "bad snapshot id or account");
+	if (spx_ec2_desc_check(desc, SPX_EBS_SNAP_DESC_MAX) < 0)
+		return -1;
+	rec = new_record(account, id, "vol-ffffffff", gib ? gib : 1, node,
+			 desc, false, tags, now);
+	json_object_set_new(rec, "State", json_string("completed"));
+	json_object_set_new(rec, "Progress", json_string("100%"));
+	return put_new(st, account, rec, out);
+}
+
+int spx_ebs_snap_unrecord(struct spx_state *st, const char *account,
+			  const char *id)
+{
+	char *key = rec_key(account, id);
+	int rc = spx_state_delete(st, key, 0);
+
+	free(key);
+	return rc < 0 && rc != SPX_STATE_NOTFOUND ? spx_ec2_state_fail(rc) : 0;
+}
+
 /* ---- changes by the owner ------------------------------------------ */
 
 static int change(struct spx_state *st, const char *account, const char *id,
@@ -289,41 +321,6 @@ static int change(struct spx_state *st, const char *account, const char *id,
 static int gone(json_t *rec)
 {
 	return live(rec) ? 0 : not_found(spx_ec2_str0(rec, "SnapshotId"));
-}
-
-/* The first image of account that names snapshot id in its block device
- * mappings, into ami ("" when none). */
-static int used_by(struct spx_state *st, const char *account, const char *id,
-		   char *ami, size_t size)
-{
-	struct spx_state_list l = SPX_STATE_LIST_INIT;
-	char *prefix = spx_xprintf("images/%s/", account);
-	int rc = spx_state_list(st, prefix, 0, &l);
-
-	*ami = '\0';
-	free(prefix);
-	if (rc < 0)
-		return spx_ec2_state_fail(rc);
-	for (size_t k = 0; k < l.n && !*ami; k++) {
-		const json_t *m;
-		json_t *img;
-		size_t i;
-
-		if (spx_ec2_rec_get(st, l.key[k], &img, NULL) < 0)
-			continue;
-		json_array_foreach(json_object_get(img, "BlockDeviceMappings"),
-				   i, m)
-			if (!strcmp(spx_ec2_str0(json_object_get(m, "Ebs"),
-					 "SnapshotId"),
-				    id)) {
-				snprintf(ami, size, "%s", spx_ec2_str0(img, "ImageId"));
-				break;
-			}
-		json_decref(img);
-	}
-	spx_state_list_release(&l);
-	spx_error_clear();
-	return 0;
 }
 
 static int to_deleting(json_t *rec, void *arg)
@@ -345,7 +342,8 @@ int spx_ebs_snap_delete(struct spx_state *st, const char *lock,
 		return spx_ec2_kind_malformed(&kind, id);
 	if ((lk = spx_ebs_lock(lock)) < 0)
 		return -1;
-	if ((rc = used_by(st, account, id, ami, sizeof(ami))) == 0 && *ami)
+	/* An image of any account: one may use a snapshot shared with it. */
+	if ((rc = spx_ec2_image_using(st, id, ami, sizeof(ami))) == 0 && *ami)
 		rc = spx_ec2_fault(400, "InvalidSnapshot.InUse",
 				   "The snapshot %s is currently in use by %s",
 				   id, ami);

@@ -73,11 +73,24 @@ int spx_ebs_snap_list(struct spx_state *st, const char *account,
 		      json_t **out);
 /* May account create volumes from rec? (owner, or permitted) */
 bool spx_ebs_snap_permits(const json_t *rec, const char *account);
-/* DeleteSnapshot: InvalidSnapshot.InUse while an image of the account
- * names it. Under the node's lock (lock: its file, spx_ebs_lock), as
- * CreateVolume records a volume of a snapshot. */
+/* DeleteSnapshot: InvalidSnapshot.InUse while an image of any account
+ * names it (ec2/image.h). Under the node's lock (lock: its file,
+ * spx_ebs_lock), as CreateVolume records a volume of a snapshot and
+ * RegisterImage an image of one. */
 int spx_ebs_snap_delete(struct spx_state *st, const char *lock,
 			const char *account, const char *id);
+/* The record of snapshot id that `spx admin images import` stored
+ * already on node with spx-vol (size in bytes; completed at once; its
+ * VolumeId is vol-ffffffff, as EC2 shows a snapshot of no volume of
+ * the account). *out a new reference. */
+int spx_ebs_snap_record_stored(struct spx_state *st, const char *account,
+			       const char *id, const char *node,
+			       uint64_t bytes, const char *desc,
+			       const json_t *tags, time_t now, json_t **out);
+/* Take back what spx_ebs_snap_record_stored recorded (a failure
+ * midway; the caller removes the manifest). */
+int spx_ebs_snap_unrecord(struct spx_state *st, const char *account,
+			  const char *id);
 /* ModifySnapshotAttribute (createVolumePermission, add or remove; the
  * old form with OperationType, UserIds and GroupNames, or
  * CreateVolumePermission.Add/Remove). */

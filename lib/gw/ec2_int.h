@@ -12,7 +12,7 @@
  *
  * Handlers live one file per resource family (ec2_region.c,
  * ec2_keypair.c, ec2_itype.c, ec2_tags.c, ec2_launchtemplate.c,
- * ec2_volume.c); the work is done in lib/ec2.
+ * ec2_volume.c, ec2_snapshot.c, ec2_image.c); the work is done in lib/ec2.
  */
 #ifndef SPX_GW_EC2_INT_H
 #define SPX_GW_EC2_INT_H
@@ -120,6 +120,10 @@ int ec2_describe_snapshots(struct ec2_call *c);
 int ec2_describe_snapshot_attribute(struct ec2_call *c);
 int ec2_modify_snapshot_attribute(struct ec2_call *c);
 int ec2_reset_snapshot_attribute(struct ec2_call *c);
+int ec2_register_image(struct ec2_call *c);
+int ec2_describe_images(struct ec2_call *c);
+int ec2_deregister_image(struct ec2_call *c);
+int ec2_describe_image_attribute(struct ec2_call *c);
 int sts_get_caller_identity(struct ec2_call *c);
 
 #endif

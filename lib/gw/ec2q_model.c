@@ -5,8 +5,8 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "Min", "Min", "Min", "min", 167, 0 },
-	{ "Max", "Max", "Max", "max", 167, 0 },
+	{ "Min", "Min", "Min", "min", 190, 0 },
+	{ "Max", "Max", "Max", "max", 190, 0 },
 };
 static const char *const q_ec2_e1[] = {
 	"nvidia",
@@ -26,8 +26,8 @@ static const char *const q_ec2_e3[] = {
 	"k520",
 };
 static const struct ec2q_member q_ec2_m5[] = {
-	{ "Min", "Min", "Min", "min", 167, 0 },
-	{ "Max", "Max", "Max", "max", 167, 0 },
+	{ "Min", "Min", "Min", "min", 190, 0 },
+	{ "Max", "Max", "Max", "max", 190, 0 },
 };
 static const char *const q_ec2_e6[] = {
 	"gpu",
@@ -35,11 +35,11 @@ static const char *const q_ec2_e6[] = {
 	"inference",
 };
 static const struct ec2q_member q_ec2_m8[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 292, 0 },
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 321, 0 },
 	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
 };
 static const struct ec2q_member q_ec2_m12[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 292, 0 },
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 321, 0 },
 };
 static const char *const q_ec2_e16[] = {
 	"i386",
@@ -48,818 +48,990 @@ static const char *const q_ec2_e16[] = {
 	"x86_64_mac",
 	"arm64_mac",
 };
-static const struct ec2q_member q_ec2_m18[] = {
-	{ "Value", "Value", "value", "value", 33, 0 },
+static const char *const q_ec2_e18[] = {
+	"i386",
+	"x86_64",
+	"arm64",
+	"x86_64_mac",
+	"arm64_mac",
+};
+static const struct ec2q_member q_ec2_m19[] = {
+	{ "Value", "Value", "value", "value", 39, 0 },
 };
 static const struct ec2q_member q_ec2_m20[] = {
-	{ "State", "ZoneState", "zoneState", "zoneState", 25, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 24, 0 },
-	{ "Messages", "MessageSet", "messageSet", "messageSet", 23, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 292, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 292, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 292, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 292, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 292, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 292, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 292, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 292, 0 },
+	{ "Value", "Value", "value", "value", 321, 0 },
 };
 static const struct ec2q_member q_ec2_m22[] = {
-	{ "Message", "Message", "message", "message", 292, 0 },
+	{ "State", "ZoneState", "zoneState", "zoneState", 27, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 26, 0 },
+	{ "Messages", "MessageSet", "messageSet", "messageSet", 25, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 321, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 321, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 321, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 321, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 321, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 321, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 321, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 321, 0 },
 };
-static const char *const q_ec2_e24[] = {
+static const struct ec2q_member q_ec2_m24[] = {
+	{ "Message", "Message", "message", "message", 321, 0 },
+};
+static const char *const q_ec2_e26[] = {
 	"opt-in-not-required",
 	"opted-in",
 	"not-opted-in",
 };
-static const char *const q_ec2_e25[] = {
+static const char *const q_ec2_e27[] = {
 	"available",
 	"information",
 	"impaired",
 	"unavailable",
 };
-static const char *const q_ec2_e26[] = {
+static const char *const q_ec2_e28[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const struct ec2q_member q_ec2_m29[] = {
-	{ "Min", "Min", "Min", "min", 167, 0 },
-	{ "Max", "Max", "Max", "max", 167, 0 },
+static const struct ec2q_member q_ec2_m31[] = {
+	{ "Min", "Min", "Min", "min", 190, 0 },
+	{ "Max", "Max", "Max", "max", 190, 0 },
 };
-static const char *const q_ec2_e34[] = {
+static const struct ec2q_member q_ec2_m36[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 321, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 321, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 117, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 321, 0 },
+};
+static const char *const q_ec2_e40[] = {
 	"legacy-bios",
 	"uefi",
 };
-static const char *const q_ec2_e36[] = {
+static const char *const q_ec2_e42[] = {
+	"legacy-bios",
+	"uefi",
+};
+static const char *const q_ec2_e43[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e39[] = {
+static const char *const q_ec2_e46[] = {
 	"open",
 	"none",
 };
-static const struct ec2q_member q_ec2_m40[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 38, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 292, 0 },
+static const struct ec2q_member q_ec2_m47[] = {
+	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 45, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m41[] = {
-	{ "Description", "Description", "Description", "description", 292, 0 },
-	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 292, 0 },
-	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 292, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 33, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 183, 0 },
-	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 292, 0 },
-	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 292, EC2Q_REQUIRED },
-	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 292, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+static const struct ec2q_member q_ec2_m48[] = {
+	{ "Description", "Description", "Description", "description", 321, 0 },
+	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 321, 0 },
+	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 321, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 206, 0 },
+	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 321, 0 },
+	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 321, EC2Q_REQUIRED },
+	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 321, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
 };
-static const struct ec2q_member q_ec2_m42[] = {
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 292, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
+static const struct ec2q_member q_ec2_m49[] = {
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
 };
-static const char *const q_ec2_e45[] = {
+static const char *const q_ec2_e52[] = {
 	"intel",
 	"amd",
 	"amazon-web-services",
 };
-static const struct ec2q_member q_ec2_m47[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 292, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 182, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 174, 0 },
-};
-static const struct ec2q_member q_ec2_m48[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 292, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 210, EC2Q_REQUIRED },
-	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 314, 0 },
-	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 271, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
-};
-static const struct ec2q_member q_ec2_m49[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 184, 0 },
-	{ "Warning", "Warning", "warning", "warning", 312, 0 },
-};
-static const struct ec2q_member q_ec2_m50[] = {
-	{ "Description", "Description", "Description", "description", 292, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 292, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 322, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-};
-static const struct ec2q_member q_ec2_m51[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 273, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 297, EC2Q_REQUIRED },
-};
-static const struct ec2q_member q_ec2_m52[] = {
-	{ "Group", "Group", "group", "group", 253, 0 },
-	{ "UserId", "UserId", "userId", "userId", 292, 0 },
-};
 static const struct ec2q_member q_ec2_m54[] = {
-	{ "Add", "Add", "Add", "add", 53, 0 },
-	{ "Remove", "Remove", "Remove", "remove", 53, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 321, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 205, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 197, 0 },
 };
 static const struct ec2q_member q_ec2_m55[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 292, EC2Q_REQUIRED },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 33, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 167, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 183, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 292, 0 },
-	{ "Size", "Size", "Size", "size", 167, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 342, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 33, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 167, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 292, EC2Q_IDEMPOTENCY },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 321, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 235, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 345, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 299, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
 };
 static const struct ec2q_member q_ec2_m56[] = {
-	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 292, EC2Q_REQUIRED },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 209, 0 },
+	{ "Warning", "Warning", "warning", "warning", 343, 0 },
 };
-static const struct ec2q_member q_ec2_m64[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 181, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 177, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+static const struct ec2q_member q_ec2_m57[] = {
+	{ "Description", "Description", "Description", "description", 321, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 321, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
 };
-static const struct ec2q_member q_ec2_m65[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 198, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 210, 0 },
+static const struct ec2q_member q_ec2_m58[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 301, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 327, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m66[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 184, 0 },
+static const struct ec2q_member q_ec2_m59[] = {
+	{ "Group", "Group", "group", "group", 278, 0 },
+	{ "UserId", "UserId", "userId", "userId", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m67[] = {
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+static const struct ec2q_member q_ec2_m61[] = {
+	{ "Add", "Add", "Add", "add", 60, 0 },
+	{ "Remove", "Remove", "Remove", "remove", 60, 0 },
 };
-static const struct ec2q_member q_ec2_m68[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 273, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 297, 0 },
+static const struct ec2q_member q_ec2_m62[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 321, EC2Q_REQUIRED },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 190, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 206, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 321, 0 },
+	{ "Size", "Size", "Size", "size", 190, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 373, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 39, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 190, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 321, EC2Q_IDEMPOTENCY },
 };
-static const struct ec2q_member q_ec2_m69[] = {
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 322, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-};
-static const struct ec2q_member q_ec2_m70[] = {
-	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+static const struct ec2q_member q_ec2_m63[] = {
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 321, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m71[] = {
-	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 204, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 200, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
 };
 static const struct ec2q_member q_ec2_m72[] = {
-	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 344, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 343, 0 },
-	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 33, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 223, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 235, 0 },
 };
 static const struct ec2q_member q_ec2_m73[] = {
-	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 21, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 209, 0 },
 };
 static const struct ec2q_member q_ec2_m74[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 223, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 59, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 250, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
 };
 static const struct ec2q_member q_ec2_m75[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 166, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 250, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 301, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 327, 0 },
 };
 static const struct ec2q_member q_ec2_m76[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 270, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 58, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 250, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
 };
 static const struct ec2q_member q_ec2_m77[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 164, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 250, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 161, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
 };
 static const struct ec2q_member q_ec2_m78[] = {
-	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 175, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 178, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 33, 0 },
+	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
 };
 static const struct ec2q_member q_ec2_m79[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 180, 0 },
+	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
+};
+static const struct ec2q_member q_ec2_m80[] = {
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 375, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 374, 0 },
+	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 39, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
 };
 static const struct ec2q_member q_ec2_m81[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 199, 0 },
-	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 211, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 292, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 80, 0 },
+	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 23, 0 },
 };
 static const struct ec2q_member q_ec2_m82[] = {
-	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 214, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 160, EC2Q_REQUIRED },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 161, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
 };
 static const struct ec2q_member q_ec2_m83[] = {
-	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 269, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 33, 0 },
+	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 134, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "ImageIds", "ImageId", "ImageId", "imageId", 162, 0 },
+	{ "Owners", "Owner", "Owner", "owner", 277, 0 },
+	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 39, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
 };
 static const struct ec2q_member q_ec2_m84[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 268, 0 },
+	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 163, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
 };
 static const struct ec2q_member q_ec2_m85[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 285, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 248, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 66, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 275, 0 },
 };
 static const struct ec2q_member q_ec2_m86[] = {
-	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 53, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 264, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 292, 0 },
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 189, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 275, 0 },
 };
 static const struct ec2q_member q_ec2_m87[] = {
-	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 167, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 292, 0 },
-	{ "OwnerIds", "Owner", "Owner", "owner", 252, 0 },
-	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 275, 0 },
-	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 287, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 298, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 65, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 275, 0 },
 };
 static const struct ec2q_member q_ec2_m88[] = {
-	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 288, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 187, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 275, 0 },
 };
 static const struct ec2q_member q_ec2_m89[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 167, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 198, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 201, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 39, 0 },
 };
 static const struct ec2q_member q_ec2_m90[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 296, 0 },
-};
-static const struct ec2q_member q_ec2_m91[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 321, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 322, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 203, 0 },
 };
 static const struct ec2q_member q_ec2_m92[] = {
-	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 18, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 264, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 224, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 236, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 91, 0 },
 };
 static const struct ec2q_member q_ec2_m93[] = {
-	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 167, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 292, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 323, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 239, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
 };
 static const struct ec2q_member q_ec2_m94[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
-	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 340, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 295, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 39, 0 },
 };
 static const struct ec2q_member q_ec2_m95[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 323, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 292, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 167, 0 },
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 294, 0 },
 };
 static const struct ec2q_member q_ec2_m96[] = {
-	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 326, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 313, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
 };
 static const struct ec2q_member q_ec2_m97[] = {
-	{ "Filters", "Filter", "Filter", "filter", 122, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 323, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 167, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 60, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
 };
 static const struct ec2q_member q_ec2_m98[] = {
-	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 324, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 292, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
+	{ "OwnerIds", "Owner", "Owner", "owner", 277, 0 },
+	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 303, 0 },
+	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 315, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+};
+static const struct ec2q_member q_ec2_m99[] = {
+	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 316, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
 };
 static const struct ec2q_member q_ec2_m100[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 102, 0 },
-	{ "Count", "Count", "count", "count", 99, 0 },
-	{ "Type", "Type", "type", "type", 103, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 190, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
 };
-static const char *const q_ec2_e103[] = {
+static const struct ec2q_member q_ec2_m101[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 326, 0 },
+};
+static const struct ec2q_member q_ec2_m102[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 352, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+};
+static const struct ec2q_member q_ec2_m103[] = {
+	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 19, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
+};
+static const struct ec2q_member q_ec2_m104[] = {
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 354, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+};
+static const struct ec2q_member q_ec2_m105[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 371, 0 },
+};
+static const struct ec2q_member q_ec2_m106[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 354, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
+};
+static const struct ec2q_member q_ec2_m107[] = {
+	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 357, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+};
+static const struct ec2q_member q_ec2_m108[] = {
+	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 354, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 190, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+};
+static const struct ec2q_member q_ec2_m109[] = {
+	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 355, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+};
+static const char *const q_ec2_e110[] = {
+	"ebs",
+	"instance-store",
+};
+static const struct ec2q_member q_ec2_m112[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 114, 0 },
+	{ "Count", "Count", "count", "count", 111, 0 },
+	{ "Type", "Type", "type", "type", 115, 0 },
+};
+static const char *const q_ec2_e115[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e105[] = {
+static const struct ec2q_member q_ec2_m117[] = {
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 39, 0 },
+	{ "Iops", "Iops", "iops", "iops", 190, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 314, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 190, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 373, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 321, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 190, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
+};
+static const char *const q_ec2_e118[] = {
 	"unsupported",
 	"supported",
 };
-static const struct ec2q_member q_ec2_m106[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 109, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 105, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 108, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 107, 0 },
+static const struct ec2q_member q_ec2_m119[] = {
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 122, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 118, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 121, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 120, 0 },
 };
-static const char *const q_ec2_e107[] = {
-	"unsupported",
-	"supported",
-	"required",
-};
-static const struct ec2q_member q_ec2_m108[] = {
-	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 28, 0 },
-	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 31, 0 },
-	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 30, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 229, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 233, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 231, 0 },
-};
-static const char *const q_ec2_e109[] = {
-	"unsupported",
-	"supported",
-	"default",
-};
-static const struct ec2q_member q_ec2_m110[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 230, 0 },
-};
-static const struct ec2q_member q_ec2_m112[] = {
-	{ "Type", "Type", "Type", "type", 292, EC2Q_REQUIRED },
-};
-static const char *const q_ec2_e115[] = {
-	"unsupported",
-	"supported",
-	"required",
-};
-static const char *const q_ec2_e117[] = {
+static const char *const q_ec2_e120[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
 static const struct ec2q_member q_ec2_m121[] = {
-	{ "Name", "Name", "Name", "name", 292, 0 },
-	{ "Values", "Value", "Value", "value", 313, 0 },
+	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 30, 0 },
+	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 33, 0 },
+	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 32, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 254, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 258, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 256, 0 },
 };
-static const struct ec2q_member q_ec2_m124[] = {
-	{ "Name", "Name", "name", "name", 129, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 126, 0 },
-	{ "Count", "Count", "count", "count", 123, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 127, 0 },
+static const char *const q_ec2_e122[] = {
+	"unsupported",
+	"supported",
+	"default",
 };
-static const struct ec2q_member q_ec2_m127[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 128, 0 },
+static const struct ec2q_member q_ec2_m123[] = {
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 255, 0 },
 };
-static const struct ec2q_member q_ec2_m130[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 125, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 345, 0 },
+static const struct ec2q_member q_ec2_m125[] = {
+	{ "Type", "Type", "Type", "type", 321, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m133[] = {
-	{ "Name", "Name", "name", "name", 138, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 135, 0 },
-	{ "Count", "Count", "count", "count", 132, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 136, 0 },
+static const char *const q_ec2_e128[] = {
+	"unsupported",
+	"supported",
+	"required",
 };
-static const struct ec2q_member q_ec2_m136[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 137, 0 },
+static const char *const q_ec2_e130[] = {
+	"unsupported",
+	"supported",
+	"required",
 };
-static const struct ec2q_member q_ec2_m139[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 134, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 346, 0 },
+static const struct ec2q_member q_ec2_m135[] = {
+	{ "Name", "Name", "Name", "name", 321, 0 },
+	{ "Values", "Value", "Value", "value", 344, 0 },
 };
-static const char *const q_ec2_e142[] = {
+static const struct ec2q_member q_ec2_m138[] = {
+	{ "Name", "Name", "name", "name", 143, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 140, 0 },
+	{ "Count", "Count", "count", "count", 137, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 141, 0 },
+};
+static const struct ec2q_member q_ec2_m141[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 142, 0 },
+};
+static const struct ec2q_member q_ec2_m144[] = {
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 139, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 376, 0 },
+};
+static const struct ec2q_member q_ec2_m147[] = {
+	{ "Name", "Name", "name", "name", 152, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 149, 0 },
+	{ "Count", "Count", "count", "count", 146, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 150, 0 },
+};
+static const struct ec2q_member q_ec2_m150[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 151, 0 },
+};
+static const struct ec2q_member q_ec2_m153[] = {
+	{ "Gpus", "Gpus", "gpus", "gpus", 148, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 377, 0 },
+};
+static const char *const q_ec2_e156[] = {
 	"ip-name",
 	"resource-name",
 };
-static const struct ec2q_member q_ec2_m144[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 292, EC2Q_REQUIRED },
-	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 32, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 299, 0 },
+static const char *const q_ec2_e157[] = {
+	"ovm",
+	"xen",
 };
-static const struct ec2q_member q_ec2_m145[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 292, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 292, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 292, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
+static const struct ec2q_member q_ec2_m158[] = {
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 321, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 321, 0 },
+	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 321, 0 },
+	{ "ImageType", "ImageType", "imageType", "imageType", 165, 0 },
+	{ "Public", "IsPublic", "isPublic", "isPublic", 39, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 321, 0 },
+	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 321, 0 },
+	{ "Platform", "Platform", "platform", "platform", 284, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 321, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 321, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 321, 0 },
+	{ "State", "ImageState", "imageState", "imageState", 164, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 37, 0 },
+	{ "Description", "Description", "description", "description", 321, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 39, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 157, 0 },
+	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 321, 0 },
+	{ "Name", "Name", "name", "name", 321, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 321, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 110, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 321, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 319, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 346, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 42, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 335, 0 },
+	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 321, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 166, 0 },
 };
-static const struct ec2q_member q_ec2_m146[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 149, 0 },
+static const struct ec2q_member q_ec2_m159[] = {
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 37, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 321, 0 },
+	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 208, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
+	{ "Description", "Description", "description", "description", 20, 0 },
+	{ "KernelId", "Kernel", "kernel", "kernel", 20, 0 },
+	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 20, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 20, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 20, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 20, 0 },
+	{ "UefiData", "UefiData", "uefiData", "uefiData", 20, 0 },
+	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 20, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 20, 0 },
 };
-static const struct ec2q_member q_ec2_m148[] = {
-	{ "Count", "Count", "count", "count", 147, 0 },
-	{ "Name", "Name", "name", "name", 151, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 150, 0 },
+static const char *const q_ec2_e160[] = {
+	"description",
+	"kernel",
+	"ramdisk",
+	"launchPermission",
+	"productCodes",
+	"blockDeviceMapping",
+	"sriovNetSupport",
+	"bootMode",
+	"tpmSupport",
+	"uefiData",
+	"lastLaunchedTime",
+	"imdsSupport",
 };
-static const char *const q_ec2_e152[] = {
+static const char *const q_ec2_e164[] = {
+	"pending",
+	"available",
+	"invalid",
+	"deregistered",
+	"transient",
+	"failed",
+	"error",
+};
+static const char *const q_ec2_e165[] = {
+	"machine",
+	"kernel",
+	"ramdisk",
+};
+static const char *const q_ec2_e166[] = {
+	"v2.0",
+};
+static const struct ec2q_member q_ec2_m167[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 321, EC2Q_REQUIRED },
+	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 35, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
+};
+static const struct ec2q_member q_ec2_m168[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 321, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 321, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 321, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+};
+static const struct ec2q_member q_ec2_m169[] = {
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 172, 0 },
+};
+static const struct ec2q_member q_ec2_m171[] = {
+	{ "Count", "Count", "count", "count", 170, 0 },
+	{ "Name", "Name", "name", "name", 174, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 173, 0 },
+};
+static const char *const q_ec2_e175[] = {
 	"current",
 	"previous",
 };
-static const char *const q_ec2_e154[] = {
+static const char *const q_ec2_e177[] = {
 	"hibernate",
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m156[] = {
-	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 292, 0 },
+static const struct ec2q_member q_ec2_m179[] = {
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m157[] = {
-	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 309, EC2Q_REQUIRED },
-	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 236, EC2Q_REQUIRED },
-	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 46, 0 },
-	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 234, 0 },
-	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 120, 0 },
-	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 153, 0 },
-	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 167, 0 },
-	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 167, 0 },
-	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 26, 0 },
-	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 36, 0 },
-	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 33, 0 },
-	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 247, 0 },
-	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 219, 0 },
-	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 221, 0 },
-	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 304, 0 },
-	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 29, 0 },
+static const struct ec2q_member q_ec2_m180[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 340, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 261, EC2Q_REQUIRED },
+	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 53, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 259, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 133, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 176, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 190, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 190, 0 },
+	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 28, 0 },
+	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 43, 0 },
+	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 39, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 272, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 244, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 246, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 334, 0 },
+	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 31, 0 },
 	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
 	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
 	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
 	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
 	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
-	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 242, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 267, 0 },
 	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
 };
-static const char *const q_ec2_e158[] = {
+static const char *const q_ec2_e181[] = {
 	"unsupported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m160[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 102, 0 },
-	{ "Disks", "Disks", "disks", "disks", 101, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 117, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 158, 0 },
+static const struct ec2q_member q_ec2_m183[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 114, 0 },
+	{ "Disks", "Disks", "disks", "disks", 113, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 130, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 181, 0 },
 };
-static const char *const q_ec2_e162[] = {
+static const char *const q_ec2_e185[] = {
 	"nitro",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m163[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 161, 0 },
-	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 57, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 131, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 306, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 277, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 316, 0 },
-	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 27, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 162, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 261, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 310, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 235, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 159, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 160, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 106, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 246, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 139, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 130, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 255, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 146, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 141, 0 },
-	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 37, 0 },
-	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 61, 0 },
-	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 19, 0 },
-	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 35, 0 },
+static const struct ec2q_member q_ec2_m186[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 184, 0 },
+	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 64, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 145, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 337, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 305, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 347, 0 },
+	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 29, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 185, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 287, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 341, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 260, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 182, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 183, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 119, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 271, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 153, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 144, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 280, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 169, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 155, 0 },
+	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 44, 0 },
+	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 68, 0 },
+	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 21, 0 },
+	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m165[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 161, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 223, 0 },
-	{ "Location", "Location", "location", "location", 222, 0 },
+static const struct ec2q_member q_ec2_m188[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 184, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 248, 0 },
+	{ "Location", "Location", "location", "location", 247, 0 },
 };
-static const struct ec2q_member q_ec2_m169[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 292, 0 },
+static const struct ec2q_member q_ec2_m192[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m172[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 292, 0 },
+static const struct ec2q_member q_ec2_m195[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 321, 0 },
 };
-static const char *const q_ec2_e174[] = {
+static const char *const q_ec2_e197[] = {
 	"pem",
 	"ppk",
 };
-static const struct ec2q_member q_ec2_m176[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 292, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 282, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 292, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 292, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
+static const struct ec2q_member q_ec2_m199[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 321, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 310, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 321, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 321, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
 };
-static const struct ec2q_member q_ec2_m179[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 292, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 292, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 292, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 182, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 292, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 238, 0 },
+static const struct ec2q_member q_ec2_m202[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 321, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 321, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 321, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 205, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 321, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 263, 0 },
 };
-static const char *const q_ec2_e182[] = {
+static const char *const q_ec2_e205[] = {
 	"rsa",
 	"ed25519",
 };
-static const struct ec2q_member q_ec2_m184[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 292, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 210, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 60, 0 },
-	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 292, 0 },
-	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 224, 0 },
-	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 224, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
+static const struct ec2q_member q_ec2_m207[] = {
+	{ "Group", "Group", "group", "group", 278, 0 },
+	{ "UserId", "UserId", "userId", "userId", 321, 0 },
+	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 321, 0 },
+	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 321, 0 },
 };
-static const char *const q_ec2_e185[] = {
+static const struct ec2q_member q_ec2_m209[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 321, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 235, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 67, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 321, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 249, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 249, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+};
+static const char *const q_ec2_e210[] = {
 	"default",
 	"disabled",
 };
-static const struct ec2q_member q_ec2_m186[] = {
-	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 292, 0 },
-	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 292, 0 },
-	{ "Ebs", "Ebs", "Ebs", "ebs", 190, 0 },
-	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 292, 0 },
+static const struct ec2q_member q_ec2_m211[] = {
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 321, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 321, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 215, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m188[] = {
-	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 39, 0 },
-	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 40, 0 },
+static const struct ec2q_member q_ec2_m213[] = {
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 46, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 47, 0 },
 };
-static const struct ec2q_member q_ec2_m189[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 167, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 167, 0 },
+static const struct ec2q_member q_ec2_m214[] = {
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 190, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 190, 0 },
 };
-static const struct ec2q_member q_ec2_m190[] = {
-	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 33, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 33, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 167, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 183, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, 0 },
-	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 167, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 342, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 167, 0 },
+static const struct ec2q_member q_ec2_m215[] = {
+	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 39, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 39, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 190, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 206, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 190, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 373, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 190, 0 },
 };
-static const struct ec2q_member q_ec2_m191[] = {
-	{ "Type", "Type", "Type", "type", 292, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 192, 0 },
+static const struct ec2q_member q_ec2_m216[] = {
+	{ "Type", "Type", "Type", "type", 321, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 217, 0 },
 };
-static const struct ec2q_member q_ec2_m194[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 33, 0 },
+static const struct ec2q_member q_ec2_m219[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 39, 0 },
 };
-static const struct ec2q_member q_ec2_m195[] = {
-	{ "Configured", "Configured", "Configured", "configured", 33, 0 },
+static const struct ec2q_member q_ec2_m220[] = {
+	{ "Configured", "Configured", "Configured", "configured", 39, 0 },
 };
-static const char *const q_ec2_e196[] = {
+static const char *const q_ec2_e221[] = {
 	"optional",
 	"required",
 };
-static const struct ec2q_member q_ec2_m197[] = {
-	{ "Arn", "Arn", "Arn", "arn", 292, 0 },
-	{ "Name", "Name", "Name", "name", 292, 0 },
+static const struct ec2q_member q_ec2_m222[] = {
+	{ "Arn", "Arn", "Arn", "arn", 321, 0 },
+	{ "Name", "Name", "Name", "name", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m200[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 185, 0 },
+static const struct ec2q_member q_ec2_m225[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 210, 0 },
 };
-static const struct ec2q_member q_ec2_m201[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 225, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 215, 0 },
+static const struct ec2q_member q_ec2_m226[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 250, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 240, 0 },
 };
-static const char *const q_ec2_e202[] = {
+static const char *const q_ec2_e227[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m203[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 196, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 167, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 202, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 204, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 205, 0 },
+static const struct ec2q_member q_ec2_m228[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 221, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 190, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 227, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 229, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 230, 0 },
 };
-static const char *const q_ec2_e204[] = {
+static const char *const q_ec2_e229[] = {
 	"disabled",
 	"enabled",
 };
-static const char *const q_ec2_e205[] = {
+static const char *const q_ec2_e230[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m206[] = {
-	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 33, 0 },
-	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 33, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 33, 0 },
-	{ "Description", "Description", "Description", "description", 292, 0 },
-	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 167, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 279, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 292, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 167, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 155, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 248, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 292, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 260, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 167, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 293, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 167, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 168, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 167, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 171, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 167, 0 },
+static const struct ec2q_member q_ec2_m231[] = {
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 39, 0 },
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 39, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 39, 0 },
+	{ "Description", "Description", "Description", "description", 321, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 190, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 307, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 321, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 190, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 178, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 273, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 321, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 286, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 190, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 323, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 190, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 191, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 190, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 194, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 190, 0 },
 };
-static const struct ec2q_member q_ec2_m208[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 292, 0 },
+static const struct ec2q_member q_ec2_m233[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m212[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 292, 0 },
-	{ "Affinity", "Affinity", "Affinity", "affinity", 292, 0 },
-	{ "GroupName", "GroupName", "GroupName", "groupName", 256, 0 },
-	{ "HostId", "HostId", "HostId", "hostId", 62, 0 },
-	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 301, 0 },
-	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 292, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 292, 0 },
-	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 167, 0 },
-	{ "GroupId", "GroupId", "GroupId", "groupId", 254, 0 },
+static const struct ec2q_member q_ec2_m237[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 321, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 321, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 281, 0 },
+	{ "HostId", "HostId", "HostId", "hostId", 69, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 331, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 321, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 321, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 190, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 279, 0 },
 };
-static const struct ec2q_member q_ec2_m213[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 142, 0 },
-	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 33, 0 },
-	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 33, 0 },
+static const struct ec2q_member q_ec2_m238[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 156, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 39, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 39, 0 },
 };
-static const struct ec2q_member q_ec2_m215[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 292, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 290, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 167, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 60, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 154, 0 },
+static const struct ec2q_member q_ec2_m240[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 321, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 318, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 190, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 67, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 177, 0 },
 };
-static const struct ec2q_member q_ec2_m216[] = {
-	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 274, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 297, 0 },
+static const struct ec2q_member q_ec2_m241[] = {
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 302, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 327, 0 },
 };
-static const struct ec2q_member q_ec2_m218[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 33, 0 },
+static const struct ec2q_member q_ec2_m243[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 39, 0 },
 };
-static const char *const q_ec2_e219[] = {
+static const char *const q_ec2_e244[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e220[] = {
+static const char *const q_ec2_e245[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e223[] = {
+static const char *const q_ec2_e248[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const char *const q_ec2_e225[] = {
+static const char *const q_ec2_e250[] = {
 	"spot",
 };
-static const struct ec2q_member q_ec2_m234[] = {
-	{ "Min", "Min", "Min", "min", 104, 0 },
-	{ "Max", "Max", "Max", "max", 104, 0 },
+static const struct ec2q_member q_ec2_m259[] = {
+	{ "Min", "Min", "Min", "min", 116, 0 },
+	{ "Max", "Max", "Max", "max", 116, 0 },
 };
-static const struct ec2q_member q_ec2_m235[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 237, 0 },
+static const struct ec2q_member q_ec2_m260[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 262, 0 },
 };
-static const struct ec2q_member q_ec2_m236[] = {
-	{ "Min", "Min", "Min", "min", 167, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 167, 0 },
+static const struct ec2q_member q_ec2_m261[] = {
+	{ "Min", "Min", "Min", "min", 190, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 190, 0 },
 };
-static const struct ec2q_member q_ec2_m239[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 285, 0 },
-	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 54, 0 },
-	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 140, 0 },
-	{ "OperationType", "OperationType", "OperationType", "operationType", 251, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, EC2Q_REQUIRED },
-	{ "UserIds", "UserId", "UserId", "userId", 307, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+static const struct ec2q_member q_ec2_m264[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 313, 0 },
+	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 61, 0 },
+	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 154, 0 },
+	{ "OperationType", "OperationType", "OperationType", "operationType", 276, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
+	{ "UserIds", "UserId", "UserId", "userId", 338, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
 };
-static const struct ec2q_member q_ec2_m240[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 33, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 322, EC2Q_REQUIRED },
-	{ "Size", "Size", "Size", "size", 167, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 342, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 167, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 167, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 33, 0 },
+static const struct ec2q_member q_ec2_m265[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
+	{ "Size", "Size", "Size", "size", 190, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 373, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 190, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 190, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 39, 0 },
 };
-static const struct ec2q_member q_ec2_m241[] = {
-	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 325, 0 },
+static const struct ec2q_member q_ec2_m266[] = {
+	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 356, 0 },
 };
-static const struct ec2q_member q_ec2_m242[] = {
-	{ "Min", "Min", "Min", "min", 104, 0 },
-	{ "Max", "Max", "Max", "max", 104, 0 },
+static const struct ec2q_member q_ec2_m267[] = {
+	{ "Min", "Min", "Min", "min", 116, 0 },
+	{ "Max", "Max", "Max", "max", 116, 0 },
 };
-static const struct ec2q_member q_ec2_m244[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 243, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 249, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 228, 0 },
+static const struct ec2q_member q_ec2_m269[] = {
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 268, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 274, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 253, 0 },
 };
-static const struct ec2q_member q_ec2_m246[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 249, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 228, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 232, 0 },
-	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 63, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 245, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 226, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 227, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 170, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 115, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 111, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 110, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 116, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 114, 0 },
+static const struct ec2q_member q_ec2_m271[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 274, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 253, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 257, 0 },
+	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 70, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 270, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 251, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 252, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 193, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 128, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 124, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 123, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 129, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 127, 0 },
 };
-static const struct ec2q_member q_ec2_m247[] = {
-	{ "Min", "Min", "Min", "min", 167, 0 },
-	{ "Max", "Max", "Max", "max", 167, 0 },
+static const struct ec2q_member q_ec2_m272[] = {
+	{ "Min", "Min", "Min", "min", 190, 0 },
+	{ "Max", "Max", "Max", "max", 190, 0 },
 };
-static const char *const q_ec2_e251[] = {
+static const char *const q_ec2_e276[] = {
 	"add",
 	"remove",
 };
-static const char *const q_ec2_e253[] = {
+static const char *const q_ec2_e278[] = {
 	"all",
 };
-static const struct ec2q_member q_ec2_m255[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 258, 0 },
+static const struct ec2q_member q_ec2_m280[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 283, 0 },
 };
-static const char *const q_ec2_e257[] = {
+static const char *const q_ec2_e282[] = {
 	"cluster",
 	"partition",
 	"spread",
 };
-static const struct ec2q_member q_ec2_m259[] = {
-	{ "Primary", "Primary", "primary", "primary", 33, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 292, 0 },
+static const char *const q_ec2_e284[] = {
+	"Windows",
 };
-static const struct ec2q_member q_ec2_m261[] = {
+static const struct ec2q_member q_ec2_m285[] = {
+	{ "Primary", "Primary", "primary", "primary", 39, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 321, 0 },
+};
+static const struct ec2q_member q_ec2_m287[] = {
 	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 262, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 288, 0 },
 };
-static const struct ec2q_member q_ec2_m263[] = {
-	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 292, 0 },
-	{ "ProductCodeType", "Type", "type", "type", 265, 0 },
+static const struct ec2q_member q_ec2_m289[] = {
+	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 321, 0 },
+	{ "ProductCodeType", "Type", "type", "type", 291, 0 },
 };
-static const char *const q_ec2_e265[] = {
+static const char *const q_ec2_e291[] = {
 	"devpay",
 	"marketplace",
 };
-static const struct ec2q_member q_ec2_m267[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 292, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 292, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 292, 0 },
+static const struct ec2q_member q_ec2_m293[] = {
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 321, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 321, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m271[] = {
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 173, 0 },
-	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 33, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 197, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 187, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 207, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 143, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 161, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 181, 0 },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 218, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 212, 0 },
-	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 266, 0 },
-	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 33, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 283, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 292, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 217, 0 },
-	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 113, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 193, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 279, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 281, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 201, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 56, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 189, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 188, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 209, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 195, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 203, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 194, 0 },
-	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 157, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 213, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 200, 0 },
-	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 33, 0 },
+static const struct ec2q_member q_ec2_m296[] = {
+	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 321, 0 },
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 38, 0 },
+	{ "Description", "Description", "description", "description", 321, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 39, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 196, 0 },
+	{ "Name", "Name", "name", "name", 321, EC2Q_REQUIRED },
+	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 34, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 292, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 321, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 321, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 321, 0 },
+	{ "BootMode", "BootMode", "BootMode", "bootMode", 42, 0 },
+	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 335, 0 },
+	{ "UefiData", "UefiData", "UefiData", "uefiData", 322, 0 },
+	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 166, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
 };
-static const struct ec2q_member q_ec2_m272[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 285, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 286, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 33, 0 },
+static const struct ec2q_member q_ec2_m297[] = {
+	{ "ImageId", "ImageId", "imageId", "imageId", 321, 0 },
 };
-static const char *const q_ec2_e274[] = {
+static const struct ec2q_member q_ec2_m299[] = {
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 196, 0 },
+	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 39, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 222, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 212, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 232, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 161, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 184, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 204, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 243, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 237, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 292, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 39, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 311, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 321, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 242, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 126, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 218, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 307, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 309, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 226, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 63, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 214, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 213, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 234, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 220, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 228, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 219, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 180, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 238, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 225, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 39, 0 },
+};
+static const struct ec2q_member q_ec2_m300[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 313, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+};
+static const char *const q_ec2_e302[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -946,163 +1118,170 @@ static const char *const q_ec2_e274[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e276[] = {
+static const char *const q_ec2_e304[] = {
 	"ebs",
 	"instance-store",
 };
-static const char *const q_ec2_e283[] = {
+static const char *const q_ec2_e311[] = {
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m284[] = {
-	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 292, 0 },
-	{ "Description", "Description", "description", "description", 292, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 33, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 292, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 292, 0 },
-	{ "Progress", "Progress", "progress", "progress", 292, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 292, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 60, 0 },
-	{ "State", "Status", "status", "status", 289, 0 },
-	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 292, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 167, 0 },
-	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 292, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 292, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
-	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 291, 0 },
-	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 238, 0 },
+static const struct ec2q_member q_ec2_m312[] = {
+	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 321, 0 },
+	{ "Description", "Description", "description", "description", 321, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 321, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 321, 0 },
+	{ "Progress", "Progress", "progress", "progress", 321, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 67, 0 },
+	{ "State", "Status", "status", "status", 317, 0 },
+	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 321, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 190, 0 },
+	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 321, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 320, 0 },
+	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 263, 0 },
 };
-static const char *const q_ec2_e285[] = {
+static const char *const q_ec2_e313[] = {
 	"productCodes",
 	"createVolumePermission",
 };
-static const char *const q_ec2_e289[] = {
+static const char *const q_ec2_e317[] = {
 	"pending",
 	"completed",
 	"error",
 	"recoverable",
 	"recovering",
 };
-static const char *const q_ec2_e290[] = {
+static const char *const q_ec2_e318[] = {
 	"one-time",
 	"persistent",
 };
-static const char *const q_ec2_e291[] = {
+static const struct ec2q_member q_ec2_m319[] = {
+	{ "Code", "Code", "code", "code", 321, 0 },
+	{ "Message", "Message", "message", "message", 321, 0 },
+};
+static const char *const q_ec2_e320[] = {
 	"archive",
 	"standard",
 };
-static const struct ec2q_member q_ec2_m294[] = {
-	{ "Key", "Key", "key", "key", 292, 0 },
-	{ "Value", "Value", "value", "value", 292, 0 },
+static const struct ec2q_member q_ec2_m324[] = {
+	{ "Key", "Key", "key", "key", 321, 0 },
+	{ "Value", "Value", "value", "value", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m295[] = {
-	{ "Key", "Key", "key", "key", 292, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 292, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 274, 0 },
-	{ "Value", "Value", "value", "value", 292, 0 },
+static const struct ec2q_member q_ec2_m325[] = {
+	{ "Key", "Key", "key", "key", 321, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 321, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 302, 0 },
+	{ "Value", "Value", "value", "value", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m298[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 274, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 297, 0 },
+static const struct ec2q_member q_ec2_m328[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 302, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 327, 0 },
 };
-static const char *const q_ec2_e301[] = {
+static const char *const q_ec2_e331[] = {
 	"default",
 	"dedicated",
 	"host",
 };
-static const struct ec2q_member q_ec2_m304[] = {
-	{ "Min", "Min", "Min", "min", 104, 0 },
-	{ "Max", "Max", "Max", "max", 104, 0 },
+static const struct ec2q_member q_ec2_m334[] = {
+	{ "Min", "Min", "Min", "min", 116, 0 },
+	{ "Max", "Max", "Max", "max", 116, 0 },
 };
-static const char *const q_ec2_e305[] = {
+static const char *const q_ec2_e335[] = {
+	"v2.0",
+};
+static const char *const q_ec2_e336[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m309[] = {
-	{ "Min", "Min", "Min", "min", 167, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 167, 0 },
+static const struct ec2q_member q_ec2_m340[] = {
+	{ "Min", "Min", "Min", "min", 190, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 190, 0 },
 };
-static const struct ec2q_member q_ec2_m310[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 308, 0 },
-	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 43, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 302, 0 },
-	{ "ValidCores", "ValidCores", "validCores", "validCores", 44, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 303, 0 },
+static const struct ec2q_member q_ec2_m341[] = {
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 339, 0 },
+	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 50, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 332, 0 },
+	{ "ValidCores", "ValidCores", "validCores", "validCores", 51, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 333, 0 },
 };
-static const struct ec2q_member q_ec2_m311[] = {
-	{ "Code", "Code", "code", "code", 292, 0 },
-	{ "Message", "Message", "message", "message", 292, 0 },
+static const struct ec2q_member q_ec2_m342[] = {
+	{ "Code", "Code", "code", "code", 321, 0 },
+	{ "Message", "Message", "message", "message", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m312[] = {
-	{ "Errors", "ErrorSet", "errorSet", "errorSet", 118, 0 },
+static const struct ec2q_member q_ec2_m343[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 131, 0 },
 };
-static const char *const q_ec2_e315[] = {
+static const char *const q_ec2_e346[] = {
 	"hvm",
 	"paravirtual",
 };
-static const struct ec2q_member q_ec2_m317[] = {
-	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 319, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 292, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 60, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 33, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 292, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 292, 0 },
-	{ "Size", "Size", "size", "size", 167, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 292, 0 },
-	{ "State", "Status", "status", "status", 328, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
-	{ "Iops", "Iops", "iops", "iops", 167, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 297, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 342, 0 },
-	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 33, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 33, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 167, 0 },
+static const struct ec2q_member q_ec2_m348[] = {
+	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 350, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 321, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 67, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 321, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
+	{ "Size", "Size", "size", "size", 190, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
+	{ "State", "Status", "status", "status", 359, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
+	{ "Iops", "Iops", "iops", "iops", 190, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 373, 0 },
+	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 39, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 39, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 190, 0 },
 };
-static const struct ec2q_member q_ec2_m318[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 60, 0 },
-	{ "Device", "Device", "device", "device", 292, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 292, 0 },
-	{ "State", "Status", "status", "status", 320, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 33, 0 },
+static const struct ec2q_member q_ec2_m349[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 67, 0 },
+	{ "Device", "Device", "device", "device", 321, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 321, 0 },
+	{ "State", "Status", "status", "status", 351, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 39, 0 },
 };
-static const char *const q_ec2_e320[] = {
+static const char *const q_ec2_e351[] = {
 	"attaching",
 	"attached",
 	"detaching",
 	"detached",
 	"busy",
 };
-static const char *const q_ec2_e321[] = {
+static const char *const q_ec2_e352[] = {
 	"autoEnableIO",
 	"productCodes",
 };
-static const struct ec2q_member q_ec2_m325[] = {
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
-	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 327, 0 },
-	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 292, 0 },
-	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 167, 0 },
-	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 167, 0 },
-	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 342, 0 },
-	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 167, 0 },
-	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 33, 0 },
-	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 167, 0 },
-	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 167, 0 },
-	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 342, 0 },
-	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 167, 0 },
-	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 33, 0 },
-	{ "Progress", "Progress", "progress", "progress", 224, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 60, 0 },
-	{ "EndTime", "EndTime", "endTime", "endTime", 60, 0 },
+static const struct ec2q_member q_ec2_m356[] = {
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
+	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 358, 0 },
+	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 321, 0 },
+	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 190, 0 },
+	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 190, 0 },
+	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 373, 0 },
+	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 190, 0 },
+	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 39, 0 },
+	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 190, 0 },
+	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 190, 0 },
+	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 373, 0 },
+	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 190, 0 },
+	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 39, 0 },
+	{ "Progress", "Progress", "progress", "progress", 249, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 67, 0 },
+	{ "EndTime", "EndTime", "endTime", "endTime", 67, 0 },
 };
-static const char *const q_ec2_e327[] = {
+static const char *const q_ec2_e358[] = {
 	"modifying",
 	"optimizing",
 	"completed",
 	"failed",
 };
-static const char *const q_ec2_e328[] = {
+static const char *const q_ec2_e359[] = {
 	"creating",
 	"available",
 	"in-use",
@@ -1110,51 +1289,51 @@ static const char *const q_ec2_e328[] = {
 	"deleted",
 	"error",
 };
-static const struct ec2q_member q_ec2_m329[] = {
-	{ "Code", "Code", "code", "code", 292, 0 },
-	{ "Description", "Description", "description", "description", 292, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 292, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 292, 0 },
+static const struct ec2q_member q_ec2_m360[] = {
+	{ "Code", "Code", "code", "code", 321, 0 },
+	{ "Description", "Description", "description", "description", 321, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 321, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m331[] = {
-	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 292, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 292, 0 },
+static const struct ec2q_member q_ec2_m362[] = {
+	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 321, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m333[] = {
-	{ "Name", "Name", "name", "name", 341, 0 },
-	{ "Status", "Status", "status", "status", 292, 0 },
+static const struct ec2q_member q_ec2_m364[] = {
+	{ "Name", "Name", "name", "name", 372, 0 },
+	{ "Status", "Status", "status", "status", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m335[] = {
-	{ "Description", "Description", "description", "description", 292, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 292, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 292, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 238, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 238, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 292, 0 },
+static const struct ec2q_member q_ec2_m366[] = {
+	{ "Description", "Description", "description", "description", 321, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 321, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 321, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 263, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 263, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 321, 0 },
 };
-static const struct ec2q_member q_ec2_m337[] = {
-	{ "Details", "Details", "details", "details", 334, 0 },
-	{ "Status", "Status", "status", "status", 338, 0 },
+static const struct ec2q_member q_ec2_m368[] = {
+	{ "Details", "Details", "details", "details", 365, 0 },
+	{ "Status", "Status", "status", "status", 369, 0 },
 };
-static const char *const q_ec2_e338[] = {
+static const char *const q_ec2_e369[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 };
-static const struct ec2q_member q_ec2_m339[] = {
-	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 330, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 292, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 292, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 336, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 292, 0 },
-	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 337, 0 },
-	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 332, 0 },
+static const struct ec2q_member q_ec2_m370[] = {
+	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 361, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 321, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 367, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
+	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 368, 0 },
+	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 363, 0 },
 };
-static const char *const q_ec2_e341[] = {
+static const char *const q_ec2_e372[] = {
 	"io-enabled",
 	"io-performance",
 };
-static const char *const q_ec2_e342[] = {
+static const char *const q_ec2_e373[] = {
 	"standard",
 	"io1",
 	"io2",
@@ -1183,367 +1362,402 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[15] = { "AllowedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 14, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
 	[16] = { "ArchitectureType", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e16 },
 	[17] = { "ArchitectureTypeList", EC2Q_LIST, 0, 0, 16, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[18] = { "AttributeBooleanValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m18, NULL },
-	[19] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[20] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m20, NULL },
-	[21] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 20, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[22] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m22, NULL },
-	[23] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 22, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[24] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e24 },
-	[25] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e25 },
-	[26] = { "BareMetal", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e26 },
-	[27] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[28] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[29] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m29, NULL },
-	[30] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[31] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[32] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[33] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[34] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e34 },
-	[35] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 34, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[36] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e36 },
-	[37] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[38] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[39] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e39 },
-	[40] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m40, NULL },
-	[41] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m41, NULL },
-	[42] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m42, NULL },
-	[43] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[44] = { "CoreCountList", EC2Q_LIST, 0, 0, 43, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[45] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e45 },
-	[46] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 45, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[47] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m47, NULL },
-	[48] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
-	[49] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
-	[50] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m50, NULL },
-	[51] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m51, NULL },
-	[52] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m52, NULL },
-	[53] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 52, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[54] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m54, NULL },
-	[55] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m55, NULL },
-	[56] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m56, NULL },
-	[57] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[58] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
-	[59] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
-	[60] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[61] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[62] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[63] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[64] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
-	[65] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
-	[66] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
-	[67] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
-	[68] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
-	[69] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
-	[70] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
-	[71] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
-	[72] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
-	[73] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m73, NULL },
-	[74] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
-	[75] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m75, NULL },
-	[76] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m76, NULL },
-	[77] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m77, NULL },
-	[78] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
-	[79] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
-	[80] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
-	[81] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
-	[82] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
-	[83] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
-	[84] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
-	[85] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
-	[86] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
-	[87] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
-	[88] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
-	[89] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
-	[90] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
-	[91] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
-	[92] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
-	[93] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
-	[94] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
-	[95] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
-	[96] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
-	[97] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
-	[98] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
-	[99] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[100] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
-	[101] = { "DiskInfoList", EC2Q_LIST, 0, 0, 100, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[102] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[103] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e103 },
-	[104] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[105] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e105 },
-	[106] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
-	[107] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e107 },
-	[108] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
-	[109] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e109 },
-	[110] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
-	[111] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[112] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
-	[113] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 112, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[114] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[115] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e115 },
-	[116] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[117] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e117 },
-	[118] = { "ErrorSet", EC2Q_LIST, 0, 0, 311, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[119] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
-	[120] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 119, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
-	[121] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
-	[122] = { "FilterList", EC2Q_LIST, 0, 0, 121, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[123] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[124] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m124, NULL },
-	[125] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 124, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[126] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[127] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m127, NULL },
-	[128] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[129] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[130] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m130, NULL },
-	[131] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[132] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[133] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
-	[134] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 133, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[135] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[136] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m136, NULL },
-	[137] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[138] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[139] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m139, NULL },
-	[140] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 280, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[141] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[142] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e142 },
-	[143] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[144] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
-	[145] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m145, NULL },
-	[146] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m146, NULL },
-	[147] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[148] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m148, NULL },
-	[149] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 148, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[150] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[151] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[152] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e152 },
-	[153] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 152, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[154] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e154 },
-	[155] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 156, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[156] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m156, NULL },
-	[157] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m157, NULL },
-	[158] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e158 },
-	[159] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[160] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m160, NULL },
-	[161] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[162] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e162 },
-	[163] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m163, NULL },
-	[164] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 163, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[165] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m165, NULL },
-	[166] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 165, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[167] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[168] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 169, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[169] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m169, NULL },
-	[170] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[171] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 172, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[172] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
-	[173] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[174] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e174 },
-	[175] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 181, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[176] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m176, NULL },
-	[177] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[178] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 177, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[179] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
-	[180] = { "KeyPairList", EC2Q_LIST, 0, 0, 179, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[181] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[182] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e182 },
-	[183] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[184] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m184, NULL },
-	[185] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e185 },
-	[186] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m186, NULL },
-	[187] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 186, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[188] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
-	[189] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m189, NULL },
-	[190] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m190, NULL },
-	[191] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m191, NULL },
-	[192] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[193] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 191, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[194] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
-	[195] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
-	[196] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e196 },
-	[197] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m197, NULL },
-	[198] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[199] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 198, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[200] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m200, NULL },
-	[201] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m201, NULL },
-	[202] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e202 },
-	[203] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m203, NULL },
-	[204] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e204 },
-	[205] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e205 },
-	[206] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m206, NULL },
-	[207] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 206, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[208] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m208, NULL },
-	[209] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 208, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[210] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
-	[211] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 210, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[212] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
-	[213] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
-	[214] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 184, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[215] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m215, NULL },
-	[216] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
-	[217] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 216, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[218] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m218, NULL },
-	[219] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e219 },
-	[220] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e220 },
-	[221] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 220, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[222] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[223] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e223 },
-	[224] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[225] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e225 },
-	[226] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[227] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[228] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[229] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[230] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[231] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[232] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[233] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[234] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m234, NULL },
-	[235] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
-	[236] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m236, NULL },
-	[237] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[238] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[239] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
-	[240] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
-	[241] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m241, NULL },
-	[242] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m242, NULL },
-	[243] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[244] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m244, NULL },
-	[245] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 244, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[246] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m246, NULL },
-	[247] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m247, NULL },
-	[248] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[249] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[250] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[251] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e251 },
-	[252] = { "OwnerStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[253] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e253 },
-	[254] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[255] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
-	[256] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[257] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e257 },
-	[258] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 257, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[259] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m259, NULL },
-	[260] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 259, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[261] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
-	[262] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[263] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
-	[264] = { "ProductCodeList", EC2Q_LIST, 0, 0, 263, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[265] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e265 },
-	[266] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[267] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m267, NULL },
-	[268] = { "RegionList", EC2Q_LIST, 0, 0, 267, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[269] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[270] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 161, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[271] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
-	[272] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m272, NULL },
-	[273] = { "ResourceIdList", EC2Q_LIST, 0, 0, 300, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[274] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e274 },
-	[275] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[276] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e276 },
-	[277] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 276, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[278] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[279] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[280] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[281] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 280, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[282] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[283] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e283 },
-	[284] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m284, NULL },
-	[285] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e285 },
-	[286] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[287] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 286, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[288] = { "SnapshotList", EC2Q_LIST, 0, 0, 284, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[289] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e289 },
-	[290] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e290 },
-	[291] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e291 },
-	[292] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[293] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[294] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m294, NULL },
-	[295] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m295, NULL },
-	[296] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 295, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[297] = { "TagList", EC2Q_LIST, 0, 0, 294, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[298] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m298, NULL },
-	[299] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 298, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[300] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[301] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e301 },
-	[302] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[303] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 302, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[304] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
-	[305] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e305 },
-	[306] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 305, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[307] = { "UserIdStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[308] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[309] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m309, NULL },
-	[310] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m310, NULL },
-	[311] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m311, NULL },
-	[312] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m312, NULL },
-	[313] = { "ValueStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[314] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
-	[315] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e315 },
-	[316] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 315, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[317] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m317, NULL },
-	[318] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m318, NULL },
-	[319] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 318, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[320] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e320 },
-	[321] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e321 },
-	[322] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[323] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 322, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[324] = { "VolumeList", EC2Q_LIST, 0, 0, 317, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[325] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
-	[326] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 325, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[327] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e327 },
-	[328] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e328 },
-	[329] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m329, NULL },
-	[330] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 329, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[331] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m331, NULL },
-	[332] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 331, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[333] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m333, NULL },
-	[334] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 333, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[335] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m335, NULL },
-	[336] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 335, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[337] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m337, NULL },
-	[338] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e338 },
-	[339] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m339, NULL },
-	[340] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 339, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[341] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e341 },
-	[342] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e342 },
-	[343] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[344] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[345] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[346] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[18] = { "ArchitectureValues", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e18 },
+	[19] = { "AttributeBooleanValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m19, NULL },
+	[20] = { "AttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m20, NULL },
+	[21] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[22] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m22, NULL },
+	[23] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 22, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[24] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m24, NULL },
+	[25] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 24, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[26] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e26 },
+	[27] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e27 },
+	[28] = { "BareMetal", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e28 },
+	[29] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[30] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[31] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m31, NULL },
+	[32] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[33] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[34] = { "BillingProductList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[35] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[36] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m36, NULL },
+	[37] = { "BlockDeviceMappingList", EC2Q_LIST, 0, 0, 36, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[38] = { "BlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 36, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[39] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[40] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e40 },
+	[41] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 40, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[42] = { "BootModeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e42 },
+	[43] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e43 },
+	[44] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[45] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[46] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e46 },
+	[47] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m47, NULL },
+	[48] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
+	[49] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
+	[50] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[51] = { "CoreCountList", EC2Q_LIST, 0, 0, 50, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[52] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e52 },
+	[53] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 52, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[54] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m54, NULL },
+	[55] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m55, NULL },
+	[56] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m56, NULL },
+	[57] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m57, NULL },
+	[58] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m58, NULL },
+	[59] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
+	[60] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 59, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[61] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
+	[62] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
+	[63] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
+	[64] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[65] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
+	[66] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
+	[67] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[68] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[69] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[70] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[71] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
+	[72] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
+	[73] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m73, NULL },
+	[74] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
+	[75] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m75, NULL },
+	[76] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m76, NULL },
+	[77] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m77, NULL },
+	[78] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
+	[79] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
+	[80] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
+	[81] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
+	[82] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
+	[83] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
+	[84] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
+	[85] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
+	[86] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
+	[87] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
+	[88] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
+	[89] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
+	[90] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
+	[91] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[92] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
+	[93] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
+	[94] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
+	[95] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
+	[96] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
+	[97] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
+	[98] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
+	[99] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
+	[100] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
+	[101] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
+	[102] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
+	[103] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
+	[104] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
+	[105] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
+	[106] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
+	[107] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
+	[108] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
+	[109] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
+	[110] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e110 },
+	[111] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[112] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
+	[113] = { "DiskInfoList", EC2Q_LIST, 0, 0, 112, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[114] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[115] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e115 },
+	[116] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[117] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
+	[118] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e118 },
+	[119] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
+	[120] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e120 },
+	[121] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
+	[122] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e122 },
+	[123] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
+	[124] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[125] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
+	[126] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 125, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[127] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[128] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e128 },
+	[129] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[130] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e130 },
+	[131] = { "ErrorSet", EC2Q_LIST, 0, 0, 342, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[132] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[133] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 132, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[134] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[135] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
+	[136] = { "FilterList", EC2Q_LIST, 0, 0, 135, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[137] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[138] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m138, NULL },
+	[139] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 138, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[140] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[141] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m141, NULL },
+	[142] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[143] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[144] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
+	[145] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[146] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[147] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m147, NULL },
+	[148] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 147, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[149] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[150] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m150, NULL },
+	[151] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[152] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[153] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m153, NULL },
+	[154] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 308, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[155] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[156] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e156 },
+	[157] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e157 },
+	[158] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m158, NULL },
+	[159] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m159, NULL },
+	[160] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e160 },
+	[161] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[162] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 161, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[163] = { "ImageList", EC2Q_LIST, 0, 0, 158, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[164] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e164 },
+	[165] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e165 },
+	[166] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e166 },
+	[167] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
+	[168] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m168, NULL },
+	[169] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m169, NULL },
+	[170] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[171] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m171, NULL },
+	[172] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 171, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[173] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[174] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[175] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e175 },
+	[176] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 175, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[177] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e177 },
+	[178] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 179, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[179] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
+	[180] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m180, NULL },
+	[181] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e181 },
+	[182] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[183] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
+	[184] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[185] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e185 },
+	[186] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m186, NULL },
+	[187] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 186, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[188] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
+	[189] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 188, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[190] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[191] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 192, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[192] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
+	[193] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[194] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 195, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[195] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
+	[196] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[197] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e197 },
+	[198] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 204, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[199] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m199, NULL },
+	[200] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[201] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 200, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[202] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m202, NULL },
+	[203] = { "KeyPairList", EC2Q_LIST, 0, 0, 202, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[204] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[205] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e205 },
+	[206] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[207] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m207, NULL },
+	[208] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 207, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[209] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m209, NULL },
+	[210] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e210 },
+	[211] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
+	[212] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 211, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[213] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
+	[214] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m214, NULL },
+	[215] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m215, NULL },
+	[216] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
+	[217] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[218] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 216, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[219] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m219, NULL },
+	[220] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m220, NULL },
+	[221] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e221 },
+	[222] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m222, NULL },
+	[223] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[224] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 223, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[225] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m225, NULL },
+	[226] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m226, NULL },
+	[227] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e227 },
+	[228] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m228, NULL },
+	[229] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e229 },
+	[230] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e230 },
+	[231] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
+	[232] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 231, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[233] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m233, NULL },
+	[234] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 233, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[235] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[236] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 235, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[237] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m237, NULL },
+	[238] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m238, NULL },
+	[239] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 209, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[240] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
+	[241] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m241, NULL },
+	[242] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 241, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[243] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m243, NULL },
+	[244] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e244 },
+	[245] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e245 },
+	[246] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 245, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[247] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[248] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e248 },
+	[249] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[250] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e250 },
+	[251] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[252] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[253] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[254] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[255] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[256] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[257] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[258] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[259] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m259, NULL },
+	[260] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m260, NULL },
+	[261] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
+	[262] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[263] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[264] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m264, NULL },
+	[265] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m265, NULL },
+	[266] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
+	[267] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m267, NULL },
+	[268] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[269] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
+	[270] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 269, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[271] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
+	[272] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m272, NULL },
+	[273] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[274] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[275] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[276] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e276 },
+	[277] = { "OwnerStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[278] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e278 },
+	[279] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[280] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m280, NULL },
+	[281] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[282] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e282 },
+	[283] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 282, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[284] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e284 },
+	[285] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
+	[286] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[287] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m287, NULL },
+	[288] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[289] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m289, NULL },
+	[290] = { "ProductCodeList", EC2Q_LIST, 0, 0, 289, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[291] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e291 },
+	[292] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[293] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
+	[294] = { "RegionList", EC2Q_LIST, 0, 0, 293, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[295] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[296] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m296, NULL },
+	[297] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
+	[298] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 184, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[299] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
+	[300] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
+	[301] = { "ResourceIdList", EC2Q_LIST, 0, 0, 330, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[302] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e302 },
+	[303] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[304] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e304 },
+	[305] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 304, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[306] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[307] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 306, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[308] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[309] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 308, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[310] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[311] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e311 },
+	[312] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m312, NULL },
+	[313] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e313 },
+	[314] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[315] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 314, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[316] = { "SnapshotList", EC2Q_LIST, 0, 0, 312, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[317] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e317 },
+	[318] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e318 },
+	[319] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m319, NULL },
+	[320] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e320 },
+	[321] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[322] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
+	[323] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[324] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
+	[325] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
+	[326] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 325, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[327] = { "TagList", EC2Q_LIST, 0, 0, 324, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[328] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
+	[329] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[330] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[331] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e331 },
+	[332] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[333] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 332, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[334] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m334, NULL },
+	[335] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e335 },
+	[336] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e336 },
+	[337] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 336, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[338] = { "UserIdStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[339] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[340] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m340, NULL },
+	[341] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m341, NULL },
+	[342] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m342, NULL },
+	[343] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m343, NULL },
+	[344] = { "ValueStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[345] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[346] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e346 },
+	[347] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 346, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[348] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m348, NULL },
+	[349] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m349, NULL },
+	[350] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 349, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[351] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e351 },
+	[352] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e352 },
+	[353] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[354] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 353, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[355] = { "VolumeList", EC2Q_LIST, 0, 0, 348, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[356] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
+	[357] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 356, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[358] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e358 },
+	[359] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e359 },
+	[360] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m360, NULL },
+	[361] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 360, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[362] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
+	[363] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 362, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[364] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m364, NULL },
+	[365] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 364, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[366] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m366, NULL },
+	[367] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 366, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[368] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m368, NULL },
+	[369] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e369 },
+	[370] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m370, NULL },
+	[371] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 370, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[372] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e372 },
+	[373] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e373 },
+	[374] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[375] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[376] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[377] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 83, 84, NULL },
-	{ "DescribeAvailabilityZones", 72, 73, NULL },
-	{ "DescribeAccountAttributes", 70, 71, NULL },
-	{ "CreateKeyPair", 47, 176, NULL },
-	{ "ImportKeyPair", 144, 145, NULL },
-	{ "DescribeKeyPairs", 78, 79, NULL },
-	{ "DeleteKeyPair", 64, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 76, 77, NULL },
-	{ "DescribeInstanceTypeOfferings", 74, 75, NULL },
-	{ "CreateTags", 51, EC2Q_NONE, NULL },
-	{ "DeleteTags", 68, EC2Q_NONE, NULL },
-	{ "DescribeTags", 89, 90, NULL },
-	{ "CreateLaunchTemplate", 48, 49, NULL },
-	{ "DescribeLaunchTemplates", 81, 82, NULL },
-	{ "DeleteLaunchTemplate", 65, 66, NULL },
-	{ "CreateVolume", 55, 317, NULL },
-	{ "DeleteVolume", 69, EC2Q_NONE, NULL },
-	{ "DescribeVolumes", 97, 98, NULL },
-	{ "ModifyVolume", 240, 241, NULL },
-	{ "DescribeVolumesModifications", 95, 96, NULL },
-	{ "DescribeVolumeStatus", 93, 94, NULL },
-	{ "DescribeVolumeAttribute", 91, 92, NULL },
-	{ "CreateSnapshot", 50, 284, NULL },
-	{ "CopySnapshot", 41, 42, NULL },
-	{ "DeleteSnapshot", 67, EC2Q_NONE, NULL },
-	{ "DescribeSnapshots", 87, 88, NULL },
-	{ "DescribeSnapshotAttribute", 85, 86, NULL },
-	{ "ModifySnapshotAttribute", 239, EC2Q_NONE, NULL },
-	{ "ResetSnapshotAttribute", 272, EC2Q_NONE, NULL },
+	{ "DescribeRegions", 94, 95, NULL },
+	{ "DescribeAvailabilityZones", 80, 81, NULL },
+	{ "DescribeAccountAttributes", 78, 79, NULL },
+	{ "CreateKeyPair", 54, 199, NULL },
+	{ "ImportKeyPair", 167, 168, NULL },
+	{ "DescribeKeyPairs", 89, 90, NULL },
+	{ "DeleteKeyPair", 71, EC2Q_NONE, NULL },
+	{ "DescribeInstanceTypes", 87, 88, NULL },
+	{ "DescribeInstanceTypeOfferings", 85, 86, NULL },
+	{ "CreateTags", 58, EC2Q_NONE, NULL },
+	{ "DeleteTags", 75, EC2Q_NONE, NULL },
+	{ "DescribeTags", 100, 101, NULL },
+	{ "CreateLaunchTemplate", 55, 56, NULL },
+	{ "DescribeLaunchTemplates", 92, 93, NULL },
+	{ "DeleteLaunchTemplate", 72, 73, NULL },
+	{ "CreateVolume", 62, 348, NULL },
+	{ "DeleteVolume", 76, EC2Q_NONE, NULL },
+	{ "DescribeVolumes", 108, 109, NULL },
+	{ "ModifyVolume", 265, 266, NULL },
+	{ "DescribeVolumesModifications", 106, 107, NULL },
+	{ "DescribeVolumeStatus", 104, 105, NULL },
+	{ "DescribeVolumeAttribute", 102, 103, NULL },
+	{ "CreateSnapshot", 57, 312, NULL },
+	{ "CopySnapshot", 48, 49, NULL },
+	{ "DeleteSnapshot", 74, EC2Q_NONE, NULL },
+	{ "DescribeSnapshots", 98, 99, NULL },
+	{ "DescribeSnapshotAttribute", 96, 97, NULL },
+	{ "ModifySnapshotAttribute", 264, EC2Q_NONE, NULL },
+	{ "ResetSnapshotAttribute", 300, EC2Q_NONE, NULL },
+	{ "RegisterImage", 296, 297, NULL },
+	{ "DescribeImages", 83, 84, NULL },
+	{ "DeregisterImage", 77, EC2Q_NONE, NULL },
+	{ "DescribeImageAttribute", 82, 159, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -1552,9 +1766,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 347,
+	.n_shapes = 378,
 	.ops = q_ec2_ops,
-	.n_ops = 29,
+	.n_ops = 33,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

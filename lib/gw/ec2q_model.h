@@ -36,6 +36,10 @@ enum {
 	EC2Q_EC2_DescribeSnapshotAttribute = 26,
 	EC2Q_EC2_ModifySnapshotAttribute = 27,
 	EC2Q_EC2_ResetSnapshotAttribute = 28,
+	EC2Q_EC2_RegisterImage = 29,
+	EC2Q_EC2_DescribeImages = 30,
+	EC2Q_EC2_DeregisterImage = 31,
+	EC2Q_EC2_DescribeImageAttribute = 32,
 };
 extern const struct ec2q_service ec2q_ec2;
 

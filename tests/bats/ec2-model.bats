@@ -33,5 +33,14 @@ MODELS=/usr/lib/python3/dist-packages/awscli/botocore/data
 	run python3 "$SPX_TOP/scripts/gen-ec2.py" --models "$MODELS" --actions "$BATS_TEST_TMPDIR/c.txt" --out "$BATS_TEST_TMPDIR"
 	[ "$status" -eq 1 ]
 	[ "$output" = "gen-ec2.py: ec2: open-enum InstanceType is not used by any action" ]
+	# A member the model has already, or of a shape it lacks.
+	printf 'service ec2 ec2/2016-11-15\naction DeleteVolume\nmember DeleteVolumeRequest VolumeId String x\n' >"$BATS_TEST_TMPDIR/d.txt"
+	run python3 "$SPX_TOP/scripts/gen-ec2.py" --models "$MODELS" --actions "$BATS_TEST_TMPDIR/d.txt" --out "$BATS_TEST_TMPDIR"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"d.txt:3: member: DeleteVolumeRequest has VolumeId already" ]]
+	printf 'service ec2 ec2/2016-11-15\naction DeleteVolume\nmember DeleteVolumeRequest Extra NoSuchShape x\n' >"$BATS_TEST_TMPDIR/e.txt"
+	run python3 "$SPX_TOP/scripts/gen-ec2.py" --models "$MODELS" --actions "$BATS_TEST_TMPDIR/e.txt" --out "$BATS_TEST_TMPDIR"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"e.txt:3: member: no shape NoSuchShape" ]]
 	[ ! -e "$BATS_TEST_TMPDIR/ec2q_model.c" ]
 }
