@@ -64,6 +64,7 @@ int ec2_register_image(struct ec2_call *c)
 	json_object_set(c->out, "ImageId", json_object_get(rec, "ImageId"));
 	rc = 0;
 out:
+	json_decref(tags);
 	json_decref(rec);
 	free(lock);
 	return rc;
