@@ -81,26 +81,6 @@ static const char *image_id(const json_t *item)
 	return json_string_value(json_object_get(item, "ImageId"));
 }
 
-/* Owners: "self", account ids, and the aliases of owners that have no
- * images here ("amazon", "aws-marketplace"): does owner match any? */
-static bool owner_wanted(const json_t *owners, const char *account,
-			 const char *owner)
-{
-	const json_t *o;
-	size_t i;
-
-	if (!json_array_size(owners))
-		return true;
-	json_array_foreach(owners, i, o) {
-		const char *s = json_string_value(o);
-
-		if (s && (!strcmp(s, owner) ||
-			  (!strcmp(s, "self") && !strcmp(owner, account))))
-			return true;
-	}
-	return false;
-}
-
 /* ExecutableUsers: "self", account ids, "all" (public images). Only an
  * image's owner may launch it until launch permissions come. */
 static bool executable_wanted(const json_t *users, const char *account,
@@ -195,7 +175,8 @@ int ec2_describe_images(struct ec2_call *c)
 	json_array_foreach(all, i, rec) {
 		json_t *it;
 
-		if (!owner_wanted(owners, c->account, spx_ec2_str0(rec, "OwnerId")) ||
+		if (!ec2_owner_wanted(owners, c->account,
+				      spx_ec2_str0(rec, "OwnerId")) ||
 		    !executable_wanted(users, c->account, rec))
 			continue;
 		it = spx_ec2_image_item(rec);

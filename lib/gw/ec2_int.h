@@ -106,6 +106,11 @@ int ec2_describe_launch_templates(struct ec2_call *c);
 int ec2_delete_launch_template(struct ec2_call *c);
 /* The node's EBS lock file (spx_ebs_lock): a new string. */
 char *ec2_ebs_lock_path(const struct ec2_call *c);
+/* Owners / OwnerIds of DescribeSnapshots and DescribeImages: "self",
+ * account ids, and the aliases of owners that have nothing here
+ * ("amazon", "aws-marketplace"): does owner match any (none given: yes)? */
+bool ec2_owner_wanted(const json_t *owners, const char *account,
+		      const char *owner);
 int ec2_create_volume(struct ec2_call *c);
 int ec2_delete_volume(struct ec2_call *c);
 int ec2_describe_volumes(struct ec2_call *c);

@@ -94,10 +94,8 @@ static const char *snap_id(const json_t *item)
 	return json_string_value(json_object_get(item, "SnapshotId"));
 }
 
-/* OwnerIds: "self", account ids, and the aliases of owners that have
- * none here ("amazon", "aws-marketplace"): does owner match any? */
-static bool owner_wanted(const json_t *owners, const char *account,
-			 const char *owner)
+bool ec2_owner_wanted(const json_t *owners, const char *account,
+		      const char *owner)
 {
 	const json_t *o;
 	size_t i;
@@ -208,7 +206,7 @@ int ec2_describe_snapshots(struct ec2_call *c)
 		json_t *it;
 
 		if (!id_wanted(ids, snap_id(rec)) ||
-		    !owner_wanted(owners, c->account,
+		    !ec2_owner_wanted(owners, c->account,
 				  json_string_value(
 					  json_object_get(rec, "OwnerId"))) ||
 		    !restorable_wanted(users, c->account, rec))
