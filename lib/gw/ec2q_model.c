@@ -5,8 +5,8 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "Min", "Min", "Min", "min", 190, 0 },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+	{ "Min", "Min", "Min", "min", 252, 0 },
+	{ "Max", "Max", "Max", "max", 252, 0 },
 };
 static const char *const q_ec2_e1[] = {
 	"nvidia",
@@ -26,8 +26,8 @@ static const char *const q_ec2_e3[] = {
 	"k520",
 };
 static const struct ec2q_member q_ec2_m5[] = {
-	{ "Min", "Min", "Min", "min", 190, 0 },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+	{ "Min", "Min", "Min", "min", 252, 0 },
+	{ "Max", "Max", "Max", "max", 252, 0 },
 };
 static const char *const q_ec2_e6[] = {
 	"gpu",
@@ -35,11 +35,11 @@ static const char *const q_ec2_e6[] = {
 	"inference",
 };
 static const struct ec2q_member q_ec2_m8[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 321, 0 },
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 400, 0 },
 	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
 };
 static const struct ec2q_member q_ec2_m12[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 321, 0 },
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 400, 0 },
 };
 static const char *const q_ec2_e16[] = {
 	"i386",
@@ -55,502 +55,589 @@ static const char *const q_ec2_e18[] = {
 	"x86_64_mac",
 	"arm64_mac",
 };
-static const struct ec2q_member q_ec2_m19[] = {
-	{ "Value", "Value", "value", "value", 39, 0 },
+static const char *const q_ec2_e19[] = {
+	"attaching",
+	"attached",
+	"detaching",
+	"detached",
 };
 static const struct ec2q_member q_ec2_m20[] = {
-	{ "Value", "Value", "value", "value", 321, 0 },
+	{ "Value", "Value", "value", "value", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m22[] = {
-	{ "State", "ZoneState", "zoneState", "zoneState", 27, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 26, 0 },
-	{ "Messages", "MessageSet", "messageSet", "messageSet", 25, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 321, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 321, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 321, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 321, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 321, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 321, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 321, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 321, 0 },
+static const struct ec2q_member q_ec2_m21[] = {
+	{ "Value", "Value", "value", "value", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m24[] = {
-	{ "Message", "Message", "message", "message", 321, 0 },
+static const struct ec2q_member q_ec2_m23[] = {
+	{ "State", "ZoneState", "zoneState", "zoneState", 28, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 27, 0 },
+	{ "Messages", "MessageSet", "messageSet", "messageSet", 26, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 400, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 400, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 400, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 400, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 400, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 400, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 400, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 400, 0 },
 };
-static const char *const q_ec2_e26[] = {
+static const struct ec2q_member q_ec2_m25[] = {
+	{ "Message", "Message", "message", "message", 400, 0 },
+};
+static const char *const q_ec2_e27[] = {
 	"opt-in-not-required",
 	"opted-in",
 	"not-opted-in",
 };
-static const char *const q_ec2_e27[] = {
+static const char *const q_ec2_e28[] = {
 	"available",
 	"information",
 	"impaired",
 	"unavailable",
 };
-static const char *const q_ec2_e28[] = {
+static const char *const q_ec2_e29[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const struct ec2q_member q_ec2_m31[] = {
-	{ "Min", "Min", "Min", "min", 190, 0 },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+static const struct ec2q_member q_ec2_m32[] = {
+	{ "Min", "Min", "Min", "min", 252, 0 },
+	{ "Max", "Max", "Max", "max", 252, 0 },
 };
-static const struct ec2q_member q_ec2_m36[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 321, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 321, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 117, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 321, 0 },
+static const struct ec2q_member q_ec2_m37[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 400, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 400, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 125, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 400, 0 },
 };
-static const char *const q_ec2_e40[] = {
-	"legacy-bios",
-	"uefi",
-};
-static const char *const q_ec2_e42[] = {
+static const char *const q_ec2_e41[] = {
 	"legacy-bios",
 	"uefi",
 };
 static const char *const q_ec2_e43[] = {
+	"legacy-bios",
+	"uefi",
+};
+static const char *const q_ec2_e44[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e46[] = {
+static const char *const q_ec2_e47[] = {
 	"open",
 	"none",
 };
-static const struct ec2q_member q_ec2_m47[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 45, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 321, 0 },
-};
 static const struct ec2q_member q_ec2_m48[] = {
-	{ "Description", "Description", "Description", "description", 321, 0 },
-	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 321, 0 },
-	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 321, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 206, 0 },
-	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 321, 0 },
-	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 321, EC2Q_REQUIRED },
-	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 321, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 47, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 50, 0 },
 };
 static const struct ec2q_member q_ec2_m49[] = {
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", "capacityReservationPreference", 47, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", "capacityReservationTarget", 51, 0 },
 };
-static const char *const q_ec2_e52[] = {
+static const struct ec2q_member q_ec2_m50[] = {
+	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 46, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m51[] = {
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 400, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m52[] = {
+	{ "Description", "Description", "Description", "description", 400, 0 },
+	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 400, 0 },
+	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 400, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 268, 0 },
+	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 400, 0 },
+	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 400, EC2Q_REQUIRED },
+	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 400, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+};
+static const struct ec2q_member q_ec2_m53[] = {
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 400, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
+};
+static const char *const q_ec2_e56[] = {
 	"intel",
 	"amd",
 	"amazon-web-services",
 };
-static const struct ec2q_member q_ec2_m54[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 321, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 205, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 197, 0 },
-};
-static const struct ec2q_member q_ec2_m55[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 321, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 235, EC2Q_REQUIRED },
-	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 345, 0 },
-	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 299, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
-};
-static const struct ec2q_member q_ec2_m56[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 209, 0 },
-	{ "Warning", "Warning", "warning", "warning", 343, 0 },
-};
-static const struct ec2q_member q_ec2_m57[] = {
-	{ "Description", "Description", "Description", "description", 321, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 321, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-};
 static const struct ec2q_member q_ec2_m58[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 301, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 327, EC2Q_REQUIRED },
+	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 252, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 252, 0 },
 };
 static const struct ec2q_member q_ec2_m59[] = {
-	{ "Group", "Group", "group", "group", 278, 0 },
-	{ "UserId", "UserId", "userId", "userId", 321, 0 },
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 252, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m60[] = {
+	{ "KeyName", "KeyName", "KeyName", "keyName", 400, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 267, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 259, 0 },
 };
 static const struct ec2q_member q_ec2_m61[] = {
-	{ "Add", "Add", "Add", "add", 60, 0 },
-	{ "Remove", "Remove", "Remove", "remove", 60, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 400, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 297, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 426, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 372, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
 };
 static const struct ec2q_member q_ec2_m62[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 321, EC2Q_REQUIRED },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 190, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 206, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 321, 0 },
-	{ "Size", "Size", "Size", "size", 190, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 373, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 39, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 190, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 321, EC2Q_IDEMPOTENCY },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 271, 0 },
+	{ "Warning", "Warning", "warning", "warning", 424, 0 },
 };
 static const struct ec2q_member q_ec2_m63[] = {
-	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 321, EC2Q_REQUIRED },
+	{ "Description", "Description", "Description", "description", 400, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 400, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 434, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m71[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 204, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 200, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+static const struct ec2q_member q_ec2_m64[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 376, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 406, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m72[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 223, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 235, 0 },
+static const struct ec2q_member q_ec2_m65[] = {
+	{ "Group", "Group", "group", "group", 348, 0 },
+	{ "UserId", "UserId", "userId", "userId", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m73[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 209, 0 },
+static const struct ec2q_member q_ec2_m67[] = {
+	{ "Add", "Add", "Add", "add", 66, 0 },
+	{ "Remove", "Remove", "Remove", "remove", 66, 0 },
 };
-static const struct ec2q_member q_ec2_m74[] = {
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+static const struct ec2q_member q_ec2_m68[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 400, EC2Q_REQUIRED },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 252, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 268, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 400, 0 },
+	{ "Size", "Size", "Size", "size", 252, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 454, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 40, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 252, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 400, EC2Q_IDEMPOTENCY },
 };
-static const struct ec2q_member q_ec2_m75[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 301, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 327, 0 },
-};
-static const struct ec2q_member q_ec2_m76[] = {
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+static const struct ec2q_member q_ec2_m69[] = {
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 400, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m77[] = {
-	{ "ImageId", "ImageId", "ImageId", "imageId", 161, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 266, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 262, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m78[] = {
-	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 285, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 297, 0 },
 };
 static const struct ec2q_member q_ec2_m79[] = {
-	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 271, 0 },
 };
 static const struct ec2q_member q_ec2_m80[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 375, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 374, 0 },
-	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 39, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m81[] = {
-	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 23, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 376, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 406, 0 },
 };
 static const struct ec2q_member q_ec2_m82[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 160, EC2Q_REQUIRED },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 161, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 434, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m83[] = {
-	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 134, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "ImageIds", "ImageId", "ImageId", "imageId", 162, 0 },
-	{ "Owners", "Owner", "Owner", "owner", 277, 0 },
-	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 39, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 188, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m84[] = {
-	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 163, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m85[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 248, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 66, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 275, 0 },
+	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
 };
 static const struct ec2q_member q_ec2_m86[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 189, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 275, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 456, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 455, 0 },
+	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 40, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m87[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 298, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 65, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 275, 0 },
+	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 24, 0 },
 };
 static const struct ec2q_member q_ec2_m88[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 187, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 275, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 187, EC2Q_REQUIRED },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 188, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m89[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 198, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 201, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 39, 0 },
+	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 154, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "ImageIds", "ImageId", "ImageId", "imageId", 189, 0 },
+	{ "Owners", "Owner", "Owner", "owner", 347, 0 },
+	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 40, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 252, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 400, 0 },
 };
 static const struct ec2q_member q_ec2_m90[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 203, 0 },
+	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 190, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m91[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 315, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 72, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 345, 0 },
 };
 static const struct ec2q_member q_ec2_m92[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 224, 0 },
-	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 236, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 91, 0 },
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 251, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 345, 0 },
 };
 static const struct ec2q_member q_ec2_m93[] = {
-	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 239, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 371, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 71, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 345, 0 },
 };
 static const struct ec2q_member q_ec2_m94[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 295, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 39, 0 },
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 249, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 345, 0 },
 };
 static const struct ec2q_member q_ec2_m95[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 294, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 209, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 252, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
 };
 static const struct ec2q_member q_ec2_m96[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 313, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 374, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
 };
 static const struct ec2q_member q_ec2_m97[] = {
-	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 60, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 260, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 263, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m98[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
-	{ "OwnerIds", "Owner", "Owner", "owner", 277, 0 },
-	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 303, 0 },
-	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 315, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-};
-static const struct ec2q_member q_ec2_m99[] = {
-	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 316, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 265, 0 },
 };
 static const struct ec2q_member q_ec2_m100[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 190, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 286, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 298, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 400, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 99, 0 },
 };
 static const struct ec2q_member q_ec2_m101[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 326, 0 },
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 301, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
 };
 static const struct ec2q_member q_ec2_m102[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 352, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 368, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m103[] = {
-	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 19, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 367, 0 },
 };
 static const struct ec2q_member q_ec2_m104[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 354, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 391, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m105[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
-	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 371, 0 },
+	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 66, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 363, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 400, 0 },
 };
 static const struct ec2q_member q_ec2_m106[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 354, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 252, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 400, 0 },
+	{ "OwnerIds", "Owner", "Owner", "owner", 347, 0 },
+	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 378, 0 },
+	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 393, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m107[] = {
-	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 357, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 394, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
 };
 static const struct ec2q_member q_ec2_m108[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 354, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 190, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 252, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
 };
 static const struct ec2q_member q_ec2_m109[] = {
-	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 355, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 405, 0 },
 };
-static const char *const q_ec2_e110[] = {
+static const struct ec2q_member q_ec2_m110[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 433, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 434, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+};
+static const struct ec2q_member q_ec2_m111[] = {
+	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 20, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 363, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m112[] = {
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 252, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 400, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 435, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+};
+static const struct ec2q_member q_ec2_m113[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 452, 0 },
+};
+static const struct ec2q_member q_ec2_m114[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 435, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 400, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m115[] = {
+	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 438, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m116[] = {
+	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 435, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 252, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m117[] = {
+	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 436, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+};
+static const char *const q_ec2_e118[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m112[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 114, 0 },
-	{ "Count", "Count", "count", "count", 111, 0 },
-	{ "Type", "Type", "type", "type", 115, 0 },
+static const struct ec2q_member q_ec2_m120[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 122, 0 },
+	{ "Count", "Count", "count", "count", 119, 0 },
+	{ "Type", "Type", "type", "type", 123, 0 },
 };
-static const char *const q_ec2_e115[] = {
+static const char *const q_ec2_e123[] = {
 	"hdd",
 	"ssd",
 };
-static const struct ec2q_member q_ec2_m117[] = {
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 39, 0 },
-	{ "Iops", "Iops", "iops", "iops", 190, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 314, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 190, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 373, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 321, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 190, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
+static const struct ec2q_member q_ec2_m125[] = {
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
+	{ "Iops", "Iops", "iops", "iops", 252, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 392, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 252, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 454, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 400, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 252, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 400, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
 };
-static const char *const q_ec2_e118[] = {
+static const char *const q_ec2_e126[] = {
 	"unsupported",
 	"supported",
 };
-static const struct ec2q_member q_ec2_m119[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 122, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 118, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 121, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 120, 0 },
+static const struct ec2q_member q_ec2_m127[] = {
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 131, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 126, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 130, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 129, 0 },
 };
-static const char *const q_ec2_e120[] = {
+static const struct ec2q_member q_ec2_m128[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 73, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
+	{ "Status", "Status", "status", "status", 19, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
+};
+static const char *const q_ec2_e129[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m121[] = {
-	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 30, 0 },
-	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 33, 0 },
-	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 32, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 254, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 258, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 256, 0 },
+static const struct ec2q_member q_ec2_m130[] = {
+	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 31, 0 },
+	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 34, 0 },
+	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 33, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 321, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 325, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 323, 0 },
 };
-static const char *const q_ec2_e122[] = {
+static const char *const q_ec2_e131[] = {
 	"unsupported",
 	"supported",
 	"default",
 };
-static const struct ec2q_member q_ec2_m123[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 255, 0 },
+static const struct ec2q_member q_ec2_m132[] = {
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 322, 0 },
 };
-static const struct ec2q_member q_ec2_m125[] = {
-	{ "Type", "Type", "Type", "type", 321, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m134[] = {
+	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 136, 0 },
+	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 400, 0 },
+	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 400, 0 },
+	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 400, 0 },
 };
-static const char *const q_ec2_e128[] = {
-	"unsupported",
-	"supported",
-	"required",
+static const struct ec2q_member q_ec2_m137[] = {
+	{ "Type", "Type", "Type", "type", 400, EC2Q_REQUIRED },
 };
-static const char *const q_ec2_e130[] = {
-	"unsupported",
-	"supported",
-	"required",
-};
-static const struct ec2q_member q_ec2_m135[] = {
-	{ "Name", "Name", "Name", "name", 321, 0 },
-	{ "Values", "Value", "Value", "value", 344, 0 },
-};
-static const struct ec2q_member q_ec2_m138[] = {
-	{ "Name", "Name", "name", "name", 143, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 140, 0 },
-	{ "Count", "Count", "count", "count", 137, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 141, 0 },
+static const struct ec2q_member q_ec2_m140[] = {
+	{ "Type", "Type", "Type", "type", 400, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 143, 0 },
 };
 static const struct ec2q_member q_ec2_m141[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 142, 0 },
+	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 400, 0 },
+	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 400, 0 },
+	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 400, 0 },
+	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 73, 0 },
 };
-static const struct ec2q_member q_ec2_m144[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 139, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 376, 0 },
+static const char *const q_ec2_e146[] = {
+	"unsupported",
+	"supported",
+	"required",
 };
 static const struct ec2q_member q_ec2_m147[] = {
-	{ "Name", "Name", "name", "name", 152, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 149, 0 },
-	{ "Count", "Count", "count", "count", 146, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 150, 0 },
+	{ "Enabled", "Enabled", "enabled", "enabled", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m150[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 151, 0 },
+static const struct ec2q_member q_ec2_m148[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m153[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 148, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 377, 0 },
+static const char *const q_ec2_e150[] = {
+	"unsupported",
+	"supported",
+	"required",
 };
-static const char *const q_ec2_e156[] = {
+static const struct ec2q_member q_ec2_m155[] = {
+	{ "Name", "Name", "Name", "name", 400, 0 },
+	{ "Values", "Value", "Value", "value", 425, 0 },
+};
+static const struct ec2q_member q_ec2_m158[] = {
+	{ "Name", "Name", "name", "name", 163, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 160, 0 },
+	{ "Count", "Count", "count", "count", 157, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 161, 0 },
+};
+static const struct ec2q_member q_ec2_m161[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 162, 0 },
+};
+static const struct ec2q_member q_ec2_m164[] = {
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 159, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 457, 0 },
+};
+static const struct ec2q_member q_ec2_m167[] = {
+	{ "Name", "Name", "name", "name", 172, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 169, 0 },
+	{ "Count", "Count", "count", "count", 166, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 170, 0 },
+};
+static const struct ec2q_member q_ec2_m170[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 171, 0 },
+};
+static const struct ec2q_member q_ec2_m173[] = {
+	{ "Gpus", "Gpus", "gpus", "gpus", 168, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 458, 0 },
+};
+static const struct ec2q_member q_ec2_m174[] = {
+	{ "GroupName", "GroupName", "groupName", "groupName", 400, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m178[] = {
+	{ "Configured", "Configured", "configured", "configured", 40, 0 },
+};
+static const struct ec2q_member q_ec2_m179[] = {
+	{ "Configured", "Configured", "Configured", "configured", 40, 0 },
+};
+static const char *const q_ec2_e180[] = {
 	"ip-name",
 	"resource-name",
 };
-static const char *const q_ec2_e157[] = {
+static const char *const q_ec2_e181[] = {
+	"optional",
+	"required",
+};
+static const char *const q_ec2_e182[] = {
 	"ovm",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m158[] = {
+static const struct ec2q_member q_ec2_m183[] = {
+	{ "Arn", "Arn", "arn", "arn", 400, 0 },
+	{ "Id", "Id", "id", "id", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m184[] = {
+	{ "Arn", "Arn", "arn", "arn", 400, 0 },
+	{ "Name", "Name", "name", "name", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m185[] = {
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 321, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 321, 0 },
-	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 321, 0 },
-	{ "ImageType", "ImageType", "imageType", "imageType", 165, 0 },
-	{ "Public", "IsPublic", "isPublic", "isPublic", 39, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 321, 0 },
-	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 321, 0 },
-	{ "Platform", "Platform", "platform", "platform", 284, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 321, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 321, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 321, 0 },
-	{ "State", "ImageState", "imageState", "imageState", 164, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 37, 0 },
-	{ "Description", "Description", "description", "description", 321, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 39, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 157, 0 },
-	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 321, 0 },
-	{ "Name", "Name", "name", "name", 321, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 321, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 110, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 321, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 319, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 346, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 42, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 335, 0 },
-	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 321, 0 },
-	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 166, 0 },
+	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 400, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 400, 0 },
+	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 400, 0 },
+	{ "ImageType", "ImageType", "imageType", "imageType", 192, 0 },
+	{ "Public", "IsPublic", "isPublic", "isPublic", 40, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 400, 0 },
+	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 400, 0 },
+	{ "Platform", "Platform", "platform", "platform", 355, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 400, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 400, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 363, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 400, 0 },
+	{ "State", "ImageState", "imageState", "imageState", 191, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 38, 0 },
+	{ "Description", "Description", "description", "description", 400, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 40, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 182, 0 },
+	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 400, 0 },
+	{ "Name", "Name", "name", "name", 400, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 400, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 118, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 400, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 398, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 427, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 43, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 416, 0 },
+	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 400, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 193, 0 },
 };
-static const struct ec2q_member q_ec2_m159[] = {
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 37, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 321, 0 },
-	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 208, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
-	{ "Description", "Description", "description", "description", 20, 0 },
-	{ "KernelId", "Kernel", "kernel", "kernel", 20, 0 },
-	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 20, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 20, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 20, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 20, 0 },
-	{ "UefiData", "UefiData", "uefiData", "uefiData", 20, 0 },
-	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 20, 0 },
-	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 20, 0 },
+static const struct ec2q_member q_ec2_m186[] = {
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 38, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 400, 0 },
+	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 270, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 363, 0 },
+	{ "Description", "Description", "description", "description", 21, 0 },
+	{ "KernelId", "Kernel", "kernel", "kernel", 21, 0 },
+	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 21, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 21, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 21, 0 },
+	{ "UefiData", "UefiData", "uefiData", "uefiData", 21, 0 },
+	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 21, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 21, 0 },
 };
-static const char *const q_ec2_e160[] = {
+static const char *const q_ec2_e187[] = {
 	"description",
 	"kernel",
 	"ramdisk",
@@ -564,7 +651,7 @@ static const char *const q_ec2_e160[] = {
 	"lastLaunchedTime",
 	"imdsSupport",
 };
-static const char *const q_ec2_e164[] = {
+static const char *const q_ec2_e191[] = {
 	"pending",
 	"available",
 	"invalid",
@@ -573,465 +660,719 @@ static const char *const q_ec2_e164[] = {
 	"failed",
 	"error",
 };
-static const char *const q_ec2_e165[] = {
+static const char *const q_ec2_e192[] = {
 	"machine",
 	"kernel",
 	"ramdisk",
 };
-static const char *const q_ec2_e166[] = {
+static const char *const q_ec2_e193[] = {
 	"v2.0",
 };
-static const struct ec2q_member q_ec2_m167[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 321, EC2Q_REQUIRED },
-	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 35, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
+static const struct ec2q_member q_ec2_m194[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 400, EC2Q_REQUIRED },
+	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 36, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
 };
-static const struct ec2q_member q_ec2_m168[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 321, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 321, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 321, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+static const struct ec2q_member q_ec2_m195[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 400, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 400, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 400, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
 };
-static const struct ec2q_member q_ec2_m169[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 172, 0 },
+static const struct ec2q_member q_ec2_m196[] = {
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 199, 0 },
 };
-static const struct ec2q_member q_ec2_m171[] = {
-	{ "Count", "Count", "count", "count", 170, 0 },
-	{ "Name", "Name", "name", "name", 174, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 173, 0 },
+static const struct ec2q_member q_ec2_m198[] = {
+	{ "Count", "Count", "count", "count", 197, 0 },
+	{ "Name", "Name", "name", "name", 201, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 200, 0 },
 };
-static const char *const q_ec2_e175[] = {
+static const struct ec2q_member q_ec2_m202[] = {
+	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 252, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 400, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 400, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 246, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 400, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 400, 0 },
+	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 73, 0 },
+	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 334, 0 },
+	{ "Placement", "Placement", "placement", "placement", 349, 0 },
+	{ "Platform", "Platform", "platform", "platform", 355, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 400, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 363, 0 },
+	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 400, 0 },
+	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 400, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 400, 0 },
+	{ "State", "InstanceState", "instanceState", "instanceState", 239, 0 },
+	{ "StateTransitionReason", "Reason", "reason", "reason", 400, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 400, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 400, 0 },
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 205, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 400, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 40, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 40, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 182, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 183, 0 },
+	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 219, 0 },
+	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 135, 0 },
+	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 142, 0 },
+	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 233, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 400, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 400, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 118, 0 },
+	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 175, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 40, 0 },
+	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 400, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 400, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 398, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 427, 0 },
+	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 58, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 400, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", "capacityReservationSpecification", 49, 0 },
+	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 178, 0 },
+	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 309, 0 },
+	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 226, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 147, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 43, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 400, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 400, 0 },
+	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 330, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 357, 0 },
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 400, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 400, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 221, 0 },
+};
+static const char *const q_ec2_e203[] = {
+	"disabled",
+	"default",
+};
+static const struct ec2q_member q_ec2_m204[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 400, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 128, 0 },
+};
+static const char *const q_ec2_e206[] = {
 	"current",
 	"previous",
 };
-static const char *const q_ec2_e177[] = {
+static const char *const q_ec2_e210[] = {
 	"hibernate",
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m179[] = {
-	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 321, 0 },
-};
-static const struct ec2q_member q_ec2_m180[] = {
-	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 340, EC2Q_REQUIRED },
-	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 261, EC2Q_REQUIRED },
-	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 53, 0 },
-	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 259, 0 },
-	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 133, 0 },
-	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 176, 0 },
-	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 190, 0 },
-	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 190, 0 },
-	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 28, 0 },
-	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 43, 0 },
-	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 39, 0 },
-	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 272, 0 },
-	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 244, 0 },
-	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 246, 0 },
-	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 334, 0 },
-	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 31, 0 },
-	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
-	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
-	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
-	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
-	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
-	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 267, 0 },
-	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
-};
-static const char *const q_ec2_e181[] = {
-	"unsupported",
-	"required",
-};
-static const struct ec2q_member q_ec2_m183[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 114, 0 },
-	{ "Disks", "Disks", "disks", "disks", 113, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 130, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 181, 0 },
-};
-static const char *const q_ec2_e185[] = {
-	"nitro",
-	"xen",
-};
-static const struct ec2q_member q_ec2_m186[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 184, 0 },
-	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 64, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 145, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 337, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 305, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 347, 0 },
-	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 29, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 185, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 287, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 341, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 260, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 182, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 183, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 119, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 271, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 153, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 144, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 280, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 169, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 155, 0 },
-	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 44, 0 },
-	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 68, 0 },
-	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 21, 0 },
-	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 41, 0 },
-};
-static const struct ec2q_member q_ec2_m188[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 184, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 248, 0 },
-	{ "Location", "Location", "location", "location", 247, 0 },
-};
-static const struct ec2q_member q_ec2_m192[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 321, 0 },
-};
-static const struct ec2q_member q_ec2_m195[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 321, 0 },
-};
-static const char *const q_ec2_e197[] = {
-	"pem",
-	"ppk",
-};
-static const struct ec2q_member q_ec2_m199[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 321, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 310, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 321, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 321, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
-};
-static const struct ec2q_member q_ec2_m202[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 321, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 321, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 321, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 205, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 321, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 263, 0 },
-};
-static const char *const q_ec2_e205[] = {
-	"rsa",
-	"ed25519",
-};
-static const struct ec2q_member q_ec2_m207[] = {
-	{ "Group", "Group", "group", "group", 278, 0 },
-	{ "UserId", "UserId", "userId", "userId", 321, 0 },
-	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 321, 0 },
-	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 321, 0 },
-};
-static const struct ec2q_member q_ec2_m209[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 321, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 235, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 67, 0 },
-	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 321, 0 },
-	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 249, 0 },
-	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 249, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
-};
-static const char *const q_ec2_e210[] = {
-	"default",
-	"disabled",
-};
 static const struct ec2q_member q_ec2_m211[] = {
-	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 321, 0 },
-	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 321, 0 },
-	{ "Ebs", "Ebs", "Ebs", "ebs", 215, 0 },
-	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 321, 0 },
+	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 400, 0 },
 };
 static const struct ec2q_member q_ec2_m213[] = {
-	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 46, 0 },
-	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 47, 0 },
-};
-static const struct ec2q_member q_ec2_m214[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 190, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 190, 0 },
-};
-static const struct ec2q_member q_ec2_m215[] = {
-	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 39, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 39, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 190, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 206, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, 0 },
-	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 190, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 373, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 190, 0 },
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 400, 0 },
 };
 static const struct ec2q_member q_ec2_m216[] = {
-	{ "Type", "Type", "Type", "type", 321, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 217, 0 },
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m219[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 39, 0 },
+static const struct ec2q_member q_ec2_m217[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m220[] = {
-	{ "Configured", "Configured", "Configured", "configured", 39, 0 },
+static const char *const q_ec2_e219[] = {
+	"spot",
+	"scheduled",
 };
-static const char *const q_ec2_e221[] = {
-	"optional",
-	"required",
+static const struct ec2q_member q_ec2_m221[] = {
+	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 203, 0 },
 };
 static const struct ec2q_member q_ec2_m222[] = {
-	{ "Arn", "Arn", "Arn", "arn", 321, 0 },
-	{ "Name", "Name", "Name", "name", 321, 0 },
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 203, 0 },
 };
-static const struct ec2q_member q_ec2_m225[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 210, 0 },
+static const struct ec2q_member q_ec2_m223[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 317, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 397, 0 },
 };
-static const struct ec2q_member q_ec2_m226[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 250, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 240, 0 },
-};
-static const char *const q_ec2_e227[] = {
+static const char *const q_ec2_e224[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m228[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 221, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 190, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 227, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 229, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 230, 0 },
+static const struct ec2q_member q_ec2_m225[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 181, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 252, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 224, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 228, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 229, 0 },
+};
+static const struct ec2q_member q_ec2_m226[] = {
+	{ "State", "State", "state", "state", 227, 0 },
+	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 181, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 252, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 224, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 228, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 229, 0 },
+};
+static const char *const q_ec2_e227[] = {
+	"pending",
+	"applied",
+};
+static const char *const q_ec2_e228[] = {
+	"disabled",
+	"enabled",
 };
 static const char *const q_ec2_e229[] = {
 	"disabled",
 	"enabled",
 };
-static const char *const q_ec2_e230[] = {
+static const struct ec2q_member q_ec2_m230[] = {
+	{ "Association", "Association", "association", "association", 231, 0 },
+	{ "Attachment", "Attachment", "attachment", "attachment", 232, 0 },
+	{ "Description", "Description", "description", "description", 400, 0 },
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 175, 0 },
+	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 214, 0 },
+	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 400, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 400, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 400, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 400, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 237, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 40, 0 },
+	{ "Status", "Status", "status", "status", 343, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 400, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 400, 0 },
+	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 400, 0 },
+	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 212, 0 },
+	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 218, 0 },
+};
+static const struct ec2q_member q_ec2_m231[] = {
+	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 400, 0 },
+	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 400, 0 },
+	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 400, 0 },
+	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 400, 0 },
+	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m232[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 73, 0 },
+	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 400, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 252, 0 },
+	{ "Status", "Status", "status", "status", 19, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m234[] = {
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 40, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
+	{ "Description", "Description", "description", "description", 400, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 252, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 385, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 252, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 214, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 342, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 359, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 252, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 400, 0 },
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 40, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 400, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 252, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 253, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 252, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 256, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m236[] = {
+	{ "Association", "Association", "association", "association", 231, 0 },
+	{ "Primary", "Primary", "primary", "primary", 40, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 400, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m238[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 421, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 328, EC2Q_REQUIRED },
+	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 57, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 326, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 153, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 207, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 252, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 252, 0 },
+	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 29, 0 },
+	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 44, 0 },
+	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 40, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 341, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 311, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 313, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 415, 0 },
+	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 32, 0 },
+	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
+	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
+	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
+	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
+	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 336, 0 },
+	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
+};
+static const struct ec2q_member q_ec2_m239[] = {
+	{ "Code", "Code", "code", "code", 252, 0 },
+	{ "Name", "Name", "name", "name", 242, 0 },
+};
+static const struct ec2q_member q_ec2_m240[] = {
+	{ "CurrentState", "CurrentState", "currentState", "currentState", 239, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 400, 0 },
+	{ "PreviousState", "PreviousState", "previousState", "previousState", 239, 0 },
+};
+static const char *const q_ec2_e242[] = {
+	"pending",
+	"running",
+	"shutting-down",
+	"terminated",
+	"stopping",
+	"stopped",
+};
+static const char *const q_ec2_e243[] = {
+	"unsupported",
+	"required",
+};
+static const struct ec2q_member q_ec2_m245[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 122, 0 },
+	{ "Disks", "Disks", "disks", "disks", 121, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 150, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 243, 0 },
+};
+static const char *const q_ec2_e247[] = {
+	"nitro",
+	"xen",
+};
+static const struct ec2q_member q_ec2_m248[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 246, 0 },
+	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 70, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 165, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 418, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 380, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 428, 0 },
+	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 30, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 247, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 360, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 422, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 327, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 244, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 245, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 127, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 340, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 173, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 164, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 351, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 196, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 177, 0 },
+	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 45, 0 },
+	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 74, 0 },
+	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 22, 0 },
+	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m250[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 246, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 315, 0 },
+	{ "Location", "Location", "location", "location", 314, 0 },
+};
+static const struct ec2q_member q_ec2_m254[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m257[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 400, 0 },
+};
+static const char *const q_ec2_e259[] = {
+	"pem",
+	"ppk",
+};
+static const struct ec2q_member q_ec2_m261[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 400, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 388, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 400, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 400, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
+};
+static const struct ec2q_member q_ec2_m264[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 400, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 400, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 400, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 267, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 400, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 330, 0 },
+};
+static const char *const q_ec2_e267[] = {
+	"rsa",
+	"ed25519",
+};
+static const struct ec2q_member q_ec2_m269[] = {
+	{ "Group", "Group", "group", "group", 348, 0 },
+	{ "UserId", "UserId", "userId", "userId", 400, 0 },
+	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 400, 0 },
+	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m271[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 400, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 297, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 73, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 400, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 316, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 316, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
+};
+static const char *const q_ec2_e272[] = {
+	"default",
+	"disabled",
+};
+static const struct ec2q_member q_ec2_m273[] = {
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 400, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 400, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 277, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m275[] = {
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 47, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 50, 0 },
+};
+static const struct ec2q_member q_ec2_m276[] = {
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 252, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m277[] = {
+	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 40, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 40, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 252, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 268, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 252, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 454, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 252, 0 },
+};
+static const struct ec2q_member q_ec2_m278[] = {
+	{ "Type", "Type", "Type", "type", 400, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 279, 0 },
+};
+static const struct ec2q_member q_ec2_m281[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 40, 0 },
+};
+static const struct ec2q_member q_ec2_m282[] = {
+	{ "Configured", "Configured", "Configured", "configured", 40, 0 },
+};
+static const char *const q_ec2_e283[] = {
+	"optional",
+	"required",
+};
+static const struct ec2q_member q_ec2_m284[] = {
+	{ "Arn", "Arn", "Arn", "arn", 400, 0 },
+	{ "Name", "Name", "Name", "name", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m287[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 272, 0 },
+};
+static const struct ec2q_member q_ec2_m288[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 317, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 303, 0 },
+};
+static const char *const q_ec2_e289[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m231[] = {
-	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 39, 0 },
-	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 39, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 39, 0 },
-	{ "Description", "Description", "Description", "description", 321, 0 },
-	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 190, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 307, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 321, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 190, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 178, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 273, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 321, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 286, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 190, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 323, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 190, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 191, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 190, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 194, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 190, 0 },
+static const struct ec2q_member q_ec2_m290[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 283, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 252, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 289, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 291, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 292, 0 },
 };
-static const struct ec2q_member q_ec2_m233[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 321, 0 },
+static const char *const q_ec2_e291[] = {
+	"disabled",
+	"enabled",
 };
-static const struct ec2q_member q_ec2_m237[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 321, 0 },
-	{ "Affinity", "Affinity", "Affinity", "affinity", 321, 0 },
-	{ "GroupName", "GroupName", "GroupName", "groupName", 281, 0 },
-	{ "HostId", "HostId", "HostId", "hostId", 69, 0 },
-	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 331, 0 },
-	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 321, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 321, 0 },
-	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 190, 0 },
-	{ "GroupId", "GroupId", "GroupId", "groupId", 279, 0 },
+static const char *const q_ec2_e292[] = {
+	"disabled",
+	"enabled",
 };
-static const struct ec2q_member q_ec2_m238[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 156, 0 },
-	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 39, 0 },
-	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 39, 0 },
+static const struct ec2q_member q_ec2_m293[] = {
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 40, 0 },
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 40, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 40, 0 },
+	{ "Description", "Description", "Description", "description", 400, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 252, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 385, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 400, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 252, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 215, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 342, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 400, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 359, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 252, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 402, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 252, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 253, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 252, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 256, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 252, 0 },
 };
-static const struct ec2q_member q_ec2_m240[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 321, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 318, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 190, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 67, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 177, 0 },
+static const struct ec2q_member q_ec2_m295[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m241[] = {
-	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 302, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 327, 0 },
+static const struct ec2q_member q_ec2_m299[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 400, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 400, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 352, 0 },
+	{ "HostId", "HostId", "HostId", "hostId", 75, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 410, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 400, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 400, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 252, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 350, 0 },
 };
-static const struct ec2q_member q_ec2_m243[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 39, 0 },
+static const struct ec2q_member q_ec2_m300[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 180, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 40, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 40, 0 },
 };
-static const char *const q_ec2_e244[] = {
+static const struct ec2q_member q_ec2_m302[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 285, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 400, 0 },
+	{ "Version", "Version", "Version", "version", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m303[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 400, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 396, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 252, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 73, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 210, 0 },
+};
+static const struct ec2q_member q_ec2_m304[] = {
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 377, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 406, 0 },
+};
+static const struct ec2q_member q_ec2_m306[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 40, 0 },
+};
+static const struct ec2q_member q_ec2_m307[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m308[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 400, 0 },
+};
+static const char *const q_ec2_e311[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e245[] = {
+static const char *const q_ec2_e312[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e248[] = {
+static const char *const q_ec2_e315[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const char *const q_ec2_e250[] = {
+static const char *const q_ec2_e317[] = {
 	"spot",
 };
-static const struct ec2q_member q_ec2_m259[] = {
-	{ "Min", "Min", "Min", "min", 116, 0 },
-	{ "Max", "Max", "Max", "max", 116, 0 },
+static const struct ec2q_member q_ec2_m326[] = {
+	{ "Min", "Min", "Min", "min", 124, 0 },
+	{ "Max", "Max", "Max", "max", 124, 0 },
 };
-static const struct ec2q_member q_ec2_m260[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 262, 0 },
+static const struct ec2q_member q_ec2_m327[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 329, 0 },
 };
-static const struct ec2q_member q_ec2_m261[] = {
-	{ "Min", "Min", "Min", "min", 190, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+static const struct ec2q_member q_ec2_m328[] = {
+	{ "Min", "Min", "Min", "min", 252, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 252, 0 },
 };
-static const struct ec2q_member q_ec2_m264[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 313, 0 },
-	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 61, 0 },
-	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 154, 0 },
-	{ "OperationType", "OperationType", "OperationType", "operationType", 276, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
-	{ "UserIds", "UserId", "UserId", "userId", 338, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+static const struct ec2q_member q_ec2_m331[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 391, 0 },
+	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 67, 0 },
+	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 176, 0 },
+	{ "OperationType", "OperationType", "OperationType", "operationType", 346, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, EC2Q_REQUIRED },
+	{ "UserIds", "UserId", "UserId", "userId", 419, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m265[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
-	{ "Size", "Size", "Size", "size", 190, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 373, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 190, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 190, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 39, 0 },
+static const struct ec2q_member q_ec2_m332[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 434, EC2Q_REQUIRED },
+	{ "Size", "Size", "Size", "size", 252, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 454, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 252, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 252, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m266[] = {
-	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 356, 0 },
+static const struct ec2q_member q_ec2_m333[] = {
+	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 437, 0 },
 };
-static const struct ec2q_member q_ec2_m267[] = {
-	{ "Min", "Min", "Min", "min", 116, 0 },
-	{ "Max", "Max", "Max", "max", 116, 0 },
+static const struct ec2q_member q_ec2_m334[] = {
+	{ "State", "State", "state", "state", 335, 0 },
 };
-static const struct ec2q_member q_ec2_m269[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 268, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 274, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 253, 0 },
+static const char *const q_ec2_e335[] = {
+	"disabled",
+	"disabling",
+	"enabled",
+	"pending",
 };
-static const struct ec2q_member q_ec2_m271[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 274, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 253, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 257, 0 },
-	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 70, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 270, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 251, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 252, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 193, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 128, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 124, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 123, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 129, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 127, 0 },
+static const struct ec2q_member q_ec2_m336[] = {
+	{ "Min", "Min", "Min", "min", 124, 0 },
+	{ "Max", "Max", "Max", "max", 124, 0 },
 };
-static const struct ec2q_member q_ec2_m272[] = {
-	{ "Min", "Min", "Min", "min", 190, 0 },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+static const struct ec2q_member q_ec2_m338[] = {
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 337, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 344, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 320, 0 },
 };
-static const char *const q_ec2_e276[] = {
+static const struct ec2q_member q_ec2_m340[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 344, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 320, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 324, 0 },
+	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 76, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 339, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 318, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 319, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 255, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 146, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 133, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 132, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 149, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 145, 0 },
+};
+static const struct ec2q_member q_ec2_m341[] = {
+	{ "Min", "Min", "Min", "min", 252, 0 },
+	{ "Max", "Max", "Max", "max", 252, 0 },
+};
+static const char *const q_ec2_e343[] = {
+	"available",
+	"associated",
+	"attaching",
+	"in-use",
+	"detaching",
+};
+static const char *const q_ec2_e346[] = {
 	"add",
 	"remove",
 };
-static const char *const q_ec2_e278[] = {
+static const char *const q_ec2_e348[] = {
 	"all",
 };
-static const struct ec2q_member q_ec2_m280[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 283, 0 },
+static const struct ec2q_member q_ec2_m349[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 400, 0 },
+	{ "Affinity", "Affinity", "affinity", "affinity", 400, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 352, 0 },
+	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 252, 0 },
+	{ "HostId", "HostId", "hostId", "hostId", 400, 0 },
+	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 410, 0 },
+	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 400, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 400, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 350, 0 },
 };
-static const char *const q_ec2_e282[] = {
+static const struct ec2q_member q_ec2_m351[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 354, 0 },
+};
+static const char *const q_ec2_e353[] = {
 	"cluster",
 	"partition",
 	"spread",
 };
-static const char *const q_ec2_e284[] = {
+static const char *const q_ec2_e355[] = {
 	"Windows",
 };
-static const struct ec2q_member q_ec2_m285[] = {
-	{ "Primary", "Primary", "primary", "primary", 39, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 321, 0 },
+static const struct ec2q_member q_ec2_m356[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 180, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 40, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m287[] = {
+static const struct ec2q_member q_ec2_m357[] = {
+	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 180, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", "enableResourceNameDnsARecord", 40, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 40, 0 },
+};
+static const struct ec2q_member q_ec2_m358[] = {
+	{ "Primary", "Primary", "primary", "primary", 40, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
+};
+static const struct ec2q_member q_ec2_m360[] = {
 	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 288, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 361, 0 },
 };
-static const struct ec2q_member q_ec2_m289[] = {
-	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 321, 0 },
-	{ "ProductCodeType", "Type", "type", "type", 291, 0 },
+static const struct ec2q_member q_ec2_m362[] = {
+	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 400, 0 },
+	{ "ProductCodeType", "Type", "type", "type", 364, 0 },
 };
-static const char *const q_ec2_e291[] = {
+static const char *const q_ec2_e364[] = {
 	"devpay",
 	"marketplace",
 };
-static const struct ec2q_member q_ec2_m293[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 321, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 321, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 321, 0 },
+static const struct ec2q_member q_ec2_m366[] = {
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 400, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 400, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m296[] = {
-	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 321, 0 },
+static const struct ec2q_member q_ec2_m369[] = {
+	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 400, 0 },
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 38, 0 },
-	{ "Description", "Description", "description", "description", 321, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 39, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 196, 0 },
-	{ "Name", "Name", "name", "name", 321, EC2Q_REQUIRED },
-	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 34, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 292, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 321, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 321, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 321, 0 },
-	{ "BootMode", "BootMode", "BootMode", "bootMode", 42, 0 },
-	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 335, 0 },
-	{ "UefiData", "UefiData", "UefiData", "uefiData", 322, 0 },
-	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 166, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 39, 0 },
+	{ "Description", "Description", "description", "description", 400, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 40, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 258, 0 },
+	{ "Name", "Name", "name", "name", 400, EC2Q_REQUIRED },
+	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 35, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 365, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 400, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 400, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 400, 0 },
+	{ "BootMode", "BootMode", "BootMode", "bootMode", 43, 0 },
+	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 416, 0 },
+	{ "UefiData", "UefiData", "UefiData", "uefiData", 401, 0 },
+	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 193, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
 };
-static const struct ec2q_member q_ec2_m297[] = {
-	{ "ImageId", "ImageId", "imageId", "imageId", 321, 0 },
+static const struct ec2q_member q_ec2_m370[] = {
+	{ "ImageId", "ImageId", "imageId", "imageId", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m299[] = {
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 196, 0 },
-	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 39, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 222, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 212, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 232, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 161, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 184, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 204, 0 },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 243, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 237, 0 },
-	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 292, 0 },
-	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 39, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 311, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 321, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 242, 0 },
-	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 126, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 218, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 307, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 309, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 226, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 63, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 214, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 213, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 234, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 220, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 228, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 219, 0 },
-	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 180, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 238, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 225, 0 },
-	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 39, 0 },
+static const struct ec2q_member q_ec2_m372[] = {
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 258, 0 },
+	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 40, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 284, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 274, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 294, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 188, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 246, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 266, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 306, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 299, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 365, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 40, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 389, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 400, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 305, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 138, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 280, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 385, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 387, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 288, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 69, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 276, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 275, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 296, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 282, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 290, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 281, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 238, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 300, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 287, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m300[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 313, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+static const struct ec2q_member q_ec2_m373[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 175, 0 },
+	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 220, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 400, 0 },
+	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 400, 0 },
+	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 400, 0 },
 };
-static const char *const q_ec2_e302[] = {
+static const struct ec2q_member q_ec2_m375[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 391, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+};
+static const char *const q_ec2_e377[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -1118,170 +1459,229 @@ static const char *const q_ec2_e302[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e304[] = {
+static const char *const q_ec2_e379[] = {
 	"ebs",
 	"instance-store",
 };
-static const char *const q_ec2_e311[] = {
+static const struct ec2q_member q_ec2_m381[] = {
+	{ "Enabled", "Enabled", "enabled", "enabled", 40, EC2Q_REQUIRED },
+};
+static const struct ec2q_member q_ec2_m382[] = {
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 39, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 188, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 246, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 252, 0 },
+	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 214, 0 },
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 258, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 266, 0 },
+	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 252, EC2Q_REQUIRED },
+	{ "MinCount", "MinCount", "MinCount", "minCount", 252, EC2Q_REQUIRED },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 381, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 349, 0 },
+	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 365, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 385, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 387, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 402, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 383, 0 },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 400, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 400, EC2Q_IDEMPOTENCY },
+	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 40, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 40, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 184, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 389, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 235, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
+	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 139, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 144, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 302, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 223, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 69, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 59, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 48, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 179, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 310, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 225, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 148, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 356, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 222, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 40, 0 },
+};
+static const char *const q_ec2_e389[] = {
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m312[] = {
-	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 321, 0 },
-	{ "Description", "Description", "description", "description", 321, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 321, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 321, 0 },
-	{ "Progress", "Progress", "progress", "progress", 321, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 67, 0 },
-	{ "State", "Status", "status", "status", 317, 0 },
-	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 321, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 190, 0 },
-	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 321, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
-	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 320, 0 },
-	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 263, 0 },
+static const struct ec2q_member q_ec2_m390[] = {
+	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 400, 0 },
+	{ "Description", "Description", "description", "description", 400, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 400, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 400, 0 },
+	{ "Progress", "Progress", "progress", "progress", 400, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 400, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 73, 0 },
+	{ "State", "Status", "status", "status", 395, 0 },
+	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 400, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 252, 0 },
+	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 400, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 400, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
+	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 399, 0 },
+	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 330, 0 },
 };
-static const char *const q_ec2_e313[] = {
+static const char *const q_ec2_e391[] = {
 	"productCodes",
 	"createVolumePermission",
 };
-static const char *const q_ec2_e317[] = {
+static const char *const q_ec2_e395[] = {
 	"pending",
 	"completed",
 	"error",
 	"recoverable",
 	"recovering",
 };
-static const char *const q_ec2_e318[] = {
+static const char *const q_ec2_e396[] = {
 	"one-time",
 	"persistent",
 };
-static const struct ec2q_member q_ec2_m319[] = {
-	{ "Code", "Code", "code", "code", 321, 0 },
-	{ "Message", "Message", "message", "message", 321, 0 },
+static const struct ec2q_member q_ec2_m397[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 400, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 396, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 252, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 73, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 210, 0 },
 };
-static const char *const q_ec2_e320[] = {
+static const struct ec2q_member q_ec2_m398[] = {
+	{ "Code", "Code", "code", "code", 400, 0 },
+	{ "Message", "Message", "message", "message", 400, 0 },
+};
+static const char *const q_ec2_e399[] = {
 	"archive",
 	"standard",
 };
-static const struct ec2q_member q_ec2_m324[] = {
-	{ "Key", "Key", "key", "key", 321, 0 },
-	{ "Value", "Value", "value", "value", 321, 0 },
+static const struct ec2q_member q_ec2_m403[] = {
+	{ "Key", "Key", "key", "key", 400, 0 },
+	{ "Value", "Value", "value", "value", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m325[] = {
-	{ "Key", "Key", "key", "key", 321, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 321, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 302, 0 },
-	{ "Value", "Value", "value", "value", 321, 0 },
+static const struct ec2q_member q_ec2_m404[] = {
+	{ "Key", "Key", "key", "key", 400, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 400, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 377, 0 },
+	{ "Value", "Value", "value", "value", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m328[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 302, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 327, 0 },
+static const struct ec2q_member q_ec2_m407[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 377, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 406, 0 },
 };
-static const char *const q_ec2_e331[] = {
+static const char *const q_ec2_e410[] = {
 	"default",
 	"dedicated",
 	"host",
 };
-static const struct ec2q_member q_ec2_m334[] = {
-	{ "Min", "Min", "Min", "min", 116, 0 },
-	{ "Max", "Max", "Max", "max", 116, 0 },
+static const struct ec2q_member q_ec2_m411[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 209, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
-static const char *const q_ec2_e335[] = {
+static const struct ec2q_member q_ec2_m412[] = {
+	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 241, 0 },
+};
+static const struct ec2q_member q_ec2_m415[] = {
+	{ "Min", "Min", "Min", "min", 124, 0 },
+	{ "Max", "Max", "Max", "max", 124, 0 },
+};
+static const char *const q_ec2_e416[] = {
 	"v2.0",
 };
-static const char *const q_ec2_e336[] = {
+static const char *const q_ec2_e417[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m340[] = {
-	{ "Min", "Min", "Min", "min", 190, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+static const struct ec2q_member q_ec2_m421[] = {
+	{ "Min", "Min", "Min", "min", 252, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 252, 0 },
 };
-static const struct ec2q_member q_ec2_m341[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 339, 0 },
-	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 50, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 332, 0 },
-	{ "ValidCores", "ValidCores", "validCores", "validCores", 51, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 333, 0 },
+static const struct ec2q_member q_ec2_m422[] = {
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 420, 0 },
+	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 54, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 413, 0 },
+	{ "ValidCores", "ValidCores", "validCores", "validCores", 55, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 414, 0 },
 };
-static const struct ec2q_member q_ec2_m342[] = {
-	{ "Code", "Code", "code", "code", 321, 0 },
-	{ "Message", "Message", "message", "message", 321, 0 },
+static const struct ec2q_member q_ec2_m423[] = {
+	{ "Code", "Code", "code", "code", 400, 0 },
+	{ "Message", "Message", "message", "message", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m343[] = {
-	{ "Errors", "ErrorSet", "errorSet", "errorSet", 131, 0 },
+static const struct ec2q_member q_ec2_m424[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 151, 0 },
 };
-static const char *const q_ec2_e346[] = {
+static const char *const q_ec2_e427[] = {
 	"hvm",
 	"paravirtual",
 };
-static const struct ec2q_member q_ec2_m348[] = {
-	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 350, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 321, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 67, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 321, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
-	{ "Size", "Size", "size", "size", 190, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
-	{ "State", "Status", "status", "status", 359, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
-	{ "Iops", "Iops", "iops", "iops", 190, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 373, 0 },
-	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 39, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 39, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 190, 0 },
+static const struct ec2q_member q_ec2_m429[] = {
+	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 431, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 400, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 73, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 400, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 400, 0 },
+	{ "Size", "Size", "size", "size", 252, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 400, 0 },
+	{ "State", "Status", "status", "status", 440, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
+	{ "Iops", "Iops", "iops", "iops", 252, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 454, 0 },
+	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 40, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 40, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 252, 0 },
 };
-static const struct ec2q_member q_ec2_m349[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 67, 0 },
-	{ "Device", "Device", "device", "device", 321, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 321, 0 },
-	{ "State", "Status", "status", "status", 351, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 39, 0 },
+static const struct ec2q_member q_ec2_m430[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 73, 0 },
+	{ "Device", "Device", "device", "device", 400, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 400, 0 },
+	{ "State", "Status", "status", "status", 432, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
 };
-static const char *const q_ec2_e351[] = {
+static const char *const q_ec2_e432[] = {
 	"attaching",
 	"attached",
 	"detaching",
 	"detached",
 	"busy",
 };
-static const char *const q_ec2_e352[] = {
+static const char *const q_ec2_e433[] = {
 	"autoEnableIO",
 	"productCodes",
 };
-static const struct ec2q_member q_ec2_m356[] = {
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
-	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 358, 0 },
-	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 321, 0 },
-	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 190, 0 },
-	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 190, 0 },
-	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 373, 0 },
-	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 190, 0 },
-	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 39, 0 },
-	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 190, 0 },
-	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 190, 0 },
-	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 373, 0 },
-	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 190, 0 },
-	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 39, 0 },
-	{ "Progress", "Progress", "progress", "progress", 249, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 67, 0 },
-	{ "EndTime", "EndTime", "endTime", "endTime", 67, 0 },
+static const struct ec2q_member q_ec2_m437[] = {
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
+	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 439, 0 },
+	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 400, 0 },
+	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 252, 0 },
+	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 252, 0 },
+	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 454, 0 },
+	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 252, 0 },
+	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 40, 0 },
+	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 252, 0 },
+	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 252, 0 },
+	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 454, 0 },
+	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 252, 0 },
+	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 40, 0 },
+	{ "Progress", "Progress", "progress", "progress", 316, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 73, 0 },
+	{ "EndTime", "EndTime", "endTime", "endTime", 73, 0 },
 };
-static const char *const q_ec2_e358[] = {
+static const char *const q_ec2_e439[] = {
 	"modifying",
 	"optimizing",
 	"completed",
 	"failed",
 };
-static const char *const q_ec2_e359[] = {
+static const char *const q_ec2_e440[] = {
 	"creating",
 	"available",
 	"in-use",
@@ -1289,51 +1689,51 @@ static const char *const q_ec2_e359[] = {
 	"deleted",
 	"error",
 };
-static const struct ec2q_member q_ec2_m360[] = {
-	{ "Code", "Code", "code", "code", 321, 0 },
-	{ "Description", "Description", "description", "description", 321, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 321, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 321, 0 },
+static const struct ec2q_member q_ec2_m441[] = {
+	{ "Code", "Code", "code", "code", 400, 0 },
+	{ "Description", "Description", "description", "description", 400, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 400, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m362[] = {
-	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 321, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 321, 0 },
+static const struct ec2q_member q_ec2_m443[] = {
+	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 400, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m364[] = {
-	{ "Name", "Name", "name", "name", 372, 0 },
-	{ "Status", "Status", "status", "status", 321, 0 },
+static const struct ec2q_member q_ec2_m445[] = {
+	{ "Name", "Name", "name", "name", 453, 0 },
+	{ "Status", "Status", "status", "status", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m366[] = {
-	{ "Description", "Description", "description", "description", 321, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 321, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 321, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 263, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 263, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 321, 0 },
+static const struct ec2q_member q_ec2_m447[] = {
+	{ "Description", "Description", "description", "description", 400, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 400, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 400, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 330, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 330, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 400, 0 },
 };
-static const struct ec2q_member q_ec2_m368[] = {
-	{ "Details", "Details", "details", "details", 365, 0 },
-	{ "Status", "Status", "status", "status", 369, 0 },
+static const struct ec2q_member q_ec2_m449[] = {
+	{ "Details", "Details", "details", "details", 446, 0 },
+	{ "Status", "Status", "status", "status", 450, 0 },
 };
-static const char *const q_ec2_e369[] = {
+static const char *const q_ec2_e450[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 };
-static const struct ec2q_member q_ec2_m370[] = {
-	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 361, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 321, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 367, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
-	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 368, 0 },
-	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 363, 0 },
+static const struct ec2q_member q_ec2_m451[] = {
+	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 442, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 400, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 400, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 448, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
+	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 449, 0 },
+	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 444, 0 },
 };
-static const char *const q_ec2_e372[] = {
+static const char *const q_ec2_e453[] = {
 	"io-enabled",
 	"io-performance",
 };
-static const char *const q_ec2_e373[] = {
+static const char *const q_ec2_e454[] = {
 	"standard",
 	"io1",
 	"io2",
@@ -1363,401 +1763,485 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[16] = { "ArchitectureType", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e16 },
 	[17] = { "ArchitectureTypeList", EC2Q_LIST, 0, 0, 16, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[18] = { "ArchitectureValues", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e18 },
-	[19] = { "AttributeBooleanValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m19, NULL },
-	[20] = { "AttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m20, NULL },
-	[21] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[22] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m22, NULL },
-	[23] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 22, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[24] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m24, NULL },
-	[25] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 24, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[26] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e26 },
-	[27] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e27 },
-	[28] = { "BareMetal", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e28 },
-	[29] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[30] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[31] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m31, NULL },
-	[32] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[33] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[34] = { "BillingProductList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[35] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[36] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m36, NULL },
-	[37] = { "BlockDeviceMappingList", EC2Q_LIST, 0, 0, 36, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[38] = { "BlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 36, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[39] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[40] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e40 },
-	[41] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 40, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[42] = { "BootModeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e42 },
-	[43] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e43 },
-	[44] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[45] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[46] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e46 },
-	[47] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m47, NULL },
-	[48] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
-	[49] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
-	[50] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[51] = { "CoreCountList", EC2Q_LIST, 0, 0, 50, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[52] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e52 },
-	[53] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 52, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[54] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m54, NULL },
-	[55] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m55, NULL },
-	[56] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m56, NULL },
-	[57] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m57, NULL },
-	[58] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m58, NULL },
-	[59] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
-	[60] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 59, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[61] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
-	[62] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
-	[63] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
-	[64] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[65] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
-	[66] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
-	[67] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[68] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[69] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[70] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[71] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
-	[72] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
-	[73] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m73, NULL },
-	[74] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
-	[75] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m75, NULL },
-	[76] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m76, NULL },
-	[77] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m77, NULL },
-	[78] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
-	[79] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
-	[80] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
-	[81] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
-	[82] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
-	[83] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
-	[84] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
-	[85] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
-	[86] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
-	[87] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
-	[88] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
-	[89] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
-	[90] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
-	[91] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
-	[92] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
-	[93] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
-	[94] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
-	[95] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
-	[96] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
-	[97] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
-	[98] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
-	[99] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
-	[100] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
-	[101] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
-	[102] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
-	[103] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
-	[104] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
-	[105] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
-	[106] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
-	[107] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
-	[108] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
-	[109] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
-	[110] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e110 },
-	[111] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[112] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
-	[113] = { "DiskInfoList", EC2Q_LIST, 0, 0, 112, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[114] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[115] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e115 },
-	[116] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[117] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
-	[118] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e118 },
-	[119] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
-	[120] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e120 },
-	[121] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
-	[122] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e122 },
-	[123] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
-	[124] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[125] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
-	[126] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 125, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[127] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[128] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e128 },
-	[129] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[130] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e130 },
-	[131] = { "ErrorSet", EC2Q_LIST, 0, 0, 342, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[132] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
-	[133] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 132, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
-	[134] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[135] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
-	[136] = { "FilterList", EC2Q_LIST, 0, 0, 135, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[137] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[138] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m138, NULL },
-	[139] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 138, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[140] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[141] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m141, NULL },
-	[142] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[143] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[144] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
-	[145] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[146] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[147] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m147, NULL },
-	[148] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 147, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[149] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[150] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m150, NULL },
-	[151] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[152] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[153] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m153, NULL },
-	[154] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 308, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[155] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[156] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e156 },
-	[157] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e157 },
-	[158] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m158, NULL },
-	[159] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m159, NULL },
-	[160] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e160 },
-	[161] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[162] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 161, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[163] = { "ImageList", EC2Q_LIST, 0, 0, 158, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[164] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e164 },
-	[165] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e165 },
-	[166] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e166 },
-	[167] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
-	[168] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m168, NULL },
-	[169] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m169, NULL },
-	[170] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[171] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m171, NULL },
-	[172] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 171, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[173] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[174] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[175] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e175 },
-	[176] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 175, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[177] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e177 },
-	[178] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 179, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[179] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
-	[180] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m180, NULL },
-	[181] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e181 },
-	[182] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[183] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
-	[184] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[185] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e185 },
-	[186] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m186, NULL },
-	[187] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 186, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[188] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
-	[189] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 188, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[190] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[191] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 192, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[192] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
-	[193] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[194] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 195, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[195] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
-	[196] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[197] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e197 },
-	[198] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 204, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[199] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m199, NULL },
-	[200] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[201] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 200, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[202] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m202, NULL },
-	[203] = { "KeyPairList", EC2Q_LIST, 0, 0, 202, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[204] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[205] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e205 },
-	[206] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[207] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m207, NULL },
-	[208] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 207, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[209] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m209, NULL },
-	[210] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e210 },
-	[211] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
-	[212] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 211, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[213] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
-	[214] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m214, NULL },
-	[215] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m215, NULL },
-	[216] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
-	[217] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[218] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 216, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[219] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m219, NULL },
-	[220] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m220, NULL },
-	[221] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e221 },
-	[222] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m222, NULL },
-	[223] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[224] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 223, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[225] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m225, NULL },
-	[226] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m226, NULL },
-	[227] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e227 },
-	[228] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m228, NULL },
-	[229] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e229 },
-	[230] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e230 },
-	[231] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
-	[232] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 231, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[233] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m233, NULL },
-	[234] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 233, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[235] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
-	[236] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 235, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[237] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m237, NULL },
-	[238] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m238, NULL },
-	[239] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 209, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[240] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
-	[241] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m241, NULL },
-	[242] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 241, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[243] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m243, NULL },
-	[244] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e244 },
-	[245] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e245 },
-	[246] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 245, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[247] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[248] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e248 },
-	[249] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[250] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e250 },
-	[251] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[252] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[253] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[254] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[255] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[256] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[257] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[258] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[259] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m259, NULL },
-	[260] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m260, NULL },
-	[261] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
-	[262] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[263] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[264] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m264, NULL },
-	[265] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m265, NULL },
-	[266] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
-	[267] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m267, NULL },
-	[268] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[269] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
-	[270] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 269, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[271] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
-	[272] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m272, NULL },
-	[273] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[274] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[275] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[276] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e276 },
-	[277] = { "OwnerStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[278] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e278 },
-	[279] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[280] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m280, NULL },
-	[281] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[282] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e282 },
-	[283] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 282, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[284] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e284 },
-	[285] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
-	[286] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[287] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m287, NULL },
-	[288] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[289] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m289, NULL },
-	[290] = { "ProductCodeList", EC2Q_LIST, 0, 0, 289, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[291] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e291 },
-	[292] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[293] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
-	[294] = { "RegionList", EC2Q_LIST, 0, 0, 293, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[295] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[296] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m296, NULL },
-	[297] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
-	[298] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 184, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[299] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
-	[300] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
-	[301] = { "ResourceIdList", EC2Q_LIST, 0, 0, 330, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[302] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e302 },
-	[303] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[304] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e304 },
-	[305] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 304, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[306] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[307] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 306, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[308] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[309] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 308, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[310] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[311] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e311 },
-	[312] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m312, NULL },
-	[313] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e313 },
-	[314] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[315] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 314, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[316] = { "SnapshotList", EC2Q_LIST, 0, 0, 312, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[317] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e317 },
-	[318] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e318 },
-	[319] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m319, NULL },
-	[320] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e320 },
-	[321] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[322] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
-	[323] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[324] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
-	[325] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
-	[326] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 325, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[327] = { "TagList", EC2Q_LIST, 0, 0, 324, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[328] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
-	[329] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[330] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[331] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e331 },
-	[332] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[333] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 332, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[334] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m334, NULL },
-	[335] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e335 },
-	[336] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e336 },
-	[337] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 336, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[338] = { "UserIdStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[339] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[340] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m340, NULL },
-	[341] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m341, NULL },
-	[342] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m342, NULL },
-	[343] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m343, NULL },
-	[344] = { "ValueStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[345] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
-	[346] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e346 },
-	[347] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 346, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[348] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m348, NULL },
-	[349] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m349, NULL },
-	[350] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 349, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[351] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e351 },
-	[352] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e352 },
-	[353] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[354] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 353, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[355] = { "VolumeList", EC2Q_LIST, 0, 0, 348, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[356] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
-	[357] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 356, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[358] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e358 },
-	[359] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e359 },
-	[360] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m360, NULL },
-	[361] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 360, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[362] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
-	[363] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 362, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[364] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m364, NULL },
-	[365] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 364, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[366] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m366, NULL },
-	[367] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 366, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[368] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m368, NULL },
-	[369] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e369 },
-	[370] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m370, NULL },
-	[371] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 370, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[372] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e372 },
-	[373] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e373 },
-	[374] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[375] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[376] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[377] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[19] = { "AttachmentStatus", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e19 },
+	[20] = { "AttributeBooleanValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m20, NULL },
+	[21] = { "AttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m21, NULL },
+	[22] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[23] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m23, NULL },
+	[24] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 23, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[25] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m25, NULL },
+	[26] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 25, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[27] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e27 },
+	[28] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e28 },
+	[29] = { "BareMetal", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e29 },
+	[30] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[31] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[32] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m32, NULL },
+	[33] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[34] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[35] = { "BillingProductList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[36] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[37] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m37, NULL },
+	[38] = { "BlockDeviceMappingList", EC2Q_LIST, 0, 0, 37, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[39] = { "BlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 37, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[40] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[41] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e41 },
+	[42] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 41, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[43] = { "BootModeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e43 },
+	[44] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e44 },
+	[45] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[46] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[47] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e47 },
+	[48] = { "CapacityReservationSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
+	[49] = { "CapacityReservationSpecificationResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
+	[50] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m50, NULL },
+	[51] = { "CapacityReservationTargetResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m51, NULL },
+	[52] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m52, NULL },
+	[53] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m53, NULL },
+	[54] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[55] = { "CoreCountList", EC2Q_LIST, 0, 0, 54, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[56] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e56 },
+	[57] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 56, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[58] = { "CpuOptions", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m58, NULL },
+	[59] = { "CpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
+	[60] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
+	[61] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
+	[62] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
+	[63] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
+	[64] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
+	[65] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
+	[66] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 65, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[67] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
+	[68] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
+	[69] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
+	[70] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[71] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
+	[72] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
+	[73] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[74] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[75] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[76] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[77] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m77, NULL },
+	[78] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
+	[79] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
+	[80] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
+	[81] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
+	[82] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
+	[83] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
+	[84] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
+	[85] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
+	[86] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
+	[87] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
+	[88] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
+	[89] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
+	[90] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
+	[91] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
+	[92] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
+	[93] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
+	[94] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
+	[95] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
+	[96] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
+	[97] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
+	[98] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
+	[99] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[100] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
+	[101] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
+	[102] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
+	[103] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
+	[104] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
+	[105] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
+	[106] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
+	[107] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
+	[108] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
+	[109] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
+	[110] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
+	[111] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
+	[112] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
+	[113] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
+	[114] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
+	[115] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
+	[116] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
+	[117] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
+	[118] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e118 },
+	[119] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[120] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
+	[121] = { "DiskInfoList", EC2Q_LIST, 0, 0, 120, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[122] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[123] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e123 },
+	[124] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[125] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
+	[126] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e126 },
+	[127] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m127, NULL },
+	[128] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m128, NULL },
+	[129] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e129 },
+	[130] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m130, NULL },
+	[131] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e131 },
+	[132] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m132, NULL },
+	[133] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[134] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m134, NULL },
+	[135] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 134, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[136] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[137] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
+	[138] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 137, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[139] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 137, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[140] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m140, NULL },
+	[141] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m141, NULL },
+	[142] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 141, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[143] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[144] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 140, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[145] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[146] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e146 },
+	[147] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m147, NULL },
+	[148] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m148, NULL },
+	[149] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[150] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e150 },
+	[151] = { "ErrorSet", EC2Q_LIST, 0, 0, 423, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[152] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[153] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 152, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[154] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[155] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m155, NULL },
+	[156] = { "FilterList", EC2Q_LIST, 0, 0, 155, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[157] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[158] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m158, NULL },
+	[159] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 158, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[160] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[161] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m161, NULL },
+	[162] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[163] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[164] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m164, NULL },
+	[165] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[166] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[167] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
+	[168] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 167, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[169] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[170] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m170, NULL },
+	[171] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[172] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[173] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m173, NULL },
+	[174] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m174, NULL },
+	[175] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 174, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[176] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 386, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[177] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[178] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m178, NULL },
+	[179] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
+	[180] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e180 },
+	[181] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e181 },
+	[182] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e182 },
+	[183] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
+	[184] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m184, NULL },
+	[185] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
+	[186] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m186, NULL },
+	[187] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e187 },
+	[188] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[189] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 188, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[190] = { "ImageList", EC2Q_LIST, 0, 0, 185, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[191] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e191 },
+	[192] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e192 },
+	[193] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e193 },
+	[194] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
+	[195] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
+	[196] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m196, NULL },
+	[197] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[198] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m198, NULL },
+	[199] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 198, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[200] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[201] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[202] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m202, NULL },
+	[203] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e203 },
+	[204] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
+	[205] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 204, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[206] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e206 },
+	[207] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 206, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[208] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[209] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 208, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[210] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e210 },
+	[211] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
+	[212] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 211, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[213] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
+	[214] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 213, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[215] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 216, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[216] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
+	[217] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m217, NULL },
+	[218] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 217, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[219] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e219 },
+	[220] = { "InstanceList", EC2Q_LIST, 0, 0, 202, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[221] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m221, NULL },
+	[222] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m222, NULL },
+	[223] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m223, NULL },
+	[224] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e224 },
+	[225] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m225, NULL },
+	[226] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m226, NULL },
+	[227] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e227 },
+	[228] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e228 },
+	[229] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e229 },
+	[230] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
+	[231] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
+	[232] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m232, NULL },
+	[233] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[234] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m234, NULL },
+	[235] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 234, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[236] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m236, NULL },
+	[237] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 236, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[238] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m238, NULL },
+	[239] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
+	[240] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
+	[241] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 240, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[242] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e242 },
+	[243] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e243 },
+	[244] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[245] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
+	[246] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[247] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e247 },
+	[248] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m248, NULL },
+	[249] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 248, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[250] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m250, NULL },
+	[251] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 250, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[252] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[253] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 254, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[254] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m254, NULL },
+	[255] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[256] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 257, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[257] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m257, NULL },
+	[258] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[259] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e259 },
+	[260] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 266, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[261] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
+	[262] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[263] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 262, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[264] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m264, NULL },
+	[265] = { "KeyPairList", EC2Q_LIST, 0, 0, 264, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[266] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[267] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e267 },
+	[268] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[269] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
+	[270] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 269, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[271] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
+	[272] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e272 },
+	[273] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m273, NULL },
+	[274] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 273, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[275] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m275, NULL },
+	[276] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m276, NULL },
+	[277] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m277, NULL },
+	[278] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m278, NULL },
+	[279] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[280] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[281] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m281, NULL },
+	[282] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m282, NULL },
+	[283] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e283 },
+	[284] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m284, NULL },
+	[285] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[286] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[287] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m287, NULL },
+	[288] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m288, NULL },
+	[289] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e289 },
+	[290] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m290, NULL },
+	[291] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e291 },
+	[292] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e292 },
+	[293] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
+	[294] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 293, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[295] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m295, NULL },
+	[296] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 295, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[297] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[298] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 297, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[299] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
+	[300] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
+	[301] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 271, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[302] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m302, NULL },
+	[303] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m303, NULL },
+	[304] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
+	[305] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 304, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[306] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m306, NULL },
+	[307] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m307, NULL },
+	[308] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
+	[309] = { "LicenseList", EC2Q_LIST, 0, 0, 307, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[310] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 308, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[311] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e311 },
+	[312] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e312 },
+	[313] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 312, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[314] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[315] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e315 },
+	[316] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[317] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e317 },
+	[318] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[319] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[320] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[321] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[322] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[323] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[324] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[325] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[326] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m326, NULL },
+	[327] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m327, NULL },
+	[328] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
+	[329] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[330] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[331] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m331, NULL },
+	[332] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m332, NULL },
+	[333] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m333, NULL },
+	[334] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m334, NULL },
+	[335] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e335 },
+	[336] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m336, NULL },
+	[337] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[338] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m338, NULL },
+	[339] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 338, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[340] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m340, NULL },
+	[341] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m341, NULL },
+	[342] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[343] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e343 },
+	[344] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[345] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[346] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e346 },
+	[347] = { "OwnerStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[348] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e348 },
+	[349] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m349, NULL },
+	[350] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[351] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m351, NULL },
+	[352] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[353] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e353 },
+	[354] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 353, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[355] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e355 },
+	[356] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
+	[357] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m357, NULL },
+	[358] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m358, NULL },
+	[359] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 358, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[360] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m360, NULL },
+	[361] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[362] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
+	[363] = { "ProductCodeList", EC2Q_LIST, 0, 0, 362, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[364] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e364 },
+	[365] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[366] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m366, NULL },
+	[367] = { "RegionList", EC2Q_LIST, 0, 0, 366, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[368] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[369] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m369, NULL },
+	[370] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m370, NULL },
+	[371] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 246, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[372] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m372, NULL },
+	[373] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m373, NULL },
+	[374] = { "ReservationList", EC2Q_LIST, 0, 0, 373, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[375] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m375, NULL },
+	[376] = { "ResourceIdList", EC2Q_LIST, 0, 0, 409, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[377] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e377 },
+	[378] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[379] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e379 },
+	[380] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 379, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[381] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m381, NULL },
+	[382] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m382, NULL },
+	[383] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[384] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[385] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 384, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[386] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[387] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 386, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[388] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[389] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e389 },
+	[390] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m390, NULL },
+	[391] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e391 },
+	[392] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[393] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 392, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[394] = { "SnapshotList", EC2Q_LIST, 0, 0, 390, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[395] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e395 },
+	[396] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e396 },
+	[397] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m397, NULL },
+	[398] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
+	[399] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e399 },
+	[400] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[401] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
+	[402] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[403] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m403, NULL },
+	[404] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m404, NULL },
+	[405] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 404, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[406] = { "TagList", EC2Q_LIST, 0, 0, 403, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[407] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m407, NULL },
+	[408] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[409] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[410] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e410 },
+	[411] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m411, NULL },
+	[412] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m412, NULL },
+	[413] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[414] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 413, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[415] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m415, NULL },
+	[416] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e416 },
+	[417] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e417 },
+	[418] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 417, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[419] = { "UserIdStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[420] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[421] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m421, NULL },
+	[422] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m422, NULL },
+	[423] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m423, NULL },
+	[424] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m424, NULL },
+	[425] = { "ValueStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[426] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[427] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e427 },
+	[428] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 427, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[429] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m429, NULL },
+	[430] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m430, NULL },
+	[431] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 430, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[432] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e432 },
+	[433] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e433 },
+	[434] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[435] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[436] = { "VolumeList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[437] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m437, NULL },
+	[438] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 437, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[439] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e439 },
+	[440] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e440 },
+	[441] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m441, NULL },
+	[442] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 441, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[443] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m443, NULL },
+	[444] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[445] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m445, NULL },
+	[446] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 445, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[447] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m447, NULL },
+	[448] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 447, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[449] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m449, NULL },
+	[450] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e450 },
+	[451] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m451, NULL },
+	[452] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 451, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[453] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e453 },
+	[454] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e454 },
+	[455] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[456] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[457] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[458] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 94, 95, NULL },
-	{ "DescribeAvailabilityZones", 80, 81, NULL },
-	{ "DescribeAccountAttributes", 78, 79, NULL },
-	{ "CreateKeyPair", 54, 199, NULL },
-	{ "ImportKeyPair", 167, 168, NULL },
-	{ "DescribeKeyPairs", 89, 90, NULL },
-	{ "DeleteKeyPair", 71, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 87, 88, NULL },
-	{ "DescribeInstanceTypeOfferings", 85, 86, NULL },
-	{ "CreateTags", 58, EC2Q_NONE, NULL },
-	{ "DeleteTags", 75, EC2Q_NONE, NULL },
-	{ "DescribeTags", 100, 101, NULL },
-	{ "CreateLaunchTemplate", 55, 56, NULL },
-	{ "DescribeLaunchTemplates", 92, 93, NULL },
-	{ "DeleteLaunchTemplate", 72, 73, NULL },
-	{ "CreateVolume", 62, 348, NULL },
-	{ "DeleteVolume", 76, EC2Q_NONE, NULL },
-	{ "DescribeVolumes", 108, 109, NULL },
-	{ "ModifyVolume", 265, 266, NULL },
-	{ "DescribeVolumesModifications", 106, 107, NULL },
-	{ "DescribeVolumeStatus", 104, 105, NULL },
-	{ "DescribeVolumeAttribute", 102, 103, NULL },
-	{ "CreateSnapshot", 57, 312, NULL },
-	{ "CopySnapshot", 48, 49, NULL },
-	{ "DeleteSnapshot", 74, EC2Q_NONE, NULL },
-	{ "DescribeSnapshots", 98, 99, NULL },
-	{ "DescribeSnapshotAttribute", 96, 97, NULL },
-	{ "ModifySnapshotAttribute", 264, EC2Q_NONE, NULL },
-	{ "ResetSnapshotAttribute", 300, EC2Q_NONE, NULL },
-	{ "RegisterImage", 296, 297, NULL },
-	{ "DescribeImages", 83, 84, NULL },
-	{ "DeregisterImage", 77, EC2Q_NONE, NULL },
-	{ "DescribeImageAttribute", 82, 159, NULL },
+	{ "DescribeRegions", 102, 103, NULL },
+	{ "DescribeAvailabilityZones", 86, 87, NULL },
+	{ "DescribeAccountAttributes", 84, 85, NULL },
+	{ "CreateKeyPair", 60, 261, NULL },
+	{ "ImportKeyPair", 194, 195, NULL },
+	{ "DescribeKeyPairs", 97, 98, NULL },
+	{ "DeleteKeyPair", 77, EC2Q_NONE, NULL },
+	{ "DescribeInstanceTypes", 93, 94, NULL },
+	{ "DescribeInstanceTypeOfferings", 91, 92, NULL },
+	{ "CreateTags", 64, EC2Q_NONE, NULL },
+	{ "DeleteTags", 81, EC2Q_NONE, NULL },
+	{ "DescribeTags", 108, 109, NULL },
+	{ "CreateLaunchTemplate", 61, 62, NULL },
+	{ "DescribeLaunchTemplates", 100, 101, NULL },
+	{ "DeleteLaunchTemplate", 78, 79, NULL },
+	{ "CreateVolume", 68, 429, NULL },
+	{ "DeleteVolume", 82, EC2Q_NONE, NULL },
+	{ "DescribeVolumes", 116, 117, NULL },
+	{ "ModifyVolume", 332, 333, NULL },
+	{ "DescribeVolumesModifications", 114, 115, NULL },
+	{ "DescribeVolumeStatus", 112, 113, NULL },
+	{ "DescribeVolumeAttribute", 110, 111, NULL },
+	{ "CreateSnapshot", 63, 390, NULL },
+	{ "CopySnapshot", 52, 53, NULL },
+	{ "DeleteSnapshot", 80, EC2Q_NONE, NULL },
+	{ "DescribeSnapshots", 106, 107, NULL },
+	{ "DescribeSnapshotAttribute", 104, 105, NULL },
+	{ "ModifySnapshotAttribute", 331, EC2Q_NONE, NULL },
+	{ "ResetSnapshotAttribute", 375, EC2Q_NONE, NULL },
+	{ "RegisterImage", 369, 370, NULL },
+	{ "DescribeImages", 89, 90, NULL },
+	{ "DeregisterImage", 83, EC2Q_NONE, NULL },
+	{ "DescribeImageAttribute", 88, 186, NULL },
+	{ "RunInstances", 382, 373, NULL },
+	{ "DescribeInstances", 95, 96, NULL },
+	{ "TerminateInstances", 411, 412, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -1766,9 +2250,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 378,
+	.n_shapes = 459,
 	.ops = q_ec2_ops,
-	.n_ops = 33,
+	.n_ops = 36,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

@@ -40,6 +40,9 @@ enum {
 	EC2Q_EC2_DescribeImages = 30,
 	EC2Q_EC2_DeregisterImage = 31,
 	EC2Q_EC2_DescribeImageAttribute = 32,
+	EC2Q_EC2_RunInstances = 33,
+	EC2Q_EC2_DescribeInstances = 34,
+	EC2Q_EC2_TerminateInstances = 35,
 };
 extern const struct ec2q_service ec2q_ec2;
 
