@@ -821,6 +821,155 @@ int spx_inst_terminate(struct spx_state *st, const char *account,
 	return 0;
 }
 
+/* ---- StopInstances, StartInstances ---------------------------------- */
+
+static int incorrect_state(const json_t *rec, const char *verb)
+{
+	return spx_ec2_fault(400, "IncorrectInstanceState",
+			     "The instance '%s' is not in a state from which "
+			     "it can be %s.",
+			     spx_ec2_str0(rec, "InstanceId"), verb);
+}
+
+struct stopstart {
+	bool start, force;
+	time_t now;
+	json_t *prev, *cur; /* out */
+};
+
+/* May rec be stopped (started)? 0 to change it, 1 when it is there
+ * already, -1 (IncorrectInstanceState) when it cannot be. */
+static int may(const json_t *rec, bool start)
+{
+	int c = code_of(rec);
+
+	if (start) {
+		if (c == SPX_INST_PENDING || c == SPX_INST_RUNNING)
+			return 1;
+		return c == SPX_INST_STOPPED ? 0 : incorrect_state(rec, "started");
+	}
+	if (c == SPX_INST_STOPPING || c == SPX_INST_STOPPED)
+		return 1;
+	return c == SPX_INST_PENDING || c == SPX_INST_RUNNING
+		       ? 0
+		       : incorrect_state(rec, "stopped");
+}
+
+static int do_stopstart(json_t *rec, void *arg)
+{
+	struct stopstart *x = arg;
+	int rc = may(rec, x->start);
+
+	json_decref(x->prev);
+	json_decref(x->cur);
+	x->prev = state_obj(rec);
+	x->cur = NULL;
+	if (rc != 0) {
+		x->cur = state_obj(rec);
+		if (rc == 1 && !x->start && x->force &&
+		    code_of(rec) == SPX_INST_STOPPING &&
+		    !json_is_true(json_object_get(rec, "SpxForce"))) {
+			/* A forced stop of one stopping already: it is. */
+			json_object_set_new(rec, "SpxForce", json_true());
+			return 0;
+		}
+		return rc;
+	}
+	if (x->start) {
+		set_state(rec, SPX_INST_PENDING);
+		set_reason(rec, "pending", "pending");
+		json_object_set_new(rec, "StateTransitionReason",
+				    json_string(""));
+		json_object_set_new(rec, "SpxDesired", json_string("running"));
+	} else {
+		set_state(rec, SPX_INST_STOPPING);
+		set_reason(rec, "Client.UserInitiatedShutdown",
+			   "Client.UserInitiatedShutdown: User initiated "
+			   "shutdown");
+		set_transition(rec, "User initiated", x->now);
+		json_object_set_new(rec, "SpxDesired", json_string("stopped"));
+		if (x->force)
+			json_object_set_new(rec, "SpxForce", json_true());
+	}
+	x->cur = state_obj(rec);
+	return 0;
+}
+
+static int stopstart(struct spx_state *st, const char *account,
+		     const json_t *ids, struct stopstart *x, json_t **out)
+{
+	json_t *res, *rec, *v;
+	size_t i;
+
+	*out = NULL;
+	/* Every id first: one that cannot change changes nothing. */
+	json_array_foreach(ids, i, v) {
+		int rc;
+
+		if (spx_inst_get(st, account, json_string_value(v), &rec) < 0)
+			return -1;
+		rc = may(rec, x->start);
+		json_decref(rec);
+		if (rc < 0)
+			return -1;
+	}
+	res = json_array();
+	json_array_foreach(ids, i, v) {
+		x->prev = x->cur = NULL;
+		if (spx_ec2_kind_change(st, &kind, account, json_string_value(v),
+					do_stopstart, x) < 0) {
+			json_decref(x->prev);
+			json_decref(x->cur);
+			json_decref(res);
+			return -1;
+		}
+		json_array_append_new(res,
+				      json_pack("{s:O, s:o, s:o}", "InstanceId",
+						v, "CurrentState", x->cur,
+						"PreviousState", x->prev));
+	}
+	*out = res;
+	return 0;
+}
+
+int spx_inst_stop(struct spx_state *st, const char *account,
+		  const json_t *ids, bool force, time_t now, json_t **out)
+{
+	struct stopstart x = { false, force, now, NULL, NULL };
+
+	return stopstart(st, account, ids, &x, out);
+}
+
+int spx_inst_start(struct spx_state *st, const struct spx_inst_env *env,
+		   const char *account, const json_t *ids, time_t now,
+		   json_t **out)
+{
+	struct stopstart x = { true, false, now, NULL, NULL };
+	int64_t need = 0, n;
+	json_t *rec, *v;
+	size_t i;
+	int lk, rc;
+
+	*out = NULL;
+	if ((lk = lock_node(env->lock)) < 0)
+		return -1;
+	/* The memory of those that will start, under the node's lock. */
+	json_array_foreach(ids, i, v) {
+		if (spx_inst_get(st, account, json_string_value(v), &rec) < 0) {
+			close(lk);
+			return -1;
+		}
+		if (code_of(rec) == SPX_INST_STOPPED)
+			need += num(rec, "SpxMemMiB");
+		json_decref(rec);
+	}
+	rc = need ? fit(st, env, "instance", need, 1, 1, &n) : 0;
+	if (rc == 0)
+		rc = stopstart(st, account, ids, &x, out);
+	close(lk);
+	return rc;
+}
+
 struct tags {
 	const json_t *set, *unset;
 };

@@ -123,6 +123,18 @@ int spx_inst_list(struct spx_state *st, const char *account, time_t now,
  * shutting-down instance changes nothing and answers its state. */
 int spx_inst_terminate(struct spx_state *st, const char *account,
 		       const json_t *ids, time_t now, json_t **out);
+/* StopInstances: pending or running -> stopping (force: spx-vm stop
+ * --force); stopping and stopped stay; any other is
+ * IncorrectInstanceState, every id checked before any changes. *out:
+ * InstanceStateChange items. */
+int spx_inst_stop(struct spx_state *st, const char *account,
+		  const json_t *ids, bool force, time_t now, json_t **out);
+/* StartInstances: stopped -> pending, when the memory of those to start
+ * fits (InsufficientInstanceCapacity); pending and running stay; any
+ * other is IncorrectInstanceState. */
+int spx_inst_start(struct spx_state *st, const struct spx_inst_env *env,
+		   const char *account, const json_t *ids, time_t now,
+		   json_t **out);
 /* Tags (the restype row "instance"). */
 int spx_inst_set_tags(struct spx_state *st, const char *account,
 		      const char *id, const json_t *set, const json_t *unset);

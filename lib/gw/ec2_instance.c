@@ -1,8 +1,15 @@
 /* ec2_instance.c: the instance actions (RunInstances, DescribeInstances,
- * TerminateInstances) over lib/ec2/instance.h. A change is recorded and
+ * TerminateInstances, StopInstances, StartInstances,
+ * DescribeInstanceStatus, GetConsoleOutput, DescribeInstanceAttribute)
+ * over lib/ec2/instance.h. A change is recorded and
  * the node agent is rung; the answer is the state AWS shows at that
  * moment ("pending", "shutting-down"). */
 #include "spx.h"
+
+#include <sys/stat.h>
+
+#include "buf.h"
+#include "checksum.h"
 
 #include "ec2/filter.h"
 #include "ec2/instance.h"
@@ -212,4 +219,256 @@ out:
 	spx_ec2_filters_free(fs);
 	spx_ec2_page_release(&p);
 	return rc;
+}
+
+/* The node's instance environment for c (StartInstances' admission):
+ * what it allocates is freed by env_release. */
+static int env_of(struct ec2_call *c, struct spx_inst_env *env)
+{
+	*env = (struct spx_inst_env){
+		c->gw->self->name, c->gw->self->az, c->gw->conf->aws.region,
+		spx_path_join(c->gw->conf->paths.run, "instances.lock"),
+		spx_inst_host_mem_mib(), NULL
+	};
+	if (!env->mem_mib)
+		return spx_ec2_fault(500, "InternalError",
+				     "An internal error has occurred (%s)",
+				     spx_errmsg());
+	return 0;
+}
+
+int ec2_stop_instances(struct ec2_call *c)
+{
+	json_t *res;
+
+	if (ec2_bool(c, "Hibernate"))
+		return spx_ec2_fault(400, "UnsupportedHibernationConfiguration",
+				     "Hibernation is not available here.");
+	if (spx_inst_stop(c->gw->state, c->account, ec2_list(c, "InstanceIds"),
+			  ec2_bool(c, "Force"), c->now, &res) < 0)
+		return -1;
+	wake(c);
+	json_object_set_new(c->out, "StoppingInstances", res);
+	return 0;
+}
+
+int ec2_start_instances(struct ec2_call *c)
+{
+	struct spx_inst_env env;
+	json_t *res;
+	int rc;
+
+	rc = env_of(c, &env);
+	if (rc == 0)
+		rc = spx_inst_start(c->gw->state, &env, c->account,
+				    ec2_list(c, "InstanceIds"), c->now, &res);
+	free((char *)env.lock);
+	if (rc < 0)
+		return -1;
+	wake(c);
+	json_object_set_new(c->out, "StartingInstances", res);
+	return 0;
+}
+
+static const struct spx_ec2_filter_field status_fields[] = {
+	{ "availability-zone", "AvailabilityZone" },
+	{ "instance-state-code", "InstanceState.Code" },
+	{ "instance-state-name", "InstanceState.Name" },
+	{ "instance-status.reachability", "InstanceStatus.Details.Status" },
+	{ "instance-status.status", "InstanceStatus.Status" },
+	{ "system-status.reachability", "SystemStatus.Details.Status" },
+	{ "system-status.status", "SystemStatus.Status" },
+};
+static const struct spx_ec2_filter_table status_filters = {
+	status_fields, SPX_ARRAY_SIZE(status_fields), NULL
+};
+
+/* An instance's status: "ok" once it runs (its QEMU is watched by the
+ * agent, which records it stopped when it goes), "not-applicable"
+ * otherwise. The guest's own reachability is not probed. */
+static json_t *status_item(const json_t *it)
+{
+	const json_t *state = json_object_get(it, "State");
+	bool up = json_integer_value(json_object_get(state, "Code")) ==
+		  SPX_INST_RUNNING;
+	const char *s = up ? "ok" : "not-applicable";
+
+	return json_pack("{s:O, s:O, s:O, s:{s:s, s:[{s:s, s:s}]}, "
+			 "s:{s:s, s:[{s:s, s:s}]}, s:[]}",
+			 "InstanceId", json_object_get(it, "InstanceId"),
+			 "AvailabilityZone",
+			 json_object_get(json_object_get(it, "Placement"),
+					 "AvailabilityZone"),
+			 "InstanceState", state, "InstanceStatus", "Status", s,
+			 "Details", "Name", "reachability", "Status",
+			 up ? "passed" : "not-applicable", "SystemStatus",
+			 "Status", s, "Details", "Name", "reachability",
+			 "Status", up ? "passed" : "not-applicable", "Events");
+}
+
+int ec2_describe_instance_status(struct ec2_call *c)
+{
+	struct spx_ec2_filters *fs = NULL;
+	struct spx_ec2_pager pg;
+	struct spx_ec2_page p;
+	json_t *all = NULL, *sel = NULL, *it;
+	bool every = ec2_bool(c, "IncludeAllInstances");
+	size_t i;
+	int rc = -1;
+
+	if (json_array_size(ec2_list(c, "InstanceIds")) &&
+	    json_object_get(c->in, "MaxResults"))
+		return spx_ec2_fault(400, "InvalidParameterCombination",
+				     "The parameter instancesSet cannot be used "
+				     "with the parameter maxResults");
+	ec2_pager(c, 5, 1000, 0, &pg);
+	if (spx_ec2_page_begin(&pg, c->in, &p) < 0)
+		return -1;
+	if (spx_ec2_filters_compile(&status_filters,
+				    json_object_get(c->in, "Filters"), &fs) < 0 ||
+	    selected(c, &all) < 0)
+		goto out;
+	sel = json_array();
+	json_array_foreach(all, i, it) {
+		json_t *st;
+
+		if (!every && json_integer_value(json_object_get(
+				      json_object_get(it, "State"), "Code")) !=
+				      SPX_INST_RUNNING)
+			continue;
+		st = status_item(it);
+		if (spx_ec2_filters_match(fs, st) &&
+		    spx_ec2_page_after(&p, inst_id(st)))
+			json_array_append(sel, st);
+		json_decref(st);
+	}
+	rc = ec2_page_answer(c, &p, sel, inst_id, "InstanceStatuses", NULL);
+out:
+	json_decref(sel);
+	json_decref(all);
+	spx_ec2_filters_free(fs);
+	spx_ec2_page_release(&p);
+	return rc;
+}
+
+/* EC2 gives at most the last 64 KiB of a console. */
+#define CONSOLE_MAX (64 << 10)
+
+int ec2_get_console_output(struct ec2_call *c)
+{
+	const char *id = ec2_str(c, "InstanceId");
+	char *vms = spx_path_join(c->gw->conf->paths.run, "vm"), *dir, *path;
+	struct spx_buf out = SPX_BUF_INIT;
+	unsigned char *buf = spx_calloc(1, CONSOLE_MAX);
+	struct stat sb;
+	ssize_t n = 0;
+	json_t *rec;
+	int fd;
+
+	if (spx_inst_get(c->gw->state, c->account, id, &rec) < 0) {
+		free(vms);
+		free(buf);
+		return -1;
+	}
+	json_decref(rec);
+	dir = spx_path_join(vms, id);
+	path = spx_path_join(dir, "console.log");
+	/* Latest or not, the end of the log: it is cut back as it grows,
+	 * so its start is not the boot's anyway. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && fstat(fd, &sb) == 0) {
+		off_t from = sb.st_size > CONSOLE_MAX ? sb.st_size - CONSOLE_MAX
+						      : 0;
+
+		n = pread(fd, buf, CONSOLE_MAX, from);
+		if (n < 0)
+			n = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	spx_base64_encode(buf, (size_t)n, &out);
+	spx_buf_addc(&out, 0);
+	json_object_set_new(c->out, "InstanceId", json_string(id));
+	json_object_set_new(c->out, "Output", json_string(out.p));
+	json_object_set_new(c->out, "Timestamp", json_integer(c->now));
+	spx_buf_release(&out);
+	free(buf);
+	free(path);
+	free(dir);
+	free(vms);
+	return 0;
+}
+
+int ec2_describe_instance_attribute(struct ec2_call *c)
+{
+	const char *attr = ec2_str(c, "Attribute");
+	json_t *rec, *v = NULL;
+
+	if (spx_inst_get(c->gw->state, c->account, ec2_str(c, "InstanceId"),
+			 &rec) < 0)
+		return -1;
+	json_object_set(c->out, "InstanceId", json_object_get(rec, "InstanceId"));
+	if (!strcmp(attr, "instanceType"))
+		v = json_pack("{s:O}", "Value", json_object_get(rec, "InstanceType"));
+	else if (!strcmp(attr, "userData"))
+		v = json_object_get(rec, "SpxUserData")
+			    ? json_pack("{s:O}", "Value",
+					json_object_get(rec, "SpxUserData"))
+			    : json_object();
+	else if (!strcmp(attr, "disableApiTermination"))
+		v = json_pack("{s:b}", "Value",
+			      json_is_true(json_object_get(
+				      rec, "SpxDisableApiTermination")));
+	else if (!strcmp(attr, "instanceInitiatedShutdownBehavior"))
+		v = json_pack("{s:s}", "Value", "stop");
+	else if (!strcmp(attr, "rootDeviceName"))
+		v = json_pack("{s:O}", "Value",
+			      json_object_get(rec, "RootDeviceName"));
+	else if (!strcmp(attr, "blockDeviceMapping"))
+		v = json_deep_copy(json_object_get(rec, "BlockDeviceMappings"));
+	else if (!strcmp(attr, "productCodes") || !strcmp(attr, "groupSet"))
+		v = json_array();
+	else if (!strcmp(attr, "sourceDestCheck") ||
+		 !strcmp(attr, "enaSupport"))
+		v = json_pack("{s:b}", "Value", 1);
+	else if (!strcmp(attr, "ebsOptimized"))
+		v = json_pack("{s:O}", "Value",
+			      json_object_get(rec, "EbsOptimized"));
+	else if (!strcmp(attr, "disableApiStop"))
+		v = json_pack("{s:b}", "Value", 0);
+	else if (!strcmp(attr, "enclaveOptions"))
+		v = json_pack("{s:b}", "Enabled", 0);
+	json_decref(rec);
+	if (!v)
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Value (%s) for parameter attribute is "
+				     "invalid. The attribute is not available "
+				     "here.",
+				     attr);
+	{
+		static const struct {
+			const char *attr, *member;
+		} names[] = {
+			{ "instanceType", "InstanceType" },
+			{ "userData", "UserData" },
+			{ "disableApiTermination", "DisableApiTermination" },
+			{ "instanceInitiatedShutdownBehavior",
+			  "InstanceInitiatedShutdownBehavior" },
+			{ "rootDeviceName", "RootDeviceName" },
+			{ "blockDeviceMapping", "BlockDeviceMappings" },
+			{ "productCodes", "ProductCodes" },
+			{ "groupSet", "Groups" },
+			{ "sourceDestCheck", "SourceDestCheck" },
+			{ "enaSupport", "EnaSupport" },
+			{ "ebsOptimized", "EbsOptimized" },
+			{ "disableApiStop", "DisableApiStop" },
+			{ "enclaveOptions", "EnclaveOptions" },
+		};
+
+		for (size_t i = 0; i < SPX_ARRAY_SIZE(names); i++)
+			if (!strcmp(names[i].attr, attr))
+				json_object_set(c->out, names[i].member, v);
+	}
+	json_decref(v);
+	return 0;
 }

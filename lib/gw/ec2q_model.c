@@ -5,8 +5,8 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "Min", "Min", "Min", "min", 252, 0 },
-	{ "Max", "Max", "Max", "max", 252, 0 },
+	{ "Min", "Min", "Min", "min", 268, 0 },
+	{ "Max", "Max", "Max", "max", 268, 0 },
 };
 static const char *const q_ec2_e1[] = {
 	"nvidia",
@@ -26,8 +26,8 @@ static const char *const q_ec2_e3[] = {
 	"k520",
 };
 static const struct ec2q_member q_ec2_m5[] = {
-	{ "Min", "Min", "Min", "min", 252, 0 },
-	{ "Max", "Max", "Max", "max", 252, 0 },
+	{ "Min", "Min", "Min", "min", 268, 0 },
+	{ "Max", "Max", "Max", "max", 268, 0 },
 };
 static const char *const q_ec2_e6[] = {
 	"gpu",
@@ -35,11 +35,11 @@ static const char *const q_ec2_e6[] = {
 	"inference",
 };
 static const struct ec2q_member q_ec2_m8[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 400, 0 },
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 422, 0 },
 	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
 };
 static const struct ec2q_member q_ec2_m12[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 400, 0 },
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 422, 0 },
 };
 static const char *const q_ec2_e16[] = {
 	"i386",
@@ -65,23 +65,23 @@ static const struct ec2q_member q_ec2_m20[] = {
 	{ "Value", "Value", "value", "value", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m21[] = {
-	{ "Value", "Value", "value", "value", 400, 0 },
+	{ "Value", "Value", "value", "value", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m23[] = {
 	{ "State", "ZoneState", "zoneState", "zoneState", 28, 0 },
 	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 27, 0 },
 	{ "Messages", "MessageSet", "messageSet", "messageSet", 26, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 400, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 400, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 400, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 400, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 400, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 400, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 400, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 400, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 422, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 422, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 422, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 422, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 422, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 422, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 422, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m25[] = {
-	{ "Message", "Message", "message", "message", 400, 0 },
+	{ "Message", "Message", "message", "message", 422, 0 },
 };
 static const char *const q_ec2_e27[] = {
 	"opt-in-not-required",
@@ -100,14 +100,14 @@ static const char *const q_ec2_e29[] = {
 	"excluded",
 };
 static const struct ec2q_member q_ec2_m32[] = {
-	{ "Min", "Min", "Min", "min", 252, 0 },
-	{ "Max", "Max", "Max", "max", 252, 0 },
+	{ "Min", "Min", "Min", "min", 268, 0 },
+	{ "Max", "Max", "Max", "max", 268, 0 },
 };
 static const struct ec2q_member q_ec2_m37[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 400, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 400, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 125, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 400, 0 },
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 422, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 422, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 128, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 422, 0 },
 };
 static const char *const q_ec2_e41[] = {
 	"legacy-bios",
@@ -136,27 +136,27 @@ static const struct ec2q_member q_ec2_m49[] = {
 };
 static const struct ec2q_member q_ec2_m50[] = {
 	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 46, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 400, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m51[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 400, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 400, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 422, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m52[] = {
-	{ "Description", "Description", "Description", "description", 400, 0 },
-	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 400, 0 },
-	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 400, 0 },
+	{ "Description", "Description", "Description", "description", 422, 0 },
+	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 422, 0 },
+	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 422, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 268, 0 },
-	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 400, 0 },
-	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 400, EC2Q_REQUIRED },
-	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 400, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 284, 0 },
+	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 422, 0 },
+	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 422, EC2Q_REQUIRED },
+	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 422, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m53[] = {
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 400, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 422, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
 };
 static const char *const q_ec2_e56[] = {
 	"intel",
@@ -164,98 +164,98 @@ static const char *const q_ec2_e56[] = {
 	"amazon-web-services",
 };
 static const struct ec2q_member q_ec2_m58[] = {
-	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 252, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 252, 0 },
+	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 268, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 268, 0 },
 };
 static const struct ec2q_member q_ec2_m59[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 252, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 252, 0 },
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 268, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 268, 0 },
 };
 static const struct ec2q_member q_ec2_m60[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 400, EC2Q_REQUIRED },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 422, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 267, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 259, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 283, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 275, 0 },
 };
 static const struct ec2q_member q_ec2_m61[] = {
 	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 400, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 297, EC2Q_REQUIRED },
-	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 426, 0 },
-	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 372, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 422, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 313, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 449, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 388, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
 };
 static const struct ec2q_member q_ec2_m62[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 271, 0 },
-	{ "Warning", "Warning", "warning", "warning", 424, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 287, 0 },
+	{ "Warning", "Warning", "warning", "warning", 447, 0 },
 };
 static const struct ec2q_member q_ec2_m63[] = {
-	{ "Description", "Description", "Description", "description", 400, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 400, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 434, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
+	{ "Description", "Description", "Description", "description", 422, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 422, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 457, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m64[] = {
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 376, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 406, EC2Q_REQUIRED },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 392, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 429, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m65[] = {
-	{ "Group", "Group", "group", "group", 348, 0 },
-	{ "UserId", "UserId", "userId", "userId", 400, 0 },
+	{ "Group", "Group", "group", "group", 364, 0 },
+	{ "UserId", "UserId", "userId", "userId", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m67[] = {
 	{ "Add", "Add", "Add", "add", 66, 0 },
 	{ "Remove", "Remove", "Remove", "remove", 66, 0 },
 };
 static const struct ec2q_member q_ec2_m68[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 400, EC2Q_REQUIRED },
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 422, EC2Q_REQUIRED },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 252, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 268, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 400, 0 },
-	{ "Size", "Size", "Size", "size", 252, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 454, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 268, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 284, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 422, 0 },
+	{ "Size", "Size", "Size", "size", 268, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 477, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
 	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 40, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 252, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 400, EC2Q_IDEMPOTENCY },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 268, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 422, EC2Q_IDEMPOTENCY },
 };
 static const struct ec2q_member q_ec2_m69[] = {
-	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 400, EC2Q_REQUIRED },
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 422, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m77[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 266, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 262, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 282, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 278, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m78[] = {
 	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 285, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 297, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 301, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 313, 0 },
 };
 static const struct ec2q_member q_ec2_m79[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 271, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 287, 0 },
 };
 static const struct ec2q_member q_ec2_m80[] = {
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m81[] = {
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 376, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 406, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 392, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m82[] = {
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 434, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 457, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m83[] = {
-	{ "ImageId", "ImageId", "ImageId", "imageId", 188, EC2Q_REQUIRED },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 194, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m84[] = {
@@ -266,9 +266,9 @@ static const struct ec2q_member q_ec2_m85[] = {
 	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
 };
 static const struct ec2q_member q_ec2_m86[] = {
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 456, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 455, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 479, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 478, 0 },
 	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 40, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
@@ -276,357 +276,391 @@ static const struct ec2q_member q_ec2_m87[] = {
 	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 24, 0 },
 };
 static const struct ec2q_member q_ec2_m88[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 187, EC2Q_REQUIRED },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 188, EC2Q_REQUIRED },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 193, EC2Q_REQUIRED },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 194, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m89[] = {
-	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 154, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "ImageIds", "ImageId", "ImageId", "imageId", 189, 0 },
-	{ "Owners", "Owner", "Owner", "owner", 347, 0 },
+	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 158, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "ImageIds", "ImageId", "ImageId", "imageId", 195, 0 },
+	{ "Owners", "Owner", "Owner", "owner", 363, 0 },
 	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 40, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 252, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 400, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 268, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m90[] = {
-	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 190, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 196, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m91[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 315, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 72, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 345, 0 },
+	{ "Attribute", "Attribute", "attribute", "attribute", 210, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 217, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m92[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 251, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 345, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 218, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 268, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "IncludeAllInstances", "IncludeAllInstances", "includeAllInstances", "includeAllInstances", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m93[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 371, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 71, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 345, 0 },
+	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 257, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m94[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 249, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 345, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 331, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 72, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 361, 0 },
 };
 static const struct ec2q_member q_ec2_m95[] = {
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 209, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 252, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 267, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 361, 0 },
 };
 static const struct ec2q_member q_ec2_m96[] = {
-	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 374, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 387, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 71, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 361, 0 },
 };
 static const struct ec2q_member q_ec2_m97[] = {
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 260, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 263, 0 },
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 265, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 361, 0 },
+};
+static const struct ec2q_member q_ec2_m98[] = {
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 218, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 268, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+};
+static const struct ec2q_member q_ec2_m99[] = {
+	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 390, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+};
+static const struct ec2q_member q_ec2_m100[] = {
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 276, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 279, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m98[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 265, 0 },
-};
-static const struct ec2q_member q_ec2_m100[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 286, 0 },
-	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 298, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 400, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 99, 0 },
-};
 static const struct ec2q_member q_ec2_m101[] = {
-	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 301, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 281, 0 },
 };
-static const struct ec2q_member q_ec2_m102[] = {
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 368, 0 },
+static const struct ec2q_member q_ec2_m103[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 302, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 314, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 102, 0 },
+};
+static const struct ec2q_member q_ec2_m104[] = {
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 317, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+};
+static const struct ec2q_member q_ec2_m105[] = {
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 384, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m103[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 367, 0 },
-};
-static const struct ec2q_member q_ec2_m104[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 391, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-};
-static const struct ec2q_member q_ec2_m105[] = {
-	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 66, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 363, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 400, 0 },
-};
 static const struct ec2q_member q_ec2_m106[] = {
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 252, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 400, 0 },
-	{ "OwnerIds", "Owner", "Owner", "owner", 347, 0 },
-	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 378, 0 },
-	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 393, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 383, 0 },
 };
 static const struct ec2q_member q_ec2_m107[] = {
-	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 394, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 407, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m108[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 252, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 66, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m109[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 405, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 268, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
+	{ "OwnerIds", "Owner", "Owner", "owner", 363, 0 },
+	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 394, 0 },
+	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 409, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m110[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 433, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 434, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 410, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m111[] = {
-	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 20, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 363, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 268, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m112[] = {
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 252, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 400, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 435, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 428, 0 },
 };
 static const struct ec2q_member q_ec2_m113[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
-	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 452, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 456, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 457, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m114[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 435, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 400, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 252, 0 },
+	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 20, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m115[] = {
-	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 438, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 268, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 458, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
 static const struct ec2q_member q_ec2_m116[] = {
-	{ "Filters", "Filter", "Filter", "filter", 156, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 435, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 252, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 475, 0 },
 };
 static const struct ec2q_member q_ec2_m117[] = {
-	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 436, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 400, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 458, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 268, 0 },
 };
-static const char *const q_ec2_e118[] = {
+static const struct ec2q_member q_ec2_m118[] = {
+	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 461, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+};
+static const struct ec2q_member q_ec2_m119[] = {
+	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 458, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 268, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+};
+static const struct ec2q_member q_ec2_m120[] = {
+	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 459, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+};
+static const char *const q_ec2_e121[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m120[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 122, 0 },
-	{ "Count", "Count", "count", "count", 119, 0 },
-	{ "Type", "Type", "type", "type", 123, 0 },
+static const struct ec2q_member q_ec2_m123[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 125, 0 },
+	{ "Count", "Count", "count", "count", 122, 0 },
+	{ "Type", "Type", "type", "type", 126, 0 },
 };
-static const char *const q_ec2_e123[] = {
+static const char *const q_ec2_e126[] = {
 	"hdd",
 	"ssd",
 };
-static const struct ec2q_member q_ec2_m125[] = {
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "Iops", "Iops", "iops", "iops", 252, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 392, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 252, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 454, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 400, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 252, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 400, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
-};
-static const char *const q_ec2_e126[] = {
-	"unsupported",
-	"supported",
-};
-static const struct ec2q_member q_ec2_m127[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 131, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 126, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 130, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 129, 0 },
-};
 static const struct ec2q_member q_ec2_m128[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 73, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "Status", "Status", "status", "status", 19, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
+	{ "Iops", "Iops", "iops", "iops", 268, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 408, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 268, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 477, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 422, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 268, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
 };
 static const char *const q_ec2_e129[] = {
 	"unsupported",
 	"supported",
-	"required",
 };
 static const struct ec2q_member q_ec2_m130[] = {
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 134, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 129, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 133, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 132, 0 },
+};
+static const struct ec2q_member q_ec2_m131[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 73, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
+	{ "Status", "Status", "status", "status", 19, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
+};
+static const char *const q_ec2_e132[] = {
+	"unsupported",
+	"supported",
+	"required",
+};
+static const struct ec2q_member q_ec2_m133[] = {
 	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 31, 0 },
 	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 34, 0 },
 	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 33, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 321, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 325, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 323, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 337, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 341, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 339, 0 },
 };
-static const char *const q_ec2_e131[] = {
+static const char *const q_ec2_e134[] = {
 	"unsupported",
 	"supported",
 	"default",
 };
-static const struct ec2q_member q_ec2_m132[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 322, 0 },
-};
-static const struct ec2q_member q_ec2_m134[] = {
-	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 136, 0 },
-	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 400, 0 },
-	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 400, 0 },
-	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 400, 0 },
+static const struct ec2q_member q_ec2_m135[] = {
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 338, 0 },
 };
 static const struct ec2q_member q_ec2_m137[] = {
-	{ "Type", "Type", "Type", "type", 400, EC2Q_REQUIRED },
+	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 139, 0 },
+	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 422, 0 },
+	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 422, 0 },
+	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 422, 0 },
 };
 static const struct ec2q_member q_ec2_m140[] = {
-	{ "Type", "Type", "Type", "type", 400, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 143, 0 },
+	{ "Type", "Type", "Type", "type", 422, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m141[] = {
-	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 400, 0 },
-	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 400, 0 },
-	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 400, 0 },
+static const struct ec2q_member q_ec2_m143[] = {
+	{ "Type", "Type", "Type", "type", 422, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 146, 0 },
+};
+static const struct ec2q_member q_ec2_m144[] = {
+	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 422, 0 },
+	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 422, 0 },
+	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 422, 0 },
 	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 73, 0 },
 };
-static const char *const q_ec2_e146[] = {
+static const char *const q_ec2_e149[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m147[] = {
+static const struct ec2q_member q_ec2_m150[] = {
 	{ "Enabled", "Enabled", "enabled", "enabled", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m148[] = {
+static const struct ec2q_member q_ec2_m151[] = {
 	{ "Enabled", "Enabled", "Enabled", "enabled", 40, 0 },
 };
-static const char *const q_ec2_e150[] = {
+static const char *const q_ec2_e153[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m155[] = {
-	{ "Name", "Name", "Name", "name", 400, 0 },
-	{ "Values", "Value", "Value", "value", 425, 0 },
+static const char *const q_ec2_e155[] = {
+	"instance-reboot",
+	"system-reboot",
+	"system-maintenance",
+	"instance-retirement",
+	"instance-stop",
 };
-static const struct ec2q_member q_ec2_m158[] = {
-	{ "Name", "Name", "name", "name", 163, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 160, 0 },
-	{ "Count", "Count", "count", "count", 157, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 161, 0 },
+static const struct ec2q_member q_ec2_m159[] = {
+	{ "Name", "Name", "Name", "name", 422, 0 },
+	{ "Values", "Value", "Value", "value", 448, 0 },
 };
-static const struct ec2q_member q_ec2_m161[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 162, 0 },
+static const struct ec2q_member q_ec2_m162[] = {
+	{ "Name", "Name", "name", "name", 167, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 164, 0 },
+	{ "Count", "Count", "count", "count", 161, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 165, 0 },
 };
-static const struct ec2q_member q_ec2_m164[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 159, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 457, 0 },
+static const struct ec2q_member q_ec2_m165[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 166, 0 },
 };
-static const struct ec2q_member q_ec2_m167[] = {
-	{ "Name", "Name", "name", "name", 172, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 169, 0 },
-	{ "Count", "Count", "count", "count", 166, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 170, 0 },
+static const struct ec2q_member q_ec2_m168[] = {
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 163, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 480, 0 },
 };
 static const struct ec2q_member q_ec2_m170[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 171, 0 },
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 217, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "Latest", "Latest", "Latest", "latest", 40, 0 },
+};
+static const struct ec2q_member q_ec2_m171[] = {
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
+	{ "Output", "Output", "output", "output", 422, 0 },
+	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 73, 0 },
 };
 static const struct ec2q_member q_ec2_m173[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 168, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 458, 0 },
+	{ "Name", "Name", "name", "name", 178, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 175, 0 },
+	{ "Count", "Count", "count", "count", 172, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 176, 0 },
 };
-static const struct ec2q_member q_ec2_m174[] = {
-	{ "GroupName", "GroupName", "groupName", "groupName", 400, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 400, 0 },
-};
-static const struct ec2q_member q_ec2_m178[] = {
-	{ "Configured", "Configured", "configured", "configured", 40, 0 },
+static const struct ec2q_member q_ec2_m176[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 177, 0 },
 };
 static const struct ec2q_member q_ec2_m179[] = {
+	{ "Gpus", "Gpus", "gpus", "gpus", 174, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 481, 0 },
+};
+static const struct ec2q_member q_ec2_m180[] = {
+	{ "GroupName", "GroupName", "groupName", "groupName", 422, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 422, 0 },
+};
+static const struct ec2q_member q_ec2_m184[] = {
+	{ "Configured", "Configured", "configured", "configured", 40, 0 },
+};
+static const struct ec2q_member q_ec2_m185[] = {
 	{ "Configured", "Configured", "Configured", "configured", 40, 0 },
 };
-static const char *const q_ec2_e180[] = {
+static const char *const q_ec2_e186[] = {
 	"ip-name",
 	"resource-name",
 };
-static const char *const q_ec2_e181[] = {
+static const char *const q_ec2_e187[] = {
 	"optional",
 	"required",
 };
-static const char *const q_ec2_e182[] = {
+static const char *const q_ec2_e188[] = {
 	"ovm",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m183[] = {
-	{ "Arn", "Arn", "arn", "arn", 400, 0 },
-	{ "Id", "Id", "id", "id", 400, 0 },
+static const struct ec2q_member q_ec2_m189[] = {
+	{ "Arn", "Arn", "arn", "arn", 422, 0 },
+	{ "Id", "Id", "id", "id", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m184[] = {
-	{ "Arn", "Arn", "arn", "arn", 400, 0 },
-	{ "Name", "Name", "name", "name", 400, 0 },
+static const struct ec2q_member q_ec2_m190[] = {
+	{ "Arn", "Arn", "arn", "arn", 422, 0 },
+	{ "Name", "Name", "name", "name", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m185[] = {
+static const struct ec2q_member q_ec2_m191[] = {
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 400, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 400, 0 },
-	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 400, 0 },
-	{ "ImageType", "ImageType", "imageType", "imageType", 192, 0 },
+	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 422, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 422, 0 },
+	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 422, 0 },
+	{ "ImageType", "ImageType", "imageType", "imageType", 198, 0 },
 	{ "Public", "IsPublic", "isPublic", "isPublic", 40, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 400, 0 },
-	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 400, 0 },
-	{ "Platform", "Platform", "platform", "platform", 355, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 400, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 400, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 363, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 400, 0 },
-	{ "State", "ImageState", "imageState", "imageState", 191, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 422, 0 },
+	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 422, 0 },
+	{ "Platform", "Platform", "platform", "platform", 371, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 422, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 422, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 422, 0 },
+	{ "State", "ImageState", "imageState", "imageState", 197, 0 },
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 38, 0 },
-	{ "Description", "Description", "description", "description", 400, 0 },
+	{ "Description", "Description", "description", "description", 422, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 40, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 182, 0 },
-	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 400, 0 },
-	{ "Name", "Name", "name", "name", 400, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 400, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 118, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 400, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 398, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 427, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 188, 0 },
+	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 422, 0 },
+	{ "Name", "Name", "name", "name", 422, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 422, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 121, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 422, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 416, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 450, 0 },
 	{ "BootMode", "BootMode", "bootMode", "bootMode", 43, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 416, 0 },
-	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 400, 0 },
-	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 193, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 439, 0 },
+	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 422, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 199, 0 },
 };
-static const struct ec2q_member q_ec2_m186[] = {
+static const struct ec2q_member q_ec2_m192[] = {
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 38, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 400, 0 },
-	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 270, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 363, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 422, 0 },
+	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 286, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
 	{ "Description", "Description", "description", "description", 21, 0 },
 	{ "KernelId", "Kernel", "kernel", "kernel", 21, 0 },
 	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
@@ -637,7 +671,7 @@ static const struct ec2q_member q_ec2_m186[] = {
 	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 21, 0 },
 	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 21, 0 },
 };
-static const char *const q_ec2_e187[] = {
+static const char *const q_ec2_e193[] = {
 	"description",
 	"kernel",
 	"ramdisk",
@@ -651,7 +685,7 @@ static const char *const q_ec2_e187[] = {
 	"lastLaunchedTime",
 	"imdsSupport",
 };
-static const char *const q_ec2_e191[] = {
+static const char *const q_ec2_e197[] = {
 	"pending",
 	"available",
 	"invalid",
@@ -660,263 +694,300 @@ static const char *const q_ec2_e191[] = {
 	"failed",
 	"error",
 };
-static const char *const q_ec2_e192[] = {
+static const char *const q_ec2_e198[] = {
 	"machine",
 	"kernel",
 	"ramdisk",
 };
-static const char *const q_ec2_e193[] = {
+static const char *const q_ec2_e199[] = {
 	"v2.0",
 };
-static const struct ec2q_member q_ec2_m194[] = {
+static const struct ec2q_member q_ec2_m200[] = {
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 400, EC2Q_REQUIRED },
+	{ "KeyName", "KeyName", "keyName", "keyName", 422, EC2Q_REQUIRED },
 	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 36, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
 };
-static const struct ec2q_member q_ec2_m195[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 400, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 400, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 400, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
-};
-static const struct ec2q_member q_ec2_m196[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 199, 0 },
-};
-static const struct ec2q_member q_ec2_m198[] = {
-	{ "Count", "Count", "count", "count", 197, 0 },
-	{ "Name", "Name", "name", "name", 201, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 200, 0 },
+static const struct ec2q_member q_ec2_m201[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 422, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 422, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 422, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m202[] = {
-	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 252, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 400, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 400, 0 },
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 246, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 400, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 400, 0 },
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 205, 0 },
+};
+static const struct ec2q_member q_ec2_m204[] = {
+	{ "Count", "Count", "count", "count", 203, 0 },
+	{ "Name", "Name", "name", "name", 207, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 206, 0 },
+};
+static const struct ec2q_member q_ec2_m208[] = {
+	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 268, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 422, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 262, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 422, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 422, 0 },
 	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 73, 0 },
-	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 334, 0 },
-	{ "Placement", "Placement", "placement", "placement", 349, 0 },
-	{ "Platform", "Platform", "platform", "platform", 355, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 400, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 363, 0 },
-	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 400, 0 },
-	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 400, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 400, 0 },
-	{ "State", "InstanceState", "instanceState", "instanceState", 239, 0 },
-	{ "StateTransitionReason", "Reason", "reason", "reason", 400, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 400, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 400, 0 },
+	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 350, 0 },
+	{ "Placement", "Placement", "placement", "placement", 365, 0 },
+	{ "Platform", "Platform", "platform", "platform", 371, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 422, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
+	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 422, 0 },
+	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 422, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 422, 0 },
+	{ "State", "InstanceState", "instanceState", "instanceState", 248, 0 },
+	{ "StateTransitionReason", "Reason", "reason", "reason", 422, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 422, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 422, 0 },
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 205, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 400, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 213, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 422, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 40, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 40, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 182, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 183, 0 },
-	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 219, 0 },
-	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 135, 0 },
-	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 142, 0 },
-	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 233, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 400, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 400, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 118, 0 },
-	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 175, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 188, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 189, 0 },
+	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 228, 0 },
+	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 138, 0 },
+	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 145, 0 },
+	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 242, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 422, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 121, 0 },
+	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 181, 0 },
 	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 40, 0 },
-	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 400, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 400, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 398, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 427, 0 },
+	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 422, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 422, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 416, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 450, 0 },
 	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 58, 0 },
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 400, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 422, 0 },
 	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", "capacityReservationSpecification", 49, 0 },
-	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 178, 0 },
-	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 309, 0 },
-	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 226, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 147, 0 },
+	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 184, 0 },
+	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 325, 0 },
+	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 235, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 150, 0 },
 	{ "BootMode", "BootMode", "bootMode", "bootMode", 43, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 400, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 400, 0 },
-	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 330, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 357, 0 },
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 400, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 400, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 221, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 422, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 422, 0 },
+	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 346, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 373, 0 },
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 422, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 422, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 230, 0 },
 };
-static const char *const q_ec2_e203[] = {
+static const struct ec2q_member q_ec2_m209[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 181, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 213, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 20, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 20, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 150, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 20, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 21, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 21, 0 },
+	{ "KernelId", "Kernel", "kernel", "kernel", 21, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
+	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 21, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 20, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 21, 0 },
+	{ "UserData", "UserData", "userData", "userData", 21, 0 },
+	{ "DisableApiStop", "DisableApiStop", "disableApiStop", "disableApiStop", 20, 0 },
+};
+static const char *const q_ec2_e210[] = {
+	"instanceType",
+	"kernel",
+	"ramdisk",
+	"userData",
+	"disableApiTermination",
+	"instanceInitiatedShutdownBehavior",
+	"rootDeviceName",
+	"blockDeviceMapping",
+	"productCodes",
+	"sourceDestCheck",
+	"groupSet",
+	"ebsOptimized",
+	"sriovNetSupport",
+	"enaSupport",
+	"enclaveOptions",
+	"disableApiStop",
+};
+static const char *const q_ec2_e211[] = {
 	"disabled",
 	"default",
 };
-static const struct ec2q_member q_ec2_m204[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 400, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 128, 0 },
+static const struct ec2q_member q_ec2_m212[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 422, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 131, 0 },
 };
-static const char *const q_ec2_e206[] = {
+static const char *const q_ec2_e215[] = {
 	"current",
 	"previous",
 };
-static const char *const q_ec2_e210[] = {
+static const char *const q_ec2_e219[] = {
 	"hibernate",
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m211[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 400, 0 },
+static const struct ec2q_member q_ec2_m220[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m213[] = {
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 400, 0 },
+static const struct ec2q_member q_ec2_m222[] = {
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m216[] = {
-	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 400, 0 },
+static const struct ec2q_member q_ec2_m225[] = {
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m217[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 400, 0 },
+static const struct ec2q_member q_ec2_m226[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 422, 0 },
 };
-static const char *const q_ec2_e219[] = {
+static const char *const q_ec2_e228[] = {
 	"spot",
 	"scheduled",
 };
-static const struct ec2q_member q_ec2_m221[] = {
-	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 203, 0 },
+static const struct ec2q_member q_ec2_m230[] = {
+	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 211, 0 },
 };
-static const struct ec2q_member q_ec2_m222[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 203, 0 },
+static const struct ec2q_member q_ec2_m231[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 211, 0 },
 };
-static const struct ec2q_member q_ec2_m223[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 317, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 397, 0 },
+static const struct ec2q_member q_ec2_m232[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 333, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 413, 0 },
 };
-static const char *const q_ec2_e224[] = {
+static const char *const q_ec2_e233[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m225[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 181, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 252, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 224, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 228, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 229, 0 },
+static const struct ec2q_member q_ec2_m234[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 187, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 268, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 233, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 237, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 238, 0 },
 };
-static const struct ec2q_member q_ec2_m226[] = {
-	{ "State", "State", "state", "state", 227, 0 },
-	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 181, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 252, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 224, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 228, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 229, 0 },
+static const struct ec2q_member q_ec2_m235[] = {
+	{ "State", "State", "state", "state", 236, 0 },
+	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 187, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 268, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 233, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 237, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 238, 0 },
 };
-static const char *const q_ec2_e227[] = {
+static const char *const q_ec2_e236[] = {
 	"pending",
 	"applied",
 };
-static const char *const q_ec2_e228[] = {
+static const char *const q_ec2_e237[] = {
 	"disabled",
 	"enabled",
 };
-static const char *const q_ec2_e229[] = {
+static const char *const q_ec2_e238[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m230[] = {
-	{ "Association", "Association", "association", "association", 231, 0 },
-	{ "Attachment", "Attachment", "attachment", "attachment", 232, 0 },
-	{ "Description", "Description", "description", "description", 400, 0 },
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 175, 0 },
-	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 214, 0 },
-	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 400, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 400, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 400, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 400, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 237, 0 },
+static const struct ec2q_member q_ec2_m239[] = {
+	{ "Association", "Association", "association", "association", 240, 0 },
+	{ "Attachment", "Attachment", "attachment", "attachment", 241, 0 },
+	{ "Description", "Description", "description", "description", 422, 0 },
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 181, 0 },
+	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 223, 0 },
+	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 422, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 422, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 422, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 422, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 246, 0 },
 	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 40, 0 },
-	{ "Status", "Status", "status", "status", 343, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 400, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 400, 0 },
-	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 400, 0 },
-	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 212, 0 },
-	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 218, 0 },
+	{ "Status", "Status", "status", "status", 359, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 422, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 422, 0 },
+	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 422, 0 },
+	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 221, 0 },
+	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 227, 0 },
 };
-static const struct ec2q_member q_ec2_m231[] = {
-	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 400, 0 },
-	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 400, 0 },
-	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 400, 0 },
-	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 400, 0 },
-	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 400, 0 },
+static const struct ec2q_member q_ec2_m240[] = {
+	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 422, 0 },
+	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 422, 0 },
+	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 422, 0 },
+	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 422, 0 },
+	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m232[] = {
+static const struct ec2q_member q_ec2_m241[] = {
 	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 73, 0 },
-	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 400, 0 },
+	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 422, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 252, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 268, 0 },
 	{ "Status", "Status", "status", "status", 19, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 252, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m234[] = {
+static const struct ec2q_member q_ec2_m243[] = {
 	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 40, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "Description", "Description", "description", "description", 400, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 252, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 385, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 252, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 214, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 342, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 359, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 252, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 400, 0 },
+	{ "Description", "Description", "description", "description", 422, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 268, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 401, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 268, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 223, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 358, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 375, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 268, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 422, 0 },
 	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 40, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 400, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 252, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 253, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 252, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 256, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 252, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 422, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 268, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 269, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 268, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 272, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m236[] = {
-	{ "Association", "Association", "association", "association", 231, 0 },
+static const struct ec2q_member q_ec2_m245[] = {
+	{ "Association", "Association", "association", "association", 240, 0 },
 	{ "Primary", "Primary", "primary", "primary", 40, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 400, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 422, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m238[] = {
-	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 421, EC2Q_REQUIRED },
-	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 328, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m247[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 444, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 344, EC2Q_REQUIRED },
 	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 57, 0 },
-	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 326, 0 },
-	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 153, 0 },
-	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 207, 0 },
-	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 252, 0 },
-	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 252, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 342, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 157, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 216, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 268, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 268, 0 },
 	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 29, 0 },
 	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 44, 0 },
 	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 40, 0 },
-	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 341, 0 },
-	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 311, 0 },
-	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 313, 0 },
-	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 415, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 357, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 327, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 329, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 438, 0 },
 	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 32, 0 },
 	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
 	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
 	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
 	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
 	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
-	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 336, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 352, 0 },
 	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
 };
-static const struct ec2q_member q_ec2_m239[] = {
-	{ "Code", "Code", "code", "code", 252, 0 },
-	{ "Name", "Name", "name", "name", 242, 0 },
+static const struct ec2q_member q_ec2_m248[] = {
+	{ "Code", "Code", "code", "code", 268, 0 },
+	{ "Name", "Name", "name", "name", 251, 0 },
 };
-static const struct ec2q_member q_ec2_m240[] = {
-	{ "CurrentState", "CurrentState", "currentState", "currentState", 239, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 400, 0 },
-	{ "PreviousState", "PreviousState", "previousState", "previousState", 239, 0 },
+static const struct ec2q_member q_ec2_m249[] = {
+	{ "CurrentState", "CurrentState", "currentState", "currentState", 248, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
+	{ "PreviousState", "PreviousState", "previousState", "previousState", 248, 0 },
 };
-static const char *const q_ec2_e242[] = {
+static const char *const q_ec2_e251[] = {
 	"pending",
 	"running",
 	"shutting-down",
@@ -924,455 +995,481 @@ static const char *const q_ec2_e242[] = {
 	"stopping",
 	"stopped",
 };
-static const char *const q_ec2_e243[] = {
+static const struct ec2q_member q_ec2_m252[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 422, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 256, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
+	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 248, 0 },
+	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 258, 0 },
+	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 258, 0 },
+};
+static const struct ec2q_member q_ec2_m253[] = {
+	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 73, 0 },
+	{ "Name", "Name", "name", "name", 417, 0 },
+	{ "Status", "Status", "status", "status", 418, 0 },
+};
+static const struct ec2q_member q_ec2_m255[] = {
+	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 214, 0 },
+	{ "Code", "Code", "code", "code", 155, 0 },
+	{ "Description", "Description", "description", "description", 422, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 73, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 73, 0 },
+	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 73, 0 },
+};
+static const struct ec2q_member q_ec2_m258[] = {
+	{ "Details", "Details", "details", "details", 254, 0 },
+	{ "Status", "Status", "status", "status", 425, 0 },
+};
+static const char *const q_ec2_e259[] = {
 	"unsupported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m245[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 122, 0 },
-	{ "Disks", "Disks", "disks", "disks", 121, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 150, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 243, 0 },
+static const struct ec2q_member q_ec2_m261[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 125, 0 },
+	{ "Disks", "Disks", "disks", "disks", 124, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 153, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 259, 0 },
 };
-static const char *const q_ec2_e247[] = {
+static const char *const q_ec2_e263[] = {
 	"nitro",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m248[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 246, 0 },
+static const struct ec2q_member q_ec2_m264[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 262, 0 },
 	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 70, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 165, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 418, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 380, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 428, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 169, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 441, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 396, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 451, 0 },
 	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 30, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 247, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 360, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 422, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 327, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 244, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 245, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 127, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 340, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 173, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 164, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 351, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 196, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 177, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 263, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 376, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 445, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 343, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 260, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 261, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 130, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 356, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 179, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 168, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 367, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 202, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 183, 0 },
 	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 45, 0 },
 	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 74, 0 },
 	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 22, 0 },
 	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m250[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 246, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 315, 0 },
-	{ "Location", "Location", "location", "location", 314, 0 },
+static const struct ec2q_member q_ec2_m266[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 262, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 331, 0 },
+	{ "Location", "Location", "location", "location", 330, 0 },
 };
-static const struct ec2q_member q_ec2_m254[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 400, 0 },
+static const struct ec2q_member q_ec2_m270[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m257[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 400, 0 },
+static const struct ec2q_member q_ec2_m273[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 422, 0 },
 };
-static const char *const q_ec2_e259[] = {
+static const char *const q_ec2_e275[] = {
 	"pem",
 	"ppk",
 };
-static const struct ec2q_member q_ec2_m261[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 400, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 388, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 400, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 400, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
+static const struct ec2q_member q_ec2_m277[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 422, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 404, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 422, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 422, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m264[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 400, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 400, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 400, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 267, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 400, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 330, 0 },
+static const struct ec2q_member q_ec2_m280[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 422, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 422, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 422, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 283, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 422, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 346, 0 },
 };
-static const char *const q_ec2_e267[] = {
+static const char *const q_ec2_e283[] = {
 	"rsa",
 	"ed25519",
 };
-static const struct ec2q_member q_ec2_m269[] = {
-	{ "Group", "Group", "group", "group", 348, 0 },
-	{ "UserId", "UserId", "userId", "userId", 400, 0 },
-	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 400, 0 },
-	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 400, 0 },
+static const struct ec2q_member q_ec2_m285[] = {
+	{ "Group", "Group", "group", "group", 364, 0 },
+	{ "UserId", "UserId", "userId", "userId", 422, 0 },
+	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 422, 0 },
+	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m271[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 400, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 297, 0 },
+static const struct ec2q_member q_ec2_m287[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 422, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 313, 0 },
 	{ "CreateTime", "CreateTime", "createTime", "createTime", 73, 0 },
-	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 400, 0 },
-	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 316, 0 },
-	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 316, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 422, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 332, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 332, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
 };
-static const char *const q_ec2_e272[] = {
+static const char *const q_ec2_e288[] = {
 	"default",
 	"disabled",
 };
-static const struct ec2q_member q_ec2_m273[] = {
-	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 400, 0 },
-	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 400, 0 },
-	{ "Ebs", "Ebs", "Ebs", "ebs", 277, 0 },
-	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 400, 0 },
+static const struct ec2q_member q_ec2_m289[] = {
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 422, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 422, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 293, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m275[] = {
+static const struct ec2q_member q_ec2_m291[] = {
 	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 47, 0 },
 	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 50, 0 },
 };
-static const struct ec2q_member q_ec2_m276[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 252, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 252, 0 },
+static const struct ec2q_member q_ec2_m292[] = {
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 268, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m277[] = {
+static const struct ec2q_member q_ec2_m293[] = {
 	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 40, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 252, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 268, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, 0 },
-	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 252, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 454, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 252, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 268, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 284, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 268, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 477, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m278[] = {
-	{ "Type", "Type", "Type", "type", 400, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 279, 0 },
+static const struct ec2q_member q_ec2_m294[] = {
+	{ "Type", "Type", "Type", "type", 422, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 295, 0 },
 };
-static const struct ec2q_member q_ec2_m281[] = {
+static const struct ec2q_member q_ec2_m297[] = {
 	{ "Enabled", "Enabled", "Enabled", "enabled", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m282[] = {
+static const struct ec2q_member q_ec2_m298[] = {
 	{ "Configured", "Configured", "Configured", "configured", 40, 0 },
 };
-static const char *const q_ec2_e283[] = {
+static const char *const q_ec2_e299[] = {
 	"optional",
 	"required",
 };
-static const struct ec2q_member q_ec2_m284[] = {
-	{ "Arn", "Arn", "Arn", "arn", 400, 0 },
-	{ "Name", "Name", "Name", "name", 400, 0 },
+static const struct ec2q_member q_ec2_m300[] = {
+	{ "Arn", "Arn", "Arn", "arn", 422, 0 },
+	{ "Name", "Name", "Name", "name", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m287[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 272, 0 },
+static const struct ec2q_member q_ec2_m303[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 288, 0 },
 };
-static const struct ec2q_member q_ec2_m288[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 317, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 303, 0 },
+static const struct ec2q_member q_ec2_m304[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 333, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 319, 0 },
 };
-static const char *const q_ec2_e289[] = {
+static const char *const q_ec2_e305[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m290[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 283, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 252, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 289, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 291, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 292, 0 },
+static const struct ec2q_member q_ec2_m306[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 299, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 268, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 305, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 307, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 308, 0 },
 };
-static const char *const q_ec2_e291[] = {
+static const char *const q_ec2_e307[] = {
 	"disabled",
 	"enabled",
 };
-static const char *const q_ec2_e292[] = {
+static const char *const q_ec2_e308[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m293[] = {
+static const struct ec2q_member q_ec2_m309[] = {
 	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 40, 0 },
 	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 40, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "Description", "Description", "Description", "description", 400, 0 },
-	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 252, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 385, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 400, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 252, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 215, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 342, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 400, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 359, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 252, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 402, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 252, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 253, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 252, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 256, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 252, 0 },
+	{ "Description", "Description", "Description", "description", 422, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 268, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 401, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 422, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 268, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 224, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 358, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 422, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 375, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 268, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 424, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 268, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 269, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 268, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 272, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m295[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 400, 0 },
+static const struct ec2q_member q_ec2_m311[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m299[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 400, 0 },
-	{ "Affinity", "Affinity", "Affinity", "affinity", 400, 0 },
-	{ "GroupName", "GroupName", "GroupName", "groupName", 352, 0 },
+static const struct ec2q_member q_ec2_m315[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 422, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 422, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 368, 0 },
 	{ "HostId", "HostId", "HostId", "hostId", 75, 0 },
-	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 410, 0 },
-	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 400, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 400, 0 },
-	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 252, 0 },
-	{ "GroupId", "GroupId", "GroupId", "groupId", 350, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 433, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 422, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 422, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 268, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 366, 0 },
 };
-static const struct ec2q_member q_ec2_m300[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 180, 0 },
+static const struct ec2q_member q_ec2_m316[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 186, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 40, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m302[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 285, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 400, 0 },
-	{ "Version", "Version", "Version", "version", 400, 0 },
+static const struct ec2q_member q_ec2_m318[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 301, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 422, 0 },
+	{ "Version", "Version", "Version", "version", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m303[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 400, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 396, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 252, 0 },
+static const struct ec2q_member q_ec2_m319[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 422, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 412, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 268, 0 },
 	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 73, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 210, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 219, 0 },
 };
-static const struct ec2q_member q_ec2_m304[] = {
-	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 377, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 406, 0 },
+static const struct ec2q_member q_ec2_m320[] = {
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 393, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m306[] = {
+static const struct ec2q_member q_ec2_m322[] = {
 	{ "Enabled", "Enabled", "Enabled", "enabled", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m307[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 400, 0 },
+static const struct ec2q_member q_ec2_m323[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m308[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 400, 0 },
+static const struct ec2q_member q_ec2_m324[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 422, 0 },
 };
-static const char *const q_ec2_e311[] = {
+static const char *const q_ec2_e327[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e312[] = {
+static const char *const q_ec2_e328[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e315[] = {
+static const char *const q_ec2_e331[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const char *const q_ec2_e317[] = {
+static const char *const q_ec2_e333[] = {
 	"spot",
 };
-static const struct ec2q_member q_ec2_m326[] = {
-	{ "Min", "Min", "Min", "min", 124, 0 },
-	{ "Max", "Max", "Max", "max", 124, 0 },
+static const struct ec2q_member q_ec2_m342[] = {
+	{ "Min", "Min", "Min", "min", 127, 0 },
+	{ "Max", "Max", "Max", "max", 127, 0 },
 };
-static const struct ec2q_member q_ec2_m327[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 329, 0 },
+static const struct ec2q_member q_ec2_m343[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 345, 0 },
 };
-static const struct ec2q_member q_ec2_m328[] = {
-	{ "Min", "Min", "Min", "min", 252, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 252, 0 },
+static const struct ec2q_member q_ec2_m344[] = {
+	{ "Min", "Min", "Min", "min", 268, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m331[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 391, 0 },
+static const struct ec2q_member q_ec2_m347[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 407, 0 },
 	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 67, 0 },
-	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 176, 0 },
-	{ "OperationType", "OperationType", "OperationType", "operationType", 346, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, EC2Q_REQUIRED },
-	{ "UserIds", "UserId", "UserId", "userId", 419, 0 },
+	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 182, 0 },
+	{ "OperationType", "OperationType", "OperationType", "operationType", 362, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, EC2Q_REQUIRED },
+	{ "UserIds", "UserId", "UserId", "userId", 442, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m332[] = {
+static const struct ec2q_member q_ec2_m348[] = {
 	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 434, EC2Q_REQUIRED },
-	{ "Size", "Size", "Size", "size", 252, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 454, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 252, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 252, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 457, EC2Q_REQUIRED },
+	{ "Size", "Size", "Size", "size", 268, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 477, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 268, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 268, 0 },
 	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m333[] = {
-	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 437, 0 },
+static const struct ec2q_member q_ec2_m349[] = {
+	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 460, 0 },
 };
-static const struct ec2q_member q_ec2_m334[] = {
-	{ "State", "State", "state", "state", 335, 0 },
+static const struct ec2q_member q_ec2_m350[] = {
+	{ "State", "State", "state", "state", 351, 0 },
 };
-static const char *const q_ec2_e335[] = {
+static const char *const q_ec2_e351[] = {
 	"disabled",
 	"disabling",
 	"enabled",
 	"pending",
 };
-static const struct ec2q_member q_ec2_m336[] = {
-	{ "Min", "Min", "Min", "min", 124, 0 },
-	{ "Max", "Max", "Max", "max", 124, 0 },
+static const struct ec2q_member q_ec2_m352[] = {
+	{ "Min", "Min", "Min", "min", 127, 0 },
+	{ "Max", "Max", "Max", "max", 127, 0 },
 };
-static const struct ec2q_member q_ec2_m338[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 337, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 344, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 320, 0 },
+static const struct ec2q_member q_ec2_m354[] = {
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 353, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 360, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 336, 0 },
 };
-static const struct ec2q_member q_ec2_m340[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 344, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 320, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 324, 0 },
+static const struct ec2q_member q_ec2_m356[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 360, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 336, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 340, 0 },
 	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 76, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 339, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 318, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 319, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 255, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 146, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 133, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 132, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 149, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 145, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 355, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 334, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 335, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 271, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 149, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 136, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 135, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 152, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 148, 0 },
 };
-static const struct ec2q_member q_ec2_m341[] = {
-	{ "Min", "Min", "Min", "min", 252, 0 },
-	{ "Max", "Max", "Max", "max", 252, 0 },
+static const struct ec2q_member q_ec2_m357[] = {
+	{ "Min", "Min", "Min", "min", 268, 0 },
+	{ "Max", "Max", "Max", "max", 268, 0 },
 };
-static const char *const q_ec2_e343[] = {
+static const char *const q_ec2_e359[] = {
 	"available",
 	"associated",
 	"attaching",
 	"in-use",
 	"detaching",
 };
-static const char *const q_ec2_e346[] = {
+static const char *const q_ec2_e362[] = {
 	"add",
 	"remove",
 };
-static const char *const q_ec2_e348[] = {
+static const char *const q_ec2_e364[] = {
 	"all",
 };
-static const struct ec2q_member q_ec2_m349[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 400, 0 },
-	{ "Affinity", "Affinity", "affinity", "affinity", 400, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 352, 0 },
-	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 252, 0 },
-	{ "HostId", "HostId", "hostId", "hostId", 400, 0 },
-	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 410, 0 },
-	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 400, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 400, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 350, 0 },
+static const struct ec2q_member q_ec2_m365[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 422, 0 },
+	{ "Affinity", "Affinity", "affinity", "affinity", 422, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 368, 0 },
+	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 268, 0 },
+	{ "HostId", "HostId", "hostId", "hostId", 422, 0 },
+	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 433, 0 },
+	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 422, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 422, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 366, 0 },
 };
-static const struct ec2q_member q_ec2_m351[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 354, 0 },
+static const struct ec2q_member q_ec2_m367[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 370, 0 },
 };
-static const char *const q_ec2_e353[] = {
+static const char *const q_ec2_e369[] = {
 	"cluster",
 	"partition",
 	"spread",
 };
-static const char *const q_ec2_e355[] = {
+static const char *const q_ec2_e371[] = {
 	"Windows",
 };
-static const struct ec2q_member q_ec2_m356[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 180, 0 },
+static const struct ec2q_member q_ec2_m372[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 186, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 40, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m357[] = {
-	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 180, 0 },
+static const struct ec2q_member q_ec2_m373[] = {
+	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 186, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", "enableResourceNameDnsARecord", 40, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m358[] = {
+static const struct ec2q_member q_ec2_m374[] = {
 	{ "Primary", "Primary", "primary", "primary", 40, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m360[] = {
+static const struct ec2q_member q_ec2_m376[] = {
 	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 361, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 377, 0 },
 };
-static const struct ec2q_member q_ec2_m362[] = {
-	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 400, 0 },
-	{ "ProductCodeType", "Type", "type", "type", 364, 0 },
+static const struct ec2q_member q_ec2_m378[] = {
+	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 422, 0 },
+	{ "ProductCodeType", "Type", "type", "type", 380, 0 },
 };
-static const char *const q_ec2_e364[] = {
+static const char *const q_ec2_e380[] = {
 	"devpay",
 	"marketplace",
 };
-static const struct ec2q_member q_ec2_m366[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 400, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 400, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 400, 0 },
+static const struct ec2q_member q_ec2_m382[] = {
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 422, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 422, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m369[] = {
-	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 400, 0 },
+static const struct ec2q_member q_ec2_m385[] = {
+	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 422, 0 },
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 39, 0 },
-	{ "Description", "Description", "description", "description", 400, 0 },
+	{ "Description", "Description", "description", "description", 422, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 40, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 258, 0 },
-	{ "Name", "Name", "name", "name", 400, EC2Q_REQUIRED },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 274, 0 },
+	{ "Name", "Name", "name", "name", 422, EC2Q_REQUIRED },
 	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 35, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 365, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 400, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 400, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 400, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 381, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 422, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 422, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 422, 0 },
 	{ "BootMode", "BootMode", "BootMode", "bootMode", 43, 0 },
-	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 416, 0 },
-	{ "UefiData", "UefiData", "UefiData", "uefiData", 401, 0 },
-	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 193, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
+	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 439, 0 },
+	{ "UefiData", "UefiData", "UefiData", "uefiData", 423, 0 },
+	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 199, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
 };
-static const struct ec2q_member q_ec2_m370[] = {
-	{ "ImageId", "ImageId", "imageId", "imageId", 400, 0 },
+static const struct ec2q_member q_ec2_m386[] = {
+	{ "ImageId", "ImageId", "imageId", "imageId", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m372[] = {
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 258, 0 },
+static const struct ec2q_member q_ec2_m388[] = {
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 274, 0 },
 	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 40, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 284, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 274, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 294, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 188, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 246, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 266, 0 },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 306, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 299, 0 },
-	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 365, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 300, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 290, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 310, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 194, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 262, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 282, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 322, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 315, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 381, 0 },
 	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 40, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 389, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 400, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 305, 0 },
-	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 138, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 280, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 385, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 387, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 288, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 405, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 422, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 321, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 141, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 296, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 401, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 403, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 304, 0 },
 	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 69, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 276, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 275, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 296, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 282, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 290, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 281, 0 },
-	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 238, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 300, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 287, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 292, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 291, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 312, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 298, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 306, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 297, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 247, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 316, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 303, 0 },
 	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m373[] = {
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 175, 0 },
-	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 220, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 400, 0 },
-	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 400, 0 },
-	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 400, 0 },
+static const struct ec2q_member q_ec2_m389[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 181, 0 },
+	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 229, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 422, 0 },
+	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 422, 0 },
+	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m375[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 391, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 392, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m391[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 407, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
-static const char *const q_ec2_e377[] = {
+static const char *const q_ec2_e393[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -1459,229 +1556,262 @@ static const char *const q_ec2_e377[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e379[] = {
+static const char *const q_ec2_e395[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m381[] = {
+static const struct ec2q_member q_ec2_m397[] = {
 	{ "Enabled", "Enabled", "enabled", "enabled", 40, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m382[] = {
+static const struct ec2q_member q_ec2_m398[] = {
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 39, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 188, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 246, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 252, 0 },
-	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 214, 0 },
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 258, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 266, 0 },
-	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 252, EC2Q_REQUIRED },
-	{ "MinCount", "MinCount", "MinCount", "minCount", 252, EC2Q_REQUIRED },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 381, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 349, 0 },
-	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 365, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 385, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 387, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 402, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 383, 0 },
-	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 400, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 400, EC2Q_IDEMPOTENCY },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 194, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 262, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 268, 0 },
+	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 223, 0 },
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 274, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 282, 0 },
+	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 268, EC2Q_REQUIRED },
+	{ "MinCount", "MinCount", "MinCount", "minCount", 268, EC2Q_REQUIRED },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 397, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 365, 0 },
+	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 381, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 401, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 403, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 424, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 399, 0 },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 422, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 422, EC2Q_IDEMPOTENCY },
 	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 40, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 40, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 184, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 389, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 235, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 400, 0 },
-	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 139, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 144, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 408, 0 },
-	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 302, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 223, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 190, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 405, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 244, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
+	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 142, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 147, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 318, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 232, 0 },
 	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 69, 0 },
 	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 59, 0 },
 	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 48, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 179, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 310, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 225, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 148, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 356, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 222, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 185, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 326, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 234, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 151, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 372, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 231, 0 },
 	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 40, 0 },
 };
-static const char *const q_ec2_e389[] = {
+static const char *const q_ec2_e405[] = {
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m390[] = {
-	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 400, 0 },
-	{ "Description", "Description", "description", "description", 400, 0 },
+static const struct ec2q_member q_ec2_m406[] = {
+	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 422, 0 },
+	{ "Description", "Description", "description", "description", 422, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 400, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 400, 0 },
-	{ "Progress", "Progress", "progress", "progress", 400, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 400, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 422, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 422, 0 },
+	{ "Progress", "Progress", "progress", "progress", 422, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 422, 0 },
 	{ "StartTime", "StartTime", "startTime", "startTime", 73, 0 },
-	{ "State", "Status", "status", "status", 395, 0 },
-	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 400, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 252, 0 },
-	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 400, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 400, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
-	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 399, 0 },
-	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 330, 0 },
+	{ "State", "Status", "status", "status", 411, 0 },
+	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 422, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 268, 0 },
+	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 422, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
+	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 421, 0 },
+	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 346, 0 },
 };
-static const char *const q_ec2_e391[] = {
+static const char *const q_ec2_e407[] = {
 	"productCodes",
 	"createVolumePermission",
 };
-static const char *const q_ec2_e395[] = {
+static const char *const q_ec2_e411[] = {
 	"pending",
 	"completed",
 	"error",
 	"recoverable",
 	"recovering",
 };
-static const char *const q_ec2_e396[] = {
+static const char *const q_ec2_e412[] = {
 	"one-time",
 	"persistent",
 };
-static const struct ec2q_member q_ec2_m397[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 400, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 396, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 252, 0 },
+static const struct ec2q_member q_ec2_m413[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 422, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 412, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 268, 0 },
 	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 73, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 210, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 219, 0 },
 };
-static const struct ec2q_member q_ec2_m398[] = {
-	{ "Code", "Code", "code", "code", 400, 0 },
-	{ "Message", "Message", "message", "message", 400, 0 },
+static const struct ec2q_member q_ec2_m414[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 218, EC2Q_REQUIRED },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 422, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
-static const char *const q_ec2_e399[] = {
+static const struct ec2q_member q_ec2_m415[] = {
+	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 250, 0 },
+};
+static const struct ec2q_member q_ec2_m416[] = {
+	{ "Code", "Code", "code", "code", 422, 0 },
+	{ "Message", "Message", "message", "message", 422, 0 },
+};
+static const char *const q_ec2_e417[] = {
+	"reachability",
+};
+static const char *const q_ec2_e418[] = {
+	"passed",
+	"failed",
+	"insufficient-data",
+	"initializing",
+};
+static const struct ec2q_member q_ec2_m419[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 218, EC2Q_REQUIRED },
+	{ "Hibernate", "Hibernate", "Hibernate", "hibernate", 40, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "Force", "Force", "force", "force", 40, 0 },
+};
+static const struct ec2q_member q_ec2_m420[] = {
+	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 250, 0 },
+};
+static const char *const q_ec2_e421[] = {
 	"archive",
 	"standard",
 };
-static const struct ec2q_member q_ec2_m403[] = {
-	{ "Key", "Key", "key", "key", 400, 0 },
-	{ "Value", "Value", "value", "value", 400, 0 },
+static const char *const q_ec2_e425[] = {
+	"ok",
+	"impaired",
+	"insufficient-data",
+	"not-applicable",
+	"initializing",
 };
-static const struct ec2q_member q_ec2_m404[] = {
-	{ "Key", "Key", "key", "key", 400, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 400, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 377, 0 },
-	{ "Value", "Value", "value", "value", 400, 0 },
+static const struct ec2q_member q_ec2_m426[] = {
+	{ "Key", "Key", "key", "key", 422, 0 },
+	{ "Value", "Value", "value", "value", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m407[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 377, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 406, 0 },
+static const struct ec2q_member q_ec2_m427[] = {
+	{ "Key", "Key", "key", "key", 422, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 422, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 393, 0 },
+	{ "Value", "Value", "value", "value", 422, 0 },
 };
-static const char *const q_ec2_e410[] = {
+static const struct ec2q_member q_ec2_m430[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 393, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 429, 0 },
+};
+static const char *const q_ec2_e433[] = {
 	"default",
 	"dedicated",
 	"host",
 };
-static const struct ec2q_member q_ec2_m411[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 209, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m434[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 218, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
 };
-static const struct ec2q_member q_ec2_m412[] = {
-	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 241, 0 },
+static const struct ec2q_member q_ec2_m435[] = {
+	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 250, 0 },
 };
-static const struct ec2q_member q_ec2_m415[] = {
-	{ "Min", "Min", "Min", "min", 124, 0 },
-	{ "Max", "Max", "Max", "max", 124, 0 },
+static const struct ec2q_member q_ec2_m438[] = {
+	{ "Min", "Min", "Min", "min", 127, 0 },
+	{ "Max", "Max", "Max", "max", 127, 0 },
 };
-static const char *const q_ec2_e416[] = {
+static const char *const q_ec2_e439[] = {
 	"v2.0",
 };
-static const char *const q_ec2_e417[] = {
+static const char *const q_ec2_e440[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m421[] = {
-	{ "Min", "Min", "Min", "min", 252, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 252, 0 },
+static const struct ec2q_member q_ec2_m444[] = {
+	{ "Min", "Min", "Min", "min", 268, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m422[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 420, 0 },
+static const struct ec2q_member q_ec2_m445[] = {
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 443, 0 },
 	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 54, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 413, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 436, 0 },
 	{ "ValidCores", "ValidCores", "validCores", "validCores", 55, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 414, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 437, 0 },
 };
-static const struct ec2q_member q_ec2_m423[] = {
-	{ "Code", "Code", "code", "code", 400, 0 },
-	{ "Message", "Message", "message", "message", 400, 0 },
+static const struct ec2q_member q_ec2_m446[] = {
+	{ "Code", "Code", "code", "code", 422, 0 },
+	{ "Message", "Message", "message", "message", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m424[] = {
-	{ "Errors", "ErrorSet", "errorSet", "errorSet", 151, 0 },
+static const struct ec2q_member q_ec2_m447[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 154, 0 },
 };
-static const char *const q_ec2_e427[] = {
+static const char *const q_ec2_e450[] = {
 	"hvm",
 	"paravirtual",
 };
-static const struct ec2q_member q_ec2_m429[] = {
-	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 431, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 400, 0 },
+static const struct ec2q_member q_ec2_m452[] = {
+	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 454, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 422, 0 },
 	{ "CreateTime", "CreateTime", "createTime", "createTime", 73, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 400, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 400, 0 },
-	{ "Size", "Size", "size", "size", 252, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 400, 0 },
-	{ "State", "Status", "status", "status", 440, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
-	{ "Iops", "Iops", "iops", "iops", 252, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 406, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 454, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 422, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
+	{ "Size", "Size", "size", "size", 268, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 422, 0 },
+	{ "State", "Status", "status", "status", 463, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
+	{ "Iops", "Iops", "iops", "iops", 268, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 477, 0 },
 	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 40, 0 },
 	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 40, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 252, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 268, 0 },
 };
-static const struct ec2q_member q_ec2_m430[] = {
+static const struct ec2q_member q_ec2_m453[] = {
 	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 73, 0 },
-	{ "Device", "Device", "device", "device", 400, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 400, 0 },
-	{ "State", "Status", "status", "status", 432, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
+	{ "Device", "Device", "device", "device", 422, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
+	{ "State", "Status", "status", "status", 455, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
 };
-static const char *const q_ec2_e432[] = {
+static const char *const q_ec2_e455[] = {
 	"attaching",
 	"attached",
 	"detaching",
 	"detached",
 	"busy",
 };
-static const char *const q_ec2_e433[] = {
+static const char *const q_ec2_e456[] = {
 	"autoEnableIO",
 	"productCodes",
 };
-static const struct ec2q_member q_ec2_m437[] = {
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
-	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 439, 0 },
-	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 400, 0 },
-	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 252, 0 },
-	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 252, 0 },
-	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 454, 0 },
-	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 252, 0 },
+static const struct ec2q_member q_ec2_m460[] = {
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
+	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 462, 0 },
+	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 422, 0 },
+	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 268, 0 },
+	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 268, 0 },
+	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 477, 0 },
+	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 268, 0 },
 	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 40, 0 },
-	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 252, 0 },
-	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 252, 0 },
-	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 454, 0 },
-	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 252, 0 },
+	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 268, 0 },
+	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 268, 0 },
+	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 477, 0 },
+	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 268, 0 },
 	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 40, 0 },
-	{ "Progress", "Progress", "progress", "progress", 316, 0 },
+	{ "Progress", "Progress", "progress", "progress", 332, 0 },
 	{ "StartTime", "StartTime", "startTime", "startTime", 73, 0 },
 	{ "EndTime", "EndTime", "endTime", "endTime", 73, 0 },
 };
-static const char *const q_ec2_e439[] = {
+static const char *const q_ec2_e462[] = {
 	"modifying",
 	"optimizing",
 	"completed",
 	"failed",
 };
-static const char *const q_ec2_e440[] = {
+static const char *const q_ec2_e463[] = {
 	"creating",
 	"available",
 	"in-use",
@@ -1689,51 +1819,51 @@ static const char *const q_ec2_e440[] = {
 	"deleted",
 	"error",
 };
-static const struct ec2q_member q_ec2_m441[] = {
-	{ "Code", "Code", "code", "code", 400, 0 },
-	{ "Description", "Description", "description", "description", 400, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 400, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 400, 0 },
+static const struct ec2q_member q_ec2_m464[] = {
+	{ "Code", "Code", "code", "code", 422, 0 },
+	{ "Description", "Description", "description", "description", 422, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 422, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m443[] = {
-	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 400, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 400, 0 },
+static const struct ec2q_member q_ec2_m466[] = {
+	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 422, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m445[] = {
-	{ "Name", "Name", "name", "name", 453, 0 },
-	{ "Status", "Status", "status", "status", 400, 0 },
+static const struct ec2q_member q_ec2_m468[] = {
+	{ "Name", "Name", "name", "name", 476, 0 },
+	{ "Status", "Status", "status", "status", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m447[] = {
-	{ "Description", "Description", "description", "description", 400, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 400, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 400, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 330, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 330, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 400, 0 },
+static const struct ec2q_member q_ec2_m470[] = {
+	{ "Description", "Description", "description", "description", 422, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 422, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 422, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 346, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 346, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
 };
-static const struct ec2q_member q_ec2_m449[] = {
-	{ "Details", "Details", "details", "details", 446, 0 },
-	{ "Status", "Status", "status", "status", 450, 0 },
+static const struct ec2q_member q_ec2_m472[] = {
+	{ "Details", "Details", "details", "details", 469, 0 },
+	{ "Status", "Status", "status", "status", 473, 0 },
 };
-static const char *const q_ec2_e450[] = {
+static const char *const q_ec2_e473[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 };
-static const struct ec2q_member q_ec2_m451[] = {
-	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 442, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 400, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 400, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 448, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 400, 0 },
-	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 449, 0 },
-	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 444, 0 },
+static const struct ec2q_member q_ec2_m474[] = {
+	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 465, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 422, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 471, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
+	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 472, 0 },
+	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 467, 0 },
 };
-static const char *const q_ec2_e453[] = {
+static const char *const q_ec2_e476[] = {
 	"io-enabled",
 	"io-performance",
 };
-static const char *const q_ec2_e454[] = {
+static const char *const q_ec2_e477[] = {
 	"standard",
 	"io1",
 	"io2",
@@ -1779,7 +1909,7 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[32] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m32, NULL },
 	[33] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[34] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[35] = { "BillingProductList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[35] = { "BillingProductList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[36] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[37] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m37, NULL },
 	[38] = { "BlockDeviceMappingList", EC2Q_LIST, 0, 0, 37, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
@@ -1835,413 +1965,441 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[88] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
 	[89] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
 	[90] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
-	[91] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
-	[92] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
-	[93] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
-	[94] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
-	[95] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
-	[96] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
-	[97] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
-	[98] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
-	[99] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
-	[100] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
-	[101] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
-	[102] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
-	[103] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
-	[104] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
-	[105] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
-	[106] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
-	[107] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
-	[108] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
-	[109] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
-	[110] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
-	[111] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
-	[112] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
-	[113] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
-	[114] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
-	[115] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
-	[116] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
-	[117] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
-	[118] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e118 },
-	[119] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[120] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
-	[121] = { "DiskInfoList", EC2Q_LIST, 0, 0, 120, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[122] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[123] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e123 },
-	[124] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[125] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
-	[126] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e126 },
-	[127] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m127, NULL },
-	[128] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m128, NULL },
-	[129] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e129 },
-	[130] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m130, NULL },
-	[131] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e131 },
-	[132] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m132, NULL },
-	[133] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[134] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m134, NULL },
-	[135] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 134, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[136] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[137] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
-	[138] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 137, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[139] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 137, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[140] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m140, NULL },
-	[141] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m141, NULL },
-	[142] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 141, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[143] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[144] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 140, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[145] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[146] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e146 },
-	[147] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m147, NULL },
-	[148] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m148, NULL },
-	[149] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[150] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e150 },
-	[151] = { "ErrorSet", EC2Q_LIST, 0, 0, 423, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[152] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
-	[153] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 152, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
-	[154] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[155] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m155, NULL },
-	[156] = { "FilterList", EC2Q_LIST, 0, 0, 155, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[157] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[158] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m158, NULL },
-	[159] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 158, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[160] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[161] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m161, NULL },
-	[162] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[163] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[164] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m164, NULL },
-	[165] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[166] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[167] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
-	[168] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 167, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[169] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[170] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m170, NULL },
-	[171] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[172] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[173] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m173, NULL },
-	[174] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m174, NULL },
-	[175] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 174, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[176] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 386, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[177] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[178] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m178, NULL },
-	[179] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
-	[180] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e180 },
-	[181] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e181 },
-	[182] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e182 },
-	[183] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
-	[184] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m184, NULL },
-	[185] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
-	[186] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m186, NULL },
-	[187] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e187 },
-	[188] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[189] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 188, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[190] = { "ImageList", EC2Q_LIST, 0, 0, 185, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[191] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e191 },
-	[192] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e192 },
-	[193] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e193 },
-	[194] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
-	[195] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
-	[196] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m196, NULL },
-	[197] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[198] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m198, NULL },
-	[199] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 198, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[200] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[201] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[202] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m202, NULL },
-	[203] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e203 },
-	[204] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
-	[205] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 204, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[206] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e206 },
-	[207] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 206, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[208] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[209] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 208, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[210] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e210 },
-	[211] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
-	[212] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 211, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[213] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
-	[214] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 213, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[215] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 216, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[216] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
-	[217] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m217, NULL },
-	[218] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 217, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[219] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e219 },
-	[220] = { "InstanceList", EC2Q_LIST, 0, 0, 202, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[221] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m221, NULL },
-	[222] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m222, NULL },
-	[223] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m223, NULL },
-	[224] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e224 },
-	[225] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m225, NULL },
-	[226] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m226, NULL },
-	[227] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e227 },
-	[228] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e228 },
-	[229] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e229 },
-	[230] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
-	[231] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
-	[232] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m232, NULL },
-	[233] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[234] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m234, NULL },
-	[235] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 234, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[236] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m236, NULL },
-	[237] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 236, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[238] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m238, NULL },
-	[239] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
-	[240] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
-	[241] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 240, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[242] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e242 },
-	[243] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e243 },
-	[244] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[245] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
-	[246] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[247] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e247 },
-	[248] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m248, NULL },
-	[249] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 248, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[250] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m250, NULL },
-	[251] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 250, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[252] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[253] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 254, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[254] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m254, NULL },
-	[255] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[256] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 257, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[257] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m257, NULL },
-	[258] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[259] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e259 },
-	[260] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 266, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[261] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
-	[262] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[263] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 262, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[264] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m264, NULL },
-	[265] = { "KeyPairList", EC2Q_LIST, 0, 0, 264, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[266] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[267] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e267 },
-	[268] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[269] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
-	[270] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 269, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[271] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
-	[272] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e272 },
-	[273] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m273, NULL },
-	[274] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 273, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[275] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m275, NULL },
-	[276] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m276, NULL },
-	[277] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m277, NULL },
-	[278] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m278, NULL },
-	[279] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[280] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[281] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m281, NULL },
-	[282] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m282, NULL },
-	[283] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e283 },
-	[284] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m284, NULL },
-	[285] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[286] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[287] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m287, NULL },
-	[288] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m288, NULL },
-	[289] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e289 },
-	[290] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m290, NULL },
-	[291] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e291 },
-	[292] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e292 },
-	[293] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
-	[294] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 293, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[295] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m295, NULL },
-	[296] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 295, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[297] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
-	[298] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 297, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[299] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
-	[300] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
-	[301] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 271, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[302] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m302, NULL },
-	[303] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m303, NULL },
-	[304] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
-	[305] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 304, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[306] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m306, NULL },
-	[307] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m307, NULL },
-	[308] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
-	[309] = { "LicenseList", EC2Q_LIST, 0, 0, 307, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[310] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 308, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[311] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e311 },
-	[312] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e312 },
-	[313] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 312, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[314] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[315] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e315 },
-	[316] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[317] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e317 },
-	[318] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[319] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[320] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[321] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[322] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[323] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[324] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[325] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[326] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m326, NULL },
-	[327] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m327, NULL },
-	[328] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
-	[329] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[330] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[331] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m331, NULL },
-	[332] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m332, NULL },
-	[333] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m333, NULL },
-	[334] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m334, NULL },
-	[335] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e335 },
-	[336] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m336, NULL },
-	[337] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[338] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m338, NULL },
-	[339] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 338, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[340] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m340, NULL },
-	[341] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m341, NULL },
-	[342] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[343] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e343 },
-	[344] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[345] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[346] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e346 },
-	[347] = { "OwnerStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[348] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e348 },
-	[349] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m349, NULL },
-	[350] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[351] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m351, NULL },
-	[352] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[353] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e353 },
-	[354] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 353, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[355] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e355 },
-	[356] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
-	[357] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m357, NULL },
-	[358] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m358, NULL },
-	[359] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 358, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[360] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m360, NULL },
-	[361] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[362] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
-	[363] = { "ProductCodeList", EC2Q_LIST, 0, 0, 362, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[364] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e364 },
-	[365] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[366] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m366, NULL },
-	[367] = { "RegionList", EC2Q_LIST, 0, 0, 366, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[368] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[369] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m369, NULL },
-	[370] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m370, NULL },
-	[371] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 246, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[372] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m372, NULL },
-	[373] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m373, NULL },
-	[374] = { "ReservationList", EC2Q_LIST, 0, 0, 373, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[375] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m375, NULL },
-	[376] = { "ResourceIdList", EC2Q_LIST, 0, 0, 409, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[377] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e377 },
-	[378] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[379] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e379 },
-	[380] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 379, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[381] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m381, NULL },
-	[382] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m382, NULL },
-	[383] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[384] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[385] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 384, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[386] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[387] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 386, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[388] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[389] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e389 },
-	[390] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m390, NULL },
-	[391] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e391 },
-	[392] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[393] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 392, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[394] = { "SnapshotList", EC2Q_LIST, 0, 0, 390, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[395] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e395 },
-	[396] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e396 },
-	[397] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m397, NULL },
-	[398] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
-	[399] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e399 },
-	[400] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[401] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
-	[402] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[403] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m403, NULL },
-	[404] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m404, NULL },
-	[405] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 404, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[406] = { "TagList", EC2Q_LIST, 0, 0, 403, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[407] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m407, NULL },
-	[408] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[409] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[410] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e410 },
-	[411] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m411, NULL },
-	[412] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m412, NULL },
-	[413] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[414] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 413, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[415] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m415, NULL },
-	[416] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e416 },
-	[417] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e417 },
-	[418] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 417, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[419] = { "UserIdStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[420] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[421] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m421, NULL },
-	[422] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m422, NULL },
-	[423] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m423, NULL },
-	[424] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m424, NULL },
-	[425] = { "ValueStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[426] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
-	[427] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e427 },
-	[428] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 427, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[429] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m429, NULL },
-	[430] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m430, NULL },
-	[431] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 430, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[432] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e432 },
-	[433] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e433 },
-	[434] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[435] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[436] = { "VolumeList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[437] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m437, NULL },
-	[438] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 437, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[439] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e439 },
-	[440] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e440 },
-	[441] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m441, NULL },
-	[442] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 441, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[443] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m443, NULL },
-	[444] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[445] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m445, NULL },
-	[446] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 445, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[447] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m447, NULL },
-	[448] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 447, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[449] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m449, NULL },
-	[450] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e450 },
-	[451] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m451, NULL },
-	[452] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 451, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[453] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e453 },
-	[454] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e454 },
-	[455] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[456] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[457] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[458] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[91] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
+	[92] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
+	[93] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
+	[94] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
+	[95] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
+	[96] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
+	[97] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
+	[98] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
+	[99] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
+	[100] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
+	[101] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
+	[102] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[103] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
+	[104] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
+	[105] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
+	[106] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
+	[107] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
+	[108] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
+	[109] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
+	[110] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
+	[111] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
+	[112] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
+	[113] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
+	[114] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
+	[115] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
+	[116] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
+	[117] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
+	[118] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
+	[119] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
+	[120] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
+	[121] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e121 },
+	[122] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[123] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
+	[124] = { "DiskInfoList", EC2Q_LIST, 0, 0, 123, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[125] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[126] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e126 },
+	[127] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[128] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m128, NULL },
+	[129] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e129 },
+	[130] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m130, NULL },
+	[131] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m131, NULL },
+	[132] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e132 },
+	[133] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
+	[134] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e134 },
+	[135] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
+	[136] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[137] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
+	[138] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 137, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[139] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[140] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m140, NULL },
+	[141] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 140, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[142] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 140, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[143] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m143, NULL },
+	[144] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
+	[145] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 144, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[146] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[147] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 143, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[148] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[149] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e149 },
+	[150] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m150, NULL },
+	[151] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m151, NULL },
+	[152] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[153] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e153 },
+	[154] = { "ErrorSet", EC2Q_LIST, 0, 0, 446, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[155] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e155 },
+	[156] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[157] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 156, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[158] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[159] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m159, NULL },
+	[160] = { "FilterList", EC2Q_LIST, 0, 0, 159, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[161] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[162] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m162, NULL },
+	[163] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 162, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[164] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[165] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m165, NULL },
+	[166] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[167] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[168] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m168, NULL },
+	[169] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[170] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m170, NULL },
+	[171] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m171, NULL },
+	[172] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[173] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m173, NULL },
+	[174] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 173, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[175] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[176] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m176, NULL },
+	[177] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[178] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[179] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
+	[180] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m180, NULL },
+	[181] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 180, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[182] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 402, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[183] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[184] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m184, NULL },
+	[185] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
+	[186] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e186 },
+	[187] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e187 },
+	[188] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e188 },
+	[189] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m189, NULL },
+	[190] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m190, NULL },
+	[191] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m191, NULL },
+	[192] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
+	[193] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e193 },
+	[194] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[195] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 194, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[196] = { "ImageList", EC2Q_LIST, 0, 0, 191, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[197] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e197 },
+	[198] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e198 },
+	[199] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e199 },
+	[200] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m200, NULL },
+	[201] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m201, NULL },
+	[202] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m202, NULL },
+	[203] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[204] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
+	[205] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 204, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[206] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[207] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[208] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m208, NULL },
+	[209] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m209, NULL },
+	[210] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e210 },
+	[211] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e211 },
+	[212] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
+	[213] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 212, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[214] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[215] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e215 },
+	[216] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 215, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[217] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[218] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 217, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[219] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e219 },
+	[220] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m220, NULL },
+	[221] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 220, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[222] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m222, NULL },
+	[223] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 222, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[224] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 225, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[225] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m225, NULL },
+	[226] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m226, NULL },
+	[227] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 226, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[228] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e228 },
+	[229] = { "InstanceList", EC2Q_LIST, 0, 0, 208, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[230] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
+	[231] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
+	[232] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m232, NULL },
+	[233] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e233 },
+	[234] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m234, NULL },
+	[235] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
+	[236] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e236 },
+	[237] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e237 },
+	[238] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e238 },
+	[239] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
+	[240] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
+	[241] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m241, NULL },
+	[242] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 239, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[243] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m243, NULL },
+	[244] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 243, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[245] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
+	[246] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 245, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[247] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m247, NULL },
+	[248] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m248, NULL },
+	[249] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m249, NULL },
+	[250] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 249, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[251] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e251 },
+	[252] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m252, NULL },
+	[253] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m253, NULL },
+	[254] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 253, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[255] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
+	[256] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 255, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[257] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 252, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[258] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
+	[259] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e259 },
+	[260] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[261] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
+	[262] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[263] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e263 },
+	[264] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m264, NULL },
+	[265] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 264, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[266] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
+	[267] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 266, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[268] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[269] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 270, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[270] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m270, NULL },
+	[271] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[272] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 273, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[273] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m273, NULL },
+	[274] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[275] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e275 },
+	[276] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 282, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[277] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m277, NULL },
+	[278] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[279] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[280] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m280, NULL },
+	[281] = { "KeyPairList", EC2Q_LIST, 0, 0, 280, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[282] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[283] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e283 },
+	[284] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[285] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
+	[286] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[287] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m287, NULL },
+	[288] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e288 },
+	[289] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m289, NULL },
+	[290] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 289, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[291] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m291, NULL },
+	[292] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m292, NULL },
+	[293] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
+	[294] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m294, NULL },
+	[295] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[296] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 294, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[297] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
+	[298] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m298, NULL },
+	[299] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e299 },
+	[300] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
+	[301] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[302] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 301, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[303] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m303, NULL },
+	[304] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
+	[305] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e305 },
+	[306] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m306, NULL },
+	[307] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e307 },
+	[308] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e308 },
+	[309] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m309, NULL },
+	[310] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 309, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[311] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m311, NULL },
+	[312] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 311, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[313] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[314] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 313, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[315] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m315, NULL },
+	[316] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m316, NULL },
+	[317] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 287, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[318] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m318, NULL },
+	[319] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m319, NULL },
+	[320] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m320, NULL },
+	[321] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 320, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[322] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m322, NULL },
+	[323] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m323, NULL },
+	[324] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
+	[325] = { "LicenseList", EC2Q_LIST, 0, 0, 323, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[326] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 324, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[327] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e327 },
+	[328] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e328 },
+	[329] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[330] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[331] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e331 },
+	[332] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[333] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e333 },
+	[334] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[335] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[336] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[337] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[338] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[339] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[340] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[341] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[342] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m342, NULL },
+	[343] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m343, NULL },
+	[344] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m344, NULL },
+	[345] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[346] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[347] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m347, NULL },
+	[348] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m348, NULL },
+	[349] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m349, NULL },
+	[350] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m350, NULL },
+	[351] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e351 },
+	[352] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m352, NULL },
+	[353] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[354] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m354, NULL },
+	[355] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 354, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[356] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
+	[357] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m357, NULL },
+	[358] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[359] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e359 },
+	[360] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[361] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[362] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e362 },
+	[363] = { "OwnerStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[364] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e364 },
+	[365] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m365, NULL },
+	[366] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[367] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m367, NULL },
+	[368] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[369] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e369 },
+	[370] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 369, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[371] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e371 },
+	[372] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m372, NULL },
+	[373] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m373, NULL },
+	[374] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m374, NULL },
+	[375] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 374, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[376] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m376, NULL },
+	[377] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[378] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m378, NULL },
+	[379] = { "ProductCodeList", EC2Q_LIST, 0, 0, 378, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[380] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e380 },
+	[381] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[382] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m382, NULL },
+	[383] = { "RegionList", EC2Q_LIST, 0, 0, 382, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[384] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[385] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m385, NULL },
+	[386] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m386, NULL },
+	[387] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 262, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[388] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m388, NULL },
+	[389] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m389, NULL },
+	[390] = { "ReservationList", EC2Q_LIST, 0, 0, 389, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[391] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m391, NULL },
+	[392] = { "ResourceIdList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[393] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e393 },
+	[394] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[395] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e395 },
+	[396] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 395, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[397] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m397, NULL },
+	[398] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
+	[399] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[400] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[401] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[402] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[403] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 402, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[404] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[405] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e405 },
+	[406] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m406, NULL },
+	[407] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e407 },
+	[408] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[409] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 408, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[410] = { "SnapshotList", EC2Q_LIST, 0, 0, 406, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[411] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e411 },
+	[412] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e412 },
+	[413] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m413, NULL },
+	[414] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m414, NULL },
+	[415] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m415, NULL },
+	[416] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m416, NULL },
+	[417] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e417 },
+	[418] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e418 },
+	[419] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m419, NULL },
+	[420] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m420, NULL },
+	[421] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e421 },
+	[422] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[423] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
+	[424] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[425] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e425 },
+	[426] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m426, NULL },
+	[427] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m427, NULL },
+	[428] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 427, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[429] = { "TagList", EC2Q_LIST, 0, 0, 426, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[430] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m430, NULL },
+	[431] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 430, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[432] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[433] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e433 },
+	[434] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m434, NULL },
+	[435] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m435, NULL },
+	[436] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[437] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 436, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[438] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m438, NULL },
+	[439] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e439 },
+	[440] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e440 },
+	[441] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 440, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[442] = { "UserIdStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[443] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[444] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m444, NULL },
+	[445] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m445, NULL },
+	[446] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m446, NULL },
+	[447] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m447, NULL },
+	[448] = { "ValueStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[449] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[450] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e450 },
+	[451] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 450, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[452] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m452, NULL },
+	[453] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m453, NULL },
+	[454] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 453, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[455] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e455 },
+	[456] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e456 },
+	[457] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[458] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 457, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[459] = { "VolumeList", EC2Q_LIST, 0, 0, 452, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[460] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m460, NULL },
+	[461] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 460, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[462] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e462 },
+	[463] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e463 },
+	[464] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m464, NULL },
+	[465] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 464, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[466] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m466, NULL },
+	[467] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 466, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[468] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m468, NULL },
+	[469] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 468, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[470] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m470, NULL },
+	[471] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 470, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[472] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m472, NULL },
+	[473] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e473 },
+	[474] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m474, NULL },
+	[475] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 474, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[476] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e476 },
+	[477] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e477 },
+	[478] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[479] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[480] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[481] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 102, 103, NULL },
+	{ "DescribeRegions", 105, 106, NULL },
 	{ "DescribeAvailabilityZones", 86, 87, NULL },
 	{ "DescribeAccountAttributes", 84, 85, NULL },
-	{ "CreateKeyPair", 60, 261, NULL },
-	{ "ImportKeyPair", 194, 195, NULL },
-	{ "DescribeKeyPairs", 97, 98, NULL },
+	{ "CreateKeyPair", 60, 277, NULL },
+	{ "ImportKeyPair", 200, 201, NULL },
+	{ "DescribeKeyPairs", 100, 101, NULL },
 	{ "DeleteKeyPair", 77, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 93, 94, NULL },
-	{ "DescribeInstanceTypeOfferings", 91, 92, NULL },
+	{ "DescribeInstanceTypes", 96, 97, NULL },
+	{ "DescribeInstanceTypeOfferings", 94, 95, NULL },
 	{ "CreateTags", 64, EC2Q_NONE, NULL },
 	{ "DeleteTags", 81, EC2Q_NONE, NULL },
-	{ "DescribeTags", 108, 109, NULL },
+	{ "DescribeTags", 111, 112, NULL },
 	{ "CreateLaunchTemplate", 61, 62, NULL },
-	{ "DescribeLaunchTemplates", 100, 101, NULL },
+	{ "DescribeLaunchTemplates", 103, 104, NULL },
 	{ "DeleteLaunchTemplate", 78, 79, NULL },
-	{ "CreateVolume", 68, 429, NULL },
+	{ "CreateVolume", 68, 452, NULL },
 	{ "DeleteVolume", 82, EC2Q_NONE, NULL },
-	{ "DescribeVolumes", 116, 117, NULL },
-	{ "ModifyVolume", 332, 333, NULL },
-	{ "DescribeVolumesModifications", 114, 115, NULL },
-	{ "DescribeVolumeStatus", 112, 113, NULL },
-	{ "DescribeVolumeAttribute", 110, 111, NULL },
-	{ "CreateSnapshot", 63, 390, NULL },
+	{ "DescribeVolumes", 119, 120, NULL },
+	{ "ModifyVolume", 348, 349, NULL },
+	{ "DescribeVolumesModifications", 117, 118, NULL },
+	{ "DescribeVolumeStatus", 115, 116, NULL },
+	{ "DescribeVolumeAttribute", 113, 114, NULL },
+	{ "CreateSnapshot", 63, 406, NULL },
 	{ "CopySnapshot", 52, 53, NULL },
 	{ "DeleteSnapshot", 80, EC2Q_NONE, NULL },
-	{ "DescribeSnapshots", 106, 107, NULL },
-	{ "DescribeSnapshotAttribute", 104, 105, NULL },
-	{ "ModifySnapshotAttribute", 331, EC2Q_NONE, NULL },
-	{ "ResetSnapshotAttribute", 375, EC2Q_NONE, NULL },
-	{ "RegisterImage", 369, 370, NULL },
+	{ "DescribeSnapshots", 109, 110, NULL },
+	{ "DescribeSnapshotAttribute", 107, 108, NULL },
+	{ "ModifySnapshotAttribute", 347, EC2Q_NONE, NULL },
+	{ "ResetSnapshotAttribute", 391, EC2Q_NONE, NULL },
+	{ "RegisterImage", 385, 386, NULL },
 	{ "DescribeImages", 89, 90, NULL },
 	{ "DeregisterImage", 83, EC2Q_NONE, NULL },
-	{ "DescribeImageAttribute", 88, 186, NULL },
-	{ "RunInstances", 382, 373, NULL },
-	{ "DescribeInstances", 95, 96, NULL },
-	{ "TerminateInstances", 411, 412, NULL },
+	{ "DescribeImageAttribute", 88, 192, NULL },
+	{ "RunInstances", 398, 389, NULL },
+	{ "DescribeInstances", 98, 99, NULL },
+	{ "TerminateInstances", 434, 435, NULL },
+	{ "StopInstances", 419, 420, NULL },
+	{ "StartInstances", 414, 415, NULL },
+	{ "DescribeInstanceStatus", 92, 93, NULL },
+	{ "GetConsoleOutput", 170, 171, NULL },
+	{ "DescribeInstanceAttribute", 91, 209, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -2250,9 +2408,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 459,
+	.n_shapes = 482,
 	.ops = q_ec2_ops,
-	.n_ops = 36,
+	.n_ops = 41,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

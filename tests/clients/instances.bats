@@ -155,6 +155,63 @@ echo $marker" \
 	[ "$output" = "Client.UserInitiatedShutdown	detached" ]
 }
 
+@test "stop and start keep the root volume's data; get-console-output, describe-instance-status and -attribute, spx get vms" {
+	run av2 ec2 run-instances --image-id "$AMI" --instance-type t3.nano \
+		--key-name k1 --disable-api-termination \
+		--query 'Instances[0].InstanceId' --output text
+	[ "$status" -eq 0 ]
+	IID=$output
+	wait_for 60 is "$IID" running
+	wait_for 120 ready "$IID" || { console "$IID" >&2; false; }
+	run av2 ec2 get-console-output --instance-id "$IID" --latest \
+		--query Output --output text
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"spx-image: instance-id $IID"* ]]
+	[[ "$output" == *"spx-image: ready"* ]]
+	run av2 ec2 describe-instance-status --instance-ids "$IID" \
+		--query 'InstanceStatuses[0].[InstanceState.Name,InstanceStatus.Status,SystemStatus.Status]' --output text
+	[ "$output" = "running	ok	ok" ]
+	run av2 ec2 describe-instance-attribute --instance-id "$IID" \
+		--attribute disableApiTermination --query DisableApiTermination.Value --output text
+	[ "$output" = True ]
+	run spx get vms --root "$ROOT" --json
+	[ "$status" -eq 0 ]
+	port=$(ssh_port "$IID")
+	[[ "$output" == *"\"$IID\""*"127.0.0.1:$port"* ]]
+	run av2 ec2 terminate-instances --instance-ids "$IID"
+	fails_with OperationNotPermitted
+	run guest "$IID" 'echo kept >/root/data; sync; cat /root/data'
+	[ "$output" = kept ]
+
+	run av2 ec2 stop-instances --instance-ids "$IID" \
+		--query 'StoppingInstances[0].[PreviousState.Name,CurrentState.Name]' --output text
+	[ "$output" = "running	stopping" ]
+	wait_for 60 is "$IID" stopped
+	[ -z "$(qemu_of "$IID")" ]
+	run av2 ec2 describe-instances --instance-ids "$IID" \
+		--query 'Reservations[0].Instances[0].StateReason.Code' --output text
+	[ "$output" = Client.UserInitiatedShutdown ]
+	run av2 ec2 describe-instance-status --instance-ids "$IID" --include-all-instances \
+		--query 'InstanceStatuses[0].[InstanceState.Name,InstanceStatus.Status]' --output text
+	[ "$output" = "stopped	not-applicable" ]
+	run av2 ec2 start-instances --instance-ids "$IID" \
+		--query 'StartingInstances[0].[PreviousState.Name,CurrentState.Name]' --output text
+	[ "$output" = "stopped	pending" ]
+	wait_for 60 is "$IID" running
+	[ "$(grep -c "spx-vm start --root $ROOT $IID " "$ROOT/log/agent.log")" -eq 2 ]
+	wait_for 120 eval '[ "$(console "$IID" | grep -c "^spx-image: ready")" -ge 2 ]'
+	run guest "$IID" 'cat /root/data'
+	[ "$output" = kept ]
+	# Forced: QEMU quits at once.
+	run av2 ec2 stop-instances --instance-ids "$IID" --force
+	[ "$status" -eq 0 ]
+	wait_for 30 is "$IID" stopped
+	grep -q "spx-vm stop --root $ROOT --timeout 30 --force $IID" "$ROOT/log/agent.log"
+	[ -z "$(qemu_of "$IID")" ]
+	run av2 ec2 terminate-instances --instance-ids "$IID"
+	fails_with OperationNotPermitted
+}
+
 @test "boto3 with its waiters: a guest whose QEMU dies is stopped with a reason; DeleteOnTermination false keeps the root volume" {
 	run /usr/bin/python3 - "$EC2_PORT" "$ROOT/tls/ca.pem" "$AMI" "$ROOT" <<'EOF'
 import os, signal, sys, time

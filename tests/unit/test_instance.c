@@ -2,7 +2,8 @@
  * user data, the root mapping, zone, tags, metadata options), admission
  * by the node's memory with nothing recorded on refusal, the states an
  * instance goes through with the agent's steps (launch, watch, stop,
- * shutdown, expiry), the root volume's attachment and its fate on
+ * shutdown, expiry), StopInstances (Force) and StartInstances (with its
+ * own admission), the root volume's attachment and its fate on
  * termination, DisableApiTermination, and the metadata a guest reads. */
 #include "spx.h"
 
@@ -476,6 +477,83 @@ static void test_keep_and_fail(void)
 	json_decref(ids);
 }
 
+static const char *change_name(json_t *out, const char *which)
+{
+	return json_string_value(json_object_get(
+		json_object_get(json_array_get(out, 0), which), "Name"));
+}
+
+static void test_stop_start(void)
+{
+	json_t *res = NULL, *ids, *out = NULL, *r;
+	struct spx_inst_work w = { 0 };
+	char vol[32], id[32];
+
+	T_INT(run("{" RUN1 "}", &res), 0, "run");
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	vol_made(vol, true);
+	step_of(id, T0, &w);
+	spx_inst_launched(st, &w, T0);
+	ids = json_pack("[s]", id);
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), 0,
+	      "start a running one");
+	T_STR(change_name(out, "CurrentState"), "running", "stays running");
+	json_decref(out);
+	T_INT(spx_inst_stop(st, ACCT, ids, false, T0, &out), 0, "stop");
+	T_STR(change_name(out, "PreviousState"), "running", "was running");
+	T_STR(change_name(out, "CurrentState"), "stopping", "stopping");
+	json_decref(out);
+	T_STR(step_of(id, T0, &w), "stop", "the agent stops it");
+	T_OK(!w.force, "not forced");
+	T_INT(spx_inst_stop(st, ACCT, ids, true, T0, &out), 0, "force it");
+	json_decref(out);
+	T_STR(step_of(id, T0, &w), "stop", "still a stop");
+	T_OK(w.force, "forced now");
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), -1,
+	      "start while stopping");
+	T_STR(code(), "IncorrectInstanceState", "IncorrectInstanceState");
+	T_INT(spx_inst_halted(st, &w, T0), 0, "halted");
+	T_STR(state_of(id), "stopped", "stopped");
+	r = inst(id);
+	T_STR(json_string_value(json_object_get(json_object_get(r, "StateReason"),
+						"Code")),
+	      "Client.UserInitiatedShutdown", "user initiated");
+	T_OK(json_object_get(r, "SpxForce") == NULL, "force forgotten");
+	json_decref(r);
+	T_STR(vol_state(vol), "in-use/1", "the root volume stays attached");
+	/* Not enough memory to start it again. */
+	env.mem_mib = 512;
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), -1,
+	      "start beyond memory");
+	T_STR(code(), "InsufficientInstanceCapacity", "its code");
+	T_STR(state_of(id), "stopped", "still stopped");
+	env.mem_mib = 65536;
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), 0, "start");
+	T_STR(change_name(out, "PreviousState"), "stopped", "was stopped");
+	T_STR(change_name(out, "CurrentState"), "pending", "pending");
+	json_decref(out);
+	T_STR(step_of(id, T0, &w), "launch", "launched again");
+	T_INT(w.port, 0, "no port yet");
+	json_array_append_new(ids, json_string("i-0123456789abcdef0"));
+	T_INT(spx_inst_stop(st, ACCT, ids, false, T0, &out), -1,
+	      "stop with an unknown id");
+	T_STR(code(), "InvalidInstanceID.NotFound", "NotFound");
+	T_STR(state_of(id), "pending", "nothing changed");
+	json_array_remove(ids, 1);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate");
+	json_decref(out);
+	step_of(id, T0, &w);
+	spx_inst_halted(st, &w, T0);
+	T_INT(spx_inst_stop(st, ACCT, ids, false, T0, &out), -1,
+	      "stop a terminated one");
+	T_STR(code(), "IncorrectInstanceState", "IncorrectInstanceState");
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), -1,
+	      "start a terminated one");
+	T_STR(code(), "IncorrectInstanceState", "IncorrectInstanceState");
+	json_decref(ids);
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-instance.XXXXXX";
@@ -526,6 +604,7 @@ int main(void)
 	test_admission();
 	test_lifecycle();
 	test_keep_and_fail();
+	test_stop_start();
 	json_decref(zones);
 	spx_state_close(st);
 	free(lock);
