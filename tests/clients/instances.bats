@@ -202,7 +202,16 @@ echo $marker" \
 	wait_for 120 eval '[ "$(console "$IID" | grep -c "^spx-image: ready")" -ge 2 ]'
 	run guest "$IID" 'cat /root/data'
 	[ "$output" = kept ]
-	# Forced: QEMU quits at once.
+	# The guest powers itself off: stopped, and said so.
+	run guest "$IID" poweroff
+	wait_for 60 is "$IID" stopped
+	run av2 ec2 describe-instances --instance-ids "$IID" \
+		--query 'Reservations[0].Instances[0].StateReason.Code' --output text
+	[ "$output" = Client.InstanceInitiatedShutdown ]
+	# Forced: QEMU quits at once, whatever the guest is doing.
+	run av2 ec2 start-instances --instance-ids "$IID"
+	[ "$status" -eq 0 ]
+	wait_for 60 is "$IID" running
 	run av2 ec2 stop-instances --instance-ids "$IID" --force
 	[ "$status" -eq 0 ]
 	wait_for 30 is "$IID" stopped
