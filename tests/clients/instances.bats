@@ -298,4 +298,33 @@ EOF
 	run av2 ec2 run-instances --image-id "$AMI" --user-data "$(head -c 20000 /dev/zero | tr '\0' x)"
 	fails_with InvalidParameterValue
 	[ "$(count_instances)" = "$n0" ]
+	[ "$(count_volumes)" = "$v0" ]
+
+	# A ClientToken: the same launch answers the same instance; other
+	# parameters with it are refused.
+	tok="tok-$RANDOM$RANDOM"
+	run av2 ec2 run-instances --image-id "$AMI" --instance-type t3.nano \
+		--client-token "$tok" --query 'Instances[0].InstanceId' --output text
+	[ "$status" -eq 0 ]
+	IID=$output
+	run av2 ec2 run-instances --image-id "$AMI" --instance-type t3.nano \
+		--client-token "$tok" --query 'Instances[0].InstanceId' --output text
+	[ "$status" -eq 0 ]
+	[ "$output" = "$IID" ]
+	run av2 ec2 run-instances --image-id "$AMI" --instance-type t3.micro \
+		--client-token "$tok"
+	fails_with IdempotentParameterMismatch
+	[ "$(count_instances)" = "$((n0 + 1))" ]
+	run av2 ec2 describe-instances --filters Name=client-token,Values="$tok" \
+		Name=instance-type,Values=t3.nano Name=image-id,Values="$AMI" \
+		--query 'Reservations[].Instances[].InstanceId' --output text
+	[ "$output" = "$IID" ]
+	# Terminated at once, whatever the agent had done with it by then.
+	run av2 ec2 terminate-instances --instance-ids "$IID"
+	[ "$status" -eq 0 ]
+	wait_for 60 is "$IID" terminated
+	[ -z "$(qemu_of "$IID")" ]
+	VOL=$(av2 ec2 describe-instances --instance-ids "$IID" \
+		--query 'Reservations[0].Instances[0].BlockDeviceMappings[0].Ebs.VolumeId' --output text)
+	wait_for 30 vol_gone "$VOL"
 }
