@@ -641,6 +641,12 @@ static void inst_pass(struct agent *ag)
 			if (ag->njobs < MAX_JOBS)
 				inst_halt(ag, &w[i]);
 			break;
+		case SPX_INST_REPORT:
+			spx_log(SPX_LOG_WARN, "%s: %s", w[i].id, w[i].why);
+			inst_log_rc(&w[i],
+				    spx_inst_note(ag->st, &w[i], w[i].why),
+				    "root volume failure recorded");
+			break;
 		case SPX_INST_EXPIRE:
 			inst_log_rc(&w[i], spx_inst_expire(ag->st, &w[i]),
 				    "record removed (terminated an hour ago)");
@@ -747,7 +753,10 @@ static void finish(struct agent *ag, struct job *j, int ws)
 		r = 0;
 	} else if (snap) {
 		r = spx_ebs_snap_done(ag->st, w, ok, final, why);
-	} else if (ok || final) {
+	} else if (ok || final || w->step == SPX_EBS_DELETE) {
+		/* A deletion that failed stays "deleting", its reason in
+		 * SpxError (an instance whose root volume it is reports it:
+		 * instance.h). */
 		r = spx_ebs_done(ag->st, w, ok, why, time(NULL));
 	} else {
 		r = 0;

@@ -34,7 +34,7 @@ int cmd_get_vms(const struct spx_args *a)
 	}
 	vms = spx_path_join(conf.paths.run, "vm");
 	t = spx_table_new("INSTANCE", "STATE", "QEMU", "TYPE", "MEMORY(MiB)",
-			  "VCPUS", "ROOT", "SSH", "ACCOUNT", NULL);
+			  "VCPUS", "ROOT", "SSH", "ACCOUNT", "ERROR", NULL);
 	json_array_foreach(all, i, r) {
 		const char *id = spx_ec2_str0(r, "InstanceId");
 		long long port = json_integer_value(json_object_get(r, "SpxSshPort"));
@@ -58,6 +58,9 @@ int cmd_get_vms(const struct spx_args *a)
 					      "VolumeId"));
 		spx_table_str(t, ssh);
 		spx_table_str(t, spx_ec2_str0(r, "SpxAccount"));
+		spx_table_str(t, *spx_ec2_str0(r, "SpxError")
+					 ? spx_ec2_str0(r, "SpxError")
+					 : "-");
 		free(dir);
 	}
 	rc = spx_table_print(t, stdout, spx_flag(a, "json")) < 0 ? SPX_FAIL

@@ -1113,9 +1113,27 @@ int spx_inst_pending(struct spx_state *st, const char *node, time_t now,
 			w.step = SPX_INST_STOP;
 			break;
 		case SPX_INST_TERMINATED:
-			if (!expired(r, now))
+			if (expired(r, now)) {
+				w.step = SPX_INST_EXPIRE;
+				break;
+			}
+			/* A root volume whose deletion fails: said in the
+			 * instance's record too, once. */
+			if (!root_dot(r) || !*w.vol ||
+			    spx_ebs_get(st, w.account, w.vol, &v, NULL) < 0) {
+				spx_error_clear();
 				continue;
-			w.step = SPX_INST_EXPIRE;
+			}
+			if (!strcmp(spx_ec2_str0(v, "State"), "deleting") &&
+			    *spx_ec2_str0(v, "SpxError"))
+				snprintf(w.why, sizeof(w.why),
+					 "the root volume %s cannot be deleted: "
+					 "%s",
+					 w.vol, spx_ec2_str0(v, "SpxError"));
+			json_decref(v);
+			if (!*w.why || !strcmp(w.why, spx_ec2_str0(r, "SpxError")))
+				continue;
+			w.step = SPX_INST_REPORT;
 			break;
 		default:
 			continue;

@@ -155,6 +155,8 @@ enum spx_inst_step {
 	SPX_INST_SHUTDOWN,	/* shutting-down: spx-vm stop, terminated */
 	SPX_INST_STOP,		/* stopping: spx-vm stop, stopped */
 	SPX_INST_EXPIRE,	/* terminated long enough: the record goes */
+	SPX_INST_REPORT,	/* terminated, its root volume cannot be
+				   deleted: why goes into SpxError */
 };
 
 struct spx_inst_work {
@@ -166,7 +168,7 @@ struct spx_inst_work {
 	int cpus;
 	int port;		/* SpxSshPort */
 	bool force;		/* stop: StopInstances Force */
-	char why[256];		/* FAIL: the volume's error */
+	char why[512];		/* FAIL, REPORT: the volume's error */
 };
 
 /* The steps node's instances wait on, across accounts; *out (free it)

@@ -672,6 +672,8 @@ static int do_done(json_t *rec, void *arg)
 					    json_integer(gp2_iops(
 						    num(rec, "Size"))));
 		return 0;
+	case SPX_EBS_DELETE: /* failed: SpxError says why; tried again */
+		return s && !strcmp(s, "deleting") ? 0 : 1;
 	default:
 		return 1;
 	}

@@ -121,8 +121,9 @@ static const char *vol_state(const char *vol)
 static const char *step_of(const char *id, time_t now,
 			   struct spx_inst_work *out)
 {
-	static const char *const names[] = { "launch", "fail", "watch",
-					     "shutdown", "stop", "expire" };
+	static const char *const names[] = { "launch", "fail",	"watch",
+					     "shutdown", "stop", "expire",
+					     "report" };
 	struct spx_inst_work *w;
 	const char *s = "none";
 	size_t n;
@@ -392,6 +393,25 @@ static void test_lifecycle(void)
 	T_INT(spx_inst_halted(st, &w, T0), 0, "halted");
 	T_STR(state_of(id), "terminated", "terminated");
 	T_STR(vol_state(vol), "deleting/0", "root volume deleting, detached");
+	T_STR(step_of(id, T0, NULL), "none", "terminated: nothing to do");
+	{
+		struct spx_ebs_work dw = { .step = SPX_EBS_DELETE };
+
+		snprintf(dw.account, sizeof(dw.account), ACCT);
+		snprintf(dw.id, sizeof(dw.id), "%s", vol);
+		T_INT(spx_ebs_done(st, &dw, false, "disk on fire", T0), 0,
+		      "the volume's deletion fails");
+	}
+	T_STR(step_of(id, T0, &w), "report", "which the instance reports");
+	T_OK(strstr(w.why, "disk on fire") && strstr(w.why, vol), "why: %s",
+	     w.why);
+	T_INT(spx_inst_note(st, &w, w.why), 0, "noted");
+	r = inst(id);
+	T_OK(strstr(json_string_value(json_object_get(r, "SpxError")),
+		    "disk on fire") != NULL,
+	     "in the instance's record");
+	json_decref(r);
+	T_STR(step_of(id, T0, NULL), "none", "once");
 	T_INT(spx_inst_terminate(st, ACCT, ids, T0 + 5, &out), 0,
 	      "terminate again");
 	T_STR(json_string_value(json_object_get(
