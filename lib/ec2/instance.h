@@ -12,6 +12,8 @@
  * EbsOptimized, Hypervisor, VirtualizationType, CpuOptions, BootMode,
  * ...) plus members EC2 does not show, which spx_inst_item() removes:
  *   "SpxNode"            the node that runs the guest
+ *   "SpxAccount"         the owning account (the agent works across
+ *                        accounts)
  *   "SpxReservationId"   "r-...", shared by the instances of one launch
  *   "SpxDesired"         "running", "stopped" or "terminated"
  *   "SpxUserData"        the user data as given (base64), or absent
@@ -23,9 +25,11 @@
  *                        guest's port 22 (0 before the first start)
  *   "SpxDisableApiTermination"  DescribeInstanceAttribute's
  *   "SpxSecurityGroupIds", "SpxSubnetId"  recorded until VPCs exist
+ *   "SpxForce"           StopInstances asked for Force (while stopping)
  *   "SpxTerminatedAt"    when it became terminated (seconds)
  *   "SpxError"           why the agent's last step failed ("" if none),
  *                        e.g. a root volume that could not be deleted
+ *                        (the volume's own SpxError, copied once)
  *
  * States, as EC2's: RunInstances records "pending" (0) with the root
  * volume recorded "creating" (restored by the agent from the image's
