@@ -1068,7 +1068,11 @@ int spx_inst_pending(struct spx_state *st, const char *node, time_t now,
 		int c = code_of(r);
 		json_t *v = NULL;
 
-		if (strcmp(spx_ec2_str0(r, "SpxNode"), node))
+		/* Only what fits and is well formed reaches a command line. */
+		if (strcmp(spx_ec2_str0(r, "SpxNode"), node) ||
+		    !spx_account_id_valid(acct) ||
+		    !spx_inst_id_wellformed(spx_ec2_str(r, "InstanceId")) ||
+		    (root_vol(r) && !spx_ebs_id_wellformed(root_vol(r))))
 			continue;
 		snprintf(w.account, sizeof(w.account), "%s", acct);
 		snprintf(w.id, sizeof(w.id), "%s", spx_ec2_str0(r, "InstanceId"));
