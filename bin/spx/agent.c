@@ -566,6 +566,17 @@ static void inst_halt(struct agent *ag, struct spx_inst_work *w)
 	spawn_job(ag, argv, &ew, w);
 }
 
+static void inst_reboot(struct agent *ag, struct spx_inst_work *w)
+{
+	struct spx_ebs_work ew = { 0 };
+	char *argv[] = { ag->spxvm, "reboot", "--root", (char *)ag->root,
+			 w->id, NULL };
+
+	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
+	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
+	spawn_job(ag, argv, &ew, w);
+}
+
 /* One look at the instance records: start what they ask for. */
 static void inst_pass(struct agent *ag)
 {
@@ -620,9 +631,13 @@ static void inst_pass(struct agent *ag)
 				    "terminated: the launch failed");
 			break;
 		case SPX_INST_WATCH:
+		case SPX_INST_REBOOT:
 			ag->guests = true;
 			dir = guest_dir(ag, w[i].id);
-			if (!spx_vm_pid(dir)) {
+			if (spx_vm_pid(dir) && w[i].step == SPX_INST_REBOOT) {
+				if (ag->njobs < MAX_JOBS)
+					inst_reboot(ag, &w[i]);
+			} else if (!spx_vm_pid(dir)) {
 				const char *code = death_code(dir);
 
 				spx_log(SPX_LOG_WARN,
@@ -666,6 +681,23 @@ static void inst_finish(struct agent *ag, struct job *j, int ws)
 	bool up = spx_vm_pid(dir) > 0;
 
 	free(dir);
+	if (w->step == SPX_INST_REBOOT) {
+		/* Done, or not: either way not asked again (a guest that is
+		 * gone is the watch's business). */
+		if (rc != 0) {
+			why = spx_xprintf("'%s' exited with status %d%s%s",
+					  j->cmd, rc, j->last ? ": " : "",
+					  j->last ? j->last : "");
+			spx_log(SPX_LOG_WARN, "%s", why);
+			if (spx_inst_note(ag->st, w, why) < 0)
+				spx_log(SPX_LOG_WARN, "%s: %s", w->id,
+					spx_errmsg());
+			free(why);
+		}
+		inst_log_rc(w, spx_inst_rebooted(ag->st, w),
+			    rc == 0 ? "rebooted" : "reboot given up");
+		return;
+	}
 	if (w->step == SPX_INST_LAUNCH && (rc == 0 || up)) {
 		retry_drop(ag, w->id, INST_STEP(w->step));
 		inst_log_rc(w, spx_inst_launched(ag->st, w, time(NULL)),

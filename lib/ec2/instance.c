@@ -970,6 +970,166 @@ int spx_inst_start(struct spx_state *st, const struct spx_inst_env *env,
 	return rc;
 }
 
+/* ---- RebootInstances, ModifyInstanceAttribute ------------------------ */
+
+static int do_reboot(json_t *rec, void *arg)
+{
+	(void)arg;
+	if (code_of(rec) != SPX_INST_RUNNING)
+		return 1; /* pending: it is starting anyway */
+	json_object_set_new(rec, "SpxReboot",
+			    json_integer(num(rec, "SpxReboot") + 1));
+	return 0;
+}
+
+int spx_inst_reboot(struct spx_state *st, const char *account,
+		    const json_t *ids)
+{
+	json_t *rec, *v;
+	size_t i;
+
+	json_array_foreach(ids, i, v) {
+		int c;
+
+		if (spx_inst_get(st, account, json_string_value(v), &rec) < 0)
+			return -1;
+		c = code_of(rec);
+		if (c != SPX_INST_RUNNING && c != SPX_INST_PENDING) {
+			incorrect_state(rec, "rebooted");
+			json_decref(rec);
+			return -1;
+		}
+		json_decref(rec);
+	}
+	json_array_foreach(ids, i, v)
+		if (spx_ec2_kind_change(st, &kind, account, json_string_value(v),
+					do_reboot, NULL) < 0)
+			return -1;
+	return 0;
+}
+
+struct modify {
+	const char *attr;	/* "disableApiTermination", ... */
+	const json_t *value;	/* its value: a JSON boolean or string */
+};
+
+static int do_modify(json_t *rec, void *arg)
+{
+	struct modify *m = arg;
+	const struct spx_itype *t;
+
+	if (!strcmp(m->attr, "disableApiTermination")) {
+		json_object_set(rec, "SpxDisableApiTermination",
+				(json_t *)m->value);
+		return 0;
+	}
+	if (code_of(rec) != SPX_INST_STOPPED)
+		return spx_ec2_fault(400, "IncorrectInstanceState",
+				     "The instance '%s' is not in the 'stopped' "
+				     "state; its %s can be changed only then.",
+				     spx_ec2_str0(rec, "InstanceId"), m->attr);
+	if (!strcmp(m->attr, "userData")) {
+		json_object_set(rec, "SpxUserData", (json_t *)m->value);
+		return 0;
+	}
+	t = spx_itype_find(json_string_value(m->value));
+	json_object_set_new(rec, "InstanceType", json_string(t->name));
+	json_object_set_new(rec, "SpxMemMiB", json_integer(t->memory_mib));
+	json_object_set_new(rec, "SpxCpus", json_integer(t->vcpus));
+	json_object_set_new(rec, "CpuOptions",
+			    json_pack("{s:i, s:i}", "CoreCount", t->cores,
+				      "ThreadsPerCore",
+				      t->threads_per_core ? t->threads_per_core
+							  : 1));
+	return 0;
+}
+
+int spx_inst_modify(struct spx_state *st, const char *account,
+		    const json_t *req)
+{
+	static const struct {
+		const char *member, *attr;
+	} known[] = {
+		{ "DisableApiTermination", "disableApiTermination" },
+		{ "InstanceType", "instanceType" },
+		{ "UserData", "userData" },
+	};
+	struct modify m = { NULL, NULL };
+	const char *attr = spx_ec2_str(req, "Attribute");
+	const json_t *val = json_object_get(req, "Value");
+	json_t *v = NULL;
+	const char *k;
+	json_t *x;
+	int n = 0, rc;
+
+	/* One attribute a request, as EC2 takes them: Attribute and Value,
+	 * or one of the structures. */
+	json_object_foreach((json_t *)req, k, x) {
+		if (!strcmp(k, "InstanceId") || !strcmp(k, "DryRun") ||
+		    !strcmp(k, "Attribute") || !strcmp(k, "Value"))
+			continue;
+		n++;
+		for (size_t i = 0; i < SPX_ARRAY_SIZE(known); i++)
+			if (!strcmp(k, known[i].member)) {
+				m.attr = known[i].attr;
+				val = json_object_get(x, "Value");
+			}
+		if (!m.attr)
+			return unsupported(k);
+	}
+	if (attr && n)
+		return spx_ec2_fault(400, "InvalidParameterCombination",
+				     "Attribute and Value cannot be combined "
+				     "with another attribute.");
+	if (n > 1)
+		return spx_ec2_fault(400, "InvalidParameterCombination",
+				     "Only one attribute can be modified at a "
+				     "time.");
+	if (attr)
+		m.attr = attr;
+	if (!m.attr)
+		return spx_ec2_fault_missing("Attribute");
+	if (!val)
+		return spx_ec2_fault_missing("Value");
+	if (!strcmp(m.attr, "disableApiTermination")) {
+		const char *s = json_string_value(val);
+
+		if (json_is_boolean(val))
+			v = json_incref((json_t *)val);
+		else if (s && (!strcmp(s, "true") || !strcmp(s, "false")))
+			v = json_boolean(!strcmp(s, "true"));
+		else
+			return spx_ec2_fault_invalid("value", s ? s : "", NULL);
+	} else if (!strcmp(m.attr, "instanceType")) {
+		const char *s = json_string_value(val);
+
+		if (!s || !spx_itype_find(s))
+			return spx_ec2_fault(400, "InvalidParameterValue",
+					     "Invalid value '%s' for "
+					     "InstanceType.",
+					     s ? s : "");
+		v = json_incref((json_t *)val);
+	} else if (!strcmp(m.attr, "userData")) {
+		json_t *probe;
+
+		if (!json_is_string(val))
+			return spx_ec2_fault_invalid("value", "", NULL);
+		probe = json_pack("{s:O}", "UserData", val);
+		rc = check_userdata(probe);
+		json_decref(probe);
+		if (rc < 0)
+			return -1;
+		v = json_incref((json_t *)val);
+	} else {
+		return unsupported(m.attr);
+	}
+	m.value = v;
+	rc = spx_ec2_kind_change(st, &kind, account,
+				 spx_ec2_str0(req, "InstanceId"), do_modify, &m);
+	json_decref(v);
+	return rc < 0 ? -1 : 0;
+}
+
 struct tags {
 	const json_t *set, *unset;
 };
@@ -1108,7 +1268,10 @@ int spx_inst_pending(struct spx_state *st, const char *node, time_t now,
 			json_decref(v);
 			break;
 		case SPX_INST_RUNNING:
-			w.step = SPX_INST_WATCH;
+			w.reboot = num(r, "SpxReboot");
+			w.step = w.reboot > num(r, "SpxRebooted")
+					 ? SPX_INST_REBOOT
+					 : SPX_INST_WATCH;
 			break;
 		case SPX_INST_SHUTTING_DOWN:
 			w.step = SPX_INST_SHUTDOWN;
@@ -1325,6 +1488,21 @@ int spx_inst_halted(struct spx_state *st, const struct spx_inst_work *w,
 	if (w->step == SPX_INST_STOP)
 		return change(st, w, do_stopped, NULL);
 	return change(st, w, do_end, &e);
+}
+
+static int do_rebooted(json_t *rec, void *arg)
+{
+	const struct spx_inst_work *w = arg;
+
+	if (num(rec, "SpxRebooted") >= w->reboot)
+		return 1;
+	json_object_set_new(rec, "SpxRebooted", json_integer(w->reboot));
+	return 0;
+}
+
+int spx_inst_rebooted(struct spx_state *st, const struct spx_inst_work *w)
+{
+	return change(st, w, do_rebooted, (void *)w);
 }
 
 int spx_inst_expire(struct spx_state *st, const struct spx_inst_work *w)

@@ -26,6 +26,7 @@
  *   "SpxDisableApiTermination"  DescribeInstanceAttribute's
  *   "SpxSecurityGroupIds", "SpxSubnetId"  recorded until VPCs exist
  *   "SpxForce"           StopInstances asked for Force (while stopping)
+ *   "SpxReboot", "SpxRebooted"  reboots asked for and carried out
  *   "SpxTerminatedAt"    when it became terminated (seconds)
  *   "SpxError"           why the agent's last step failed ("" if none),
  *                        e.g. a root volume that could not be deleted
@@ -139,6 +140,18 @@ int spx_inst_stop(struct spx_state *st, const char *account,
 int spx_inst_start(struct spx_state *st, const struct spx_inst_env *env,
 		   const char *account, const json_t *ids, time_t now,
 		   json_t **out);
+/* RebootInstances: a reboot of each running instance is recorded
+ * (SpxReboot counts them; the agent carries one out with spx-vm reboot,
+ * a reset, and records SpxRebooted); a pending one is left alone; any
+ * other is IncorrectInstanceState, every id checked first. */
+int spx_inst_reboot(struct spx_state *st, const char *account,
+		    const json_t *ids);
+/* ModifyInstanceAttribute (req the parsed request): disableApiTermination
+ * at any time; instanceType (from the catalogue) and userData (base64,
+ * 16 KiB) while stopped, else IncorrectInstanceState; one attribute a
+ * request; any other is Unsupported. */
+int spx_inst_modify(struct spx_state *st, const char *account,
+		    const json_t *req);
 /* Tags (the restype row "instance"). */
 int spx_inst_set_tags(struct spx_state *st, const char *account,
 		      const char *id, const json_t *set, const json_t *unset);
@@ -161,6 +174,8 @@ enum spx_inst_step {
 	SPX_INST_EXPIRE,	/* terminated long enough: the record goes */
 	SPX_INST_REPORT,	/* terminated, its root volume cannot be
 				   deleted: why goes into SpxError */
+	SPX_INST_REBOOT,	/* running, a reboot asked for: spx-vm
+				   reboot (else as WATCH) */
 };
 
 struct spx_inst_work {
@@ -172,6 +187,7 @@ struct spx_inst_work {
 	int cpus;
 	int port;		/* SpxSshPort */
 	bool force;		/* stop: StopInstances Force */
+	int64_t reboot;		/* reboot: the SpxReboot it carries out */
 	char why[512];		/* FAIL, REPORT: the volume's error */
 };
 
@@ -200,6 +216,8 @@ int spx_inst_died(struct spx_state *st, const struct spx_inst_work *w,
  * to do so is kept in SpxError), stopping -> stopped. */
 int spx_inst_halted(struct spx_state *st, const struct spx_inst_work *w,
 		    time_t now);
+/* The reboot w carries (w->reboot) is done. */
+int spx_inst_rebooted(struct spx_state *st, const struct spx_inst_work *w);
 /* Remove a terminated instance's record. */
 int spx_inst_expire(struct spx_state *st, const struct spx_inst_work *w);
 /* Record why a step failed (SpxError) without changing the state. */

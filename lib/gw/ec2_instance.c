@@ -1,6 +1,7 @@
 /* ec2_instance.c: the instance actions (RunInstances, DescribeInstances,
- * TerminateInstances, StopInstances, StartInstances,
- * DescribeInstanceStatus, GetConsoleOutput, DescribeInstanceAttribute)
+ * TerminateInstances, StopInstances, StartInstances, RebootInstances,
+ * DescribeInstanceStatus, GetConsoleOutput, DescribeInstanceAttribute,
+ * ModifyInstanceAttribute)
  * over lib/ec2/instance.h. A change is recorded and
  * the node agent is rung; the answer is the state AWS shows at that
  * moment ("pending", "shutting-down"). */
@@ -471,4 +472,18 @@ int ec2_describe_instance_attribute(struct ec2_call *c)
 	}
 	json_decref(v);
 	return 0;
+}
+
+int ec2_reboot_instances(struct ec2_call *c)
+{
+	if (spx_inst_reboot(c->gw->state, c->account,
+			    ec2_list(c, "InstanceIds")) < 0)
+		return -1;
+	wake(c);
+	return 0;
+}
+
+int ec2_modify_instance_attribute(struct ec2_call *c)
+{
+	return spx_inst_modify(c->gw->state, c->account, c->in);
 }

@@ -133,6 +133,8 @@ int ec2_start_instances(struct ec2_call *c);
 int ec2_describe_instance_status(struct ec2_call *c);
 int ec2_get_console_output(struct ec2_call *c);
 int ec2_describe_instance_attribute(struct ec2_call *c);
+int ec2_reboot_instances(struct ec2_call *c);
+int ec2_modify_instance_attribute(struct ec2_call *c);
 int sts_get_caller_identity(struct ec2_call *c);
 
 #endif

@@ -5,8 +5,8 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "Min", "Min", "Min", "min", 268, 0 },
-	{ "Max", "Max", "Max", "max", 268, 0 },
+	{ "Min", "Min", "Min", "min", 273, 0 },
+	{ "Max", "Max", "Max", "max", 273, 0 },
 };
 static const char *const q_ec2_e1[] = {
 	"nvidia",
@@ -26,8 +26,8 @@ static const char *const q_ec2_e3[] = {
 	"k520",
 };
 static const struct ec2q_member q_ec2_m5[] = {
-	{ "Min", "Min", "Min", "min", 268, 0 },
-	{ "Max", "Max", "Max", "max", 268, 0 },
+	{ "Min", "Min", "Min", "min", 273, 0 },
+	{ "Max", "Max", "Max", "max", 273, 0 },
 };
 static const char *const q_ec2_e6[] = {
 	"gpu",
@@ -35,11 +35,11 @@ static const char *const q_ec2_e6[] = {
 	"inference",
 };
 static const struct ec2q_member q_ec2_m8[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 422, 0 },
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 429, 0 },
 	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
 };
 static const struct ec2q_member q_ec2_m12[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 422, 0 },
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 429, 0 },
 };
 static const char *const q_ec2_e16[] = {
 	"i386",
@@ -62,26 +62,26 @@ static const char *const q_ec2_e19[] = {
 	"detached",
 };
 static const struct ec2q_member q_ec2_m20[] = {
-	{ "Value", "Value", "value", "value", 40, 0 },
+	{ "Value", "Value", "value", "value", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m21[] = {
-	{ "Value", "Value", "value", "value", 422, 0 },
+	{ "Value", "Value", "value", "value", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m23[] = {
 	{ "State", "ZoneState", "zoneState", "zoneState", 28, 0 },
 	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 27, 0 },
 	{ "Messages", "MessageSet", "messageSet", "messageSet", 26, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 422, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 422, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 422, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 422, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 422, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 422, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 422, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 422, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 429, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 429, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 429, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 429, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 429, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 429, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 429, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m25[] = {
-	{ "Message", "Message", "message", "message", 422, 0 },
+	{ "Message", "Message", "message", "message", 429, 0 },
 };
 static const char *const q_ec2_e27[] = {
 	"opt-in-not-required",
@@ -100,567 +100,574 @@ static const char *const q_ec2_e29[] = {
 	"excluded",
 };
 static const struct ec2q_member q_ec2_m32[] = {
-	{ "Min", "Min", "Min", "min", 268, 0 },
-	{ "Max", "Max", "Max", "max", 268, 0 },
+	{ "Min", "Min", "Min", "min", 273, 0 },
+	{ "Max", "Max", "Max", "max", 273, 0 },
 };
 static const struct ec2q_member q_ec2_m37[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 422, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 422, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 128, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 422, 0 },
+	{ "Value", "Value", "value", "value", 36, 0 },
 };
-static const char *const q_ec2_e41[] = {
-	"legacy-bios",
-	"uefi",
+static const struct ec2q_member q_ec2_m38[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 429, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 129, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 429, 0 },
 };
-static const char *const q_ec2_e43[] = {
+static const char *const q_ec2_e42[] = {
 	"legacy-bios",
 	"uefi",
 };
 static const char *const q_ec2_e44[] = {
+	"legacy-bios",
+	"uefi",
+};
+static const char *const q_ec2_e45[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e47[] = {
+static const char *const q_ec2_e48[] = {
 	"open",
 	"none",
 };
-static const struct ec2q_member q_ec2_m48[] = {
-	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 47, 0 },
-	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 50, 0 },
-};
 static const struct ec2q_member q_ec2_m49[] = {
-	{ "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", "capacityReservationPreference", 47, 0 },
-	{ "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", "capacityReservationTarget", 51, 0 },
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 48, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 51, 0 },
 };
 static const struct ec2q_member q_ec2_m50[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 46, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 422, 0 },
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", "capacityReservationPreference", 48, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", "capacityReservationTarget", 52, 0 },
 };
 static const struct ec2q_member q_ec2_m51[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 422, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 422, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 47, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m52[] = {
-	{ "Description", "Description", "Description", "description", 422, 0 },
-	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 422, 0 },
-	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 422, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 284, 0 },
-	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 422, 0 },
-	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 422, EC2Q_REQUIRED },
-	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 422, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 429, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m53[] = {
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 422, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
+	{ "Description", "Description", "Description", "description", 429, 0 },
+	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 429, 0 },
+	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 429, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 289, 0 },
+	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 429, 0 },
+	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 429, EC2Q_REQUIRED },
+	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 429, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const char *const q_ec2_e56[] = {
+static const struct ec2q_member q_ec2_m54[] = {
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+};
+static const char *const q_ec2_e57[] = {
 	"intel",
 	"amd",
 	"amazon-web-services",
 };
-static const struct ec2q_member q_ec2_m58[] = {
-	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 268, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 268, 0 },
-};
 static const struct ec2q_member q_ec2_m59[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 268, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 268, 0 },
+	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 273, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 273, 0 },
 };
 static const struct ec2q_member q_ec2_m60[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 422, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 283, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 275, 0 },
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 273, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 273, 0 },
 };
 static const struct ec2q_member q_ec2_m61[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 422, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 313, EC2Q_REQUIRED },
-	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 449, 0 },
-	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 388, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 429, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 288, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 280, 0 },
 };
 static const struct ec2q_member q_ec2_m62[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 287, 0 },
-	{ "Warning", "Warning", "warning", "warning", 447, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 429, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 318, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 456, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 395, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
 };
 static const struct ec2q_member q_ec2_m63[] = {
-	{ "Description", "Description", "Description", "description", 422, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 422, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 457, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 292, 0 },
+	{ "Warning", "Warning", "warning", "warning", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m64[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 392, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 429, EC2Q_REQUIRED },
+	{ "Description", "Description", "Description", "description", 429, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 429, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m65[] = {
-	{ "Group", "Group", "group", "group", 364, 0 },
-	{ "UserId", "UserId", "userId", "userId", 422, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 399, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 436, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m67[] = {
-	{ "Add", "Add", "Add", "add", 66, 0 },
-	{ "Remove", "Remove", "Remove", "remove", 66, 0 },
+static const struct ec2q_member q_ec2_m66[] = {
+	{ "Group", "Group", "group", "group", 370, 0 },
+	{ "UserId", "UserId", "userId", "userId", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m68[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 422, EC2Q_REQUIRED },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 268, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 284, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 422, 0 },
-	{ "Size", "Size", "Size", "size", 268, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 477, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 40, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 268, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 422, EC2Q_IDEMPOTENCY },
+	{ "Add", "Add", "Add", "add", 67, 0 },
+	{ "Remove", "Remove", "Remove", "remove", 67, 0 },
 };
 static const struct ec2q_member q_ec2_m69[] = {
-	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 422, EC2Q_REQUIRED },
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 429, EC2Q_REQUIRED },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 289, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 429, 0 },
+	{ "Size", "Size", "Size", "size", 273, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 41, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 429, EC2Q_IDEMPOTENCY },
 };
-static const struct ec2q_member q_ec2_m77[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 282, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 278, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+static const struct ec2q_member q_ec2_m70[] = {
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 429, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m78[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 301, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 313, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 283, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m79[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 287, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 306, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 318, 0 },
 };
 static const struct ec2q_member q_ec2_m80[] = {
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 292, 0 },
 };
 static const struct ec2q_member q_ec2_m81[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 392, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 429, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m82[] = {
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 457, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 399, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 436, 0 },
 };
 static const struct ec2q_member q_ec2_m83[] = {
-	{ "ImageId", "ImageId", "ImageId", "imageId", 194, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m84[] = {
-	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 197, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m85[] = {
-	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
+	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m86[] = {
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 479, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 478, 0 },
-	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 40, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
 };
 static const struct ec2q_member q_ec2_m87[] = {
-	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 24, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 486, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 485, 0 },
+	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 41, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m88[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 193, EC2Q_REQUIRED },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 194, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 24, 0 },
 };
 static const struct ec2q_member q_ec2_m89[] = {
-	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 158, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "ImageIds", "ImageId", "ImageId", "imageId", 195, 0 },
-	{ "Owners", "Owner", "Owner", "owner", 363, 0 },
-	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 40, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 268, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 196, EC2Q_REQUIRED },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 197, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m90[] = {
-	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 196, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 160, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "ImageIds", "ImageId", "ImageId", "imageId", 198, 0 },
+	{ "Owners", "Owner", "Owner", "owner", 369, 0 },
+	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 41, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m91[] = {
-	{ "Attribute", "Attribute", "attribute", "attribute", 210, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 217, EC2Q_REQUIRED },
+	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 199, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m92[] = {
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 218, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 268, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "IncludeAllInstances", "IncludeAllInstances", "includeAllInstances", "includeAllInstances", 40, 0 },
+	{ "Attribute", "Attribute", "attribute", "attribute", 213, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 222, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m93[] = {
-	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 257, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "IncludeAllInstances", "IncludeAllInstances", "includeAllInstances", "includeAllInstances", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m94[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 331, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 72, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 361, 0 },
+	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 262, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m95[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 267, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 361, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 336, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 73, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 367, 0 },
 };
 static const struct ec2q_member q_ec2_m96[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 387, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 71, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 361, 0 },
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 272, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 367, 0 },
 };
 static const struct ec2q_member q_ec2_m97[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 265, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 361, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 394, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 72, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 367, 0 },
 };
 static const struct ec2q_member q_ec2_m98[] = {
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 218, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 268, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 270, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 367, 0 },
 };
 static const struct ec2q_member q_ec2_m99[] = {
-	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 390, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m100[] = {
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 276, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 279, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 40, 0 },
+	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 397, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m101[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 281, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 281, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 284, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m103[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 302, 0 },
-	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 314, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 102, 0 },
+static const struct ec2q_member q_ec2_m102[] = {
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 286, 0 },
 };
 static const struct ec2q_member q_ec2_m104[] = {
-	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 317, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 307, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 319, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 103, 0 },
 };
 static const struct ec2q_member q_ec2_m105[] = {
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 384, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 40, 0 },
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 322, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m106[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 383, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 391, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m107[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 407, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 390, 0 },
 };
 static const struct ec2q_member q_ec2_m108[] = {
-	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 66, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 422, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 414, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m109[] = {
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 268, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
-	{ "OwnerIds", "Owner", "Owner", "owner", 363, 0 },
-	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 394, 0 },
-	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 409, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 67, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m110[] = {
-	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 410, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "OwnerIds", "Owner", "Owner", "owner", 369, 0 },
+	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 401, 0 },
+	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 416, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m111[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 268, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 417, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m112[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 428, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m113[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 456, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 457, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 435, 0 },
 };
 static const struct ec2q_member q_ec2_m114[] = {
-	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 20, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 463, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m115[] = {
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 268, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 458, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 20, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m116[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
-	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 475, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m117[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 458, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 422, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 268, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 482, 0 },
 };
 static const struct ec2q_member q_ec2_m118[] = {
-	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 461, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
 };
 static const struct ec2q_member q_ec2_m119[] = {
-	{ "Filters", "Filter", "Filter", "filter", 160, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 458, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 268, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 468, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m120[] = {
-	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 459, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 422, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
-static const char *const q_ec2_e121[] = {
+static const struct ec2q_member q_ec2_m121[] = {
+	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 466, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+};
+static const char *const q_ec2_e122[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m123[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 125, 0 },
-	{ "Count", "Count", "count", "count", 122, 0 },
-	{ "Type", "Type", "type", "type", 126, 0 },
+static const struct ec2q_member q_ec2_m124[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 126, 0 },
+	{ "Count", "Count", "count", "count", 123, 0 },
+	{ "Type", "Type", "type", "type", 127, 0 },
 };
-static const char *const q_ec2_e126[] = {
+static const char *const q_ec2_e127[] = {
 	"hdd",
 	"ssd",
 };
-static const struct ec2q_member q_ec2_m128[] = {
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "Iops", "Iops", "iops", "iops", 268, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 408, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 268, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 477, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 422, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 268, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
+static const struct ec2q_member q_ec2_m129[] = {
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Iops", "Iops", "iops", "iops", 273, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 415, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 273, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 484, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 273, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
 };
-static const char *const q_ec2_e129[] = {
+static const char *const q_ec2_e130[] = {
 	"unsupported",
 	"supported",
-};
-static const struct ec2q_member q_ec2_m130[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 134, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 129, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 133, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 132, 0 },
 };
 static const struct ec2q_member q_ec2_m131[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 73, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "Status", "Status", "status", "status", 19, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 136, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 130, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 135, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 134, 0 },
 };
-static const char *const q_ec2_e132[] = {
-	"unsupported",
-	"supported",
-	"required",
+static const struct ec2q_member q_ec2_m132[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Status", "Status", "status", "status", 19, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m133[] = {
-	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 31, 0 },
-	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 34, 0 },
-	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 33, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 337, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 341, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 339, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 464, 0 },
 };
 static const char *const q_ec2_e134[] = {
 	"unsupported",
 	"supported",
-	"default",
+	"required",
 };
 static const struct ec2q_member q_ec2_m135[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 338, 0 },
+	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 31, 0 },
+	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 34, 0 },
+	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 33, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 342, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 346, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 344, 0 },
+};
+static const char *const q_ec2_e136[] = {
+	"unsupported",
+	"supported",
+	"default",
 };
 static const struct ec2q_member q_ec2_m137[] = {
-	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 139, 0 },
-	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 422, 0 },
-	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 422, 0 },
-	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 422, 0 },
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 343, 0 },
 };
-static const struct ec2q_member q_ec2_m140[] = {
-	{ "Type", "Type", "Type", "type", 422, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m139[] = {
+	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 141, 0 },
+	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 429, 0 },
+	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 429, 0 },
+	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m143[] = {
-	{ "Type", "Type", "Type", "type", 422, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 146, 0 },
+static const struct ec2q_member q_ec2_m142[] = {
+	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m144[] = {
-	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 422, 0 },
-	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 422, 0 },
-	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 422, 0 },
-	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 73, 0 },
+static const struct ec2q_member q_ec2_m145[] = {
+	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 148, 0 },
 };
-static const char *const q_ec2_e149[] = {
+static const struct ec2q_member q_ec2_m146[] = {
+	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 429, 0 },
+	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 429, 0 },
+	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 429, 0 },
+	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 74, 0 },
+};
+static const char *const q_ec2_e151[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m150[] = {
-	{ "Enabled", "Enabled", "enabled", "enabled", 40, 0 },
+static const struct ec2q_member q_ec2_m152[] = {
+	{ "Enabled", "Enabled", "enabled", "enabled", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m151[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 40, 0 },
-};
-static const char *const q_ec2_e153[] = {
-	"unsupported",
-	"supported",
-	"required",
+static const struct ec2q_member q_ec2_m153[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
 };
 static const char *const q_ec2_e155[] = {
+	"unsupported",
+	"supported",
+	"required",
+};
+static const char *const q_ec2_e157[] = {
 	"instance-reboot",
 	"system-reboot",
 	"system-maintenance",
 	"instance-retirement",
 	"instance-stop",
 };
-static const struct ec2q_member q_ec2_m159[] = {
-	{ "Name", "Name", "Name", "name", 422, 0 },
-	{ "Values", "Value", "Value", "value", 448, 0 },
+static const struct ec2q_member q_ec2_m161[] = {
+	{ "Name", "Name", "Name", "name", 429, 0 },
+	{ "Values", "Value", "Value", "value", 455, 0 },
 };
-static const struct ec2q_member q_ec2_m162[] = {
-	{ "Name", "Name", "name", "name", 167, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 164, 0 },
-	{ "Count", "Count", "count", "count", 161, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 165, 0 },
+static const struct ec2q_member q_ec2_m164[] = {
+	{ "Name", "Name", "name", "name", 169, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 166, 0 },
+	{ "Count", "Count", "count", "count", 163, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 167, 0 },
 };
-static const struct ec2q_member q_ec2_m165[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 166, 0 },
-};
-static const struct ec2q_member q_ec2_m168[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 163, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 480, 0 },
+static const struct ec2q_member q_ec2_m167[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 168, 0 },
 };
 static const struct ec2q_member q_ec2_m170[] = {
-	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 217, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "Latest", "Latest", "Latest", "latest", 40, 0 },
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 165, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 487, 0 },
 };
-static const struct ec2q_member q_ec2_m171[] = {
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
-	{ "Output", "Output", "output", "output", 422, 0 },
-	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 73, 0 },
+static const struct ec2q_member q_ec2_m172[] = {
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 222, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Latest", "Latest", "Latest", "latest", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m173[] = {
-	{ "Name", "Name", "name", "name", 178, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 175, 0 },
-	{ "Count", "Count", "count", "count", 172, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 176, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "Output", "Output", "output", "output", 429, 0 },
+	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 74, 0 },
 };
-static const struct ec2q_member q_ec2_m176[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 177, 0 },
+static const struct ec2q_member q_ec2_m175[] = {
+	{ "Name", "Name", "name", "name", 180, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 177, 0 },
+	{ "Count", "Count", "count", "count", 174, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 178, 0 },
 };
-static const struct ec2q_member q_ec2_m179[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 174, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 481, 0 },
+static const struct ec2q_member q_ec2_m178[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 179, 0 },
 };
-static const struct ec2q_member q_ec2_m180[] = {
-	{ "GroupName", "GroupName", "groupName", "groupName", 422, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 422, 0 },
+static const struct ec2q_member q_ec2_m181[] = {
+	{ "Gpus", "Gpus", "gpus", "gpus", 176, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 488, 0 },
 };
-static const struct ec2q_member q_ec2_m184[] = {
-	{ "Configured", "Configured", "configured", "configured", 40, 0 },
+static const struct ec2q_member q_ec2_m183[] = {
+	{ "GroupName", "GroupName", "groupName", "groupName", 429, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m185[] = {
-	{ "Configured", "Configured", "Configured", "configured", 40, 0 },
+static const struct ec2q_member q_ec2_m187[] = {
+	{ "Configured", "Configured", "configured", "configured", 41, 0 },
 };
-static const char *const q_ec2_e186[] = {
+static const struct ec2q_member q_ec2_m188[] = {
+	{ "Configured", "Configured", "Configured", "configured", 41, 0 },
+};
+static const char *const q_ec2_e189[] = {
 	"ip-name",
 	"resource-name",
 };
-static const char *const q_ec2_e187[] = {
+static const char *const q_ec2_e190[] = {
 	"optional",
 	"required",
 };
-static const char *const q_ec2_e188[] = {
+static const char *const q_ec2_e191[] = {
 	"ovm",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m189[] = {
-	{ "Arn", "Arn", "arn", "arn", 422, 0 },
-	{ "Id", "Id", "id", "id", 422, 0 },
-};
-static const struct ec2q_member q_ec2_m190[] = {
-	{ "Arn", "Arn", "arn", "arn", 422, 0 },
-	{ "Name", "Name", "name", "name", 422, 0 },
-};
-static const struct ec2q_member q_ec2_m191[] = {
-	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 422, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 422, 0 },
-	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 422, 0 },
-	{ "ImageType", "ImageType", "imageType", "imageType", 198, 0 },
-	{ "Public", "IsPublic", "isPublic", "isPublic", 40, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 422, 0 },
-	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 422, 0 },
-	{ "Platform", "Platform", "platform", "platform", 371, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 422, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 422, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 422, 0 },
-	{ "State", "ImageState", "imageState", "imageState", 197, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 38, 0 },
-	{ "Description", "Description", "description", "description", 422, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 40, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 188, 0 },
-	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 422, 0 },
-	{ "Name", "Name", "name", "name", 422, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 422, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 121, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 422, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 416, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 450, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 43, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 439, 0 },
-	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 422, 0 },
-	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 199, 0 },
-};
 static const struct ec2q_member q_ec2_m192[] = {
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 38, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 422, 0 },
-	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 286, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
+	{ "Arn", "Arn", "arn", "arn", 429, 0 },
+	{ "Id", "Id", "id", "id", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m193[] = {
+	{ "Arn", "Arn", "arn", "arn", 429, 0 },
+	{ "Name", "Name", "name", "name", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m194[] = {
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 429, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
+	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 429, 0 },
+	{ "ImageType", "ImageType", "imageType", "imageType", 201, 0 },
+	{ "Public", "IsPublic", "isPublic", "isPublic", 41, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 429, 0 },
+	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 429, 0 },
+	{ "Platform", "Platform", "platform", "platform", 377, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 429, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 429, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 429, 0 },
+	{ "State", "ImageState", "imageState", "imageState", 200, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 39, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 191, 0 },
+	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 429, 0 },
+	{ "Name", "Name", "name", "name", 429, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 122, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 423, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 457, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 44, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 446, 0 },
+	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 429, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 202, 0 },
+};
+static const struct ec2q_member q_ec2_m195[] = {
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 39, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
+	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 291, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
 	{ "Description", "Description", "description", "description", 21, 0 },
 	{ "KernelId", "Kernel", "kernel", "kernel", 21, 0 },
 	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
@@ -671,7 +678,7 @@ static const struct ec2q_member q_ec2_m192[] = {
 	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 21, 0 },
 	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 21, 0 },
 };
-static const char *const q_ec2_e193[] = {
+static const char *const q_ec2_e196[] = {
 	"description",
 	"kernel",
 	"ramdisk",
@@ -685,7 +692,7 @@ static const char *const q_ec2_e193[] = {
 	"lastLaunchedTime",
 	"imdsSupport",
 };
-static const char *const q_ec2_e197[] = {
+static const char *const q_ec2_e200[] = {
 	"pending",
 	"available",
 	"invalid",
@@ -694,104 +701,104 @@ static const char *const q_ec2_e197[] = {
 	"failed",
 	"error",
 };
-static const char *const q_ec2_e198[] = {
+static const char *const q_ec2_e201[] = {
 	"machine",
 	"kernel",
 	"ramdisk",
 };
-static const char *const q_ec2_e199[] = {
+static const char *const q_ec2_e202[] = {
 	"v2.0",
 };
-static const struct ec2q_member q_ec2_m200[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 422, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m203[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 429, EC2Q_REQUIRED },
 	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 36, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
-};
-static const struct ec2q_member q_ec2_m201[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 422, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 422, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 422, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m202[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 205, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
 };
 static const struct ec2q_member q_ec2_m204[] = {
-	{ "Count", "Count", "count", "count", 203, 0 },
-	{ "Name", "Name", "name", "name", 207, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 206, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
 };
-static const struct ec2q_member q_ec2_m208[] = {
-	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 268, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 422, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 262, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 422, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 422, 0 },
-	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 73, 0 },
-	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 350, 0 },
-	{ "Placement", "Placement", "placement", "placement", 365, 0 },
-	{ "Platform", "Platform", "platform", "platform", 371, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 422, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
-	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 422, 0 },
-	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 422, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 422, 0 },
-	{ "State", "InstanceState", "instanceState", "instanceState", 248, 0 },
-	{ "StateTransitionReason", "Reason", "reason", "reason", 422, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 422, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 422, 0 },
+static const struct ec2q_member q_ec2_m205[] = {
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 208, 0 },
+};
+static const struct ec2q_member q_ec2_m207[] = {
+	{ "Count", "Count", "count", "count", 206, 0 },
+	{ "Name", "Name", "name", "name", 210, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 209, 0 },
+};
+static const struct ec2q_member q_ec2_m211[] = {
+	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 273, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 429, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
+	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 74, 0 },
+	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 356, 0 },
+	{ "Placement", "Placement", "placement", "placement", 371, 0 },
+	{ "Platform", "Platform", "platform", "platform", 377, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 429, 0 },
+	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 429, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 429, 0 },
+	{ "State", "InstanceState", "instanceState", "instanceState", 253, 0 },
+	{ "StateTransitionReason", "Reason", "reason", "reason", 429, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 429, 0 },
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 213, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 422, 0 },
-	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 40, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 40, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 188, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 189, 0 },
-	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 228, 0 },
-	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 138, 0 },
-	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 145, 0 },
-	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 242, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 422, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 121, 0 },
-	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 181, 0 },
-	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 40, 0 },
-	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 422, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 422, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 416, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 450, 0 },
-	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 58, 0 },
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 422, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", "capacityReservationSpecification", 49, 0 },
-	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 184, 0 },
-	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 325, 0 },
-	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 235, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 150, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 43, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 422, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 422, 0 },
-	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 346, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 373, 0 },
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 422, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 422, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 230, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 216, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 429, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 41, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 191, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 192, 0 },
+	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 233, 0 },
+	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 140, 0 },
+	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 147, 0 },
+	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 247, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 122, 0 },
+	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 184, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 41, 0 },
+	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 429, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 423, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 457, 0 },
+	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 59, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 429, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", "capacityReservationSpecification", 50, 0 },
+	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 187, 0 },
+	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 330, 0 },
+	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 240, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 152, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 44, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 429, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 429, 0 },
+	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 351, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 379, 0 },
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 429, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 429, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 235, 0 },
 };
-static const struct ec2q_member q_ec2_m209[] = {
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 181, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 213, 0 },
+static const struct ec2q_member q_ec2_m212[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 216, 0 },
 	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 20, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 20, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 150, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 152, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 20, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
 	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 21, 0 },
 	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 21, 0 },
 	{ "KernelId", "Kernel", "kernel", "kernel", 21, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 379, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
 	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
 	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 21, 0 },
 	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 20, 0 },
@@ -799,7 +806,7 @@ static const struct ec2q_member q_ec2_m209[] = {
 	{ "UserData", "UserData", "userData", "userData", 21, 0 },
 	{ "DisableApiStop", "DisableApiStop", "disableApiStop", "disableApiStop", 20, 0 },
 };
-static const char *const q_ec2_e210[] = {
+static const char *const q_ec2_e213[] = {
 	"instanceType",
 	"kernel",
 	"ramdisk",
@@ -817,177 +824,183 @@ static const char *const q_ec2_e210[] = {
 	"enclaveOptions",
 	"disableApiStop",
 };
-static const char *const q_ec2_e211[] = {
+static const char *const q_ec2_e214[] = {
 	"disabled",
 	"default",
 };
-static const struct ec2q_member q_ec2_m212[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 422, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 131, 0 },
+static const struct ec2q_member q_ec2_m215[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 132, 0 },
 };
-static const char *const q_ec2_e215[] = {
+static const struct ec2q_member q_ec2_m217[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 133, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 429, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 429, 0 },
+};
+static const char *const q_ec2_e220[] = {
 	"current",
 	"previous",
 };
-static const char *const q_ec2_e219[] = {
+static const char *const q_ec2_e224[] = {
 	"hibernate",
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m220[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 422, 0 },
-};
-static const struct ec2q_member q_ec2_m222[] = {
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 422, 0 },
-};
 static const struct ec2q_member q_ec2_m225[] = {
-	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 422, 0 },
+	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m226[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 422, 0 },
+static const struct ec2q_member q_ec2_m227[] = {
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 429, 0 },
 };
-static const char *const q_ec2_e228[] = {
+static const struct ec2q_member q_ec2_m230[] = {
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m231[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 429, 0 },
+};
+static const char *const q_ec2_e233[] = {
 	"spot",
 	"scheduled",
 };
-static const struct ec2q_member q_ec2_m230[] = {
-	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 211, 0 },
-};
-static const struct ec2q_member q_ec2_m231[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 211, 0 },
-};
-static const struct ec2q_member q_ec2_m232[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 333, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 413, 0 },
-};
-static const char *const q_ec2_e233[] = {
-	"disabled",
-	"enabled",
-};
-static const struct ec2q_member q_ec2_m234[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 187, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 268, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 233, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 237, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 238, 0 },
-};
 static const struct ec2q_member q_ec2_m235[] = {
-	{ "State", "State", "state", "state", 236, 0 },
-	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 187, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 268, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 233, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 237, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 238, 0 },
+	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 214, 0 },
 };
-static const char *const q_ec2_e236[] = {
-	"pending",
-	"applied",
+static const struct ec2q_member q_ec2_m236[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 214, 0 },
 };
-static const char *const q_ec2_e237[] = {
-	"disabled",
-	"enabled",
+static const struct ec2q_member q_ec2_m237[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 338, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 420, 0 },
 };
 static const char *const q_ec2_e238[] = {
 	"disabled",
 	"enabled",
 };
 static const struct ec2q_member q_ec2_m239[] = {
-	{ "Association", "Association", "association", "association", 240, 0 },
-	{ "Attachment", "Attachment", "attachment", "attachment", 241, 0 },
-	{ "Description", "Description", "description", "description", 422, 0 },
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 181, 0 },
-	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 223, 0 },
-	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 422, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 422, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 422, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 422, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 246, 0 },
-	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 40, 0 },
-	{ "Status", "Status", "status", "status", 359, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 422, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 422, 0 },
-	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 422, 0 },
-	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 221, 0 },
-	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 227, 0 },
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 190, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 238, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 242, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 243, 0 },
 };
 static const struct ec2q_member q_ec2_m240[] = {
-	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 422, 0 },
-	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 422, 0 },
-	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 422, 0 },
-	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 422, 0 },
-	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 422, 0 },
+	{ "State", "State", "state", "state", 241, 0 },
+	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 190, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 238, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 242, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 243, 0 },
 };
-static const struct ec2q_member q_ec2_m241[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 73, 0 },
-	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 422, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 268, 0 },
-	{ "Status", "Status", "status", "status", 19, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 268, 0 },
+static const char *const q_ec2_e241[] = {
+	"pending",
+	"applied",
 };
-static const struct ec2q_member q_ec2_m243[] = {
-	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 40, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "Description", "Description", "description", "description", 422, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 268, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 401, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 268, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 223, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 358, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 375, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 268, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 422, 0 },
-	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 40, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 422, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 268, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 269, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 268, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 272, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 268, 0 },
+static const char *const q_ec2_e242[] = {
+	"disabled",
+	"enabled",
+};
+static const char *const q_ec2_e243[] = {
+	"disabled",
+	"enabled",
+};
+static const struct ec2q_member q_ec2_m244[] = {
+	{ "Association", "Association", "association", "association", 245, 0 },
+	{ "Attachment", "Attachment", "attachment", "attachment", 246, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
+	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 228, 0 },
+	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 429, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 429, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 251, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 41, 0 },
+	{ "Status", "Status", "status", "status", 365, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 429, 0 },
+	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 429, 0 },
+	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 226, 0 },
+	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 232, 0 },
 };
 static const struct ec2q_member q_ec2_m245[] = {
-	{ "Association", "Association", "association", "association", 240, 0 },
-	{ "Primary", "Primary", "primary", "primary", 40, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 422, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
+	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 429, 0 },
+	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 429, 0 },
+	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 429, 0 },
+	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 429, 0 },
+	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m247[] = {
-	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 444, EC2Q_REQUIRED },
-	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 344, EC2Q_REQUIRED },
-	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 57, 0 },
-	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 342, 0 },
-	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 157, 0 },
-	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 216, 0 },
-	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 268, 0 },
-	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 268, 0 },
+static const struct ec2q_member q_ec2_m246[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
+	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 429, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 273, 0 },
+	{ "Status", "Status", "status", "status", 19, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 273, 0 },
+};
+static const struct ec2q_member q_ec2_m248[] = {
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 41, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 273, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 273, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 228, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 364, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 381, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 273, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 41, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 429, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 273, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 274, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 273, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 277, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 273, 0 },
+};
+static const struct ec2q_member q_ec2_m250[] = {
+	{ "Association", "Association", "association", "association", 245, 0 },
+	{ "Primary", "Primary", "primary", "primary", 41, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m252[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 451, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 349, EC2Q_REQUIRED },
+	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 58, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 347, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 159, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 221, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 273, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 273, 0 },
 	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 29, 0 },
-	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 44, 0 },
-	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 40, 0 },
-	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 357, 0 },
-	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 327, 0 },
-	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 329, 0 },
-	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 438, 0 },
+	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 45, 0 },
+	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 41, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 363, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 332, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 334, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 445, 0 },
 	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 32, 0 },
 	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
 	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
 	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
 	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
 	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
-	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 352, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 358, 0 },
 	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
 };
-static const struct ec2q_member q_ec2_m248[] = {
-	{ "Code", "Code", "code", "code", 268, 0 },
-	{ "Name", "Name", "name", "name", 251, 0 },
+static const struct ec2q_member q_ec2_m253[] = {
+	{ "Code", "Code", "code", "code", 273, 0 },
+	{ "Name", "Name", "name", "name", 256, 0 },
 };
-static const struct ec2q_member q_ec2_m249[] = {
-	{ "CurrentState", "CurrentState", "currentState", "currentState", 248, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
-	{ "PreviousState", "PreviousState", "previousState", "previousState", 248, 0 },
+static const struct ec2q_member q_ec2_m254[] = {
+	{ "CurrentState", "CurrentState", "currentState", "currentState", 253, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "PreviousState", "PreviousState", "previousState", "previousState", 253, 0 },
 };
-static const char *const q_ec2_e251[] = {
+static const char *const q_ec2_e256[] = {
 	"pending",
 	"running",
 	"shutting-down",
@@ -995,481 +1008,504 @@ static const char *const q_ec2_e251[] = {
 	"stopping",
 	"stopped",
 };
-static const struct ec2q_member q_ec2_m252[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 422, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 256, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
-	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 248, 0 },
-	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 258, 0 },
-	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 258, 0 },
-};
-static const struct ec2q_member q_ec2_m253[] = {
-	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 73, 0 },
-	{ "Name", "Name", "name", "name", 417, 0 },
-	{ "Status", "Status", "status", "status", 418, 0 },
-};
-static const struct ec2q_member q_ec2_m255[] = {
-	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 214, 0 },
-	{ "Code", "Code", "code", "code", 155, 0 },
-	{ "Description", "Description", "description", "description", 422, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 73, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 73, 0 },
-	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 73, 0 },
+static const struct ec2q_member q_ec2_m257[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 261, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 253, 0 },
+	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 263, 0 },
+	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 263, 0 },
 };
 static const struct ec2q_member q_ec2_m258[] = {
-	{ "Details", "Details", "details", "details", 254, 0 },
+	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 74, 0 },
+	{ "Name", "Name", "name", "name", 424, 0 },
 	{ "Status", "Status", "status", "status", 425, 0 },
 };
-static const char *const q_ec2_e259[] = {
+static const struct ec2q_member q_ec2_m260[] = {
+	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 219, 0 },
+	{ "Code", "Code", "code", "code", 157, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 74, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 74, 0 },
+	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 74, 0 },
+};
+static const struct ec2q_member q_ec2_m263[] = {
+	{ "Details", "Details", "details", "details", 259, 0 },
+	{ "Status", "Status", "status", "status", 432, 0 },
+};
+static const char *const q_ec2_e264[] = {
 	"unsupported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m261[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 125, 0 },
-	{ "Disks", "Disks", "disks", "disks", 124, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 153, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 259, 0 },
+static const struct ec2q_member q_ec2_m266[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 126, 0 },
+	{ "Disks", "Disks", "disks", "disks", 125, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 155, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 264, 0 },
 };
-static const char *const q_ec2_e263[] = {
+static const char *const q_ec2_e268[] = {
 	"nitro",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m264[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 262, 0 },
-	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 70, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 169, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 441, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 396, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 451, 0 },
+static const struct ec2q_member q_ec2_m269[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
+	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 71, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 171, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 448, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 403, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 458, 0 },
 	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 30, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 263, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 376, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 445, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 343, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 260, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 261, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 130, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 356, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 179, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 168, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 367, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 202, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 183, 0 },
-	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 45, 0 },
-	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 74, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 268, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 382, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 452, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 348, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 265, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 266, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 131, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 362, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 181, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 170, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 373, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 205, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 186, 0 },
+	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 46, 0 },
+	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 75, 0 },
 	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 22, 0 },
-	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 42, 0 },
+	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 43, 0 },
 };
-static const struct ec2q_member q_ec2_m266[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 262, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 331, 0 },
-	{ "Location", "Location", "location", "location", 330, 0 },
+static const struct ec2q_member q_ec2_m271[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 336, 0 },
+	{ "Location", "Location", "location", "location", 335, 0 },
 };
-static const struct ec2q_member q_ec2_m270[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 422, 0 },
+static const struct ec2q_member q_ec2_m275[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m273[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 422, 0 },
+static const struct ec2q_member q_ec2_m278[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 429, 0 },
 };
-static const char *const q_ec2_e275[] = {
+static const char *const q_ec2_e280[] = {
 	"pem",
 	"ppk",
 };
-static const struct ec2q_member q_ec2_m277[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 422, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 404, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 422, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 422, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
+static const struct ec2q_member q_ec2_m282[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 411, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
 };
-static const struct ec2q_member q_ec2_m280[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 422, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 422, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 422, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 283, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 422, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 346, 0 },
+static const struct ec2q_member q_ec2_m285[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 288, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 429, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 351, 0 },
 };
-static const char *const q_ec2_e283[] = {
+static const char *const q_ec2_e288[] = {
 	"rsa",
 	"ed25519",
 };
-static const struct ec2q_member q_ec2_m285[] = {
-	{ "Group", "Group", "group", "group", 364, 0 },
-	{ "UserId", "UserId", "userId", "userId", 422, 0 },
-	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 422, 0 },
-	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 422, 0 },
+static const struct ec2q_member q_ec2_m290[] = {
+	{ "Group", "Group", "group", "group", 370, 0 },
+	{ "UserId", "UserId", "userId", "userId", 429, 0 },
+	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 429, 0 },
+	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m287[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 422, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 313, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 73, 0 },
-	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 422, 0 },
-	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 332, 0 },
-	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 332, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
+static const struct ec2q_member q_ec2_m292[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 429, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 318, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 74, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 429, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 337, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 337, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
 };
-static const char *const q_ec2_e288[] = {
+static const char *const q_ec2_e293[] = {
 	"default",
 	"disabled",
 };
-static const struct ec2q_member q_ec2_m289[] = {
-	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 422, 0 },
-	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 422, 0 },
-	{ "Ebs", "Ebs", "Ebs", "ebs", 293, 0 },
-	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 422, 0 },
-};
-static const struct ec2q_member q_ec2_m291[] = {
-	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 47, 0 },
-	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 50, 0 },
-};
-static const struct ec2q_member q_ec2_m292[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 268, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 268, 0 },
-};
-static const struct ec2q_member q_ec2_m293[] = {
-	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 40, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 268, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 284, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, 0 },
-	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 268, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 477, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 268, 0 },
-};
 static const struct ec2q_member q_ec2_m294[] = {
-	{ "Type", "Type", "Type", "type", 422, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 295, 0 },
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 429, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 429, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 298, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m296[] = {
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 48, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 51, 0 },
 };
 static const struct ec2q_member q_ec2_m297[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 40, 0 },
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 273, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 273, 0 },
 };
 static const struct ec2q_member q_ec2_m298[] = {
-	{ "Configured", "Configured", "Configured", "configured", 40, 0 },
+	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 41, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 289, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 273, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
 };
-static const char *const q_ec2_e299[] = {
+static const struct ec2q_member q_ec2_m299[] = {
+	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 300, 0 },
+};
+static const struct ec2q_member q_ec2_m302[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m303[] = {
+	{ "Configured", "Configured", "Configured", "configured", 41, 0 },
+};
+static const char *const q_ec2_e304[] = {
 	"optional",
 	"required",
 };
-static const struct ec2q_member q_ec2_m300[] = {
-	{ "Arn", "Arn", "Arn", "arn", 422, 0 },
-	{ "Name", "Name", "Name", "name", 422, 0 },
+static const struct ec2q_member q_ec2_m305[] = {
+	{ "Arn", "Arn", "Arn", "arn", 429, 0 },
+	{ "Name", "Name", "Name", "name", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m303[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 288, 0 },
-};
-static const struct ec2q_member q_ec2_m304[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 333, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 319, 0 },
-};
-static const char *const q_ec2_e305[] = {
-	"disabled",
-	"enabled",
-};
-static const struct ec2q_member q_ec2_m306[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 299, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 268, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 305, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 307, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 308, 0 },
-};
-static const char *const q_ec2_e307[] = {
-	"disabled",
-	"enabled",
-};
-static const char *const q_ec2_e308[] = {
-	"disabled",
-	"enabled",
+static const struct ec2q_member q_ec2_m308[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 293, 0 },
 };
 static const struct ec2q_member q_ec2_m309[] = {
-	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 40, 0 },
-	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 40, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 40, 0 },
-	{ "Description", "Description", "Description", "description", 422, 0 },
-	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 268, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 401, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 422, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 268, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 224, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 358, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 422, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 375, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 268, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 424, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 268, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 269, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 268, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 272, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 268, 0 },
+	{ "MarketType", "MarketType", "MarketType", "marketType", 338, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 324, 0 },
+};
+static const char *const q_ec2_e310[] = {
+	"disabled",
+	"enabled",
 };
 static const struct ec2q_member q_ec2_m311[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 422, 0 },
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 304, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 310, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 312, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 313, 0 },
 };
-static const struct ec2q_member q_ec2_m315[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 422, 0 },
-	{ "Affinity", "Affinity", "Affinity", "affinity", 422, 0 },
-	{ "GroupName", "GroupName", "GroupName", "groupName", 368, 0 },
-	{ "HostId", "HostId", "HostId", "hostId", 75, 0 },
-	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 433, 0 },
-	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 422, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 422, 0 },
-	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 268, 0 },
-	{ "GroupId", "GroupId", "GroupId", "groupId", 366, 0 },
+static const char *const q_ec2_e312[] = {
+	"disabled",
+	"enabled",
+};
+static const char *const q_ec2_e313[] = {
+	"disabled",
+	"enabled",
+};
+static const struct ec2q_member q_ec2_m314[] = {
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 41, 0 },
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 41, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Description", "Description", "Description", "description", 429, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 273, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 429, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 273, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 229, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 364, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 429, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 381, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 273, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 431, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 273, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 274, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 273, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 277, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 273, 0 },
 };
 static const struct ec2q_member q_ec2_m316[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 186, 0 },
-	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 40, 0 },
-	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 40, 0 },
-};
-static const struct ec2q_member q_ec2_m318[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 301, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 422, 0 },
-	{ "Version", "Version", "Version", "version", 422, 0 },
-};
-static const struct ec2q_member q_ec2_m319[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 422, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 412, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 268, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 73, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 219, 0 },
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m320[] = {
-	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 393, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 429, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 429, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 429, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 374, 0 },
+	{ "HostId", "HostId", "HostId", "hostId", 76, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 440, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 429, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 429, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 273, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 372, 0 },
 };
-static const struct ec2q_member q_ec2_m322[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 40, 0 },
+static const struct ec2q_member q_ec2_m321[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 189, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m323[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 422, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 306, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 429, 0 },
+	{ "Version", "Version", "Version", "version", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m324[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 422, 0 },
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 429, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 419, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 273, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 74, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 224, 0 },
 };
-static const char *const q_ec2_e327[] = {
+static const struct ec2q_member q_ec2_m325[] = {
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 400, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 436, 0 },
+};
+static const struct ec2q_member q_ec2_m327[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m328[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m329[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
+};
+static const char *const q_ec2_e332[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e328[] = {
+static const char *const q_ec2_e333[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e331[] = {
+static const char *const q_ec2_e336[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const char *const q_ec2_e333[] = {
+static const char *const q_ec2_e338[] = {
 	"spot",
 };
-static const struct ec2q_member q_ec2_m342[] = {
-	{ "Min", "Min", "Min", "min", 127, 0 },
-	{ "Max", "Max", "Max", "max", 127, 0 },
-};
-static const struct ec2q_member q_ec2_m343[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 345, 0 },
-};
-static const struct ec2q_member q_ec2_m344[] = {
-	{ "Min", "Min", "Min", "min", 268, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 268, 0 },
-};
 static const struct ec2q_member q_ec2_m347[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 407, 0 },
-	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 67, 0 },
-	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 182, 0 },
-	{ "OperationType", "OperationType", "OperationType", "operationType", 362, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, EC2Q_REQUIRED },
-	{ "UserIds", "UserId", "UserId", "userId", 442, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+	{ "Min", "Min", "Min", "min", 128, 0 },
+	{ "Max", "Max", "Max", "max", 128, 0 },
 };
 static const struct ec2q_member q_ec2_m348[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 40, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 457, EC2Q_REQUIRED },
-	{ "Size", "Size", "Size", "size", 268, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 477, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 268, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 268, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 40, 0 },
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 350, 0 },
 };
 static const struct ec2q_member q_ec2_m349[] = {
-	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 460, 0 },
+	{ "Min", "Min", "Min", "min", 273, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m350[] = {
-	{ "State", "State", "state", "state", 351, 0 },
+static const struct ec2q_member q_ec2_m352[] = {
+	{ "SourceDestCheck", "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", 20, 0 },
+	{ "Attribute", "Attribute", "attribute", "attribute", 213, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 218, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 20, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 20, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 20, 0 },
+	{ "Groups", "GroupId", "GroupId", "groupId", 182, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 222, EC2Q_REQUIRED },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 21, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 21, 0 },
+	{ "Kernel", "Kernel", "kernel", "kernel", 21, 0 },
+	{ "Ramdisk", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 21, 0 },
+	{ "UserData", "UserData", "userData", "userData", 37, 0 },
+	{ "Value", "Value", "value", "value", 429, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 20, 0 },
 };
-static const char *const q_ec2_e351[] = {
+static const struct ec2q_member q_ec2_m353[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 414, 0 },
+	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 68, 0 },
+	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 185, 0 },
+	{ "OperationType", "OperationType", "OperationType", "operationType", 368, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
+	{ "UserIds", "UserId", "UserId", "userId", 449, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m354[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
+	{ "Size", "Size", "Size", "size", 273, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m355[] = {
+	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 467, 0 },
+};
+static const struct ec2q_member q_ec2_m356[] = {
+	{ "State", "State", "state", "state", 357, 0 },
+};
+static const char *const q_ec2_e357[] = {
 	"disabled",
 	"disabling",
 	"enabled",
 	"pending",
 };
-static const struct ec2q_member q_ec2_m352[] = {
-	{ "Min", "Min", "Min", "min", 127, 0 },
-	{ "Max", "Max", "Max", "max", 127, 0 },
+static const struct ec2q_member q_ec2_m358[] = {
+	{ "Min", "Min", "Min", "min", 128, 0 },
+	{ "Max", "Max", "Max", "max", 128, 0 },
 };
-static const struct ec2q_member q_ec2_m354[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 353, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 360, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 336, 0 },
+static const struct ec2q_member q_ec2_m360[] = {
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 359, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 366, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 341, 0 },
 };
-static const struct ec2q_member q_ec2_m356[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 360, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 336, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 340, 0 },
-	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 76, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 355, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 334, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 335, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 271, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 149, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 136, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 135, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 152, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 148, 0 },
+static const struct ec2q_member q_ec2_m362[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 366, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 341, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 345, 0 },
+	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 77, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 361, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 339, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 340, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 276, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 151, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 138, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 137, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 154, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 150, 0 },
 };
-static const struct ec2q_member q_ec2_m357[] = {
-	{ "Min", "Min", "Min", "min", 268, 0 },
-	{ "Max", "Max", "Max", "max", 268, 0 },
+static const struct ec2q_member q_ec2_m363[] = {
+	{ "Min", "Min", "Min", "min", 273, 0 },
+	{ "Max", "Max", "Max", "max", 273, 0 },
 };
-static const char *const q_ec2_e359[] = {
+static const char *const q_ec2_e365[] = {
 	"available",
 	"associated",
 	"attaching",
 	"in-use",
 	"detaching",
 };
-static const char *const q_ec2_e362[] = {
+static const char *const q_ec2_e368[] = {
 	"add",
 	"remove",
 };
-static const char *const q_ec2_e364[] = {
+static const char *const q_ec2_e370[] = {
 	"all",
 };
-static const struct ec2q_member q_ec2_m365[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 422, 0 },
-	{ "Affinity", "Affinity", "affinity", "affinity", 422, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 368, 0 },
-	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 268, 0 },
-	{ "HostId", "HostId", "hostId", "hostId", 422, 0 },
-	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 433, 0 },
-	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 422, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 422, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 366, 0 },
+static const struct ec2q_member q_ec2_m371[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
+	{ "Affinity", "Affinity", "affinity", "affinity", 429, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 374, 0 },
+	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 273, 0 },
+	{ "HostId", "HostId", "hostId", "hostId", 429, 0 },
+	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 440, 0 },
+	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 429, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 429, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 372, 0 },
 };
-static const struct ec2q_member q_ec2_m367[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 370, 0 },
+static const struct ec2q_member q_ec2_m373[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 376, 0 },
 };
-static const char *const q_ec2_e369[] = {
+static const char *const q_ec2_e375[] = {
 	"cluster",
 	"partition",
 	"spread",
 };
-static const char *const q_ec2_e371[] = {
+static const char *const q_ec2_e377[] = {
 	"Windows",
 };
-static const struct ec2q_member q_ec2_m372[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 186, 0 },
-	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 40, 0 },
-	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 40, 0 },
-};
-static const struct ec2q_member q_ec2_m373[] = {
-	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 186, 0 },
-	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", "enableResourceNameDnsARecord", 40, 0 },
-	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 40, 0 },
-};
-static const struct ec2q_member q_ec2_m374[] = {
-	{ "Primary", "Primary", "primary", "primary", 40, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
-};
-static const struct ec2q_member q_ec2_m376[] = {
-	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 377, 0 },
-};
 static const struct ec2q_member q_ec2_m378[] = {
-	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 422, 0 },
-	{ "ProductCodeType", "Type", "type", "type", 380, 0 },
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 189, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
 };
-static const char *const q_ec2_e380[] = {
+static const struct ec2q_member q_ec2_m379[] = {
+	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 189, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m380[] = {
+	{ "Primary", "Primary", "primary", "primary", 41, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m382[] = {
+	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 383, 0 },
+};
+static const struct ec2q_member q_ec2_m384[] = {
+	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 429, 0 },
+	{ "ProductCodeType", "Type", "type", "type", 386, 0 },
+};
+static const char *const q_ec2_e386[] = {
 	"devpay",
 	"marketplace",
 };
-static const struct ec2q_member q_ec2_m382[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 422, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 422, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 422, 0 },
-};
-static const struct ec2q_member q_ec2_m385[] = {
-	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 422, 0 },
-	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 39, 0 },
-	{ "Description", "Description", "description", "description", 422, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 40, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 274, 0 },
-	{ "Name", "Name", "name", "name", 422, EC2Q_REQUIRED },
-	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 35, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 381, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 422, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 422, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 422, 0 },
-	{ "BootMode", "BootMode", "BootMode", "bootMode", 43, 0 },
-	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 439, 0 },
-	{ "UefiData", "UefiData", "UefiData", "uefiData", 423, 0 },
-	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 199, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
-};
-static const struct ec2q_member q_ec2_m386[] = {
-	{ "ImageId", "ImageId", "imageId", "imageId", 422, 0 },
-};
 static const struct ec2q_member q_ec2_m388[] = {
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 274, 0 },
-	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 40, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 300, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 290, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 310, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 194, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 262, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 282, 0 },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 322, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 315, 0 },
-	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 381, 0 },
-	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 40, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 405, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 422, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 321, 0 },
-	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 141, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 296, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 401, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 403, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 304, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 69, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 292, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 291, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 312, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 298, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 306, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 297, 0 },
-	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 247, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 316, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 303, 0 },
-	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 40, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m389[] = {
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 181, 0 },
-	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 229, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 422, 0 },
-	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 422, 0 },
-	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 422, 0 },
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 429, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 429, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m391[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 407, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 408, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+static const struct ec2q_member q_ec2_m392[] = {
+	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 429, 0 },
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 40, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 279, 0 },
+	{ "Name", "Name", "name", "name", 429, EC2Q_REQUIRED },
+	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 35, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 387, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 429, 0 },
+	{ "BootMode", "BootMode", "BootMode", "bootMode", 44, 0 },
+	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 446, 0 },
+	{ "UefiData", "UefiData", "UefiData", "uefiData", 430, 0 },
+	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 202, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
 };
-static const char *const q_ec2_e393[] = {
+static const struct ec2q_member q_ec2_m393[] = {
+	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m395[] = {
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 279, 0 },
+	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 41, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 305, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 295, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 315, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 197, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 267, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 327, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 320, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 387, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 41, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 412, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 429, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 326, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 143, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 301, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 410, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 309, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 70, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 297, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 296, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 317, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 303, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 311, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 302, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 252, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 321, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 308, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m396[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
+	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 234, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
+	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 429, 0 },
+	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m398[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 414, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+};
+static const char *const q_ec2_e400[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -1556,262 +1592,262 @@ static const char *const q_ec2_e393[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e395[] = {
+static const char *const q_ec2_e402[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m397[] = {
-	{ "Enabled", "Enabled", "enabled", "enabled", 40, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m404[] = {
+	{ "Enabled", "Enabled", "enabled", "enabled", 41, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m398[] = {
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 39, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 194, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 262, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 268, 0 },
-	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 223, 0 },
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 274, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 282, 0 },
-	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 268, EC2Q_REQUIRED },
-	{ "MinCount", "MinCount", "MinCount", "minCount", 268, EC2Q_REQUIRED },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 397, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 365, 0 },
-	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 381, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 401, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 403, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 424, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 399, 0 },
-	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 422, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 422, EC2Q_IDEMPOTENCY },
-	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 40, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 40, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 190, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 405, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 244, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 422, 0 },
-	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 142, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 147, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 431, 0 },
-	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 318, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 232, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 69, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 59, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 48, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 185, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 326, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 234, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 151, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 372, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 231, 0 },
-	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 40, 0 },
+static const struct ec2q_member q_ec2_m405[] = {
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 40, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 197, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 267, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 273, 0 },
+	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 228, 0 },
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 279, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
+	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 273, EC2Q_REQUIRED },
+	{ "MinCount", "MinCount", "MinCount", "minCount", 273, EC2Q_REQUIRED },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 404, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 371, 0 },
+	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 387, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 410, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 431, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 406, 0 },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 429, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 429, EC2Q_IDEMPOTENCY },
+	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 41, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 41, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 193, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 412, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 249, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 144, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 149, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 323, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 237, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 70, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 60, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 49, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 188, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 331, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 239, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 153, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 378, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 236, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 41, 0 },
 };
-static const char *const q_ec2_e405[] = {
+static const char *const q_ec2_e412[] = {
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m406[] = {
-	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 422, 0 },
-	{ "Description", "Description", "description", "description", 422, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 422, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 422, 0 },
-	{ "Progress", "Progress", "progress", "progress", 422, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 422, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 73, 0 },
-	{ "State", "Status", "status", "status", 411, 0 },
-	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 422, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 268, 0 },
-	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 422, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
-	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 421, 0 },
-	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 346, 0 },
+static const struct ec2q_member q_ec2_m413[] = {
+	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 429, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
+	{ "Progress", "Progress", "progress", "progress", 429, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 74, 0 },
+	{ "State", "Status", "status", "status", 418, 0 },
+	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 429, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 273, 0 },
+	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 429, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 428, 0 },
+	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 351, 0 },
 };
-static const char *const q_ec2_e407[] = {
+static const char *const q_ec2_e414[] = {
 	"productCodes",
 	"createVolumePermission",
 };
-static const char *const q_ec2_e411[] = {
+static const char *const q_ec2_e418[] = {
 	"pending",
 	"completed",
 	"error",
 	"recoverable",
 	"recovering",
 };
-static const char *const q_ec2_e412[] = {
+static const char *const q_ec2_e419[] = {
 	"one-time",
 	"persistent",
 };
-static const struct ec2q_member q_ec2_m413[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 422, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 412, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 268, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 73, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 219, 0 },
+static const struct ec2q_member q_ec2_m420[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 429, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 419, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 273, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 74, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 224, 0 },
 };
-static const struct ec2q_member q_ec2_m414[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 218, EC2Q_REQUIRED },
-	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 422, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+static const struct ec2q_member q_ec2_m421[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 429, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m415[] = {
-	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 250, 0 },
+static const struct ec2q_member q_ec2_m422[] = {
+	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
 };
-static const struct ec2q_member q_ec2_m416[] = {
-	{ "Code", "Code", "code", "code", 422, 0 },
-	{ "Message", "Message", "message", "message", 422, 0 },
+static const struct ec2q_member q_ec2_m423[] = {
+	{ "Code", "Code", "code", "code", 429, 0 },
+	{ "Message", "Message", "message", "message", 429, 0 },
 };
-static const char *const q_ec2_e417[] = {
+static const char *const q_ec2_e424[] = {
 	"reachability",
 };
-static const char *const q_ec2_e418[] = {
+static const char *const q_ec2_e425[] = {
 	"passed",
 	"failed",
 	"insufficient-data",
 	"initializing",
 };
-static const struct ec2q_member q_ec2_m419[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 218, EC2Q_REQUIRED },
-	{ "Hibernate", "Hibernate", "Hibernate", "hibernate", 40, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
-	{ "Force", "Force", "force", "force", 40, 0 },
+static const struct ec2q_member q_ec2_m426[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
+	{ "Hibernate", "Hibernate", "Hibernate", "hibernate", 41, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Force", "Force", "force", "force", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m420[] = {
-	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 250, 0 },
+static const struct ec2q_member q_ec2_m427[] = {
+	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
 };
-static const char *const q_ec2_e421[] = {
+static const char *const q_ec2_e428[] = {
 	"archive",
 	"standard",
 };
-static const char *const q_ec2_e425[] = {
+static const char *const q_ec2_e432[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 	"not-applicable",
 	"initializing",
 };
-static const struct ec2q_member q_ec2_m426[] = {
-	{ "Key", "Key", "key", "key", 422, 0 },
-	{ "Value", "Value", "value", "value", 422, 0 },
+static const struct ec2q_member q_ec2_m433[] = {
+	{ "Key", "Key", "key", "key", 429, 0 },
+	{ "Value", "Value", "value", "value", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m427[] = {
-	{ "Key", "Key", "key", "key", 422, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 422, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 393, 0 },
-	{ "Value", "Value", "value", "value", 422, 0 },
+static const struct ec2q_member q_ec2_m434[] = {
+	{ "Key", "Key", "key", "key", 429, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 429, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 400, 0 },
+	{ "Value", "Value", "value", "value", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m430[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 393, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 429, 0 },
+static const struct ec2q_member q_ec2_m437[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 400, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 436, 0 },
 };
-static const char *const q_ec2_e433[] = {
+static const char *const q_ec2_e440[] = {
 	"default",
 	"dedicated",
 	"host",
 };
-static const struct ec2q_member q_ec2_m434[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 218, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 40, 0 },
+static const struct ec2q_member q_ec2_m441[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m435[] = {
-	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 250, 0 },
+static const struct ec2q_member q_ec2_m442[] = {
+	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
 };
-static const struct ec2q_member q_ec2_m438[] = {
-	{ "Min", "Min", "Min", "min", 127, 0 },
-	{ "Max", "Max", "Max", "max", 127, 0 },
+static const struct ec2q_member q_ec2_m445[] = {
+	{ "Min", "Min", "Min", "min", 128, 0 },
+	{ "Max", "Max", "Max", "max", 128, 0 },
 };
-static const char *const q_ec2_e439[] = {
+static const char *const q_ec2_e446[] = {
 	"v2.0",
 };
-static const char *const q_ec2_e440[] = {
+static const char *const q_ec2_e447[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m444[] = {
-	{ "Min", "Min", "Min", "min", 268, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 268, 0 },
+static const struct ec2q_member q_ec2_m451[] = {
+	{ "Min", "Min", "Min", "min", 273, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m445[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 443, 0 },
-	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 54, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 436, 0 },
-	{ "ValidCores", "ValidCores", "validCores", "validCores", 55, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 437, 0 },
+static const struct ec2q_member q_ec2_m452[] = {
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 450, 0 },
+	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 55, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 443, 0 },
+	{ "ValidCores", "ValidCores", "validCores", "validCores", 56, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 444, 0 },
 };
-static const struct ec2q_member q_ec2_m446[] = {
-	{ "Code", "Code", "code", "code", 422, 0 },
-	{ "Message", "Message", "message", "message", 422, 0 },
+static const struct ec2q_member q_ec2_m453[] = {
+	{ "Code", "Code", "code", "code", 429, 0 },
+	{ "Message", "Message", "message", "message", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m447[] = {
-	{ "Errors", "ErrorSet", "errorSet", "errorSet", 154, 0 },
+static const struct ec2q_member q_ec2_m454[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 156, 0 },
 };
-static const char *const q_ec2_e450[] = {
+static const char *const q_ec2_e457[] = {
 	"hvm",
 	"paravirtual",
 };
-static const struct ec2q_member q_ec2_m452[] = {
-	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 454, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 422, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 73, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 40, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 422, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
-	{ "Size", "Size", "size", "size", 268, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 422, 0 },
-	{ "State", "Status", "status", "status", 463, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
-	{ "Iops", "Iops", "iops", "iops", 268, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 429, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 477, 0 },
-	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 40, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 40, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 268, 0 },
+static const struct ec2q_member q_ec2_m459[] = {
+	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 461, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 74, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "Size", "Size", "size", "size", 273, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
+	{ "State", "Status", "status", "status", 470, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "Iops", "Iops", "iops", "iops", 273, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 484, 0 },
+	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 41, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 41, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m453[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 73, 0 },
-	{ "Device", "Device", "device", "device", 422, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
-	{ "State", "Status", "status", "status", 455, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 40, 0 },
+static const struct ec2q_member q_ec2_m460[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
+	{ "Device", "Device", "device", "device", 429, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "State", "Status", "status", "status", 462, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
 };
-static const char *const q_ec2_e455[] = {
+static const char *const q_ec2_e462[] = {
 	"attaching",
 	"attached",
 	"detaching",
 	"detached",
 	"busy",
 };
-static const char *const q_ec2_e456[] = {
+static const char *const q_ec2_e463[] = {
 	"autoEnableIO",
 	"productCodes",
 };
-static const struct ec2q_member q_ec2_m460[] = {
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
-	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 462, 0 },
-	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 422, 0 },
-	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 268, 0 },
-	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 268, 0 },
-	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 477, 0 },
-	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 268, 0 },
-	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 40, 0 },
-	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 268, 0 },
-	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 268, 0 },
-	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 477, 0 },
-	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 268, 0 },
-	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 40, 0 },
-	{ "Progress", "Progress", "progress", "progress", 332, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 73, 0 },
-	{ "EndTime", "EndTime", "endTime", "endTime", 73, 0 },
+static const struct ec2q_member q_ec2_m467[] = {
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 469, 0 },
+	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 429, 0 },
+	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 273, 0 },
+	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 273, 0 },
+	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 484, 0 },
+	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 273, 0 },
+	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 41, 0 },
+	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 273, 0 },
+	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 273, 0 },
+	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 484, 0 },
+	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 273, 0 },
+	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 41, 0 },
+	{ "Progress", "Progress", "progress", "progress", 337, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 74, 0 },
+	{ "EndTime", "EndTime", "endTime", "endTime", 74, 0 },
 };
-static const char *const q_ec2_e462[] = {
+static const char *const q_ec2_e469[] = {
 	"modifying",
 	"optimizing",
 	"completed",
 	"failed",
 };
-static const char *const q_ec2_e463[] = {
+static const char *const q_ec2_e470[] = {
 	"creating",
 	"available",
 	"in-use",
@@ -1819,51 +1855,51 @@ static const char *const q_ec2_e463[] = {
 	"deleted",
 	"error",
 };
-static const struct ec2q_member q_ec2_m464[] = {
-	{ "Code", "Code", "code", "code", 422, 0 },
-	{ "Description", "Description", "description", "description", 422, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 422, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 422, 0 },
+static const struct ec2q_member q_ec2_m471[] = {
+	{ "Code", "Code", "code", "code", 429, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 429, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m466[] = {
-	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 422, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
+static const struct ec2q_member q_ec2_m473[] = {
+	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 429, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m468[] = {
-	{ "Name", "Name", "name", "name", 476, 0 },
-	{ "Status", "Status", "status", "status", 422, 0 },
+static const struct ec2q_member q_ec2_m475[] = {
+	{ "Name", "Name", "name", "name", 483, 0 },
+	{ "Status", "Status", "status", "status", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m470[] = {
-	{ "Description", "Description", "description", "description", 422, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 422, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 422, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 346, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 346, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 422, 0 },
+static const struct ec2q_member q_ec2_m477[] = {
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 429, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 429, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 351, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 351, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m472[] = {
-	{ "Details", "Details", "details", "details", 469, 0 },
-	{ "Status", "Status", "status", "status", 473, 0 },
+static const struct ec2q_member q_ec2_m479[] = {
+	{ "Details", "Details", "details", "details", 476, 0 },
+	{ "Status", "Status", "status", "status", 480, 0 },
 };
-static const char *const q_ec2_e473[] = {
+static const char *const q_ec2_e480[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 };
-static const struct ec2q_member q_ec2_m474[] = {
-	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 465, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 422, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 422, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 471, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 422, 0 },
-	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 472, 0 },
-	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 467, 0 },
+static const struct ec2q_member q_ec2_m481[] = {
+	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 472, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 478, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 479, 0 },
+	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 474, 0 },
 };
-static const char *const q_ec2_e476[] = {
+static const char *const q_ec2_e483[] = {
 	"io-enabled",
 	"io-performance",
 };
-static const char *const q_ec2_e477[] = {
+static const char *const q_ec2_e484[] = {
 	"standard",
 	"io1",
 	"io2",
@@ -1909,497 +1945,506 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[32] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m32, NULL },
 	[33] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[34] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[35] = { "BillingProductList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[35] = { "BillingProductList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[36] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[37] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m37, NULL },
-	[38] = { "BlockDeviceMappingList", EC2Q_LIST, 0, 0, 37, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[39] = { "BlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 37, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[40] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[41] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e41 },
-	[42] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 41, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[43] = { "BootModeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e43 },
-	[44] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e44 },
-	[45] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[46] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[47] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e47 },
-	[48] = { "CapacityReservationSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
-	[49] = { "CapacityReservationSpecificationResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
-	[50] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m50, NULL },
-	[51] = { "CapacityReservationTargetResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m51, NULL },
-	[52] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m52, NULL },
-	[53] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m53, NULL },
-	[54] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[55] = { "CoreCountList", EC2Q_LIST, 0, 0, 54, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[56] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e56 },
-	[57] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 56, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[58] = { "CpuOptions", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m58, NULL },
-	[59] = { "CpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
-	[60] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
-	[61] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
-	[62] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
-	[63] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
-	[64] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
-	[65] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
-	[66] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 65, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[67] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
-	[68] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
-	[69] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
-	[70] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[71] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
-	[72] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
-	[73] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[74] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[75] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[76] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[77] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m77, NULL },
-	[78] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
-	[79] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
-	[80] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
-	[81] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
-	[82] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
-	[83] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
-	[84] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
-	[85] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
-	[86] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
-	[87] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
-	[88] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
-	[89] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
-	[90] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
-	[91] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
-	[92] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
-	[93] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
-	[94] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
-	[95] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
-	[96] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
-	[97] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
-	[98] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
-	[99] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
-	[100] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
-	[101] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
-	[102] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
-	[103] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
-	[104] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
-	[105] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
-	[106] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
-	[107] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
-	[108] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
-	[109] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
-	[110] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
-	[111] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
-	[112] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
-	[113] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
-	[114] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
-	[115] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
-	[116] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
-	[117] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
-	[118] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
-	[119] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
-	[120] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
-	[121] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e121 },
-	[122] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[123] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
-	[124] = { "DiskInfoList", EC2Q_LIST, 0, 0, 123, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[125] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[126] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e126 },
-	[127] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[128] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m128, NULL },
-	[129] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e129 },
-	[130] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m130, NULL },
-	[131] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m131, NULL },
-	[132] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e132 },
-	[133] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
-	[134] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e134 },
-	[135] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
-	[136] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[137] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
-	[138] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 137, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[139] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[140] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m140, NULL },
-	[141] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 140, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[142] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 140, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[143] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m143, NULL },
-	[144] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
-	[145] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 144, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[146] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[147] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 143, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[148] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[149] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e149 },
-	[150] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m150, NULL },
-	[151] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m151, NULL },
-	[152] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[153] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e153 },
-	[154] = { "ErrorSet", EC2Q_LIST, 0, 0, 446, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[155] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e155 },
-	[156] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
-	[157] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 156, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
-	[158] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[159] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m159, NULL },
-	[160] = { "FilterList", EC2Q_LIST, 0, 0, 159, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[161] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[162] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m162, NULL },
-	[163] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 162, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[164] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[165] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m165, NULL },
-	[166] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[167] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[168] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m168, NULL },
-	[169] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[170] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m170, NULL },
-	[171] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m171, NULL },
-	[172] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[173] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m173, NULL },
-	[174] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 173, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[175] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[176] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m176, NULL },
-	[177] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[178] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[179] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
-	[180] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m180, NULL },
-	[181] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 180, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[182] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 402, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[183] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[184] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m184, NULL },
-	[185] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
-	[186] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e186 },
-	[187] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e187 },
-	[188] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e188 },
-	[189] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m189, NULL },
-	[190] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m190, NULL },
-	[191] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m191, NULL },
-	[192] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
-	[193] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e193 },
-	[194] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[195] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 194, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[196] = { "ImageList", EC2Q_LIST, 0, 0, 191, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[197] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e197 },
-	[198] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e198 },
-	[199] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e199 },
-	[200] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m200, NULL },
-	[201] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m201, NULL },
-	[202] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m202, NULL },
-	[203] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[204] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
-	[205] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 204, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[206] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[207] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[208] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m208, NULL },
-	[209] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m209, NULL },
-	[210] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e210 },
-	[211] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e211 },
-	[212] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
-	[213] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 212, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[214] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[215] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e215 },
-	[216] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 215, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[217] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[218] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 217, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[219] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e219 },
-	[220] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m220, NULL },
-	[221] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 220, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[222] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m222, NULL },
-	[223] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 222, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[224] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 225, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[225] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m225, NULL },
-	[226] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m226, NULL },
-	[227] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 226, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[228] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e228 },
-	[229] = { "InstanceList", EC2Q_LIST, 0, 0, 208, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[230] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
-	[231] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
-	[232] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m232, NULL },
-	[233] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e233 },
-	[234] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m234, NULL },
-	[235] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
-	[236] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e236 },
-	[237] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e237 },
-	[238] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e238 },
-	[239] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
-	[240] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
-	[241] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m241, NULL },
-	[242] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 239, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[243] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m243, NULL },
-	[244] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 243, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[245] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
-	[246] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 245, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[247] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m247, NULL },
-	[248] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m248, NULL },
-	[249] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m249, NULL },
-	[250] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 249, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[251] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e251 },
-	[252] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m252, NULL },
-	[253] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m253, NULL },
-	[254] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 253, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[255] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
-	[256] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 255, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[257] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 252, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[258] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
-	[259] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e259 },
-	[260] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[261] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
-	[262] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[263] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e263 },
-	[264] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m264, NULL },
-	[265] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 264, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[266] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
-	[267] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 266, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[268] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[269] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 270, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[270] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m270, NULL },
-	[271] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[272] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 273, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[273] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m273, NULL },
-	[274] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[275] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e275 },
-	[276] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 282, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[277] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m277, NULL },
-	[278] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[279] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[280] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m280, NULL },
-	[281] = { "KeyPairList", EC2Q_LIST, 0, 0, 280, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[282] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[283] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e283 },
-	[284] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[285] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
-	[286] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[287] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m287, NULL },
-	[288] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e288 },
-	[289] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m289, NULL },
-	[290] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 289, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[291] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m291, NULL },
-	[292] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m292, NULL },
-	[293] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
-	[294] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m294, NULL },
-	[295] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[296] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 294, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[297] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
-	[298] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m298, NULL },
-	[299] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e299 },
-	[300] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
-	[301] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[302] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 301, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[303] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m303, NULL },
-	[304] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
-	[305] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e305 },
-	[306] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m306, NULL },
-	[307] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e307 },
-	[308] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e308 },
-	[309] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m309, NULL },
-	[310] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 309, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[311] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m311, NULL },
-	[312] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 311, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[313] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
-	[314] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 313, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[315] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m315, NULL },
-	[316] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m316, NULL },
-	[317] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 287, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[318] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m318, NULL },
-	[319] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m319, NULL },
-	[320] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m320, NULL },
-	[321] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 320, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[322] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m322, NULL },
-	[323] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m323, NULL },
-	[324] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
-	[325] = { "LicenseList", EC2Q_LIST, 0, 0, 323, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[326] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 324, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[327] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e327 },
-	[328] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e328 },
-	[329] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[330] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[331] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e331 },
-	[332] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[333] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e333 },
-	[334] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[335] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[336] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[337] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[338] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[339] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[340] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[341] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[342] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m342, NULL },
-	[343] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m343, NULL },
-	[344] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m344, NULL },
-	[345] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[346] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[347] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m347, NULL },
-	[348] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m348, NULL },
-	[349] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m349, NULL },
-	[350] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m350, NULL },
-	[351] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e351 },
-	[352] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m352, NULL },
-	[353] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[354] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m354, NULL },
-	[355] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 354, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[356] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
-	[357] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m357, NULL },
-	[358] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[359] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e359 },
-	[360] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[361] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[362] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e362 },
-	[363] = { "OwnerStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[364] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e364 },
-	[365] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m365, NULL },
-	[366] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[367] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m367, NULL },
-	[368] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[369] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e369 },
-	[370] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 369, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[371] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e371 },
-	[372] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m372, NULL },
-	[373] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m373, NULL },
-	[374] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m374, NULL },
-	[375] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 374, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[376] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m376, NULL },
-	[377] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[378] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m378, NULL },
-	[379] = { "ProductCodeList", EC2Q_LIST, 0, 0, 378, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[380] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e380 },
-	[381] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[382] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m382, NULL },
-	[383] = { "RegionList", EC2Q_LIST, 0, 0, 382, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[384] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[385] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m385, NULL },
-	[386] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m386, NULL },
-	[387] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 262, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[388] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m388, NULL },
-	[389] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m389, NULL },
-	[390] = { "ReservationList", EC2Q_LIST, 0, 0, 389, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[391] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m391, NULL },
-	[392] = { "ResourceIdList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[393] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e393 },
-	[394] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[395] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e395 },
-	[396] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 395, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[397] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m397, NULL },
-	[398] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
-	[399] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[400] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[401] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 400, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[402] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[403] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 402, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[404] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[405] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e405 },
-	[406] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m406, NULL },
-	[407] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e407 },
-	[408] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[409] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 408, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[410] = { "SnapshotList", EC2Q_LIST, 0, 0, 406, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[411] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e411 },
-	[412] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e412 },
-	[413] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m413, NULL },
-	[414] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m414, NULL },
-	[415] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m415, NULL },
-	[416] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m416, NULL },
-	[417] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e417 },
-	[418] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e418 },
-	[419] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m419, NULL },
-	[420] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m420, NULL },
-	[421] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e421 },
-	[422] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[423] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
-	[424] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[425] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e425 },
-	[426] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m426, NULL },
-	[427] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m427, NULL },
-	[428] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 427, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[429] = { "TagList", EC2Q_LIST, 0, 0, 426, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[430] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m430, NULL },
-	[431] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 430, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[432] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[433] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e433 },
-	[434] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m434, NULL },
-	[435] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m435, NULL },
-	[436] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[437] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 436, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[438] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m438, NULL },
-	[439] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e439 },
-	[440] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e440 },
-	[441] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 440, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[442] = { "UserIdStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[443] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[444] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m444, NULL },
-	[445] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m445, NULL },
-	[446] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m446, NULL },
-	[447] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m447, NULL },
-	[448] = { "ValueStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[449] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
-	[450] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e450 },
-	[451] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 450, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[452] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m452, NULL },
-	[453] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m453, NULL },
-	[454] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 453, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[455] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e455 },
-	[456] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e456 },
-	[457] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[458] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 457, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[459] = { "VolumeList", EC2Q_LIST, 0, 0, 452, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[460] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m460, NULL },
-	[461] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 460, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[462] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e462 },
-	[463] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e463 },
-	[464] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m464, NULL },
-	[465] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 464, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[466] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m466, NULL },
-	[467] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 466, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[468] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m468, NULL },
-	[469] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 468, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[470] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m470, NULL },
-	[471] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 470, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[472] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m472, NULL },
-	[473] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e473 },
-	[474] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m474, NULL },
-	[475] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 474, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[476] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e476 },
-	[477] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e477 },
-	[478] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[479] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[480] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[481] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[37] = { "BlobAttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m37, NULL },
+	[38] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m38, NULL },
+	[39] = { "BlockDeviceMappingList", EC2Q_LIST, 0, 0, 38, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[40] = { "BlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 38, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[41] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[42] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e42 },
+	[43] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 42, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[44] = { "BootModeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e44 },
+	[45] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e45 },
+	[46] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[47] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[48] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e48 },
+	[49] = { "CapacityReservationSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
+	[50] = { "CapacityReservationSpecificationResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m50, NULL },
+	[51] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m51, NULL },
+	[52] = { "CapacityReservationTargetResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m52, NULL },
+	[53] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m53, NULL },
+	[54] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m54, NULL },
+	[55] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[56] = { "CoreCountList", EC2Q_LIST, 0, 0, 55, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[57] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e57 },
+	[58] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 57, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[59] = { "CpuOptions", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
+	[60] = { "CpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
+	[61] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
+	[62] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
+	[63] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
+	[64] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
+	[65] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
+	[66] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
+	[67] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 66, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[68] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
+	[69] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
+	[70] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
+	[71] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[72] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
+	[73] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
+	[74] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[75] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[76] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[77] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[78] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
+	[79] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
+	[80] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
+	[81] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
+	[82] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
+	[83] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
+	[84] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
+	[85] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
+	[86] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
+	[87] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
+	[88] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
+	[89] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
+	[90] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
+	[91] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
+	[92] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
+	[93] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
+	[94] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
+	[95] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
+	[96] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
+	[97] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
+	[98] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
+	[99] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
+	[100] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
+	[101] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
+	[102] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
+	[103] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[104] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
+	[105] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
+	[106] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
+	[107] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
+	[108] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
+	[109] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
+	[110] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
+	[111] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
+	[112] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
+	[113] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
+	[114] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
+	[115] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
+	[116] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
+	[117] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
+	[118] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
+	[119] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
+	[120] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
+	[121] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
+	[122] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e122 },
+	[123] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[124] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m124, NULL },
+	[125] = { "DiskInfoList", EC2Q_LIST, 0, 0, 124, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[126] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[127] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e127 },
+	[128] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[129] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m129, NULL },
+	[130] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e130 },
+	[131] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m131, NULL },
+	[132] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m132, NULL },
+	[133] = { "EbsInstanceBlockDeviceSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
+	[134] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e134 },
+	[135] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
+	[136] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e136 },
+	[137] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
+	[138] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[139] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m139, NULL },
+	[140] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 139, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[141] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[142] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m142, NULL },
+	[143] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 142, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[144] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 142, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[145] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m145, NULL },
+	[146] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m146, NULL },
+	[147] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[148] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[149] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 145, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[150] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[151] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e151 },
+	[152] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m152, NULL },
+	[153] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m153, NULL },
+	[154] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[155] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e155 },
+	[156] = { "ErrorSet", EC2Q_LIST, 0, 0, 453, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[157] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e157 },
+	[158] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[159] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 158, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[160] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[161] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m161, NULL },
+	[162] = { "FilterList", EC2Q_LIST, 0, 0, 161, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[163] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[164] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m164, NULL },
+	[165] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 164, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[166] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[167] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
+	[168] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[169] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[170] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m170, NULL },
+	[171] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[172] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
+	[173] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m173, NULL },
+	[174] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[175] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m175, NULL },
+	[176] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 175, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[177] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[178] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m178, NULL },
+	[179] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[180] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[181] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m181, NULL },
+	[182] = { "GroupIdStringList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "groupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[183] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
+	[184] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 183, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[185] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 409, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[186] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[187] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m187, NULL },
+	[188] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
+	[189] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e189 },
+	[190] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e190 },
+	[191] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e191 },
+	[192] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
+	[193] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m193, NULL },
+	[194] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
+	[195] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
+	[196] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e196 },
+	[197] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[198] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 197, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[199] = { "ImageList", EC2Q_LIST, 0, 0, 194, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[200] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e200 },
+	[201] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e201 },
+	[202] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e202 },
+	[203] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m203, NULL },
+	[204] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
+	[205] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m205, NULL },
+	[206] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[207] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m207, NULL },
+	[208] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 207, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[209] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[210] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[211] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
+	[212] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
+	[213] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e213 },
+	[214] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e214 },
+	[215] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m215, NULL },
+	[216] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 215, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[217] = { "InstanceBlockDeviceMappingSpecification", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m217, NULL },
+	[218] = { "InstanceBlockDeviceMappingSpecificationList", EC2Q_LIST, 0, 0, 217, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[219] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[220] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e220 },
+	[221] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 220, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[222] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[223] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 222, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[224] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e224 },
+	[225] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m225, NULL },
+	[226] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 225, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[227] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m227, NULL },
+	[228] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 227, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[229] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[230] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
+	[231] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
+	[232] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 231, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[233] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e233 },
+	[234] = { "InstanceList", EC2Q_LIST, 0, 0, 211, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[235] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
+	[236] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m236, NULL },
+	[237] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m237, NULL },
+	[238] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e238 },
+	[239] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
+	[240] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
+	[241] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e241 },
+	[242] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e242 },
+	[243] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e243 },
+	[244] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m244, NULL },
+	[245] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
+	[246] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m246, NULL },
+	[247] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 244, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[248] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m248, NULL },
+	[249] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 248, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[250] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m250, NULL },
+	[251] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 250, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[252] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m252, NULL },
+	[253] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m253, NULL },
+	[254] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m254, NULL },
+	[255] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 254, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[256] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e256 },
+	[257] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m257, NULL },
+	[258] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
+	[259] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 258, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[260] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m260, NULL },
+	[261] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 260, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[262] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 257, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[263] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
+	[264] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e264 },
+	[265] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[266] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
+	[267] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[268] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e268 },
+	[269] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
+	[270] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 269, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[271] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
+	[272] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 271, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[273] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[274] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 275, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[275] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m275, NULL },
+	[276] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[277] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[278] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m278, NULL },
+	[279] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[280] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e280 },
+	[281] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 287, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[282] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m282, NULL },
+	[283] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[284] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 283, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[285] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
+	[286] = { "KeyPairList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[287] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[288] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e288 },
+	[289] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[290] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m290, NULL },
+	[291] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 290, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[292] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m292, NULL },
+	[293] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e293 },
+	[294] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m294, NULL },
+	[295] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 294, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[296] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m296, NULL },
+	[297] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
+	[298] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m298, NULL },
+	[299] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
+	[300] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[301] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 299, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[302] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m302, NULL },
+	[303] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m303, NULL },
+	[304] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e304 },
+	[305] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m305, NULL },
+	[306] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[307] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 306, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[308] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
+	[309] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m309, NULL },
+	[310] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e310 },
+	[311] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m311, NULL },
+	[312] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e312 },
+	[313] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e313 },
+	[314] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m314, NULL },
+	[315] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 314, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[316] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m316, NULL },
+	[317] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 316, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[318] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[319] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 318, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[320] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m320, NULL },
+	[321] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m321, NULL },
+	[322] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[323] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m323, NULL },
+	[324] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
+	[325] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
+	[326] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 325, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[327] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m327, NULL },
+	[328] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
+	[329] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m329, NULL },
+	[330] = { "LicenseList", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[331] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 329, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[332] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e332 },
+	[333] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e333 },
+	[334] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 333, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[335] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[336] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e336 },
+	[337] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[338] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e338 },
+	[339] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[340] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[341] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[342] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[343] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[344] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[345] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[346] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[347] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m347, NULL },
+	[348] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m348, NULL },
+	[349] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m349, NULL },
+	[350] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[351] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[352] = { "ModifyInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m352, NULL },
+	[353] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m353, NULL },
+	[354] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m354, NULL },
+	[355] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m355, NULL },
+	[356] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
+	[357] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e357 },
+	[358] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m358, NULL },
+	[359] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[360] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m360, NULL },
+	[361] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 360, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[362] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
+	[363] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m363, NULL },
+	[364] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[365] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e365 },
+	[366] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[367] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[368] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e368 },
+	[369] = { "OwnerStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[370] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e370 },
+	[371] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m371, NULL },
+	[372] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[373] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m373, NULL },
+	[374] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[375] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e375 },
+	[376] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 375, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[377] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e377 },
+	[378] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m378, NULL },
+	[379] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m379, NULL },
+	[380] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m380, NULL },
+	[381] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 380, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[382] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m382, NULL },
+	[383] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[384] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m384, NULL },
+	[385] = { "ProductCodeList", EC2Q_LIST, 0, 0, 384, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[386] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e386 },
+	[387] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[388] = { "RebootInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m388, NULL },
+	[389] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m389, NULL },
+	[390] = { "RegionList", EC2Q_LIST, 0, 0, 389, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[391] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[392] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m392, NULL },
+	[393] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m393, NULL },
+	[394] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 267, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[395] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m395, NULL },
+	[396] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m396, NULL },
+	[397] = { "ReservationList", EC2Q_LIST, 0, 0, 396, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[398] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
+	[399] = { "ResourceIdList", EC2Q_LIST, 0, 0, 439, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[400] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e400 },
+	[401] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[402] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e402 },
+	[403] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 402, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[404] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m404, NULL },
+	[405] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m405, NULL },
+	[406] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[407] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[408] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[409] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[410] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 409, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[411] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[412] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e412 },
+	[413] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m413, NULL },
+	[414] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e414 },
+	[415] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[416] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 415, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[417] = { "SnapshotList", EC2Q_LIST, 0, 0, 413, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[418] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e418 },
+	[419] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e419 },
+	[420] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m420, NULL },
+	[421] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m421, NULL },
+	[422] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m422, NULL },
+	[423] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m423, NULL },
+	[424] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e424 },
+	[425] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e425 },
+	[426] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m426, NULL },
+	[427] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m427, NULL },
+	[428] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e428 },
+	[429] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[430] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
+	[431] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[432] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e432 },
+	[433] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m433, NULL },
+	[434] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m434, NULL },
+	[435] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[436] = { "TagList", EC2Q_LIST, 0, 0, 433, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[437] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m437, NULL },
+	[438] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 437, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[439] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[440] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e440 },
+	[441] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m441, NULL },
+	[442] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m442, NULL },
+	[443] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[444] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[445] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m445, NULL },
+	[446] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e446 },
+	[447] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e447 },
+	[448] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 447, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[449] = { "UserIdStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[450] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[451] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m451, NULL },
+	[452] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m452, NULL },
+	[453] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m453, NULL },
+	[454] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m454, NULL },
+	[455] = { "ValueStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[456] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[457] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e457 },
+	[458] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 457, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[459] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m459, NULL },
+	[460] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m460, NULL },
+	[461] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 460, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[462] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e462 },
+	[463] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e463 },
+	[464] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[465] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 464, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[466] = { "VolumeList", EC2Q_LIST, 0, 0, 459, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[467] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m467, NULL },
+	[468] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 467, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[469] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e469 },
+	[470] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e470 },
+	[471] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m471, NULL },
+	[472] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 471, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[473] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m473, NULL },
+	[474] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 473, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[475] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m475, NULL },
+	[476] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 475, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[477] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m477, NULL },
+	[478] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 477, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[479] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m479, NULL },
+	[480] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e480 },
+	[481] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m481, NULL },
+	[482] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 481, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[483] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e483 },
+	[484] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e484 },
+	[485] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[486] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[487] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[488] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 105, 106, NULL },
-	{ "DescribeAvailabilityZones", 86, 87, NULL },
-	{ "DescribeAccountAttributes", 84, 85, NULL },
-	{ "CreateKeyPair", 60, 277, NULL },
-	{ "ImportKeyPair", 200, 201, NULL },
-	{ "DescribeKeyPairs", 100, 101, NULL },
-	{ "DeleteKeyPair", 77, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 96, 97, NULL },
-	{ "DescribeInstanceTypeOfferings", 94, 95, NULL },
-	{ "CreateTags", 64, EC2Q_NONE, NULL },
-	{ "DeleteTags", 81, EC2Q_NONE, NULL },
-	{ "DescribeTags", 111, 112, NULL },
-	{ "CreateLaunchTemplate", 61, 62, NULL },
-	{ "DescribeLaunchTemplates", 103, 104, NULL },
-	{ "DeleteLaunchTemplate", 78, 79, NULL },
-	{ "CreateVolume", 68, 452, NULL },
-	{ "DeleteVolume", 82, EC2Q_NONE, NULL },
-	{ "DescribeVolumes", 119, 120, NULL },
-	{ "ModifyVolume", 348, 349, NULL },
-	{ "DescribeVolumesModifications", 117, 118, NULL },
-	{ "DescribeVolumeStatus", 115, 116, NULL },
-	{ "DescribeVolumeAttribute", 113, 114, NULL },
-	{ "CreateSnapshot", 63, 406, NULL },
-	{ "CopySnapshot", 52, 53, NULL },
-	{ "DeleteSnapshot", 80, EC2Q_NONE, NULL },
-	{ "DescribeSnapshots", 109, 110, NULL },
-	{ "DescribeSnapshotAttribute", 107, 108, NULL },
-	{ "ModifySnapshotAttribute", 347, EC2Q_NONE, NULL },
-	{ "ResetSnapshotAttribute", 391, EC2Q_NONE, NULL },
-	{ "RegisterImage", 385, 386, NULL },
-	{ "DescribeImages", 89, 90, NULL },
-	{ "DeregisterImage", 83, EC2Q_NONE, NULL },
-	{ "DescribeImageAttribute", 88, 192, NULL },
-	{ "RunInstances", 398, 389, NULL },
-	{ "DescribeInstances", 98, 99, NULL },
-	{ "TerminateInstances", 434, 435, NULL },
-	{ "StopInstances", 419, 420, NULL },
-	{ "StartInstances", 414, 415, NULL },
-	{ "DescribeInstanceStatus", 92, 93, NULL },
-	{ "GetConsoleOutput", 170, 171, NULL },
-	{ "DescribeInstanceAttribute", 91, 209, NULL },
+	{ "DescribeRegions", 106, 107, NULL },
+	{ "DescribeAvailabilityZones", 87, 88, NULL },
+	{ "DescribeAccountAttributes", 85, 86, NULL },
+	{ "CreateKeyPair", 61, 282, NULL },
+	{ "ImportKeyPair", 203, 204, NULL },
+	{ "DescribeKeyPairs", 101, 102, NULL },
+	{ "DeleteKeyPair", 78, EC2Q_NONE, NULL },
+	{ "DescribeInstanceTypes", 97, 98, NULL },
+	{ "DescribeInstanceTypeOfferings", 95, 96, NULL },
+	{ "CreateTags", 65, EC2Q_NONE, NULL },
+	{ "DeleteTags", 82, EC2Q_NONE, NULL },
+	{ "DescribeTags", 112, 113, NULL },
+	{ "CreateLaunchTemplate", 62, 63, NULL },
+	{ "DescribeLaunchTemplates", 104, 105, NULL },
+	{ "DeleteLaunchTemplate", 79, 80, NULL },
+	{ "CreateVolume", 69, 459, NULL },
+	{ "DeleteVolume", 83, EC2Q_NONE, NULL },
+	{ "DescribeVolumes", 120, 121, NULL },
+	{ "ModifyVolume", 354, 355, NULL },
+	{ "DescribeVolumesModifications", 118, 119, NULL },
+	{ "DescribeVolumeStatus", 116, 117, NULL },
+	{ "DescribeVolumeAttribute", 114, 115, NULL },
+	{ "CreateSnapshot", 64, 413, NULL },
+	{ "CopySnapshot", 53, 54, NULL },
+	{ "DeleteSnapshot", 81, EC2Q_NONE, NULL },
+	{ "DescribeSnapshots", 110, 111, NULL },
+	{ "DescribeSnapshotAttribute", 108, 109, NULL },
+	{ "ModifySnapshotAttribute", 353, EC2Q_NONE, NULL },
+	{ "ResetSnapshotAttribute", 398, EC2Q_NONE, NULL },
+	{ "RegisterImage", 392, 393, NULL },
+	{ "DescribeImages", 90, 91, NULL },
+	{ "DeregisterImage", 84, EC2Q_NONE, NULL },
+	{ "DescribeImageAttribute", 89, 195, NULL },
+	{ "RunInstances", 405, 396, NULL },
+	{ "DescribeInstances", 99, 100, NULL },
+	{ "TerminateInstances", 441, 442, NULL },
+	{ "StopInstances", 426, 427, NULL },
+	{ "StartInstances", 421, 422, NULL },
+	{ "DescribeInstanceStatus", 93, 94, NULL },
+	{ "GetConsoleOutput", 172, 173, NULL },
+	{ "DescribeInstanceAttribute", 92, 212, NULL },
+	{ "RebootInstances", 388, EC2Q_NONE, NULL },
+	{ "ModifyInstanceAttribute", 352, EC2Q_NONE, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -2408,9 +2453,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 482,
+	.n_shapes = 489,
 	.ops = q_ec2_ops,
-	.n_ops = 41,
+	.n_ops = 43,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

@@ -48,6 +48,8 @@ enum {
 	EC2Q_EC2_DescribeInstanceStatus = 38,
 	EC2Q_EC2_GetConsoleOutput = 39,
 	EC2Q_EC2_DescribeInstanceAttribute = 40,
+	EC2Q_EC2_RebootInstances = 41,
+	EC2Q_EC2_ModifyInstanceAttribute = 42,
 };
 extern const struct ec2q_service ec2q_ec2;
 

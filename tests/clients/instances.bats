@@ -155,7 +155,7 @@ echo $marker" \
 	[ "$output" = "Client.UserInitiatedShutdown	detached" ]
 }
 
-@test "stop and start keep the root volume's data; get-console-output, describe-instance-status and -attribute, spx get vms" {
+@test "stop and start keep the root volume's data; reboot; a guest's own power-off; get-console-output, describe-instance-status, -attribute and modify-instance-attribute, spx get vms" {
 	run av2 ec2 run-instances --image-id "$AMI" --instance-type t3.nano \
 		--key-name k1 --disable-api-termination \
 		--query 'Instances[0].InstanceId' --output text
@@ -194,14 +194,27 @@ echo $marker" \
 	run av2 ec2 describe-instance-status --instance-ids "$IID" --include-all-instances \
 		--query 'InstanceStatuses[0].[InstanceState.Name,InstanceStatus.Status]' --output text
 	[ "$output" = "stopped	not-applicable" ]
+	# Stopped, it takes another type (running, it does not).
+	run av2 ec2 modify-instance-attribute --instance-id "$IID" --instance-type t3.micro
+	[ "$status" -eq 0 ]
 	run av2 ec2 start-instances --instance-ids "$IID" \
 		--query 'StartingInstances[0].[PreviousState.Name,CurrentState.Name]' --output text
 	[ "$output" = "stopped	pending" ]
 	wait_for 60 is "$IID" running
 	[ "$(grep -c "spx-vm start --root $ROOT $IID " "$ROOT/log/agent.log")" -eq 2 ]
+	grep -q "spx-vm start --root $ROOT $IID .*--memory 1024M" "$ROOT/log/agent.log"
+	run av2 ec2 modify-instance-attribute --instance-id "$IID" --instance-type t3.nano
+	fails_with IncorrectInstanceState
 	wait_for 120 eval '[ "$(console "$IID" | grep -c "^spx-image: ready")" -ge 2 ]'
 	run guest "$IID" 'cat /root/data'
 	[ "$output" = kept ]
+	# A reboot: the same QEMU, the guest boots again.
+	pid=$(qemu_of "$IID")
+	run av2 ec2 reboot-instances --instance-ids "$IID"
+	[ "$status" -eq 0 ]
+	wait_for 120 eval '[ "$(console "$IID" | grep -c "^spx-image: ready")" -ge 3 ]'
+	grep -q "run: .*spx-vm reboot --root $ROOT $IID" "$ROOT/log/agent.log"
+	[ "$(qemu_of "$IID")" = "$pid" ]
 	# The guest powers itself off: stopped, and said so.
 	run guest "$IID" poweroff
 	wait_for 60 is "$IID" stopped
@@ -219,6 +232,11 @@ echo $marker" \
 	[ -z "$(qemu_of "$IID")" ]
 	run av2 ec2 terminate-instances --instance-ids "$IID"
 	fails_with OperationNotPermitted
+	run av2 ec2 modify-instance-attribute --instance-id "$IID" --no-disable-api-termination
+	[ "$status" -eq 0 ]
+	run av2 ec2 terminate-instances --instance-ids "$IID"
+	[ "$status" -eq 0 ]
+	wait_for 60 is "$IID" terminated
 }
 
 @test "boto3 with its waiters: a guest whose QEMU dies is stopped with a reason; DeleteOnTermination false keeps the root volume" {

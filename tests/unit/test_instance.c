@@ -121,9 +121,9 @@ static const char *vol_state(const char *vol)
 static const char *step_of(const char *id, time_t now,
 			   struct spx_inst_work *out)
 {
-	static const char *const names[] = { "launch", "fail",	"watch",
+	static const char *const names[] = { "launch", "fail",	 "watch",
 					     "shutdown", "stop", "expire",
-					     "report" };
+					     "report", "reboot" };
 	struct spx_inst_work *w;
 	const char *s = "none";
 	size_t n;
@@ -574,6 +574,103 @@ static void test_stop_start(void)
 	json_decref(ids);
 }
 
+static int modify(const char *id, const char *json)
+{
+	char *txt = spx_xprintf("{\"InstanceId\": \"%s\", %s}", id, json);
+	json_t *req = json_loads(txt, 0, NULL);
+	int rc;
+
+	if (!req)
+		abort();
+	spx_error_clear();
+	rc = spx_inst_modify(st, ACCT, req);
+	json_decref(req);
+	free(txt);
+	return rc;
+}
+
+static void test_reboot_modify(void)
+{
+	static const struct {
+		const char *req;
+		bool stopped;	/* the instance is stopped by then */
+		const char *code;
+	} cases[] = {
+		{ "\"DisableApiTermination\": {\"Value\": true}", false, "-" },
+		{ "\"Attribute\": \"disableApiTermination\", \"Value\": "
+		  "\"false\"", false, "-" },
+		{ "\"Attribute\": \"disableApiTermination\", \"Value\": "
+		  "\"maybe\"", false, "InvalidParameterValue" },
+		{ "\"InstanceType\": {\"Value\": \"t3.small\"}", false,
+		  "IncorrectInstanceState" },
+		{ "\"InstanceType\": {\"Value\": \"t3.small\"}", true, "-" },
+		{ "\"InstanceType\": {\"Value\": \"t3.huge\"}", true,
+		  "InvalidParameterValue" },
+		{ "\"UserData\": {\"Value\": \"aGkK\"}", true, "-" },
+		{ "\"UserData\": {\"Value\": \"!!\"}", true,
+		  "InvalidUserData.Malformed" },
+		{ "\"InstanceType\": {\"Value\": \"t3.small\"}, "
+		  "\"UserData\": {\"Value\": \"aGkK\"}", true,
+		  "InvalidParameterCombination" },
+		{ "\"Attribute\": \"instanceType\", \"Value\": \"t3.nano\", "
+		  "\"UserData\": {\"Value\": \"aGkK\"}", true,
+		  "InvalidParameterCombination" },
+		{ "\"Kernel\": {\"Value\": \"aki-1\"}", true, "Unsupported" },
+		{ "\"Attribute\": \"instanceType\"", true, "MissingParameter" },
+	};
+	json_t *res = NULL, *ids, *out = NULL, *r;
+	struct spx_inst_work w = { 0 };
+	char vol[32], id[32];
+	bool stopped = false;
+
+	T_INT(run("{" RUN1 "}", &res), 0, "run");
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	ids = json_pack("[s]", id);
+	T_INT(spx_inst_reboot(st, ACCT, ids), 0, "reboot a pending one");
+	T_STR(step_of(id, T0, NULL), "none", "nothing to do");
+	vol_made(vol, true);
+	step_of(id, T0, &w);
+	spx_inst_launched(st, &w, T0);
+	T_STR(step_of(id, T0, NULL), "watch", "running: watched");
+	T_INT(spx_inst_reboot(st, ACCT, ids), 0, "reboot");
+	T_STR(step_of(id, T0, &w), "reboot", "the agent reboots it");
+	T_INT(w.reboot, 1, "the first reboot");
+	T_INT(spx_inst_rebooted(st, &w), 0, "rebooted");
+	T_STR(step_of(id, T0, NULL), "watch", "watched again");
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(cases); i++) {
+		if (cases[i].stopped && !stopped) {
+			spx_inst_stop(st, ACCT, ids, false, T0, &out);
+			json_decref(out);
+			step_of(id, T0, &w);
+			spx_inst_halted(st, &w, T0);
+			stopped = true;
+		}
+		T_STR(modify(id, cases[i].req) == 0 ? "-" : code(), cases[i].code,
+		      "modify %zu: %s", i, cases[i].req);
+	}
+	T_INT(spx_inst_reboot(st, ACCT, ids), -1, "reboot a stopped one");
+	T_STR(code(), "IncorrectInstanceState", "IncorrectInstanceState");
+	r = inst(id);
+	T_STR(json_string_value(json_object_get(r, "InstanceType")), "t3.small",
+	      "type changed");
+	T_INT(json_integer_value(json_object_get(r, "SpxMemMiB")), 2048,
+	      "and its memory");
+	T_STR(json_string_value(json_object_get(r, "SpxUserData")), "aGkK",
+	      "user data changed");
+	T_OK(json_is_false(json_object_get(r, "SpxDisableApiTermination")),
+	     "not protected");
+	json_decref(r);
+	T_INT(modify(id, "\"DisableApiTermination\": {\"Value\": true}"), 0,
+	      "protect");
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), -1, "protected");
+	T_INT(modify(id, "\"DisableApiTermination\": {\"Value\": false}"), 0,
+	      "unprotect");
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminated");
+	json_decref(out);
+	json_decref(ids);
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-instance.XXXXXX";
@@ -625,6 +722,7 @@ int main(void)
 	test_lifecycle();
 	test_keep_and_fail();
 	test_stop_start();
+	test_reboot_modify();
 	json_decref(zones);
 	spx_state_close(st);
 	free(lock);
