@@ -7,6 +7,7 @@ _spx() {
 	*" admin images ls "*) COMPREPLY=($(compgen -W "--help --root --account --json " -- "$cur")); return ;;
 	*" admin images import "*) COMPREPLY=($(compgen -W "--help --root --name --boot-mode --description --account --json " -- "$cur")); return ;;
 	*" admin account create "*) COMPREPLY=($(compgen -W "--help --root --name --json " -- "$cur")); return ;;
+	*" get vms "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" get nodes "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" get instance-types "*) COMPREPLY=($(compgen -W "--help --json " -- "$cur")); return ;;
 	*" admin schema "*) COMPREPLY=($(compgen -W "--help " -- "$cur")); return ;;
@@ -21,7 +22,7 @@ _spx() {
 	*" admin account "*) COMPREPLY=($(compgen -W " create" -- "$cur")); return ;;
 	*" admin images "*) COMPREPLY=($(compgen -W " import ls rm" -- "$cur")); return ;;
 	*" admin "*) COMPREPLY=($(compgen -W " account images init profile schema" -- "$cur")); return ;;
-	*" get "*) COMPREPLY=($(compgen -W " instance-types nodes" -- "$cur")); return ;;
+	*" get "*) COMPREPLY=($(compgen -W " instance-types nodes vms" -- "$cur")); return ;;
 	esac
 	COMPREPLY=($(compgen -W "admin agent down get status up  gw --help -v" -- "$cur"))
 }

@@ -1,9 +1,12 @@
 /* spx agent: the node agent, a service of spx up.
  *
  * The gateway records what the cloud should have (a volume "creating",
- * "deleting", a modification) and answers at once; the agent makes it so
- * by running the same tools an operator would (spx-vol create|rm|resize),
- * one child process each, and logs every command line it runs. It looks
+ * "deleting", a modification, an instance "pending" or "shutting-down")
+ * and answers at once; the agent makes it so by running the same tools
+ * an operator would (spx-vol create|rm|resize|..., spx-vm start|stop),
+ * one child process each, and logs every command line it runs. While
+ * instances run it looks every second whether their QEMU is still there
+ * (spx_vm_pid), and records a guest that died as stopped. It looks
  * at the records when the gateway rings (node/agent.h), when a step ends,
  * and every second while steps run or wait to be tried again (every ten
  * when idle); work recorded while it was down, or cut short by a crash,
@@ -20,6 +23,7 @@
 
 #include "cli.h"
 #include "conf/conf.h"
+#include "ec2/instance.h"
 #include "ec2/snapshot.h"
 #include "ec2/volume.h"
 #include "file.h"
@@ -28,7 +32,12 @@
 #include "node/svc.h"
 #include "proc.h"
 #include "state/state.h"
+#include "vm/vm.h"
 #include "vol/vol.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 /* Look at the records at least this often while steps run or wait to be
  * tried again, and this often when idle: the gateway rings for new work,
@@ -48,9 +57,21 @@
 /* Progress goes into the record at most this often. */
 #define PROGRESS_MS 1000
 
+/* A guest stops within this many seconds of its ACPI power button, or
+ * spx-vm stop quits, then kills, its QEMU. */
+#define VM_STOP_TIMEOUT "30"
+/* A launch that fails is tried again (1 s, 2 s, ... apart) this many
+ * times in all, then the instance is terminated with the reason. */
+#define LAUNCH_TRIES 4
+/* Instance steps share the retry list with the volume steps, numbered
+ * from here. */
+#define INST_STEP(s) (100 + (int)(s))
+
 /* A step running as a child process. */
 struct job {
-	struct spx_ebs_work w;
+	struct spx_ebs_work w;	/* w.id: the volume, snapshot or instance */
+	bool inst;		/* an instance step: iw says which */
+	struct spx_inst_work iw;
 	pid_t pid;
 	int err;		/* its stderr; -1 once closed */
 	struct spx_buf line;	/* a line not yet ended */
@@ -64,7 +85,7 @@ struct job {
 /* A step that failed and waits to be tried again. */
 struct retry {
 	char id[32];
-	enum spx_ebs_step step;
+	int step;		/* enum spx_ebs_step, or INST_STEP() */
 	int tries;
 	int64_t at;		/* not before (ms, monotonic) */
 };
@@ -74,6 +95,8 @@ struct agent {
 	const struct spx_conf *conf;
 	struct spx_state *st;
 	char *spxvol;		/* the spx-vol program */
+	char *spxvm;		/* the spx-vm program */
+	bool guests;		/* instances run: watch them every pass */
 	struct job jobs[MAX_JOBS];
 	size_t njobs;
 	struct retry *retry;
@@ -119,27 +142,37 @@ static bool vol_has(const struct agent *ag, const char *id, uint64_t bytes)
 	return ok;
 }
 
-static struct retry *retry_find(struct agent *ag, const struct spx_ebs_work *w)
+static struct retry *retry_get(struct agent *ag, const char *id, int step)
 {
 	for (size_t i = 0; i < ag->nretry; i++)
-		if (!strcmp(ag->retry[i].id, w->id) &&
-		    ag->retry[i].step == w->step)
+		if (!strcmp(ag->retry[i].id, id) && ag->retry[i].step == step)
 			return &ag->retry[i];
 	return NULL;
 }
 
-static void retry_forget(struct agent *ag, const struct spx_ebs_work *w)
+static struct retry *retry_find(struct agent *ag, const struct spx_ebs_work *w)
 {
-	struct retry *r = retry_find(ag, w);
+	return retry_get(ag, w->id, (int)w->step);
+}
+
+static void retry_drop(struct agent *ag, const char *id, int step)
+{
+	struct retry *r = retry_get(ag, id, step);
 
 	if (r)
 		*r = ag->retry[--ag->nretry];
 }
 
-/* Count a failed try of w; true when it may be tried again. */
-static bool retry_later(struct agent *ag, const struct spx_ebs_work *w)
+static void retry_forget(struct agent *ag, const struct spx_ebs_work *w)
 {
-	struct retry *r = retry_find(ag, w);
+	retry_drop(ag, w->id, (int)w->step);
+}
+
+/* Count a failed try of step of id; true when it may be tried again
+ * (fewer than max tries so far). */
+static bool retry_count(struct agent *ag, const char *id, int step, int max)
+{
+	struct retry *r = retry_get(ag, id, step);
 	int64_t wait;
 
 	if (!r) {
@@ -147,13 +180,19 @@ static bool retry_later(struct agent *ag, const struct spx_ebs_work *w)
 					(ag->nretry + 1) * sizeof(*ag->retry));
 		r = &ag->retry[ag->nretry++];
 		memset(r, 0, sizeof(*r));
-		snprintf(r->id, sizeof(r->id), "%s", w->id);
-		r->step = w->step;
+		snprintf(r->id, sizeof(r->id), "%s", id);
+		r->step = step;
 	}
 	r->tries++;
 	wait = (int64_t)1000 << (r->tries - 1 < 6 ? r->tries - 1 : 6);
 	r->at = mono_ms() + (wait < RETRY_MAX_MS ? wait : RETRY_MAX_MS);
-	return r->tries < MAX_TRIES;
+	return r->tries < max;
+}
+
+/* Count a failed try of w; true when it may be tried again. */
+static bool retry_later(struct agent *ag, const struct spx_ebs_work *w)
+{
+	return retry_count(ag, w->id, (int)w->step, MAX_TRIES);
 }
 
 static bool running(const struct agent *ag, const char *id)
@@ -246,24 +285,37 @@ static void argv_free(char **v)
 	free(v);
 }
 
-static void start(struct agent *ag, const struct spx_ebs_work *w)
+/* Run argv as the job of w (and iw, for an instance step). */
+static void spawn_job(struct agent *ag, char **argv,
+		      const struct spx_ebs_work *w,
+		      const struct spx_inst_work *iw)
 {
-	char **argv = step_argv(ag, w);
 	struct job *j = &ag->jobs[ag->njobs];
 
 	memset(j, 0, sizeof(*j));
 	j->w = *w;
+	if (iw) {
+		j->inst = true;
+		j->iw = *iw;
+	}
 	j->cmd = cmdline(argv);
 	j->pct = -1;
 	spx_log(SPX_LOG_INFO, "run: %s", j->cmd);
 	j->pid = spx_spawn_piped(argv, &j->err);
-	argv_free(argv);
 	if (j->pid < 0) {
 		spx_log(SPX_LOG_WARN, "'%s': %s", j->cmd, spx_errmsg());
 		free(j->cmd);
 		return; /* the next pass tries again */
 	}
 	ag->njobs++;
+}
+
+static void start(struct agent *ag, const struct spx_ebs_work *w)
+{
+	char **argv = step_argv(ag, w);
+
+	spawn_job(ag, argv, w, NULL);
+	argv_free(argv);
 }
 
 /* One line the step said: progress ("...: N%") goes into the record,
@@ -348,14 +400,355 @@ static bool done_anyway(const struct agent *ag, const struct spx_ebs_work *w,
 	}
 }
 
+/* ---- instances ----------------------------------------------------- */
+
+/* RUN/vm/ID, the guest's directory (spx-vm's). */
+static char *guest_dir(const struct agent *ag, const char *id)
+{
+	char *vms = spx_path_join(ag->conf->paths.run, "vm");
+	char *dir = spx_path_join(vms, id);
+
+	free(vms);
+	return dir;
+}
+
+/* A TCP port on 127.0.0.1 nobody listens on now, from the kernel (0 when
+ * none can be had). QEMU binds it moments later; a port taken
+ * meanwhile fails that start, which is tried again with another. */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = 0;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* Why a guest's QEMU ended on its own: the kernel's last words on the
+ * console tell a power-off the guest asked for from anything else. */
+static const char *death_code(const char *dir)
+{
+	char *path = spx_path_join(dir, "console.log");
+	char buf[4096 + 1];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *code = "Server.InternalError";
+	off_t end;
+	ssize_t n;
+
+	free(path);
+	if (fd < 0)
+		return code;
+	end = lseek(fd, 0, SEEK_END);
+	n = pread(fd, buf, sizeof(buf) - 1,
+		  end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0);
+	close(fd);
+	if (n > 0) {
+		buf[n] = 0;
+		if (memmem(buf, (size_t)n, "reboot: Power down", 18))
+			code = "Client.InstanceInitiatedShutdown";
+	}
+	return code;
+}
+
+static void inst_log_rc(const struct spx_inst_work *w, int rc, const char *what)
+{
+	if (rc < 0)
+		spx_log(SPX_LOG_WARN, "%s: cannot record %s: %s", w->id, what,
+			spx_errmsg());
+	else
+		spx_log(SPX_LOG_INFO, "%s: %s", w->id, what);
+}
+
+/* The metadata file of w's guest, written from its record: its path
+ * (caller frees), or NULL (logged). */
+static char *write_metadata(const struct agent *ag,
+			    const struct spx_inst_work *w)
+{
+	char *dir = spx_path_join(ag->conf->paths.run, "instances");
+	char *name = spx_xprintf("%s.json", w->id);
+	char *path = spx_path_join(dir, name), *text = NULL;
+	json_t *rec = NULL, *md = NULL;
+	int rc = -1;
+
+	if (spx_mkdirs(dir, 0700) < 0 ||
+	    spx_inst_get(ag->st, w->account, w->id, &rec) < 0)
+		goto out;
+	md = spx_inst_metadata(rec, ag->conf->aws.region);
+	text = md ? json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	if (!text) {
+		spx_error(SPX_FAIL, "cannot encode the metadata");
+		goto out;
+	}
+	rc = spx_write_file(path, text, strlen(text), 0600, false);
+out:
+	if (rc < 0) {
+		spx_log(SPX_LOG_WARN, "%s: cannot write '%s': %s", w->id, path,
+			spx_errmsg());
+		free(path);
+		path = NULL;
+	}
+	free(text);
+	json_decref(md);
+	json_decref(rec);
+	free(name);
+	free(dir);
+	return path;
+}
+
+/* A terminated guest's metadata file goes (the guest's directory, with
+ * its console, stays). */
+static void forget_metadata(const struct agent *ag,
+			    const struct spx_inst_work *w)
+{
+	char *name = spx_xprintf("instances/%s.json", w->id);
+	char *path = spx_path_join(ag->conf->paths.run, name);
+
+	if (unlink(path) < 0 && errno != ENOENT)
+		spx_log(SPX_LOG_WARN, "%s: cannot remove '%s': %s", w->id, path,
+			strerror(errno));
+	free(path);
+	free(name);
+}
+
+/* spx-vm start for w: a port chosen and recorded first (a new one when
+ * the last start failed, since a port taken meanwhile is the usual
+ * cause), then the metadata, then the command. */
+static void inst_launch(struct agent *ag, struct spx_inst_work *w)
+{
+	struct spx_ebs_work ew = { 0 };
+	char mem[32], cpus[16], port[16], *md;
+	int p = w->port;
+
+	if (!p || retry_get(ag, w->id, INST_STEP(SPX_INST_LAUNCH))) {
+		p = free_port();
+		if (!p || spx_inst_set_port(ag->st, w, p) < 0) {
+			spx_log(SPX_LOG_WARN, "%s: no SSH port: %s", w->id,
+				p ? spx_errmsg() : "none free");
+			return;
+		}
+		w->port = p;
+	}
+	md = write_metadata(ag, w);
+	if (!md)
+		return;
+	snprintf(mem, sizeof(mem), "%lldM", (long long)w->mem_mib);
+	snprintf(cpus, sizeof(cpus), "%d", w->cpus);
+	snprintf(port, sizeof(port), "%d", p);
+	char *argv[] = { ag->spxvm, "start", "--root", (char *)ag->root,
+			 w->id, "--volume", w->vol, "--memory", mem,
+			 "--cpus", cpus, "--ssh-port", port, "--metadata", md,
+			 NULL };
+
+	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
+	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
+	spawn_job(ag, argv, &ew, w);
+	free(md);
+}
+
+static void inst_halt(struct agent *ag, struct spx_inst_work *w)
+{
+	struct spx_ebs_work ew = { 0 };
+	char *argv[] = { ag->spxvm, "stop", "--root", (char *)ag->root,
+			 "--timeout", VM_STOP_TIMEOUT, w->id, NULL, NULL };
+
+	if (w->step == SPX_INST_STOP && w->force) {
+		argv[6] = "--force";
+		argv[7] = w->id;
+	}
+	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
+	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
+	spawn_job(ag, argv, &ew, w);
+}
+
+static void inst_reboot(struct agent *ag, struct spx_inst_work *w)
+{
+	struct spx_ebs_work ew = { 0 };
+	char *argv[] = { ag->spxvm, "reboot", "--root", (char *)ag->root,
+			 w->id, NULL };
+
+	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
+	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
+	spawn_job(ag, argv, &ew, w);
+}
+
+/* One look at the instance records: start what they ask for. */
+static void inst_pass(struct agent *ag)
+{
+	struct spx_inst_work *w = NULL;
+	int64_t now = mono_ms();
+	size_t n = 0;
+
+	ag->guests = false;
+	if (spx_inst_pending(ag->st, ag->conf->node, time(NULL), &w, &n) < 0) {
+		spx_log(SPX_LOG_WARN, "cannot read the instance records: %s",
+			spx_errmsg());
+		return;
+	}
+	/* Launch retries of instances no longer pending are forgotten. */
+	for (size_t k = 0; k < ag->nretry;) {
+		bool asked = ag->retry[k].step < INST_STEP(0);
+
+		for (size_t i = 0; i < n && !asked; i++)
+			asked = INST_STEP(w[i].step) == ag->retry[k].step &&
+				!strcmp(w[i].id, ag->retry[k].id);
+		if (asked)
+			k++;
+		else
+			ag->retry[k] = ag->retry[--ag->nretry];
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct retry *r = retry_get(ag, w[i].id, INST_STEP(w[i].step));
+		char *dir;
+
+		if (running(ag, w[i].id) || (r && r->at > now))
+			continue;
+		switch (w[i].step) {
+		case SPX_INST_LAUNCH:
+			dir = guest_dir(ag, w[i].id);
+			if (spx_vm_pid(dir) > 0) {
+				/* Started before a crash, not recorded. */
+				inst_log_rc(&w[i],
+					    spx_inst_launched(ag->st, &w[i],
+							      time(NULL)),
+					    "running (its guest was up)");
+			} else if (ag->njobs < MAX_JOBS) {
+				inst_launch(ag, &w[i]);
+			}
+			free(dir);
+			ag->guests = true;
+			break;
+		case SPX_INST_FAIL:
+			spx_log(SPX_LOG_WARN, "%s: %s", w[i].id, w[i].why);
+			inst_log_rc(&w[i],
+				    spx_inst_launch_failed(ag->st, &w[i],
+							   w[i].why, time(NULL)),
+				    "terminated: the launch failed");
+			break;
+		case SPX_INST_WATCH:
+		case SPX_INST_REBOOT:
+			ag->guests = true;
+			dir = guest_dir(ag, w[i].id);
+			if (spx_vm_pid(dir) && w[i].step == SPX_INST_REBOOT) {
+				if (ag->njobs < MAX_JOBS)
+					inst_reboot(ag, &w[i]);
+			} else if (!spx_vm_pid(dir)) {
+				const char *code = death_code(dir);
+
+				spx_log(SPX_LOG_WARN,
+					"%s: its QEMU is gone (%s)", w[i].id,
+					code);
+				inst_log_rc(&w[i],
+					    spx_inst_died(ag->st, &w[i], code,
+							  time(NULL)),
+					    "stopped");
+			}
+			free(dir);
+			break;
+		case SPX_INST_SHUTDOWN:
+		case SPX_INST_STOP:
+			ag->guests = true;
+			if (ag->njobs < MAX_JOBS)
+				inst_halt(ag, &w[i]);
+			break;
+		case SPX_INST_REPORT:
+			spx_log(SPX_LOG_WARN, "%s: %s", w[i].id, w[i].why);
+			inst_log_rc(&w[i],
+				    spx_inst_note(ag->st, &w[i], w[i].why),
+				    "root volume failure recorded");
+			break;
+		case SPX_INST_EXPIRE:
+			inst_log_rc(&w[i], spx_inst_expire(ag->st, &w[i]),
+				    "record removed (terminated an hour ago)");
+			break;
+		}
+	}
+	spx_error_clear();
+	free(w);
+}
+
+/* An instance step's child ended with wait status ws. */
+static void inst_finish(struct agent *ag, struct job *j, int ws)
+{
+	struct spx_inst_work *w = &j->iw;
+	int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+	char *dir = guest_dir(ag, w->id), *why;
+	bool up = spx_vm_pid(dir) > 0;
+
+	free(dir);
+	if (w->step == SPX_INST_REBOOT) {
+		/* Done, or not: either way not asked again (a guest that is
+		 * gone is the watch's business). */
+		if (rc != 0) {
+			why = spx_xprintf("'%s' exited with status %d%s%s",
+					  j->cmd, rc, j->last ? ": " : "",
+					  j->last ? j->last : "");
+			spx_log(SPX_LOG_WARN, "%s", why);
+			if (spx_inst_note(ag->st, w, why) < 0)
+				spx_log(SPX_LOG_WARN, "%s: %s", w->id,
+					spx_errmsg());
+			free(why);
+		}
+		inst_log_rc(w, spx_inst_rebooted(ag->st, w),
+			    rc == 0 ? "rebooted" : "reboot given up");
+		return;
+	}
+	if (w->step == SPX_INST_LAUNCH && (rc == 0 || up)) {
+		retry_drop(ag, w->id, INST_STEP(w->step));
+		inst_log_rc(w, spx_inst_launched(ag->st, w, time(NULL)),
+			    "running");
+		return;
+	}
+	if (w->step != SPX_INST_LAUNCH && (rc == 0 || !up)) {
+		retry_drop(ag, w->id, INST_STEP(w->step));
+		if (w->step == SPX_INST_SHUTDOWN)
+			forget_metadata(ag, w);
+		inst_log_rc(w, spx_inst_halted(ag->st, w, time(NULL)),
+			    w->step == SPX_INST_STOP ? "stopped" : "terminated");
+		return;
+	}
+	why = rc < 0 ? spx_xprintf("'%s' was killed by signal %d%s%s", j->cmd,
+				   WTERMSIG(ws), j->last ? ": " : "",
+				   j->last ? j->last : "")
+		     : spx_xprintf("'%s' exited with status %d%s%s", j->cmd,
+				   rc, j->last ? ": " : "",
+				   j->last ? j->last : "");
+	spx_log(SPX_LOG_WARN, "%s", why);
+	if (w->step == SPX_INST_LAUNCH &&
+	    !retry_count(ag, w->id, INST_STEP(w->step), LAUNCH_TRIES)) {
+		retry_drop(ag, w->id, INST_STEP(w->step));
+		inst_log_rc(w, spx_inst_launch_failed(ag->st, w, why, time(NULL)),
+			    "terminated: the launch failed");
+	} else {
+		/* A stop is tried until it works (spx-vm kills in the end). */
+		if (w->step != SPX_INST_LAUNCH)
+			retry_count(ag, w->id, INST_STEP(w->step), INT_MAX);
+		if (spx_inst_note(ag->st, w, why) < 0)
+			spx_log(SPX_LOG_WARN, "%s: %s", w->id, spx_errmsg());
+		spx_log(SPX_LOG_INFO, "%s: to be tried again", w->id);
+	}
+	free(why);
+}
+
 /* The step of j ended with wait status ws: record it. */
 static void finish(struct agent *ag, struct job *j, int ws)
 {
 	const struct spx_ebs_work *w = &j->w;
 	int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-	bool ok = rc == 0 || done_anyway(ag, w, rc), final = true, snap;
+	bool ok, final = true, snap;
 	char *why = NULL;
 	int r;
+
+	if (j->inst) {
+		inst_finish(ag, j, ws);
+		return;
+	}
+	ok = rc == 0 || done_anyway(ag, w, rc);
 
 	snap = w->step == SPX_EBS_SNAP_TAKE || w->step == SPX_EBS_SNAP_COPY ||
 	       w->step == SPX_EBS_SNAP_DELETE;
@@ -392,7 +785,10 @@ static void finish(struct agent *ag, struct job *j, int ws)
 		r = 0;
 	} else if (snap) {
 		r = spx_ebs_snap_done(ag->st, w, ok, final, why);
-	} else if (ok || final) {
+	} else if (ok || final || w->step == SPX_EBS_DELETE) {
+		/* A deletion that failed stays "deleting", its reason in
+		 * SpxError (an instance whose root volume it is reports it:
+		 * instance.h). */
 		r = spx_ebs_done(ag->st, w, ok, why, time(NULL));
 	} else {
 		r = 0;
@@ -433,7 +829,9 @@ static size_t reap(struct agent *ag)
 /* When to look at the records next, after a look at now. */
 static int64_t next_pass(const struct agent *ag, int64_t now)
 {
-	int64_t at = now + (ag->njobs || ag->nretry ? PASS_MS : IDLE_PASS_MS);
+	int64_t at = now + (ag->njobs || ag->nretry || ag->guests
+				    ? PASS_MS
+				    : IDLE_PASS_MS);
 
 	/* A retry due already is started, or waits on another step: the
 	 * next look after PASS_MS sees to it. */
@@ -504,10 +902,10 @@ static void pass(struct agent *ag)
 	/* Retries of steps the records no longer ask for (a snapshot
 	 * deleted while it failed) are forgotten. */
 	for (size_t k = 0; k < ag->nretry;) {
-		bool asked = false;
+		bool asked = ag->retry[k].step >= INST_STEP(0); /* inst_pass */
 
 		for (size_t i = 0; i < n && !asked; i++)
-			asked = w[i].step == ag->retry[k].step &&
+			asked = (int)w[i].step == ag->retry[k].step &&
 				!strcmp(w[i].id, ag->retry[k].id);
 		if (asked)
 			k++;
@@ -612,8 +1010,10 @@ int cmd_agent(const struct spx_args *a)
 	ag.root = loc.root;
 	ag.conf = &conf;
 	ag.spxvol = spx_find_prog("spx-vol");
-	if (!ag.spxvol) {
-		spx_warn("agent: cannot find spx-vol next to spx or on PATH");
+	ag.spxvm = spx_find_prog("spx-vm");
+	if (!ag.spxvol || !ag.spxvm) {
+		spx_warn("agent: cannot find %s next to spx or on PATH",
+			 ag.spxvol ? "spx-vm" : "spx-vol");
 		goto out;
 	}
 	if (spx_state_open(conf.paths.state, SPX_STATE_CREATE, &ag.st) < 0 ||
@@ -647,6 +1047,7 @@ int cmd_agent(const struct spx_args *a)
 			/* Drain first: a ring during the pass brings another. */
 			spx_agent_bell_drain(bell);
 			pass(&ag);
+			inst_pass(&ag);
 			due = next_pass(&ag, now);
 			look = false;
 		}
@@ -694,6 +1095,7 @@ out:
 	if (pidfd >= 0)
 		close(pidfd);
 	free(ag.spxvol);
+	free(ag.spxvm);
 	spx_state_close(ag.st);
 	spx_conf_release(&conf);
 	spx_node_loc_release(&loc);

@@ -16,6 +16,7 @@ int cmd_down(const struct spx_args *a);
 int cmd_status(const struct spx_args *a);
 int cmd_get_nodes(const struct spx_args *a);
 int cmd_get_instance_types(const struct spx_args *a);
+int cmd_get_vms(const struct spx_args *a);
 int cmd_agent(const struct spx_args *a);
 
 /* Load the node's configuration; on failure print why and return the exit

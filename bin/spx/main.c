@@ -135,10 +135,13 @@ static const struct spx_verb verbs[] = {
 	{ "status", cmd_status, json_opts, "",
 	  "show the node's services (exit 1 if any is down)", 0, 0 },
 	{ "agent", cmd_agent, agent_opts, "",
-	  "the node agent: make the volumes the gateway recorded (a service "
-	  "of spx up; logs every command it runs)", 0, 0 },
+	  "the node agent: make the volumes and instances the gateway "
+	  "recorded (a service of spx up; logs every command it runs)", 0, 0 },
 	{ "get nodes", cmd_get_nodes, json_opts, "",
 	  "list the cluster's nodes", 0, 0 },
+	{ "get vms", cmd_get_vms, json_opts, "",
+	  "list the node's instances: state, whether QEMU is up, type, root "
+	  "volume and the loopback port of their SSH", 0, 0 },
 	{ "get instance-types", cmd_get_instance_types, itype_opts, "[TYPE...]",
 	  "list the instance types the cloud offers", 0, -1 },
 	{ 0 },

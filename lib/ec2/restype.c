@@ -5,6 +5,7 @@
 
 #include "ec2/fault.h"
 #include "ec2/image.h"
+#include "ec2/instance.h"
 #include "ec2/keypair.h"
 #include "ec2/launchtemplate.h"
 #include "ec2/snapshot.h"
@@ -294,11 +295,57 @@ static const struct spx_ec2_restype images = {
 	"ami", "image", ami_get_tags, ami_set_tags, ami_list_tags,
 };
 
+/* ---- instances ---------------------------------------------------- */
+
+static int inst_id_check(const char *id)
+{
+	if (!spx_inst_id_wellformed(id))
+		return spx_ec2_fault(400, "InvalidID", "The ID '%s' is not valid",
+				     id);
+	return 0;
+}
+
+static int inst_get_tags(struct spx_state *st, const char *account,
+			 const char *id, json_t **tags)
+{
+	json_t *rec;
+
+	*tags = NULL;
+	if (inst_id_check(id) < 0 || spx_inst_get(st, account, id, &rec) < 0)
+		return -1;
+	*tags = rec_tags(rec);
+	return 0;
+}
+
+static int inst_list_tags(struct spx_state *st, const char *account,
+			  json_t *out)
+{
+	json_t *all;
+
+	if (spx_inst_list(st, account, time(NULL), &all) < 0)
+		return -1;
+	rec_list_tags(all, "InstanceId", out);
+	return 0;
+}
+
+static int inst_set_tags(struct spx_state *st, const char *account,
+			 const char *id, const json_t *set, const json_t *unset)
+{
+	return inst_id_check(id) < 0
+		       ? -1
+		       : spx_inst_set_tags(st, account, id, set, unset);
+}
+
+static const struct spx_ec2_restype instances = {
+	"i", "instance", inst_get_tags, inst_set_tags, inst_list_tags,
+};
+
 const struct spx_ec2_restype *const spx_ec2_restypes[] = {
 	&keypairs,
 	&launch_templates,
 	&volumes,
 	&snapshots,
 	&images,
+	&instances,
 	NULL,
 };

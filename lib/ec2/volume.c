@@ -633,8 +633,13 @@ static int do_done(json_t *rec, void *arg)
 	case SPX_EBS_CREATE:
 		if (!s || strcmp(s, "creating"))
 			return 1;
+		/* A root volume (instance.h) is attached from the start. */
 		json_object_set_new(rec, "State",
-				    json_string(d->ok ? "available" : "error"));
+				    json_string(!d->ok ? "error"
+						: json_array_size(json_object_get(
+							  rec, "Attachments"))
+							? "in-use"
+							: "available"));
 		return 0;
 	case SPX_EBS_RESIZE:
 		if (!mod || strcmp(spx_ec2_str0(mod, "ModificationState"), "modifying"))
@@ -667,6 +672,8 @@ static int do_done(json_t *rec, void *arg)
 					    json_integer(gp2_iops(
 						    num(rec, "Size"))));
 		return 0;
+	case SPX_EBS_DELETE: /* failed: SpxError says why; tried again */
+		return s && !strcmp(s, "deleting") ? 0 : 1;
 	default:
 		return 1;
 	}

@@ -12,7 +12,8 @@
  *
  * Handlers live one file per resource family (ec2_region.c,
  * ec2_keypair.c, ec2_itype.c, ec2_tags.c, ec2_launchtemplate.c,
- * ec2_volume.c, ec2_snapshot.c, ec2_image.c); the work is done in lib/ec2.
+ * ec2_volume.c, ec2_snapshot.c, ec2_image.c, ec2_instance.c); the work is
+ * done in lib/ec2.
  */
 #ifndef SPX_GW_EC2_INT_H
 #define SPX_GW_EC2_INT_H
@@ -129,6 +130,16 @@ int ec2_register_image(struct ec2_call *c);
 int ec2_describe_images(struct ec2_call *c);
 int ec2_deregister_image(struct ec2_call *c);
 int ec2_describe_image_attribute(struct ec2_call *c);
+int ec2_run_instances(struct ec2_call *c);
+int ec2_describe_instances(struct ec2_call *c);
+int ec2_terminate_instances(struct ec2_call *c);
+int ec2_stop_instances(struct ec2_call *c);
+int ec2_start_instances(struct ec2_call *c);
+int ec2_describe_instance_status(struct ec2_call *c);
+int ec2_get_console_output(struct ec2_call *c);
+int ec2_describe_instance_attribute(struct ec2_call *c);
+int ec2_reboot_instances(struct ec2_call *c);
+int ec2_modify_instance_attribute(struct ec2_call *c);
 int sts_get_caller_identity(struct ec2_call *c);
 
 #endif

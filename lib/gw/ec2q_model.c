@@ -5,8 +5,8 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "Min", "Min", "Min", "min", 190, 0 },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+	{ "Min", "Min", "Min", "min", 273, 0 },
+	{ "Max", "Max", "Max", "max", 273, 0 },
 };
 static const char *const q_ec2_e1[] = {
 	"nvidia",
@@ -26,8 +26,8 @@ static const char *const q_ec2_e3[] = {
 	"k520",
 };
 static const struct ec2q_member q_ec2_m5[] = {
-	{ "Min", "Min", "Min", "min", 190, 0 },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+	{ "Min", "Min", "Min", "min", 273, 0 },
+	{ "Max", "Max", "Max", "max", 273, 0 },
 };
 static const char *const q_ec2_e6[] = {
 	"gpu",
@@ -35,11 +35,11 @@ static const char *const q_ec2_e6[] = {
 	"inference",
 };
 static const struct ec2q_member q_ec2_m8[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 321, 0 },
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 429, 0 },
 	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
 };
 static const struct ec2q_member q_ec2_m12[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 321, 0 },
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 429, 0 },
 };
 static const char *const q_ec2_e16[] = {
 	"i386",
@@ -55,502 +55,630 @@ static const char *const q_ec2_e18[] = {
 	"x86_64_mac",
 	"arm64_mac",
 };
-static const struct ec2q_member q_ec2_m19[] = {
-	{ "Value", "Value", "value", "value", 39, 0 },
+static const char *const q_ec2_e19[] = {
+	"attaching",
+	"attached",
+	"detaching",
+	"detached",
 };
 static const struct ec2q_member q_ec2_m20[] = {
-	{ "Value", "Value", "value", "value", 321, 0 },
+	{ "Value", "Value", "value", "value", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m22[] = {
-	{ "State", "ZoneState", "zoneState", "zoneState", 27, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 26, 0 },
-	{ "Messages", "MessageSet", "messageSet", "messageSet", 25, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 321, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 321, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 321, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 321, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 321, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 321, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 321, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 321, 0 },
+static const struct ec2q_member q_ec2_m21[] = {
+	{ "Value", "Value", "value", "value", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m24[] = {
-	{ "Message", "Message", "message", "message", 321, 0 },
+static const struct ec2q_member q_ec2_m23[] = {
+	{ "State", "ZoneState", "zoneState", "zoneState", 28, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 27, 0 },
+	{ "Messages", "MessageSet", "messageSet", "messageSet", 26, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 429, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 429, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 429, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 429, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 429, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 429, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 429, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 429, 0 },
 };
-static const char *const q_ec2_e26[] = {
+static const struct ec2q_member q_ec2_m25[] = {
+	{ "Message", "Message", "message", "message", 429, 0 },
+};
+static const char *const q_ec2_e27[] = {
 	"opt-in-not-required",
 	"opted-in",
 	"not-opted-in",
 };
-static const char *const q_ec2_e27[] = {
+static const char *const q_ec2_e28[] = {
 	"available",
 	"information",
 	"impaired",
 	"unavailable",
 };
-static const char *const q_ec2_e28[] = {
+static const char *const q_ec2_e29[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const struct ec2q_member q_ec2_m31[] = {
-	{ "Min", "Min", "Min", "min", 190, 0 },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+static const struct ec2q_member q_ec2_m32[] = {
+	{ "Min", "Min", "Min", "min", 273, 0 },
+	{ "Max", "Max", "Max", "max", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m36[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 321, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 321, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 117, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 321, 0 },
+static const struct ec2q_member q_ec2_m37[] = {
+	{ "Value", "Value", "value", "value", 36, 0 },
 };
-static const char *const q_ec2_e40[] = {
-	"legacy-bios",
-	"uefi",
+static const struct ec2q_member q_ec2_m38[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 429, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 129, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 429, 0 },
 };
 static const char *const q_ec2_e42[] = {
 	"legacy-bios",
 	"uefi",
 };
-static const char *const q_ec2_e43[] = {
+static const char *const q_ec2_e44[] = {
+	"legacy-bios",
+	"uefi",
+};
+static const char *const q_ec2_e45[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e46[] = {
+static const char *const q_ec2_e48[] = {
 	"open",
 	"none",
 };
-static const struct ec2q_member q_ec2_m47[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 45, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 321, 0 },
-};
-static const struct ec2q_member q_ec2_m48[] = {
-	{ "Description", "Description", "Description", "description", 321, 0 },
-	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 321, 0 },
-	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 321, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 206, 0 },
-	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 321, 0 },
-	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 321, EC2Q_REQUIRED },
-	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 321, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-};
 static const struct ec2q_member q_ec2_m49[] = {
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 48, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 51, 0 },
 };
-static const char *const q_ec2_e52[] = {
+static const struct ec2q_member q_ec2_m50[] = {
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", "capacityReservationPreference", 48, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", "capacityReservationTarget", 52, 0 },
+};
+static const struct ec2q_member q_ec2_m51[] = {
+	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 47, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m52[] = {
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 429, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m53[] = {
+	{ "Description", "Description", "Description", "description", 429, 0 },
+	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 429, 0 },
+	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 429, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 289, 0 },
+	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 429, 0 },
+	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 429, EC2Q_REQUIRED },
+	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 429, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m54[] = {
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+};
+static const char *const q_ec2_e57[] = {
 	"intel",
 	"amd",
 	"amazon-web-services",
 };
-static const struct ec2q_member q_ec2_m54[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 321, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 205, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 197, 0 },
-};
-static const struct ec2q_member q_ec2_m55[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 321, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 235, EC2Q_REQUIRED },
-	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 345, 0 },
-	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 299, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
-};
-static const struct ec2q_member q_ec2_m56[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 209, 0 },
-	{ "Warning", "Warning", "warning", "warning", 343, 0 },
-};
-static const struct ec2q_member q_ec2_m57[] = {
-	{ "Description", "Description", "Description", "description", 321, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 321, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-};
-static const struct ec2q_member q_ec2_m58[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 301, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 327, EC2Q_REQUIRED },
-};
 static const struct ec2q_member q_ec2_m59[] = {
-	{ "Group", "Group", "group", "group", 278, 0 },
-	{ "UserId", "UserId", "userId", "userId", 321, 0 },
+	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 273, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 273, 0 },
+};
+static const struct ec2q_member q_ec2_m60[] = {
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 273, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 273, 0 },
 };
 static const struct ec2q_member q_ec2_m61[] = {
-	{ "Add", "Add", "Add", "add", 60, 0 },
-	{ "Remove", "Remove", "Remove", "remove", 60, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 429, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 288, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 280, 0 },
 };
 static const struct ec2q_member q_ec2_m62[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 321, EC2Q_REQUIRED },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 190, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 206, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 321, 0 },
-	{ "Size", "Size", "Size", "size", 190, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 373, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 39, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 190, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 321, EC2Q_IDEMPOTENCY },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 429, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 318, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 456, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 395, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
 };
 static const struct ec2q_member q_ec2_m63[] = {
-	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 321, EC2Q_REQUIRED },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 292, 0 },
+	{ "Warning", "Warning", "warning", "warning", 454, 0 },
 };
-static const struct ec2q_member q_ec2_m71[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 204, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 200, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+static const struct ec2q_member q_ec2_m64[] = {
+	{ "Description", "Description", "Description", "description", 429, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 429, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m72[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 223, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 235, 0 },
+static const struct ec2q_member q_ec2_m65[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 399, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 436, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m73[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 209, 0 },
+static const struct ec2q_member q_ec2_m66[] = {
+	{ "Group", "Group", "group", "group", 370, 0 },
+	{ "UserId", "UserId", "userId", "userId", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m74[] = {
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+static const struct ec2q_member q_ec2_m68[] = {
+	{ "Add", "Add", "Add", "add", 67, 0 },
+	{ "Remove", "Remove", "Remove", "remove", 67, 0 },
 };
-static const struct ec2q_member q_ec2_m75[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 301, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 327, 0 },
+static const struct ec2q_member q_ec2_m69[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 429, EC2Q_REQUIRED },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 289, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 429, 0 },
+	{ "Size", "Size", "Size", "size", 273, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 41, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 429, EC2Q_IDEMPOTENCY },
 };
-static const struct ec2q_member q_ec2_m76[] = {
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-};
-static const struct ec2q_member q_ec2_m77[] = {
-	{ "ImageId", "ImageId", "ImageId", "imageId", 161, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+static const struct ec2q_member q_ec2_m70[] = {
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 429, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m78[] = {
-	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 283, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m79[] = {
-	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 306, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 318, 0 },
 };
 static const struct ec2q_member q_ec2_m80[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 375, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 374, 0 },
-	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 39, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 292, 0 },
 };
 static const struct ec2q_member q_ec2_m81[] = {
-	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 23, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m82[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 160, EC2Q_REQUIRED },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 161, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 399, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 436, 0 },
 };
 static const struct ec2q_member q_ec2_m83[] = {
-	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 134, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "ImageIds", "ImageId", "ImageId", "imageId", 162, 0 },
-	{ "Owners", "Owner", "Owner", "owner", 277, 0 },
-	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 39, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m84[] = {
-	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 163, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 197, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m85[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 248, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 66, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 275, 0 },
+	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m86[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 189, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 275, 0 },
+	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
 };
 static const struct ec2q_member q_ec2_m87[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 298, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 65, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 275, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 486, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 485, 0 },
+	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 41, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m88[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 187, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 275, 0 },
+	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 24, 0 },
 };
 static const struct ec2q_member q_ec2_m89[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 198, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 201, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 39, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 196, EC2Q_REQUIRED },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 197, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m90[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 203, 0 },
+	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 160, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "ImageIds", "ImageId", "ImageId", "imageId", 198, 0 },
+	{ "Owners", "Owner", "Owner", "owner", 369, 0 },
+	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 41, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m91[] = {
+	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 199, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m92[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 224, 0 },
-	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 236, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 91, 0 },
+	{ "Attribute", "Attribute", "attribute", "attribute", 213, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 222, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m93[] = {
-	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 239, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "IncludeAllInstances", "IncludeAllInstances", "includeAllInstances", "includeAllInstances", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m94[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 295, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 39, 0 },
+	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 262, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m95[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 294, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 336, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 73, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 367, 0 },
 };
 static const struct ec2q_member q_ec2_m96[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 313, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 272, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 367, 0 },
 };
 static const struct ec2q_member q_ec2_m97[] = {
-	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 60, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 394, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 72, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 367, 0 },
 };
 static const struct ec2q_member q_ec2_m98[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
-	{ "OwnerIds", "Owner", "Owner", "owner", 277, 0 },
-	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 303, 0 },
-	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 315, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 270, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 367, 0 },
 };
 static const struct ec2q_member q_ec2_m99[] = {
-	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 316, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m100[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 190, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 397, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m101[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 326, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 281, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 284, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m102[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 352, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-};
-static const struct ec2q_member q_ec2_m103[] = {
-	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 19, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 286, 0 },
 };
 static const struct ec2q_member q_ec2_m104[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 354, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 307, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 319, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 103, 0 },
 };
 static const struct ec2q_member q_ec2_m105[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
-	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 371, 0 },
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 322, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m106[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 354, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 321, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 190, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 391, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m107[] = {
-	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 357, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 390, 0 },
 };
 static const struct ec2q_member q_ec2_m108[] = {
-	{ "Filters", "Filter", "Filter", "filter", 136, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 354, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 190, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 414, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m109[] = {
-	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 355, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 321, 0 },
+	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 67, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
 };
-static const char *const q_ec2_e110[] = {
+static const struct ec2q_member q_ec2_m110[] = {
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "OwnerIds", "Owner", "Owner", "owner", 369, 0 },
+	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 401, 0 },
+	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 416, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m111[] = {
+	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 417, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m112[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m113[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 435, 0 },
+};
+static const struct ec2q_member q_ec2_m114[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 463, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m115[] = {
+	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 20, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m116[] = {
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m117[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 482, 0 },
+};
+static const struct ec2q_member q_ec2_m118[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
+};
+static const struct ec2q_member q_ec2_m119[] = {
+	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 468, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m120[] = {
+	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m121[] = {
+	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 466, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+};
+static const char *const q_ec2_e122[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m112[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 114, 0 },
-	{ "Count", "Count", "count", "count", 111, 0 },
-	{ "Type", "Type", "type", "type", 115, 0 },
+static const struct ec2q_member q_ec2_m124[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 126, 0 },
+	{ "Count", "Count", "count", "count", 123, 0 },
+	{ "Type", "Type", "type", "type", 127, 0 },
 };
-static const char *const q_ec2_e115[] = {
+static const char *const q_ec2_e127[] = {
 	"hdd",
 	"ssd",
 };
-static const struct ec2q_member q_ec2_m117[] = {
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 39, 0 },
-	{ "Iops", "Iops", "iops", "iops", 190, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 314, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 190, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 373, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 321, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 190, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
-};
-static const char *const q_ec2_e118[] = {
-	"unsupported",
-	"supported",
-};
-static const struct ec2q_member q_ec2_m119[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 122, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 118, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 121, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 120, 0 },
-};
-static const char *const q_ec2_e120[] = {
-	"unsupported",
-	"supported",
-	"required",
-};
-static const struct ec2q_member q_ec2_m121[] = {
-	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 30, 0 },
-	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 33, 0 },
-	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 32, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 254, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 258, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 256, 0 },
-};
-static const char *const q_ec2_e122[] = {
-	"unsupported",
-	"supported",
-	"default",
-};
-static const struct ec2q_member q_ec2_m123[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 255, 0 },
-};
-static const struct ec2q_member q_ec2_m125[] = {
-	{ "Type", "Type", "Type", "type", 321, EC2Q_REQUIRED },
-};
-static const char *const q_ec2_e128[] = {
-	"unsupported",
-	"supported",
-	"required",
+static const struct ec2q_member q_ec2_m129[] = {
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Iops", "Iops", "iops", "iops", 273, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 415, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 273, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 484, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 273, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
 };
 static const char *const q_ec2_e130[] = {
+	"unsupported",
+	"supported",
+};
+static const struct ec2q_member q_ec2_m131[] = {
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 136, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 130, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 135, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 134, 0 },
+};
+static const struct ec2q_member q_ec2_m132[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Status", "Status", "status", "status", 19, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m133[] = {
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 464, 0 },
+};
+static const char *const q_ec2_e134[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
 static const struct ec2q_member q_ec2_m135[] = {
-	{ "Name", "Name", "Name", "name", 321, 0 },
-	{ "Values", "Value", "Value", "value", 344, 0 },
+	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 31, 0 },
+	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 34, 0 },
+	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 33, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 342, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 346, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 344, 0 },
 };
-static const struct ec2q_member q_ec2_m138[] = {
-	{ "Name", "Name", "name", "name", 143, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 140, 0 },
-	{ "Count", "Count", "count", "count", 137, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 141, 0 },
+static const char *const q_ec2_e136[] = {
+	"unsupported",
+	"supported",
+	"default",
 };
-static const struct ec2q_member q_ec2_m141[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 142, 0 },
+static const struct ec2q_member q_ec2_m137[] = {
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 343, 0 },
 };
-static const struct ec2q_member q_ec2_m144[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 139, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 376, 0 },
+static const struct ec2q_member q_ec2_m139[] = {
+	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 141, 0 },
+	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 429, 0 },
+	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 429, 0 },
+	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m147[] = {
-	{ "Name", "Name", "name", "name", 152, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 149, 0 },
-	{ "Count", "Count", "count", "count", 146, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 150, 0 },
+static const struct ec2q_member q_ec2_m142[] = {
+	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m150[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 151, 0 },
+static const struct ec2q_member q_ec2_m145[] = {
+	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 148, 0 },
+};
+static const struct ec2q_member q_ec2_m146[] = {
+	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 429, 0 },
+	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 429, 0 },
+	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 429, 0 },
+	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 74, 0 },
+};
+static const char *const q_ec2_e151[] = {
+	"unsupported",
+	"supported",
+	"required",
+};
+static const struct ec2q_member q_ec2_m152[] = {
+	{ "Enabled", "Enabled", "enabled", "enabled", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m153[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 148, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 377, 0 },
+	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
 };
-static const char *const q_ec2_e156[] = {
+static const char *const q_ec2_e155[] = {
+	"unsupported",
+	"supported",
+	"required",
+};
+static const char *const q_ec2_e157[] = {
+	"instance-reboot",
+	"system-reboot",
+	"system-maintenance",
+	"instance-retirement",
+	"instance-stop",
+};
+static const struct ec2q_member q_ec2_m161[] = {
+	{ "Name", "Name", "Name", "name", 429, 0 },
+	{ "Values", "Value", "Value", "value", 455, 0 },
+};
+static const struct ec2q_member q_ec2_m164[] = {
+	{ "Name", "Name", "name", "name", 169, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 166, 0 },
+	{ "Count", "Count", "count", "count", 163, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 167, 0 },
+};
+static const struct ec2q_member q_ec2_m167[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 168, 0 },
+};
+static const struct ec2q_member q_ec2_m170[] = {
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 165, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 487, 0 },
+};
+static const struct ec2q_member q_ec2_m172[] = {
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 222, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Latest", "Latest", "Latest", "latest", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m173[] = {
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "Output", "Output", "output", "output", 429, 0 },
+	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 74, 0 },
+};
+static const struct ec2q_member q_ec2_m175[] = {
+	{ "Name", "Name", "name", "name", 180, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 177, 0 },
+	{ "Count", "Count", "count", "count", 174, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 178, 0 },
+};
+static const struct ec2q_member q_ec2_m178[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 179, 0 },
+};
+static const struct ec2q_member q_ec2_m181[] = {
+	{ "Gpus", "Gpus", "gpus", "gpus", 176, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 488, 0 },
+};
+static const struct ec2q_member q_ec2_m183[] = {
+	{ "GroupName", "GroupName", "groupName", "groupName", 429, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m187[] = {
+	{ "Configured", "Configured", "configured", "configured", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m188[] = {
+	{ "Configured", "Configured", "Configured", "configured", 41, 0 },
+};
+static const char *const q_ec2_e189[] = {
 	"ip-name",
 	"resource-name",
 };
-static const char *const q_ec2_e157[] = {
+static const char *const q_ec2_e190[] = {
+	"optional",
+	"required",
+};
+static const char *const q_ec2_e191[] = {
 	"ovm",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m158[] = {
+static const struct ec2q_member q_ec2_m192[] = {
+	{ "Arn", "Arn", "arn", "arn", 429, 0 },
+	{ "Id", "Id", "id", "id", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m193[] = {
+	{ "Arn", "Arn", "arn", "arn", 429, 0 },
+	{ "Name", "Name", "name", "name", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m194[] = {
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 321, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 321, 0 },
-	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 321, 0 },
-	{ "ImageType", "ImageType", "imageType", "imageType", 165, 0 },
-	{ "Public", "IsPublic", "isPublic", "isPublic", 39, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 321, 0 },
-	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 321, 0 },
-	{ "Platform", "Platform", "platform", "platform", 284, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 321, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 321, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 321, 0 },
-	{ "State", "ImageState", "imageState", "imageState", 164, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 37, 0 },
-	{ "Description", "Description", "description", "description", 321, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 39, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 157, 0 },
-	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 321, 0 },
-	{ "Name", "Name", "name", "name", 321, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 321, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 110, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 321, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 319, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 346, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 42, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 335, 0 },
-	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 321, 0 },
-	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 166, 0 },
+	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 429, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
+	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 429, 0 },
+	{ "ImageType", "ImageType", "imageType", "imageType", 201, 0 },
+	{ "Public", "IsPublic", "isPublic", "isPublic", 41, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 429, 0 },
+	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 429, 0 },
+	{ "Platform", "Platform", "platform", "platform", 377, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 429, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 429, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 429, 0 },
+	{ "State", "ImageState", "imageState", "imageState", 200, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 39, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 191, 0 },
+	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 429, 0 },
+	{ "Name", "Name", "name", "name", 429, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 122, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 423, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 457, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 44, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 446, 0 },
+	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 429, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 202, 0 },
 };
-static const struct ec2q_member q_ec2_m159[] = {
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 37, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 321, 0 },
-	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 208, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 290, 0 },
-	{ "Description", "Description", "description", "description", 20, 0 },
-	{ "KernelId", "Kernel", "kernel", "kernel", 20, 0 },
-	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 20, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 20, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 20, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 20, 0 },
-	{ "UefiData", "UefiData", "uefiData", "uefiData", 20, 0 },
-	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 20, 0 },
-	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 20, 0 },
+static const struct ec2q_member q_ec2_m195[] = {
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 39, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
+	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 291, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "Description", "Description", "description", "description", 21, 0 },
+	{ "KernelId", "Kernel", "kernel", "kernel", 21, 0 },
+	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 21, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 21, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 21, 0 },
+	{ "UefiData", "UefiData", "uefiData", "uefiData", 21, 0 },
+	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 21, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 21, 0 },
 };
-static const char *const q_ec2_e160[] = {
+static const char *const q_ec2_e196[] = {
 	"description",
 	"kernel",
 	"ramdisk",
@@ -564,7 +692,7 @@ static const char *const q_ec2_e160[] = {
 	"lastLaunchedTime",
 	"imdsSupport",
 };
-static const char *const q_ec2_e164[] = {
+static const char *const q_ec2_e200[] = {
 	"pending",
 	"available",
 	"invalid",
@@ -573,465 +701,811 @@ static const char *const q_ec2_e164[] = {
 	"failed",
 	"error",
 };
-static const char *const q_ec2_e165[] = {
+static const char *const q_ec2_e201[] = {
 	"machine",
 	"kernel",
 	"ramdisk",
 };
-static const char *const q_ec2_e166[] = {
+static const char *const q_ec2_e202[] = {
 	"v2.0",
 };
-static const struct ec2q_member q_ec2_m167[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 321, EC2Q_REQUIRED },
-	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 35, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
+static const struct ec2q_member q_ec2_m203[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 429, EC2Q_REQUIRED },
+	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 36, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
 };
-static const struct ec2q_member q_ec2_m168[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 321, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 321, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 321, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+static const struct ec2q_member q_ec2_m204[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
 };
-static const struct ec2q_member q_ec2_m169[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 172, 0 },
+static const struct ec2q_member q_ec2_m205[] = {
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 208, 0 },
 };
-static const struct ec2q_member q_ec2_m171[] = {
-	{ "Count", "Count", "count", "count", 170, 0 },
-	{ "Name", "Name", "name", "name", 174, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 173, 0 },
+static const struct ec2q_member q_ec2_m207[] = {
+	{ "Count", "Count", "count", "count", 206, 0 },
+	{ "Name", "Name", "name", "name", 210, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 209, 0 },
 };
-static const char *const q_ec2_e175[] = {
+static const struct ec2q_member q_ec2_m211[] = {
+	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 273, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 429, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
+	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 74, 0 },
+	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 356, 0 },
+	{ "Placement", "Placement", "placement", "placement", 371, 0 },
+	{ "Platform", "Platform", "platform", "platform", 377, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 429, 0 },
+	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 429, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 429, 0 },
+	{ "State", "InstanceState", "instanceState", "instanceState", 253, 0 },
+	{ "StateTransitionReason", "Reason", "reason", "reason", 429, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 429, 0 },
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 216, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 429, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 41, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 191, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 192, 0 },
+	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 233, 0 },
+	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 140, 0 },
+	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 147, 0 },
+	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 247, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 122, 0 },
+	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 184, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 41, 0 },
+	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 429, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 423, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 457, 0 },
+	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 59, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 429, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", "capacityReservationSpecification", 50, 0 },
+	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 187, 0 },
+	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 330, 0 },
+	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 240, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 152, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 44, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 429, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 429, 0 },
+	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 351, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 379, 0 },
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 429, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 429, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 235, 0 },
+};
+static const struct ec2q_member q_ec2_m212[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 216, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 20, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 20, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 152, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 20, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 21, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 21, 0 },
+	{ "KernelId", "Kernel", "kernel", "kernel", 21, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 21, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 20, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 21, 0 },
+	{ "UserData", "UserData", "userData", "userData", 21, 0 },
+	{ "DisableApiStop", "DisableApiStop", "disableApiStop", "disableApiStop", 20, 0 },
+};
+static const char *const q_ec2_e213[] = {
+	"instanceType",
+	"kernel",
+	"ramdisk",
+	"userData",
+	"disableApiTermination",
+	"instanceInitiatedShutdownBehavior",
+	"rootDeviceName",
+	"blockDeviceMapping",
+	"productCodes",
+	"sourceDestCheck",
+	"groupSet",
+	"ebsOptimized",
+	"sriovNetSupport",
+	"enaSupport",
+	"enclaveOptions",
+	"disableApiStop",
+};
+static const char *const q_ec2_e214[] = {
+	"disabled",
+	"default",
+};
+static const struct ec2q_member q_ec2_m215[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 132, 0 },
+};
+static const struct ec2q_member q_ec2_m217[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 133, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 429, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 429, 0 },
+};
+static const char *const q_ec2_e220[] = {
 	"current",
 	"previous",
 };
-static const char *const q_ec2_e177[] = {
+static const char *const q_ec2_e224[] = {
 	"hibernate",
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m179[] = {
-	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 321, 0 },
+static const struct ec2q_member q_ec2_m225[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m180[] = {
-	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 340, EC2Q_REQUIRED },
-	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 261, EC2Q_REQUIRED },
-	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 53, 0 },
-	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 259, 0 },
-	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 133, 0 },
-	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 176, 0 },
-	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 190, 0 },
-	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 190, 0 },
-	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 28, 0 },
-	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 43, 0 },
-	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 39, 0 },
-	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 272, 0 },
-	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 244, 0 },
-	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 246, 0 },
-	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 334, 0 },
-	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 31, 0 },
+static const struct ec2q_member q_ec2_m227[] = {
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m230[] = {
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m231[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 429, 0 },
+};
+static const char *const q_ec2_e233[] = {
+	"spot",
+	"scheduled",
+};
+static const struct ec2q_member q_ec2_m235[] = {
+	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 214, 0 },
+};
+static const struct ec2q_member q_ec2_m236[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 214, 0 },
+};
+static const struct ec2q_member q_ec2_m237[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 338, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 420, 0 },
+};
+static const char *const q_ec2_e238[] = {
+	"disabled",
+	"enabled",
+};
+static const struct ec2q_member q_ec2_m239[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 190, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 238, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 242, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 243, 0 },
+};
+static const struct ec2q_member q_ec2_m240[] = {
+	{ "State", "State", "state", "state", 241, 0 },
+	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 190, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 238, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 242, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 243, 0 },
+};
+static const char *const q_ec2_e241[] = {
+	"pending",
+	"applied",
+};
+static const char *const q_ec2_e242[] = {
+	"disabled",
+	"enabled",
+};
+static const char *const q_ec2_e243[] = {
+	"disabled",
+	"enabled",
+};
+static const struct ec2q_member q_ec2_m244[] = {
+	{ "Association", "Association", "association", "association", 245, 0 },
+	{ "Attachment", "Attachment", "attachment", "attachment", 246, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
+	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 228, 0 },
+	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 429, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 429, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 251, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 41, 0 },
+	{ "Status", "Status", "status", "status", 365, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 429, 0 },
+	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 429, 0 },
+	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 226, 0 },
+	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 232, 0 },
+};
+static const struct ec2q_member q_ec2_m245[] = {
+	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 429, 0 },
+	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 429, 0 },
+	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 429, 0 },
+	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 429, 0 },
+	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m246[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
+	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 429, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 273, 0 },
+	{ "Status", "Status", "status", "status", 19, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 273, 0 },
+};
+static const struct ec2q_member q_ec2_m248[] = {
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 41, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 273, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 273, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 228, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 364, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 381, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 273, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 41, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 429, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 273, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 274, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 273, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 277, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 273, 0 },
+};
+static const struct ec2q_member q_ec2_m250[] = {
+	{ "Association", "Association", "association", "association", 245, 0 },
+	{ "Primary", "Primary", "primary", "primary", 41, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m252[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 451, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 349, EC2Q_REQUIRED },
+	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 58, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 347, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 159, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 221, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 273, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 273, 0 },
+	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 29, 0 },
+	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 45, 0 },
+	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 41, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 363, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 332, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 334, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 445, 0 },
+	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 32, 0 },
 	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
 	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
 	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
 	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
 	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
-	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 267, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 358, 0 },
 	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
 };
-static const char *const q_ec2_e181[] = {
+static const struct ec2q_member q_ec2_m253[] = {
+	{ "Code", "Code", "code", "code", 273, 0 },
+	{ "Name", "Name", "name", "name", 256, 0 },
+};
+static const struct ec2q_member q_ec2_m254[] = {
+	{ "CurrentState", "CurrentState", "currentState", "currentState", 253, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "PreviousState", "PreviousState", "previousState", "previousState", 253, 0 },
+};
+static const char *const q_ec2_e256[] = {
+	"pending",
+	"running",
+	"shutting-down",
+	"terminated",
+	"stopping",
+	"stopped",
+};
+static const struct ec2q_member q_ec2_m257[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 261, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 253, 0 },
+	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 263, 0 },
+	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 263, 0 },
+};
+static const struct ec2q_member q_ec2_m258[] = {
+	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 74, 0 },
+	{ "Name", "Name", "name", "name", 424, 0 },
+	{ "Status", "Status", "status", "status", 425, 0 },
+};
+static const struct ec2q_member q_ec2_m260[] = {
+	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 219, 0 },
+	{ "Code", "Code", "code", "code", 157, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 74, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 74, 0 },
+	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 74, 0 },
+};
+static const struct ec2q_member q_ec2_m263[] = {
+	{ "Details", "Details", "details", "details", 259, 0 },
+	{ "Status", "Status", "status", "status", 432, 0 },
+};
+static const char *const q_ec2_e264[] = {
 	"unsupported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m183[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 114, 0 },
-	{ "Disks", "Disks", "disks", "disks", 113, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 130, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 181, 0 },
+static const struct ec2q_member q_ec2_m266[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 126, 0 },
+	{ "Disks", "Disks", "disks", "disks", 125, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 155, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 264, 0 },
 };
-static const char *const q_ec2_e185[] = {
+static const char *const q_ec2_e268[] = {
 	"nitro",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m186[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 184, 0 },
-	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 64, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 145, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 337, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 305, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 347, 0 },
-	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 29, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 185, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 287, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 341, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 260, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 182, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 183, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 119, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 271, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 153, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 144, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 280, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 169, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 155, 0 },
-	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 44, 0 },
-	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 68, 0 },
-	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 21, 0 },
-	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 41, 0 },
+static const struct ec2q_member q_ec2_m269[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
+	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 71, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 171, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 448, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 403, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 458, 0 },
+	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 30, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 268, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 382, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 452, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 348, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 265, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 266, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 131, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 362, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 181, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 170, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 373, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 205, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 186, 0 },
+	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 46, 0 },
+	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 75, 0 },
+	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 22, 0 },
+	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 43, 0 },
 };
-static const struct ec2q_member q_ec2_m188[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 184, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 248, 0 },
-	{ "Location", "Location", "location", "location", 247, 0 },
+static const struct ec2q_member q_ec2_m271[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 336, 0 },
+	{ "Location", "Location", "location", "location", 335, 0 },
 };
-static const struct ec2q_member q_ec2_m192[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 321, 0 },
+static const struct ec2q_member q_ec2_m275[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m195[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 321, 0 },
+static const struct ec2q_member q_ec2_m278[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 429, 0 },
 };
-static const char *const q_ec2_e197[] = {
+static const char *const q_ec2_e280[] = {
 	"pem",
 	"ppk",
 };
-static const struct ec2q_member q_ec2_m199[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 321, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 310, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 321, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 321, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+static const struct ec2q_member q_ec2_m282[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 411, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
 };
-static const struct ec2q_member q_ec2_m202[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 321, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 321, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 321, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 205, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 321, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 263, 0 },
+static const struct ec2q_member q_ec2_m285[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 288, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 429, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 351, 0 },
 };
-static const char *const q_ec2_e205[] = {
+static const char *const q_ec2_e288[] = {
 	"rsa",
 	"ed25519",
 };
-static const struct ec2q_member q_ec2_m207[] = {
-	{ "Group", "Group", "group", "group", 278, 0 },
-	{ "UserId", "UserId", "userId", "userId", 321, 0 },
-	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 321, 0 },
-	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 321, 0 },
+static const struct ec2q_member q_ec2_m290[] = {
+	{ "Group", "Group", "group", "group", 370, 0 },
+	{ "UserId", "UserId", "userId", "userId", 429, 0 },
+	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 429, 0 },
+	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m209[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 321, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 235, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 67, 0 },
-	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 321, 0 },
-	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 249, 0 },
-	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 249, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
+static const struct ec2q_member q_ec2_m292[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 429, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 318, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 74, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 429, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 337, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 337, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
 };
-static const char *const q_ec2_e210[] = {
+static const char *const q_ec2_e293[] = {
 	"default",
 	"disabled",
 };
-static const struct ec2q_member q_ec2_m211[] = {
-	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 321, 0 },
-	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 321, 0 },
-	{ "Ebs", "Ebs", "Ebs", "ebs", 215, 0 },
-	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 321, 0 },
+static const struct ec2q_member q_ec2_m294[] = {
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 429, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 429, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 298, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m213[] = {
-	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 46, 0 },
-	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 47, 0 },
+static const struct ec2q_member q_ec2_m296[] = {
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 48, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 51, 0 },
 };
-static const struct ec2q_member q_ec2_m214[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 190, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 190, 0 },
+static const struct ec2q_member q_ec2_m297[] = {
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 273, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m215[] = {
-	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 39, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 39, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 190, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 206, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, 0 },
-	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 190, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 373, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 190, 0 },
+static const struct ec2q_member q_ec2_m298[] = {
+	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 41, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 289, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 273, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m216[] = {
-	{ "Type", "Type", "Type", "type", 321, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 217, 0 },
+static const struct ec2q_member q_ec2_m299[] = {
+	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 300, 0 },
 };
-static const struct ec2q_member q_ec2_m219[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 39, 0 },
+static const struct ec2q_member q_ec2_m302[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m220[] = {
-	{ "Configured", "Configured", "Configured", "configured", 39, 0 },
+static const struct ec2q_member q_ec2_m303[] = {
+	{ "Configured", "Configured", "Configured", "configured", 41, 0 },
 };
-static const char *const q_ec2_e221[] = {
+static const char *const q_ec2_e304[] = {
 	"optional",
 	"required",
 };
-static const struct ec2q_member q_ec2_m222[] = {
-	{ "Arn", "Arn", "Arn", "arn", 321, 0 },
-	{ "Name", "Name", "Name", "name", 321, 0 },
+static const struct ec2q_member q_ec2_m305[] = {
+	{ "Arn", "Arn", "Arn", "arn", 429, 0 },
+	{ "Name", "Name", "Name", "name", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m225[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 210, 0 },
+static const struct ec2q_member q_ec2_m308[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 293, 0 },
 };
-static const struct ec2q_member q_ec2_m226[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 250, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 240, 0 },
+static const struct ec2q_member q_ec2_m309[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 338, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 324, 0 },
 };
-static const char *const q_ec2_e227[] = {
+static const char *const q_ec2_e310[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m228[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 221, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 190, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 227, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 229, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 230, 0 },
+static const struct ec2q_member q_ec2_m311[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 304, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 310, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 312, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 313, 0 },
 };
-static const char *const q_ec2_e229[] = {
+static const char *const q_ec2_e312[] = {
 	"disabled",
 	"enabled",
 };
-static const char *const q_ec2_e230[] = {
+static const char *const q_ec2_e313[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m231[] = {
-	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 39, 0 },
-	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 39, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 39, 0 },
-	{ "Description", "Description", "Description", "description", 321, 0 },
-	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 190, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 307, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 321, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 190, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 178, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 273, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 321, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 286, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 190, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 323, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 190, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 191, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 190, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 194, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 190, 0 },
+static const struct ec2q_member q_ec2_m314[] = {
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 41, 0 },
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 41, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Description", "Description", "Description", "description", 429, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 273, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 429, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 273, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 229, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 364, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 429, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 381, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 273, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 431, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 273, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 274, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 273, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 277, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m233[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 321, 0 },
+static const struct ec2q_member q_ec2_m316[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m237[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 321, 0 },
-	{ "Affinity", "Affinity", "Affinity", "affinity", 321, 0 },
-	{ "GroupName", "GroupName", "GroupName", "groupName", 281, 0 },
-	{ "HostId", "HostId", "HostId", "hostId", 69, 0 },
-	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 331, 0 },
-	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 321, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 321, 0 },
-	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 190, 0 },
-	{ "GroupId", "GroupId", "GroupId", "groupId", 279, 0 },
+static const struct ec2q_member q_ec2_m320[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 429, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 429, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 374, 0 },
+	{ "HostId", "HostId", "HostId", "hostId", 76, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 440, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 429, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 429, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 273, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 372, 0 },
 };
-static const struct ec2q_member q_ec2_m238[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 156, 0 },
-	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 39, 0 },
-	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 39, 0 },
+static const struct ec2q_member q_ec2_m321[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 189, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m240[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 321, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 318, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 190, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 67, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 177, 0 },
+static const struct ec2q_member q_ec2_m323[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 306, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 429, 0 },
+	{ "Version", "Version", "Version", "version", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m241[] = {
-	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 302, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 327, 0 },
+static const struct ec2q_member q_ec2_m324[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 429, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 419, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 273, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 74, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 224, 0 },
 };
-static const struct ec2q_member q_ec2_m243[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 39, 0 },
+static const struct ec2q_member q_ec2_m325[] = {
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 400, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 436, 0 },
 };
-static const char *const q_ec2_e244[] = {
+static const struct ec2q_member q_ec2_m327[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m328[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m329[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
+};
+static const char *const q_ec2_e332[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e245[] = {
+static const char *const q_ec2_e333[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e248[] = {
+static const char *const q_ec2_e336[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const char *const q_ec2_e250[] = {
+static const char *const q_ec2_e338[] = {
 	"spot",
 };
-static const struct ec2q_member q_ec2_m259[] = {
-	{ "Min", "Min", "Min", "min", 116, 0 },
-	{ "Max", "Max", "Max", "max", 116, 0 },
+static const struct ec2q_member q_ec2_m347[] = {
+	{ "Min", "Min", "Min", "min", 128, 0 },
+	{ "Max", "Max", "Max", "max", 128, 0 },
 };
-static const struct ec2q_member q_ec2_m260[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 262, 0 },
+static const struct ec2q_member q_ec2_m348[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 350, 0 },
 };
-static const struct ec2q_member q_ec2_m261[] = {
-	{ "Min", "Min", "Min", "min", 190, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+static const struct ec2q_member q_ec2_m349[] = {
+	{ "Min", "Min", "Min", "min", 273, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m264[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 313, 0 },
-	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 61, 0 },
-	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 154, 0 },
-	{ "OperationType", "OperationType", "OperationType", "operationType", 276, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
-	{ "UserIds", "UserId", "UserId", "userId", 338, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+static const struct ec2q_member q_ec2_m352[] = {
+	{ "SourceDestCheck", "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", 20, 0 },
+	{ "Attribute", "Attribute", "attribute", "attribute", 213, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 218, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 20, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 20, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 20, 0 },
+	{ "Groups", "GroupId", "GroupId", "groupId", 182, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 222, EC2Q_REQUIRED },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 21, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 21, 0 },
+	{ "Kernel", "Kernel", "kernel", "kernel", 21, 0 },
+	{ "Ramdisk", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 21, 0 },
+	{ "UserData", "UserData", "userData", "userData", 37, 0 },
+	{ "Value", "Value", "value", "value", 429, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 20, 0 },
 };
-static const struct ec2q_member q_ec2_m265[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 39, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 353, EC2Q_REQUIRED },
-	{ "Size", "Size", "Size", "size", 190, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 373, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 190, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 190, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 39, 0 },
+static const struct ec2q_member q_ec2_m353[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 414, 0 },
+	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 68, 0 },
+	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 185, 0 },
+	{ "OperationType", "OperationType", "OperationType", "operationType", 368, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
+	{ "UserIds", "UserId", "UserId", "userId", 449, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m266[] = {
-	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 356, 0 },
+static const struct ec2q_member q_ec2_m354[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
+	{ "Size", "Size", "Size", "size", 273, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m267[] = {
-	{ "Min", "Min", "Min", "min", 116, 0 },
-	{ "Max", "Max", "Max", "max", 116, 0 },
+static const struct ec2q_member q_ec2_m355[] = {
+	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 467, 0 },
 };
-static const struct ec2q_member q_ec2_m269[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 268, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 274, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 253, 0 },
+static const struct ec2q_member q_ec2_m356[] = {
+	{ "State", "State", "state", "state", 357, 0 },
 };
-static const struct ec2q_member q_ec2_m271[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 274, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 253, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 257, 0 },
-	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 70, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 270, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 251, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 252, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 193, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 128, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 124, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 123, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 129, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 127, 0 },
+static const char *const q_ec2_e357[] = {
+	"disabled",
+	"disabling",
+	"enabled",
+	"pending",
 };
-static const struct ec2q_member q_ec2_m272[] = {
-	{ "Min", "Min", "Min", "min", 190, 0 },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+static const struct ec2q_member q_ec2_m358[] = {
+	{ "Min", "Min", "Min", "min", 128, 0 },
+	{ "Max", "Max", "Max", "max", 128, 0 },
 };
-static const char *const q_ec2_e276[] = {
+static const struct ec2q_member q_ec2_m360[] = {
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 359, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 366, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 341, 0 },
+};
+static const struct ec2q_member q_ec2_m362[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 366, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 341, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 345, 0 },
+	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 77, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 361, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 339, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 340, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 276, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 151, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 138, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 137, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 154, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 150, 0 },
+};
+static const struct ec2q_member q_ec2_m363[] = {
+	{ "Min", "Min", "Min", "min", 273, 0 },
+	{ "Max", "Max", "Max", "max", 273, 0 },
+};
+static const char *const q_ec2_e365[] = {
+	"available",
+	"associated",
+	"attaching",
+	"in-use",
+	"detaching",
+};
+static const char *const q_ec2_e368[] = {
 	"add",
 	"remove",
 };
-static const char *const q_ec2_e278[] = {
+static const char *const q_ec2_e370[] = {
 	"all",
 };
-static const struct ec2q_member q_ec2_m280[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 283, 0 },
+static const struct ec2q_member q_ec2_m371[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
+	{ "Affinity", "Affinity", "affinity", "affinity", 429, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 374, 0 },
+	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 273, 0 },
+	{ "HostId", "HostId", "hostId", "hostId", 429, 0 },
+	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 440, 0 },
+	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 429, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 429, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 372, 0 },
 };
-static const char *const q_ec2_e282[] = {
+static const struct ec2q_member q_ec2_m373[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 376, 0 },
+};
+static const char *const q_ec2_e375[] = {
 	"cluster",
 	"partition",
 	"spread",
 };
-static const char *const q_ec2_e284[] = {
+static const char *const q_ec2_e377[] = {
 	"Windows",
 };
-static const struct ec2q_member q_ec2_m285[] = {
-	{ "Primary", "Primary", "primary", "primary", 39, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 321, 0 },
+static const struct ec2q_member q_ec2_m378[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 189, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m287[] = {
+static const struct ec2q_member q_ec2_m379[] = {
+	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 189, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m380[] = {
+	{ "Primary", "Primary", "primary", "primary", 41, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m382[] = {
 	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 288, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 383, 0 },
 };
-static const struct ec2q_member q_ec2_m289[] = {
-	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 321, 0 },
-	{ "ProductCodeType", "Type", "type", "type", 291, 0 },
+static const struct ec2q_member q_ec2_m384[] = {
+	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 429, 0 },
+	{ "ProductCodeType", "Type", "type", "type", 386, 0 },
 };
-static const char *const q_ec2_e291[] = {
+static const char *const q_ec2_e386[] = {
 	"devpay",
 	"marketplace",
 };
-static const struct ec2q_member q_ec2_m293[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 321, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 321, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 321, 0 },
+static const struct ec2q_member q_ec2_m388[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m296[] = {
-	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 321, 0 },
+static const struct ec2q_member q_ec2_m389[] = {
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 429, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 429, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 429, 0 },
+};
+static const struct ec2q_member q_ec2_m392[] = {
+	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 429, 0 },
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 38, 0 },
-	{ "Description", "Description", "description", "description", 321, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 39, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 196, 0 },
-	{ "Name", "Name", "name", "name", 321, EC2Q_REQUIRED },
-	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 34, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 292, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 321, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 321, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 321, 0 },
-	{ "BootMode", "BootMode", "BootMode", "bootMode", 42, 0 },
-	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 335, 0 },
-	{ "UefiData", "UefiData", "UefiData", "uefiData", 322, 0 },
-	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 166, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 40, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 279, 0 },
+	{ "Name", "Name", "name", "name", 429, EC2Q_REQUIRED },
+	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 35, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 387, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 429, 0 },
+	{ "BootMode", "BootMode", "BootMode", "bootMode", 44, 0 },
+	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 446, 0 },
+	{ "UefiData", "UefiData", "UefiData", "uefiData", 430, 0 },
+	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 202, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
 };
-static const struct ec2q_member q_ec2_m297[] = {
-	{ "ImageId", "ImageId", "imageId", "imageId", 321, 0 },
+static const struct ec2q_member q_ec2_m393[] = {
+	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m299[] = {
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 196, 0 },
-	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 39, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 222, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 212, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 232, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 161, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 184, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 204, 0 },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 243, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 237, 0 },
-	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 292, 0 },
-	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 39, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 311, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 321, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 242, 0 },
-	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 126, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 218, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 307, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 309, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 226, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 63, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 214, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 213, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 234, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 220, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 228, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 219, 0 },
-	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 180, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 238, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 225, 0 },
-	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 39, 0 },
+static const struct ec2q_member q_ec2_m395[] = {
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 279, 0 },
+	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 41, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 305, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 295, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 315, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 197, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 267, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 327, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 320, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 387, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 41, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 412, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 429, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 326, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 143, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 301, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 410, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 309, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 70, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 297, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 296, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 317, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 303, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 311, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 302, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 252, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 321, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 308, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m300[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 313, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 314, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 39, 0 },
+static const struct ec2q_member q_ec2_m396[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
+	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 234, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
+	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 429, 0 },
+	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 429, 0 },
 };
-static const char *const q_ec2_e302[] = {
+static const struct ec2q_member q_ec2_m398[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 414, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+};
+static const char *const q_ec2_e400[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -1118,170 +1592,262 @@ static const char *const q_ec2_e302[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e304[] = {
+static const char *const q_ec2_e402[] = {
 	"ebs",
 	"instance-store",
 };
-static const char *const q_ec2_e311[] = {
+static const struct ec2q_member q_ec2_m404[] = {
+	{ "Enabled", "Enabled", "enabled", "enabled", 41, EC2Q_REQUIRED },
+};
+static const struct ec2q_member q_ec2_m405[] = {
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 40, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 197, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 267, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 273, 0 },
+	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 228, 0 },
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 279, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
+	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 273, EC2Q_REQUIRED },
+	{ "MinCount", "MinCount", "MinCount", "minCount", 273, EC2Q_REQUIRED },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 404, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 371, 0 },
+	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 387, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 410, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 431, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 406, 0 },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 429, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 429, EC2Q_IDEMPOTENCY },
+	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 41, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 41, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 193, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 412, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 249, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 144, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 149, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 323, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 237, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 70, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 60, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 49, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 188, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 331, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 239, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 153, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 378, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 236, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 41, 0 },
+};
+static const char *const q_ec2_e412[] = {
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m312[] = {
-	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 321, 0 },
-	{ "Description", "Description", "description", "description", 321, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 321, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 321, 0 },
-	{ "Progress", "Progress", "progress", "progress", 321, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 67, 0 },
-	{ "State", "Status", "status", "status", 317, 0 },
-	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 321, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 190, 0 },
-	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 321, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
-	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 320, 0 },
-	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 263, 0 },
+static const struct ec2q_member q_ec2_m413[] = {
+	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 429, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
+	{ "Progress", "Progress", "progress", "progress", 429, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 74, 0 },
+	{ "State", "Status", "status", "status", 418, 0 },
+	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 429, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 273, 0 },
+	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 429, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 428, 0 },
+	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 351, 0 },
 };
-static const char *const q_ec2_e313[] = {
+static const char *const q_ec2_e414[] = {
 	"productCodes",
 	"createVolumePermission",
 };
-static const char *const q_ec2_e317[] = {
+static const char *const q_ec2_e418[] = {
 	"pending",
 	"completed",
 	"error",
 	"recoverable",
 	"recovering",
 };
-static const char *const q_ec2_e318[] = {
+static const char *const q_ec2_e419[] = {
 	"one-time",
 	"persistent",
 };
-static const struct ec2q_member q_ec2_m319[] = {
-	{ "Code", "Code", "code", "code", 321, 0 },
-	{ "Message", "Message", "message", "message", 321, 0 },
+static const struct ec2q_member q_ec2_m420[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 429, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 419, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 273, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 74, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 224, 0 },
 };
-static const char *const q_ec2_e320[] = {
+static const struct ec2q_member q_ec2_m421[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 429, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m422[] = {
+	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
+};
+static const struct ec2q_member q_ec2_m423[] = {
+	{ "Code", "Code", "code", "code", 429, 0 },
+	{ "Message", "Message", "message", "message", 429, 0 },
+};
+static const char *const q_ec2_e424[] = {
+	"reachability",
+};
+static const char *const q_ec2_e425[] = {
+	"passed",
+	"failed",
+	"insufficient-data",
+	"initializing",
+};
+static const struct ec2q_member q_ec2_m426[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
+	{ "Hibernate", "Hibernate", "Hibernate", "hibernate", 41, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Force", "Force", "force", "force", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m427[] = {
+	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
+};
+static const char *const q_ec2_e428[] = {
 	"archive",
 	"standard",
 };
-static const struct ec2q_member q_ec2_m324[] = {
-	{ "Key", "Key", "key", "key", 321, 0 },
-	{ "Value", "Value", "value", "value", 321, 0 },
+static const char *const q_ec2_e432[] = {
+	"ok",
+	"impaired",
+	"insufficient-data",
+	"not-applicable",
+	"initializing",
 };
-static const struct ec2q_member q_ec2_m325[] = {
-	{ "Key", "Key", "key", "key", 321, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 321, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 302, 0 },
-	{ "Value", "Value", "value", "value", 321, 0 },
+static const struct ec2q_member q_ec2_m433[] = {
+	{ "Key", "Key", "key", "key", 429, 0 },
+	{ "Value", "Value", "value", "value", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m328[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 302, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 327, 0 },
+static const struct ec2q_member q_ec2_m434[] = {
+	{ "Key", "Key", "key", "key", 429, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 429, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 400, 0 },
+	{ "Value", "Value", "value", "value", 429, 0 },
 };
-static const char *const q_ec2_e331[] = {
+static const struct ec2q_member q_ec2_m437[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 400, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 436, 0 },
+};
+static const char *const q_ec2_e440[] = {
 	"default",
 	"dedicated",
 	"host",
 };
-static const struct ec2q_member q_ec2_m334[] = {
-	{ "Min", "Min", "Min", "min", 116, 0 },
-	{ "Max", "Max", "Max", "max", 116, 0 },
+static const struct ec2q_member q_ec2_m441[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const char *const q_ec2_e335[] = {
+static const struct ec2q_member q_ec2_m442[] = {
+	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
+};
+static const struct ec2q_member q_ec2_m445[] = {
+	{ "Min", "Min", "Min", "min", 128, 0 },
+	{ "Max", "Max", "Max", "max", 128, 0 },
+};
+static const char *const q_ec2_e446[] = {
 	"v2.0",
 };
-static const char *const q_ec2_e336[] = {
+static const char *const q_ec2_e447[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m340[] = {
-	{ "Min", "Min", "Min", "min", 190, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 190, 0 },
+static const struct ec2q_member q_ec2_m451[] = {
+	{ "Min", "Min", "Min", "min", 273, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m341[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 339, 0 },
-	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 50, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 332, 0 },
-	{ "ValidCores", "ValidCores", "validCores", "validCores", 51, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 333, 0 },
+static const struct ec2q_member q_ec2_m452[] = {
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 450, 0 },
+	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 55, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 443, 0 },
+	{ "ValidCores", "ValidCores", "validCores", "validCores", 56, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 444, 0 },
 };
-static const struct ec2q_member q_ec2_m342[] = {
-	{ "Code", "Code", "code", "code", 321, 0 },
-	{ "Message", "Message", "message", "message", 321, 0 },
+static const struct ec2q_member q_ec2_m453[] = {
+	{ "Code", "Code", "code", "code", 429, 0 },
+	{ "Message", "Message", "message", "message", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m343[] = {
-	{ "Errors", "ErrorSet", "errorSet", "errorSet", 131, 0 },
+static const struct ec2q_member q_ec2_m454[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 156, 0 },
 };
-static const char *const q_ec2_e346[] = {
+static const char *const q_ec2_e457[] = {
 	"hvm",
 	"paravirtual",
 };
-static const struct ec2q_member q_ec2_m348[] = {
-	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 350, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 321, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 67, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 39, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 321, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
-	{ "Size", "Size", "size", "size", 190, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 321, 0 },
-	{ "State", "Status", "status", "status", 359, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
-	{ "Iops", "Iops", "iops", "iops", 190, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 327, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 373, 0 },
-	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 39, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 39, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 190, 0 },
+static const struct ec2q_member q_ec2_m459[] = {
+	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 461, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 74, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "Size", "Size", "size", "size", 273, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
+	{ "State", "Status", "status", "status", 470, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "Iops", "Iops", "iops", "iops", 273, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 484, 0 },
+	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 41, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 41, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 273, 0 },
 };
-static const struct ec2q_member q_ec2_m349[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 67, 0 },
-	{ "Device", "Device", "device", "device", 321, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 321, 0 },
-	{ "State", "Status", "status", "status", 351, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 39, 0 },
+static const struct ec2q_member q_ec2_m460[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
+	{ "Device", "Device", "device", "device", 429, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "State", "Status", "status", "status", 462, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
 };
-static const char *const q_ec2_e351[] = {
+static const char *const q_ec2_e462[] = {
 	"attaching",
 	"attached",
 	"detaching",
 	"detached",
 	"busy",
 };
-static const char *const q_ec2_e352[] = {
+static const char *const q_ec2_e463[] = {
 	"autoEnableIO",
 	"productCodes",
 };
-static const struct ec2q_member q_ec2_m356[] = {
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
-	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 358, 0 },
-	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 321, 0 },
-	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 190, 0 },
-	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 190, 0 },
-	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 373, 0 },
-	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 190, 0 },
-	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 39, 0 },
-	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 190, 0 },
-	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 190, 0 },
-	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 373, 0 },
-	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 190, 0 },
-	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 39, 0 },
-	{ "Progress", "Progress", "progress", "progress", 249, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 67, 0 },
-	{ "EndTime", "EndTime", "endTime", "endTime", 67, 0 },
+static const struct ec2q_member q_ec2_m467[] = {
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 469, 0 },
+	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 429, 0 },
+	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 273, 0 },
+	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 273, 0 },
+	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 484, 0 },
+	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 273, 0 },
+	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 41, 0 },
+	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 273, 0 },
+	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 273, 0 },
+	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 484, 0 },
+	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 273, 0 },
+	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 41, 0 },
+	{ "Progress", "Progress", "progress", "progress", 337, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 74, 0 },
+	{ "EndTime", "EndTime", "endTime", "endTime", 74, 0 },
 };
-static const char *const q_ec2_e358[] = {
+static const char *const q_ec2_e469[] = {
 	"modifying",
 	"optimizing",
 	"completed",
 	"failed",
 };
-static const char *const q_ec2_e359[] = {
+static const char *const q_ec2_e470[] = {
 	"creating",
 	"available",
 	"in-use",
@@ -1289,51 +1855,51 @@ static const char *const q_ec2_e359[] = {
 	"deleted",
 	"error",
 };
-static const struct ec2q_member q_ec2_m360[] = {
-	{ "Code", "Code", "code", "code", 321, 0 },
-	{ "Description", "Description", "description", "description", 321, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 321, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 321, 0 },
+static const struct ec2q_member q_ec2_m471[] = {
+	{ "Code", "Code", "code", "code", 429, 0 },
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 429, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m362[] = {
-	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 321, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 321, 0 },
+static const struct ec2q_member q_ec2_m473[] = {
+	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 429, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m364[] = {
-	{ "Name", "Name", "name", "name", 372, 0 },
-	{ "Status", "Status", "status", "status", 321, 0 },
+static const struct ec2q_member q_ec2_m475[] = {
+	{ "Name", "Name", "name", "name", 483, 0 },
+	{ "Status", "Status", "status", "status", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m366[] = {
-	{ "Description", "Description", "description", "description", 321, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 321, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 321, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 263, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 263, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 321, 0 },
+static const struct ec2q_member q_ec2_m477[] = {
+	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 429, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 429, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 351, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 351, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
 };
-static const struct ec2q_member q_ec2_m368[] = {
-	{ "Details", "Details", "details", "details", 365, 0 },
-	{ "Status", "Status", "status", "status", 369, 0 },
+static const struct ec2q_member q_ec2_m479[] = {
+	{ "Details", "Details", "details", "details", 476, 0 },
+	{ "Status", "Status", "status", "status", 480, 0 },
 };
-static const char *const q_ec2_e369[] = {
+static const char *const q_ec2_e480[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 };
-static const struct ec2q_member q_ec2_m370[] = {
-	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 361, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 321, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 321, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 367, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 321, 0 },
-	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 368, 0 },
-	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 363, 0 },
+static const struct ec2q_member q_ec2_m481[] = {
+	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 472, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 478, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 479, 0 },
+	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 474, 0 },
 };
-static const char *const q_ec2_e372[] = {
+static const char *const q_ec2_e483[] = {
 	"io-enabled",
 	"io-performance",
 };
-static const char *const q_ec2_e373[] = {
+static const char *const q_ec2_e484[] = {
 	"standard",
 	"io1",
 	"io2",
@@ -1363,401 +1929,522 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[16] = { "ArchitectureType", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e16 },
 	[17] = { "ArchitectureTypeList", EC2Q_LIST, 0, 0, 16, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[18] = { "ArchitectureValues", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e18 },
-	[19] = { "AttributeBooleanValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m19, NULL },
-	[20] = { "AttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m20, NULL },
-	[21] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[22] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m22, NULL },
-	[23] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 22, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[24] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m24, NULL },
-	[25] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 24, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[26] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e26 },
-	[27] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e27 },
-	[28] = { "BareMetal", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e28 },
-	[29] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[30] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[31] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m31, NULL },
-	[32] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[33] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[34] = { "BillingProductList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[35] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[36] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m36, NULL },
-	[37] = { "BlockDeviceMappingList", EC2Q_LIST, 0, 0, 36, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[38] = { "BlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 36, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[39] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[40] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e40 },
-	[41] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 40, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[42] = { "BootModeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e42 },
-	[43] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e43 },
-	[44] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[45] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[46] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e46 },
-	[47] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m47, NULL },
-	[48] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m48, NULL },
-	[49] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
-	[50] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[51] = { "CoreCountList", EC2Q_LIST, 0, 0, 50, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[52] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e52 },
-	[53] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 52, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[54] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m54, NULL },
-	[55] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m55, NULL },
-	[56] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m56, NULL },
-	[57] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m57, NULL },
-	[58] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m58, NULL },
-	[59] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
-	[60] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 59, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[61] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
-	[62] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
-	[63] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
-	[64] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[65] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
-	[66] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
-	[67] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[68] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[69] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[70] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[71] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
-	[72] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
-	[73] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m73, NULL },
-	[74] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
-	[75] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m75, NULL },
-	[76] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m76, NULL },
-	[77] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m77, NULL },
-	[78] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
-	[79] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
-	[80] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
-	[81] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
-	[82] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
-	[83] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
-	[84] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
-	[85] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
-	[86] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
-	[87] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
-	[88] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
-	[89] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
-	[90] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
-	[91] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
-	[92] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
-	[93] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
-	[94] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
-	[95] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
-	[96] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
-	[97] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
-	[98] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
-	[99] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
-	[100] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
-	[101] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
-	[102] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
-	[103] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
-	[104] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
-	[105] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
-	[106] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
-	[107] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
-	[108] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
-	[109] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
-	[110] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e110 },
-	[111] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[112] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
-	[113] = { "DiskInfoList", EC2Q_LIST, 0, 0, 112, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[114] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[115] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e115 },
-	[116] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[117] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
-	[118] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e118 },
-	[119] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
-	[120] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e120 },
-	[121] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
-	[122] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e122 },
-	[123] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
-	[124] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[125] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
-	[126] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 125, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[127] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[128] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e128 },
-	[129] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[130] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e130 },
-	[131] = { "ErrorSet", EC2Q_LIST, 0, 0, 342, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[132] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
-	[133] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 132, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
-	[134] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[135] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
-	[136] = { "FilterList", EC2Q_LIST, 0, 0, 135, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[137] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[138] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m138, NULL },
-	[139] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 138, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[140] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[141] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m141, NULL },
-	[142] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[143] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[144] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
-	[145] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[146] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[147] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m147, NULL },
-	[148] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 147, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[149] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[150] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m150, NULL },
-	[151] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[152] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[153] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m153, NULL },
-	[154] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 308, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[155] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[156] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e156 },
-	[157] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e157 },
-	[158] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m158, NULL },
-	[159] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m159, NULL },
-	[160] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e160 },
-	[161] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[162] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 161, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[163] = { "ImageList", EC2Q_LIST, 0, 0, 158, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[164] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e164 },
-	[165] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e165 },
-	[166] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e166 },
-	[167] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
-	[168] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m168, NULL },
-	[169] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m169, NULL },
-	[170] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[171] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m171, NULL },
-	[172] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 171, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[173] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[174] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[175] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e175 },
-	[176] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 175, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[177] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e177 },
-	[178] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 179, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[179] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
-	[180] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m180, NULL },
-	[181] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e181 },
-	[182] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[183] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
-	[184] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[185] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e185 },
-	[186] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m186, NULL },
-	[187] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 186, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[188] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
-	[189] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 188, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[190] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[191] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 192, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[192] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
-	[193] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[194] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 195, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[195] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
-	[196] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[197] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e197 },
-	[198] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 204, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[199] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m199, NULL },
-	[200] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[201] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 200, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[202] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m202, NULL },
-	[203] = { "KeyPairList", EC2Q_LIST, 0, 0, 202, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[204] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[205] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e205 },
-	[206] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[207] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m207, NULL },
-	[208] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 207, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[209] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m209, NULL },
-	[210] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e210 },
-	[211] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
-	[212] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 211, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[213] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
-	[214] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m214, NULL },
-	[215] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m215, NULL },
-	[216] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
-	[217] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[218] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 216, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[219] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m219, NULL },
-	[220] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m220, NULL },
-	[221] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e221 },
-	[222] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m222, NULL },
-	[223] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[224] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 223, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[225] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m225, NULL },
-	[226] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m226, NULL },
-	[227] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e227 },
-	[228] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m228, NULL },
-	[229] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e229 },
-	[230] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e230 },
-	[231] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
-	[232] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 231, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[233] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m233, NULL },
-	[234] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 233, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[235] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
-	[236] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 235, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[237] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m237, NULL },
-	[238] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m238, NULL },
-	[239] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 209, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[240] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
-	[241] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m241, NULL },
-	[242] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 241, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[243] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m243, NULL },
-	[244] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e244 },
-	[245] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e245 },
-	[246] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 245, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[247] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[248] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e248 },
-	[249] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[250] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e250 },
-	[251] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[252] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[253] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[254] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[255] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[256] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[257] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[258] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[259] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m259, NULL },
-	[260] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m260, NULL },
-	[261] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
-	[262] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[263] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[264] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m264, NULL },
-	[265] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m265, NULL },
-	[266] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
-	[267] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m267, NULL },
-	[268] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[269] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
-	[270] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 269, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[271] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
-	[272] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m272, NULL },
-	[273] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[274] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[275] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[276] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e276 },
-	[277] = { "OwnerStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[278] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e278 },
-	[279] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[280] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m280, NULL },
-	[281] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[282] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e282 },
-	[283] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 282, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[284] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e284 },
-	[285] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
-	[286] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[287] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m287, NULL },
-	[288] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[289] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m289, NULL },
-	[290] = { "ProductCodeList", EC2Q_LIST, 0, 0, 289, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[291] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e291 },
-	[292] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[293] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
-	[294] = { "RegionList", EC2Q_LIST, 0, 0, 293, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[295] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[296] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m296, NULL },
-	[297] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
-	[298] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 184, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[299] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
-	[300] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
-	[301] = { "ResourceIdList", EC2Q_LIST, 0, 0, 330, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[302] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e302 },
-	[303] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[304] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e304 },
-	[305] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 304, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[306] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[307] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 306, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[308] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[309] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 308, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[310] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[311] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e311 },
-	[312] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m312, NULL },
-	[313] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e313 },
-	[314] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[315] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 314, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[316] = { "SnapshotList", EC2Q_LIST, 0, 0, 312, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[317] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e317 },
-	[318] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e318 },
-	[319] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m319, NULL },
-	[320] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e320 },
-	[321] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[322] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
-	[323] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[324] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
-	[325] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
-	[326] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 325, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[327] = { "TagList", EC2Q_LIST, 0, 0, 324, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[328] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
-	[329] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[330] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[331] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e331 },
-	[332] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[333] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 332, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[334] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m334, NULL },
-	[335] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e335 },
-	[336] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e336 },
-	[337] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 336, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[338] = { "UserIdStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[339] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[340] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m340, NULL },
-	[341] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m341, NULL },
-	[342] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m342, NULL },
-	[343] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m343, NULL },
-	[344] = { "ValueStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[345] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
-	[346] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e346 },
-	[347] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 346, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[348] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m348, NULL },
-	[349] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m349, NULL },
-	[350] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 349, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[351] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e351 },
-	[352] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e352 },
-	[353] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[354] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 353, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[355] = { "VolumeList", EC2Q_LIST, 0, 0, 348, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[356] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
-	[357] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 356, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[358] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e358 },
-	[359] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e359 },
-	[360] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m360, NULL },
-	[361] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 360, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[362] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
-	[363] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 362, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[364] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m364, NULL },
-	[365] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 364, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[366] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m366, NULL },
-	[367] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 366, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[368] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m368, NULL },
-	[369] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e369 },
-	[370] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m370, NULL },
-	[371] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 370, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[372] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e372 },
-	[373] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e373 },
-	[374] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[375] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[376] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[377] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[19] = { "AttachmentStatus", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e19 },
+	[20] = { "AttributeBooleanValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m20, NULL },
+	[21] = { "AttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m21, NULL },
+	[22] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[23] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m23, NULL },
+	[24] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 23, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[25] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m25, NULL },
+	[26] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 25, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[27] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e27 },
+	[28] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e28 },
+	[29] = { "BareMetal", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e29 },
+	[30] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[31] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[32] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m32, NULL },
+	[33] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[34] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[35] = { "BillingProductList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[36] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[37] = { "BlobAttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m37, NULL },
+	[38] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m38, NULL },
+	[39] = { "BlockDeviceMappingList", EC2Q_LIST, 0, 0, 38, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[40] = { "BlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 38, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[41] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[42] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e42 },
+	[43] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 42, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[44] = { "BootModeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e44 },
+	[45] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e45 },
+	[46] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[47] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[48] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e48 },
+	[49] = { "CapacityReservationSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
+	[50] = { "CapacityReservationSpecificationResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m50, NULL },
+	[51] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m51, NULL },
+	[52] = { "CapacityReservationTargetResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m52, NULL },
+	[53] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m53, NULL },
+	[54] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m54, NULL },
+	[55] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[56] = { "CoreCountList", EC2Q_LIST, 0, 0, 55, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[57] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e57 },
+	[58] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 57, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[59] = { "CpuOptions", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
+	[60] = { "CpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
+	[61] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
+	[62] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
+	[63] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
+	[64] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
+	[65] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
+	[66] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
+	[67] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 66, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[68] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
+	[69] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
+	[70] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
+	[71] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[72] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
+	[73] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
+	[74] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[75] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[76] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[77] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[78] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
+	[79] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
+	[80] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
+	[81] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
+	[82] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
+	[83] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
+	[84] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
+	[85] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
+	[86] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
+	[87] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
+	[88] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
+	[89] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
+	[90] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
+	[91] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
+	[92] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
+	[93] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
+	[94] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
+	[95] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
+	[96] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
+	[97] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
+	[98] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
+	[99] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
+	[100] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
+	[101] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
+	[102] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
+	[103] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[104] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
+	[105] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
+	[106] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
+	[107] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
+	[108] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
+	[109] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
+	[110] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
+	[111] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
+	[112] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
+	[113] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
+	[114] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
+	[115] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
+	[116] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
+	[117] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
+	[118] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
+	[119] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
+	[120] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
+	[121] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
+	[122] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e122 },
+	[123] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[124] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m124, NULL },
+	[125] = { "DiskInfoList", EC2Q_LIST, 0, 0, 124, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[126] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[127] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e127 },
+	[128] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[129] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m129, NULL },
+	[130] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e130 },
+	[131] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m131, NULL },
+	[132] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m132, NULL },
+	[133] = { "EbsInstanceBlockDeviceSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
+	[134] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e134 },
+	[135] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
+	[136] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e136 },
+	[137] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
+	[138] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[139] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m139, NULL },
+	[140] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 139, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[141] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[142] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m142, NULL },
+	[143] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 142, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[144] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 142, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[145] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m145, NULL },
+	[146] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m146, NULL },
+	[147] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[148] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[149] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 145, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[150] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[151] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e151 },
+	[152] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m152, NULL },
+	[153] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m153, NULL },
+	[154] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[155] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e155 },
+	[156] = { "ErrorSet", EC2Q_LIST, 0, 0, 453, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[157] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e157 },
+	[158] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[159] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 158, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[160] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[161] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m161, NULL },
+	[162] = { "FilterList", EC2Q_LIST, 0, 0, 161, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[163] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[164] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m164, NULL },
+	[165] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 164, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[166] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[167] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
+	[168] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[169] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[170] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m170, NULL },
+	[171] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[172] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
+	[173] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m173, NULL },
+	[174] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[175] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m175, NULL },
+	[176] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 175, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[177] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[178] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m178, NULL },
+	[179] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[180] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[181] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m181, NULL },
+	[182] = { "GroupIdStringList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "groupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[183] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
+	[184] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 183, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[185] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 409, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[186] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[187] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m187, NULL },
+	[188] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
+	[189] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e189 },
+	[190] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e190 },
+	[191] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e191 },
+	[192] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
+	[193] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m193, NULL },
+	[194] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
+	[195] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
+	[196] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e196 },
+	[197] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[198] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 197, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[199] = { "ImageList", EC2Q_LIST, 0, 0, 194, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[200] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e200 },
+	[201] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e201 },
+	[202] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e202 },
+	[203] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m203, NULL },
+	[204] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
+	[205] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m205, NULL },
+	[206] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[207] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m207, NULL },
+	[208] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 207, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[209] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[210] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[211] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
+	[212] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
+	[213] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e213 },
+	[214] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e214 },
+	[215] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m215, NULL },
+	[216] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 215, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[217] = { "InstanceBlockDeviceMappingSpecification", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m217, NULL },
+	[218] = { "InstanceBlockDeviceMappingSpecificationList", EC2Q_LIST, 0, 0, 217, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[219] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[220] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e220 },
+	[221] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 220, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[222] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[223] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 222, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[224] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e224 },
+	[225] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m225, NULL },
+	[226] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 225, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[227] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m227, NULL },
+	[228] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 227, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[229] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[230] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
+	[231] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
+	[232] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 231, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[233] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e233 },
+	[234] = { "InstanceList", EC2Q_LIST, 0, 0, 211, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[235] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
+	[236] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m236, NULL },
+	[237] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m237, NULL },
+	[238] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e238 },
+	[239] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
+	[240] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
+	[241] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e241 },
+	[242] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e242 },
+	[243] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e243 },
+	[244] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m244, NULL },
+	[245] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
+	[246] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m246, NULL },
+	[247] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 244, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[248] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m248, NULL },
+	[249] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 248, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[250] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m250, NULL },
+	[251] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 250, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[252] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m252, NULL },
+	[253] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m253, NULL },
+	[254] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m254, NULL },
+	[255] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 254, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[256] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e256 },
+	[257] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m257, NULL },
+	[258] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
+	[259] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 258, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[260] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m260, NULL },
+	[261] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 260, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[262] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 257, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[263] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
+	[264] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e264 },
+	[265] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[266] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
+	[267] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[268] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e268 },
+	[269] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
+	[270] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 269, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[271] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
+	[272] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 271, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[273] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[274] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 275, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[275] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m275, NULL },
+	[276] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[277] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[278] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m278, NULL },
+	[279] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[280] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e280 },
+	[281] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 287, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[282] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m282, NULL },
+	[283] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[284] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 283, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[285] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
+	[286] = { "KeyPairList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[287] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[288] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e288 },
+	[289] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[290] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m290, NULL },
+	[291] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 290, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[292] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m292, NULL },
+	[293] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e293 },
+	[294] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m294, NULL },
+	[295] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 294, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[296] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m296, NULL },
+	[297] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
+	[298] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m298, NULL },
+	[299] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
+	[300] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[301] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 299, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[302] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m302, NULL },
+	[303] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m303, NULL },
+	[304] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e304 },
+	[305] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m305, NULL },
+	[306] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[307] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 306, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[308] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
+	[309] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m309, NULL },
+	[310] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e310 },
+	[311] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m311, NULL },
+	[312] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e312 },
+	[313] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e313 },
+	[314] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m314, NULL },
+	[315] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 314, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[316] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m316, NULL },
+	[317] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 316, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[318] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[319] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 318, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[320] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m320, NULL },
+	[321] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m321, NULL },
+	[322] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[323] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m323, NULL },
+	[324] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
+	[325] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
+	[326] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 325, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[327] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m327, NULL },
+	[328] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
+	[329] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m329, NULL },
+	[330] = { "LicenseList", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[331] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 329, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[332] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e332 },
+	[333] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e333 },
+	[334] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 333, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[335] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[336] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e336 },
+	[337] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[338] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e338 },
+	[339] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[340] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[341] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[342] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[343] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[344] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[345] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[346] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[347] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m347, NULL },
+	[348] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m348, NULL },
+	[349] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m349, NULL },
+	[350] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[351] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[352] = { "ModifyInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m352, NULL },
+	[353] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m353, NULL },
+	[354] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m354, NULL },
+	[355] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m355, NULL },
+	[356] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
+	[357] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e357 },
+	[358] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m358, NULL },
+	[359] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[360] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m360, NULL },
+	[361] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 360, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[362] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
+	[363] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m363, NULL },
+	[364] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[365] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e365 },
+	[366] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[367] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[368] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e368 },
+	[369] = { "OwnerStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[370] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e370 },
+	[371] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m371, NULL },
+	[372] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[373] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m373, NULL },
+	[374] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[375] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e375 },
+	[376] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 375, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[377] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e377 },
+	[378] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m378, NULL },
+	[379] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m379, NULL },
+	[380] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m380, NULL },
+	[381] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 380, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[382] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m382, NULL },
+	[383] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[384] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m384, NULL },
+	[385] = { "ProductCodeList", EC2Q_LIST, 0, 0, 384, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[386] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e386 },
+	[387] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[388] = { "RebootInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m388, NULL },
+	[389] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m389, NULL },
+	[390] = { "RegionList", EC2Q_LIST, 0, 0, 389, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[391] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[392] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m392, NULL },
+	[393] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m393, NULL },
+	[394] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 267, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[395] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m395, NULL },
+	[396] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m396, NULL },
+	[397] = { "ReservationList", EC2Q_LIST, 0, 0, 396, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[398] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
+	[399] = { "ResourceIdList", EC2Q_LIST, 0, 0, 439, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[400] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e400 },
+	[401] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[402] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e402 },
+	[403] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 402, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[404] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m404, NULL },
+	[405] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m405, NULL },
+	[406] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[407] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[408] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[409] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[410] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 409, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[411] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[412] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e412 },
+	[413] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m413, NULL },
+	[414] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e414 },
+	[415] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[416] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 415, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[417] = { "SnapshotList", EC2Q_LIST, 0, 0, 413, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[418] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e418 },
+	[419] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e419 },
+	[420] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m420, NULL },
+	[421] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m421, NULL },
+	[422] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m422, NULL },
+	[423] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m423, NULL },
+	[424] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e424 },
+	[425] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e425 },
+	[426] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m426, NULL },
+	[427] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m427, NULL },
+	[428] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e428 },
+	[429] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[430] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
+	[431] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[432] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e432 },
+	[433] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m433, NULL },
+	[434] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m434, NULL },
+	[435] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[436] = { "TagList", EC2Q_LIST, 0, 0, 433, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[437] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m437, NULL },
+	[438] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 437, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[439] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[440] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e440 },
+	[441] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m441, NULL },
+	[442] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m442, NULL },
+	[443] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[444] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[445] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m445, NULL },
+	[446] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e446 },
+	[447] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e447 },
+	[448] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 447, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[449] = { "UserIdStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[450] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[451] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m451, NULL },
+	[452] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m452, NULL },
+	[453] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m453, NULL },
+	[454] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m454, NULL },
+	[455] = { "ValueStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[456] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[457] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e457 },
+	[458] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 457, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[459] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m459, NULL },
+	[460] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m460, NULL },
+	[461] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 460, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[462] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e462 },
+	[463] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e463 },
+	[464] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[465] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 464, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[466] = { "VolumeList", EC2Q_LIST, 0, 0, 459, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[467] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m467, NULL },
+	[468] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 467, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[469] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e469 },
+	[470] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e470 },
+	[471] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m471, NULL },
+	[472] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 471, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[473] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m473, NULL },
+	[474] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 473, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[475] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m475, NULL },
+	[476] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 475, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[477] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m477, NULL },
+	[478] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 477, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[479] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m479, NULL },
+	[480] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e480 },
+	[481] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m481, NULL },
+	[482] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 481, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[483] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e483 },
+	[484] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e484 },
+	[485] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[486] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[487] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[488] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 94, 95, NULL },
-	{ "DescribeAvailabilityZones", 80, 81, NULL },
-	{ "DescribeAccountAttributes", 78, 79, NULL },
-	{ "CreateKeyPair", 54, 199, NULL },
-	{ "ImportKeyPair", 167, 168, NULL },
-	{ "DescribeKeyPairs", 89, 90, NULL },
-	{ "DeleteKeyPair", 71, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 87, 88, NULL },
-	{ "DescribeInstanceTypeOfferings", 85, 86, NULL },
-	{ "CreateTags", 58, EC2Q_NONE, NULL },
-	{ "DeleteTags", 75, EC2Q_NONE, NULL },
-	{ "DescribeTags", 100, 101, NULL },
-	{ "CreateLaunchTemplate", 55, 56, NULL },
-	{ "DescribeLaunchTemplates", 92, 93, NULL },
-	{ "DeleteLaunchTemplate", 72, 73, NULL },
-	{ "CreateVolume", 62, 348, NULL },
-	{ "DeleteVolume", 76, EC2Q_NONE, NULL },
-	{ "DescribeVolumes", 108, 109, NULL },
-	{ "ModifyVolume", 265, 266, NULL },
-	{ "DescribeVolumesModifications", 106, 107, NULL },
-	{ "DescribeVolumeStatus", 104, 105, NULL },
-	{ "DescribeVolumeAttribute", 102, 103, NULL },
-	{ "CreateSnapshot", 57, 312, NULL },
-	{ "CopySnapshot", 48, 49, NULL },
-	{ "DeleteSnapshot", 74, EC2Q_NONE, NULL },
-	{ "DescribeSnapshots", 98, 99, NULL },
-	{ "DescribeSnapshotAttribute", 96, 97, NULL },
-	{ "ModifySnapshotAttribute", 264, EC2Q_NONE, NULL },
-	{ "ResetSnapshotAttribute", 300, EC2Q_NONE, NULL },
-	{ "RegisterImage", 296, 297, NULL },
-	{ "DescribeImages", 83, 84, NULL },
-	{ "DeregisterImage", 77, EC2Q_NONE, NULL },
-	{ "DescribeImageAttribute", 82, 159, NULL },
+	{ "DescribeRegions", 106, 107, NULL },
+	{ "DescribeAvailabilityZones", 87, 88, NULL },
+	{ "DescribeAccountAttributes", 85, 86, NULL },
+	{ "CreateKeyPair", 61, 282, NULL },
+	{ "ImportKeyPair", 203, 204, NULL },
+	{ "DescribeKeyPairs", 101, 102, NULL },
+	{ "DeleteKeyPair", 78, EC2Q_NONE, NULL },
+	{ "DescribeInstanceTypes", 97, 98, NULL },
+	{ "DescribeInstanceTypeOfferings", 95, 96, NULL },
+	{ "CreateTags", 65, EC2Q_NONE, NULL },
+	{ "DeleteTags", 82, EC2Q_NONE, NULL },
+	{ "DescribeTags", 112, 113, NULL },
+	{ "CreateLaunchTemplate", 62, 63, NULL },
+	{ "DescribeLaunchTemplates", 104, 105, NULL },
+	{ "DeleteLaunchTemplate", 79, 80, NULL },
+	{ "CreateVolume", 69, 459, NULL },
+	{ "DeleteVolume", 83, EC2Q_NONE, NULL },
+	{ "DescribeVolumes", 120, 121, NULL },
+	{ "ModifyVolume", 354, 355, NULL },
+	{ "DescribeVolumesModifications", 118, 119, NULL },
+	{ "DescribeVolumeStatus", 116, 117, NULL },
+	{ "DescribeVolumeAttribute", 114, 115, NULL },
+	{ "CreateSnapshot", 64, 413, NULL },
+	{ "CopySnapshot", 53, 54, NULL },
+	{ "DeleteSnapshot", 81, EC2Q_NONE, NULL },
+	{ "DescribeSnapshots", 110, 111, NULL },
+	{ "DescribeSnapshotAttribute", 108, 109, NULL },
+	{ "ModifySnapshotAttribute", 353, EC2Q_NONE, NULL },
+	{ "ResetSnapshotAttribute", 398, EC2Q_NONE, NULL },
+	{ "RegisterImage", 392, 393, NULL },
+	{ "DescribeImages", 90, 91, NULL },
+	{ "DeregisterImage", 84, EC2Q_NONE, NULL },
+	{ "DescribeImageAttribute", 89, 195, NULL },
+	{ "RunInstances", 405, 396, NULL },
+	{ "DescribeInstances", 99, 100, NULL },
+	{ "TerminateInstances", 441, 442, NULL },
+	{ "StopInstances", 426, 427, NULL },
+	{ "StartInstances", 421, 422, NULL },
+	{ "DescribeInstanceStatus", 93, 94, NULL },
+	{ "GetConsoleOutput", 172, 173, NULL },
+	{ "DescribeInstanceAttribute", 92, 212, NULL },
+	{ "RebootInstances", 388, EC2Q_NONE, NULL },
+	{ "ModifyInstanceAttribute", 352, EC2Q_NONE, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -1766,9 +2453,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 378,
+	.n_shapes = 489,
 	.ops = q_ec2_ops,
-	.n_ops = 33,
+	.n_ops = 43,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

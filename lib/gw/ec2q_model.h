@@ -40,6 +40,16 @@ enum {
 	EC2Q_EC2_DescribeImages = 30,
 	EC2Q_EC2_DeregisterImage = 31,
 	EC2Q_EC2_DescribeImageAttribute = 32,
+	EC2Q_EC2_RunInstances = 33,
+	EC2Q_EC2_DescribeInstances = 34,
+	EC2Q_EC2_TerminateInstances = 35,
+	EC2Q_EC2_StopInstances = 36,
+	EC2Q_EC2_StartInstances = 37,
+	EC2Q_EC2_DescribeInstanceStatus = 38,
+	EC2Q_EC2_GetConsoleOutput = 39,
+	EC2Q_EC2_DescribeInstanceAttribute = 40,
+	EC2Q_EC2_RebootInstances = 41,
+	EC2Q_EC2_ModifyInstanceAttribute = 42,
 };
 extern const struct ec2q_service ec2q_ec2;
 

@@ -161,7 +161,12 @@ rname() { echo "$1-$RANDOM$RANDOM"; }
 	run av2 ec2 create-tags --resources "$kid" --tags Key=aws:x,Value=1
 	[ "$status" -eq 254 ]
 	[[ "$output" == *"(InvalidParameterValue)"*"Tag keys starting with 'aws:' are reserved for internal use" ]]
+	# Instances are taggable: an unknown one is not found; an id of no
+	# type at all is InvalidID.
 	run av2 ec2 create-tags --resources "i-0123456789abcdef0" --tags Key=a,Value=1
+	[ "$status" -eq 254 ]
+	[[ "$output" == *"(InvalidInstanceID.NotFound)"* ]]
+	run av2 ec2 create-tags --resources "zz-0123456789abcdef0" --tags Key=a,Value=1
 	[ "$status" -eq 254 ]
 	[[ "$output" == *"(InvalidID)"* ]]
 	av2 ec2 delete-key-pair --key-name "$n"

@@ -1,0 +1,733 @@
+/* lib/ec2/instance.c: RunInstances' rules (image, type, key, counts,
+ * user data, the root mapping, zone, tags, metadata options), admission
+ * by the node's memory with nothing recorded on refusal, the states an
+ * instance goes through with the agent's steps (launch, watch, stop,
+ * shutdown, expiry), StopInstances (Force) and StartInstances (with its
+ * own admission), the root volume's attachment and its fate on
+ * termination, DisableApiTermination, and the metadata a guest reads. */
+#include "spx.h"
+
+#include <jansson.h>
+
+#include "ec2/fault.h"
+#include "ec2/image.h"
+#include "ec2/instance.h"
+#include "ec2/keypair.h"
+#include "ec2/snapshot.h"
+#include "ec2/volume.h"
+#include "file.h"
+#include "id.h"
+#include "state/state.h"
+#include "t.h"
+#include "vm/imds.h"
+
+#define ACCT "123456789012"
+#define T0 1700000000
+
+static struct spx_state *st;
+static char *tmp, *lock, *ilock;
+static json_t *zones;
+static struct spx_ebs_env ebs;
+static struct spx_inst_env env;
+static char ami[32], snap[32];
+
+static const char *code(void)
+{
+	const char *c = spx_ec2_fault_code(NULL);
+
+	return c ? c : "-";
+}
+
+/* RunInstances from JSON with "%A" replaced by the image id: 0 and the
+ * reservation in *res (may be NULL), or -1 with the code. */
+static int run(const char *tpl, json_t **res)
+{
+	struct spx_buf b = SPX_BUF_INIT;
+	json_t *req, *out = NULL;
+	int rc;
+
+	for (const char *p = tpl; *p; p++) {
+		if (p[0] == '%' && p[1] == 'A') {
+			spx_buf_adds(&b, ami);
+			p++;
+		} else {
+			spx_buf_addc(&b, *p);
+		}
+	}
+	spx_buf_addc(&b, 0);
+	req = json_loads(b.p, 0, NULL);
+	if (!req)
+		abort();
+	spx_buf_release(&b);
+	spx_error_clear();
+	rc = spx_inst_run(st, &env, ACCT, req, T0, &out);
+	json_decref(req);
+	if (res)
+		*res = out;
+	else
+		json_decref(out);
+	return rc;
+}
+
+static size_t count(const char *prefix)
+{
+	struct spx_state_list l = SPX_STATE_LIST_INIT;
+	size_t n;
+
+	if (spx_state_list(st, prefix, 0, &l) < 0)
+		abort();
+	n = l.n;
+	spx_state_list_release(&l);
+	return n;
+}
+
+static json_t *inst(const char *id)
+{
+	json_t *r = NULL;
+
+	if (spx_inst_get(st, ACCT, id, &r) < 0)
+		return NULL;
+	return r;
+}
+
+static const char *state_of(const char *id)
+{
+	static char buf[32];
+	json_t *r = inst(id);
+
+	snprintf(buf, sizeof(buf), "%s",
+		 r ? json_string_value(json_object_get(
+			     json_object_get(r, "State"), "Name"))
+		   : code());
+	json_decref(r);
+	return buf;
+}
+
+static const char *vol_state(const char *vol)
+{
+	static char buf[64];
+	json_t *r = NULL;
+
+	if (spx_ebs_get(st, ACCT, vol, &r, NULL) < 0)
+		return code();
+	snprintf(buf, sizeof(buf), "%s/%zu",
+		 json_string_value(json_object_get(r, "State")),
+		 json_array_size(json_object_get(r, "Attachments")));
+	json_decref(r);
+	return buf;
+}
+
+/* The agent's step for instance id ("none" when there is none). */
+static const char *step_of(const char *id, time_t now,
+			   struct spx_inst_work *out)
+{
+	static const char *const names[] = { "launch", "fail",	 "watch",
+					     "shutdown", "stop", "expire",
+					     "report", "reboot" };
+	struct spx_inst_work *w;
+	const char *s = "none";
+	size_t n;
+
+	if (spx_inst_pending(st, "n1", now, &w, &n) < 0)
+		return code();
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(w[i].id, id)) {
+			s = names[w[i].step];
+			if (out)
+				*out = w[i];
+		}
+	free(w);
+	return s;
+}
+
+/* The root volume of id made by the agent (ok) or failed. */
+static void vol_made(const char *vol, bool ok)
+{
+	struct spx_ebs_work w = { .step = SPX_EBS_CREATE };
+
+	snprintf(w.account, sizeof(w.account), ACCT);
+	snprintf(w.id, sizeof(w.id), "%s", vol);
+	if (spx_ebs_done(st, &w, ok, ok ? NULL : "no space", T0) < 0)
+		abort();
+}
+
+static const char *first_id(json_t *res, char *vol, size_t size)
+{
+	static char id[32];
+	json_t *i = json_array_get(json_object_get(res, "Instances"), 0);
+
+	snprintf(id, sizeof(id), "%s",
+		 json_string_value(json_object_get(i, "InstanceId")));
+	snprintf(vol, size, "%s",
+		 json_string_value(json_object_get(
+			 json_object_get(json_array_get(json_object_get(
+							 i, "BlockDeviceMappings"),
+						 0),
+					 "Ebs"),
+			 "VolumeId")));
+	return id;
+}
+
+#define RUN1 "\"ImageId\": \"%A\", \"MinCount\": 1, \"MaxCount\": 1"
+
+static void test_rules(void)
+{
+	static const struct {
+		const char *req;
+		const char *code;
+	} cases[] = {
+		{ "{" RUN1 "}", "-" },
+		{ "{" RUN1 ", \"InstanceType\": \"t3.nano\"}", "-" },
+		{ "{\"ImageId\": \"ami-0123456789abcdef0\", \"MinCount\": 1, "
+		  "\"MaxCount\": 1}", "InvalidAMIID.NotFound" },
+		{ "{\"ImageId\": \"ami-xyz\", \"MinCount\": 1, \"MaxCount\": 1}",
+		  "InvalidAMIID.Malformed" },
+		{ "{\"ImageId\": \"vol-0123456789abcdef0\", \"MinCount\": 1, "
+		  "\"MaxCount\": 1}", "InvalidAMIID.Malformed" },
+		{ "{" RUN1 ", \"InstanceType\": \"t3.gigantic\"}",
+		  "InvalidParameterValue" },
+		{ "{" RUN1 ", \"KeyName\": \"nope\"}", "InvalidKeyPair.NotFound" },
+		{ "{" RUN1 ", \"KeyName\": \"k1\"}", "-" },
+		{ "{\"ImageId\": \"%A\", \"MinCount\": 0, \"MaxCount\": 1}",
+		  "InvalidParameterValue" },
+		{ "{\"ImageId\": \"%A\", \"MinCount\": 2, \"MaxCount\": 1}",
+		  "InvalidParameterValue" },
+		{ "{\"ImageId\": \"%A\", \"MinCount\": 101, \"MaxCount\": 101}",
+		  "InstanceLimitExceeded" },
+		{ "{" RUN1 ", \"UserData\": \"IyEvYmluL3NoCmVjaG8gaGkK\"}", "-" },
+		{ "{" RUN1 ", \"UserData\": \"not base64!\"}",
+		  "InvalidUserData.Malformed" },
+		{ "{" RUN1 ", \"BlockDeviceMappings\": [{\"DeviceName\": "
+		  "\"/dev/xvda\", \"Ebs\": {\"VolumeSize\": 2, \"VolumeType\": "
+		  "\"gp3\", \"DeleteOnTermination\": false}}]}", "-" },
+		{ "{" RUN1 ", \"BlockDeviceMappings\": [{\"DeviceName\": "
+		  "\"/dev/xvda\", \"Ebs\": {\"VolumeSize\": 0}}]}",
+		  "InvalidParameterValue" },
+		{ "{" RUN1 ", \"BlockDeviceMappings\": [{\"DeviceName\": "
+		  "\"/dev/xvdb\", \"Ebs\": {\"VolumeSize\": 4}}]}",
+		  "InvalidBlockDeviceMapping" },
+		{ "{" RUN1 ", \"BlockDeviceMappings\": [{\"DeviceName\": "
+		  "\"/dev/xvda\", \"Ebs\": {\"VolumeType\": \"io9\"}}]}",
+		  "InvalidParameterValue" },
+		{ "{" RUN1 ", \"Placement\": {\"AvailabilityZone\": "
+		  "\"us-east-1a\"}}", "-" },
+		{ "{" RUN1 ", \"Placement\": {\"AvailabilityZone\": "
+		  "\"eu-west-1a\"}}", "InvalidParameterValue" },
+		{ "{" RUN1 ", \"TagSpecifications\": [{\"ResourceType\": "
+		  "\"instance\", \"Tags\": [{\"Key\": \"Name\", \"Value\": "
+		  "\"a\"}]}, {\"ResourceType\": \"volume\", \"Tags\": "
+		  "[{\"Key\": \"k\", \"Value\": \"v\"}]}]}", "-" },
+		{ "{" RUN1 ", \"TagSpecifications\": [{\"ResourceType\": "
+		  "\"image\", \"Tags\": [{\"Key\": \"k\", \"Value\": \"v\"}]}]}",
+		  "InvalidParameterValue" },
+		{ "{" RUN1 ", \"TagSpecifications\": [{\"ResourceType\": "
+		  "\"instance\", \"Tags\": [{\"Key\": \"aws:x\", \"Value\": "
+		  "\"v\"}]}]}", "InvalidParameterValue" },
+		{ "{" RUN1 ", \"MetadataOptions\": {\"HttpTokens\": "
+		  "\"required\", \"HttpPutResponseHopLimit\": 2}}", "-" },
+		{ "{" RUN1 ", \"MetadataOptions\": {"
+		  "\"HttpPutResponseHopLimit\": 65}}", "InvalidParameterValue" },
+		{ "{" RUN1 ", \"LaunchTemplate\": {\"LaunchTemplateId\": "
+		  "\"lt-0123456789abcdef0\"}}", "Unsupported" },
+		{ "{" RUN1 ", \"InstanceType\": \"r6i.32xlarge\"}",
+		  "InsufficientInstanceCapacity" },
+	};
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(cases); i++) {
+		size_t ni = count("instances/"), nv = count("volumes/");
+		int rc = run(cases[i].req, NULL);
+
+		T_STR(rc == 0 ? "-" : code(), cases[i].code, "run %zu: %s", i,
+		      cases[i].req);
+		if (rc < 0) {
+			/* A refusal records nothing. */
+			T_INT(count("instances/"), ni, "run %zu: no instance",
+			      i);
+			T_INT(count("volumes/"), nv, "run %zu: no volume", i);
+		}
+	}
+}
+
+static void terminate_all(void)
+{
+	json_t *all, *r, *ids = json_array(), *out = NULL;
+	size_t i;
+
+	if (spx_inst_list(st, ACCT, T0, &all) < 0)
+		abort();
+	json_array_foreach(all, i, r)
+		json_array_append(ids, json_object_get(r, "InstanceId"));
+	if (spx_inst_terminate(st, ACCT, ids, T0, &out) < 0)
+		abort();
+	json_array_foreach(all, i, r) {
+		struct spx_inst_work w = { 0 };
+
+		if (!strcmp(step_of(json_string_value(json_object_get(
+					    r, "InstanceId")),
+				    T0, &w),
+			    "shutdown") &&
+		    spx_inst_halted(st, &w, T0) < 0)
+			abort();
+	}
+	json_decref(out);
+	json_decref(ids);
+	json_decref(all);
+}
+
+/* Memory: as many as fit up to MaxCount, at least MinCount, and what
+ * shutting-down instances hold counts until they are terminated. */
+static void test_admission(void)
+{
+	json_t *res = NULL, *ids, *out = NULL;
+	struct spx_inst_work w;
+	char vol[32];
+	const char *id;
+
+	terminate_all();
+	env.mem_mib = 3 * 1024 + 512;
+	T_INT(run("{\"ImageId\": \"%A\", \"MinCount\": 1, \"MaxCount\": 5}",
+		  &res),
+	      0, "run 1..5 t3.micro in 3.5 GiB");
+	T_INT(json_array_size(json_object_get(res, "Instances")), 3,
+	      "3 of them fit");
+	id = first_id(res, vol, sizeof(vol));
+	T_INT(run("{" RUN1 "}", NULL), -1, "a fourth does not fit");
+	T_STR(code(), "InsufficientInstanceCapacity", "its code");
+	T_INT(run("{" RUN1 ", \"InstanceType\": \"t3.nano\"}", NULL), 0,
+	      "a t3.nano does");
+	ids = json_pack("[s]", id);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate one");
+	json_decref(out);
+	T_INT(run("{" RUN1 "}", NULL), -1,
+	      "shutting-down holds its memory");
+	T_STR(step_of(id, T0, &w), "shutdown", "the agent shuts it down");
+	T_INT(spx_inst_halted(st, &w, T0), 0, "halted");
+	T_STR(state_of(id), "terminated", "terminated");
+	T_INT(run("{" RUN1 "}", NULL), 0, "its memory is free again");
+	json_decref(ids);
+	json_decref(res);
+	terminate_all();
+	env.mem_mib = 65536;
+}
+
+static void test_lifecycle(void)
+{
+	json_t *res = NULL, *ids, *out = NULL, *r, *md;
+	struct spx_inst_work w = { 0 };
+	struct spx_imds *im = NULL;
+	char vol[32], id[32];
+	char *text;
+
+	T_INT(run("{" RUN1 ", \"KeyName\": \"k1\", \"UserData\": "
+		  "\"IyEvYmluL3NoCg==\", \"MetadataOptions\": {\"HttpTokens\": "
+		  "\"required\"}}",
+		  &res),
+	      0, "run");
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	T_OK(spx_inst_id_wellformed(id), "an instance id: %s", id);
+	T_STR(json_string_value(json_object_get(res, "OwnerId")), ACCT,
+	      "OwnerId");
+	T_OK(json_object_get(json_array_get(json_object_get(res, "Instances"),
+					    0),
+			     "SpxNode") == NULL,
+	     "the answer holds no Spx member");
+	T_STR(state_of(id), "pending", "pending");
+	T_STR(vol_state(vol), "creating/1", "root volume creating, attached");
+	T_STR(step_of(id, T0, NULL), "none", "no step while it is made");
+	vol_made(vol, true);
+	T_STR(vol_state(vol), "in-use/1", "root volume in-use");
+	T_STR(step_of(id, T0, &w), "launch", "then launch");
+	T_STR(w.vol, vol, "with its root volume");
+	T_INT(w.mem_mib, 1024, "t3.micro's memory");
+	T_INT(w.cpus, 2, "and vCPUs");
+	T_INT(spx_inst_set_port(st, &w, 40022), 0, "port");
+	T_INT(spx_inst_launched(st, &w, T0), 0, "launched");
+	T_STR(state_of(id), "running", "running");
+	r = inst(id);
+	T_INT(json_integer_value(json_object_get(r, "SpxSshPort")), 40022,
+	      "port kept");
+	T_OK(json_object_get(r, "StateReason") == NULL, "no StateReason");
+	T_STR(json_string_value(json_object_get(
+		      json_object_get(r, "MetadataOptions"), "State")),
+	      "applied", "metadata options applied");
+	md = spx_inst_metadata(r, "us-east-1");
+	text = json_dumps(md, JSON_COMPACT);
+	T_INT(spx_imds_load(text, strlen(text), &im), 0,
+	      "metadata.json loads: %s", text);
+	T_OK(strstr(text, "\"instance-id\":\"i-") &&
+		     strstr(text, "\"http-tokens\":\"required\"") &&
+		     strstr(text, "\"user-data\":\"IyEvYmluL3NoCg==\"") &&
+		     strstr(text, "\"openssh-key\":\"ssh-ed25519 ") &&
+		     strstr(text, ".ec2.internal\"") &&
+		     strstr(text, "\"availability-zone\":\"us-east-1a\""),
+	     "metadata holds what the guest needs");
+	spx_imds_free(im);
+	free(text);
+	json_decref(md);
+	json_decref(r);
+	T_STR(step_of(id, T0, &w), "watch", "running: watched");
+	/* QEMU gone on its own. */
+	T_INT(spx_inst_died(st, &w, "Client.InstanceInitiatedShutdown", T0), 0,
+	      "died");
+	T_STR(state_of(id), "stopped", "stopped");
+	r = inst(id);
+	T_STR(json_string_value(json_object_get(json_object_get(r, "StateReason"),
+						"Code")),
+	      "Client.InstanceInitiatedShutdown", "with the reason");
+	json_decref(r);
+	T_STR(step_of(id, T0, NULL), "none", "stopped: nothing to do");
+	T_INT(spx_inst_died(st, &w, "Server.InternalError", T0), 0,
+	      "a second death changes nothing");
+	ids = json_pack("[s]", id);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate");
+	T_STR(json_string_value(json_object_get(
+		      json_object_get(json_array_get(out, 0), "PreviousState"),
+		      "Name")),
+	      "stopped", "previous state");
+	T_STR(json_string_value(json_object_get(
+		      json_object_get(json_array_get(out, 0), "CurrentState"),
+		      "Name")),
+	      "shutting-down", "current state");
+	json_decref(out);
+	T_STR(step_of(id, T0, &w), "shutdown", "the agent shuts it down");
+	T_INT(spx_inst_halted(st, &w, T0), 0, "halted");
+	T_STR(state_of(id), "terminated", "terminated");
+	T_STR(vol_state(vol), "deleting/0", "root volume deleting, detached");
+	T_STR(step_of(id, T0, NULL), "none", "terminated: nothing to do");
+	{
+		struct spx_ebs_work dw = { .step = SPX_EBS_DELETE };
+
+		snprintf(dw.account, sizeof(dw.account), ACCT);
+		snprintf(dw.id, sizeof(dw.id), "%s", vol);
+		T_INT(spx_ebs_done(st, &dw, false, "disk on fire", T0), 0,
+		      "the volume's deletion fails");
+	}
+	T_STR(step_of(id, T0, &w), "report", "which the instance reports");
+	T_OK(strstr(w.why, "disk on fire") && strstr(w.why, vol), "why: %s",
+	     w.why);
+	T_INT(spx_inst_note(st, &w, w.why), 0, "noted");
+	r = inst(id);
+	T_OK(strstr(json_string_value(json_object_get(r, "SpxError")),
+		    "disk on fire") != NULL,
+	     "in the instance's record");
+	json_decref(r);
+	T_STR(step_of(id, T0, NULL), "none", "once");
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0 + 5, &out), 0,
+	      "terminate again");
+	T_STR(json_string_value(json_object_get(
+		      json_object_get(json_array_get(out, 0), "PreviousState"),
+		      "Name")),
+	      "terminated", "again: previous terminated");
+	json_decref(out);
+	T_STR(step_of(id, T0 + 3599, NULL), "none", "kept for an hour");
+	T_STR(step_of(id, T0 + 3600, &w), "expire", "then expired");
+	r = NULL;
+	T_INT(spx_inst_list(st, ACCT, T0 + 3600, &r), 0, "list");
+	{
+		bool seen = false;
+		json_t *e;
+		size_t i;
+
+		json_array_foreach(r, i, e)
+			seen |= !strcmp(json_string_value(json_object_get(
+						e, "InstanceId")),
+					id);
+		T_OK(!seen, "an expired instance is not listed");
+	}
+	json_decref(r);
+	T_INT(spx_inst_expire(st, &w), 0, "expire");
+	T_STR(state_of(id), "InvalidInstanceID.NotFound", "gone");
+	json_decref(ids);
+	json_decref(res);
+}
+
+static void test_keep_and_fail(void)
+{
+	json_t *res = NULL, *ids, *out = NULL;
+	struct spx_inst_work w = { 0 };
+	char vol[32], id[32];
+
+	/* DeleteOnTermination false keeps the volume, available. */
+	T_INT(run("{" RUN1 ", \"BlockDeviceMappings\": [{\"DeviceName\": "
+		  "\"/dev/xvda\", \"Ebs\": {\"DeleteOnTermination\": false}}]}",
+		  &res),
+	      0, "run, root kept");
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	vol_made(vol, true);
+	step_of(id, T0, &w);
+	spx_inst_launched(st, &w, T0);
+	ids = json_pack("[s]", id);
+	T_INT(spx_ebs_delete(st, ACCT, vol), -1, "DeleteVolume of a root");
+	T_STR(code(), "VolumeInUse", "VolumeInUse");
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate");
+	json_decref(out);
+	step_of(id, T0, &w);
+	T_INT(spx_inst_halted(st, &w, T0), 0, "halted");
+	T_STR(vol_state(vol), "available/0", "root volume kept, available");
+	json_decref(ids);
+
+	/* A root volume that cannot be made fails the launch. */
+	T_INT(run("{" RUN1 "}", &res), 0, "run");
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	vol_made(vol, false);
+	T_STR(step_of(id, T0, &w), "fail", "the launch fails");
+	T_OK(strstr(w.why, "no space") != NULL, "why: %s", w.why);
+	T_INT(spx_inst_launch_failed(st, &w, w.why, T0), 0, "recorded");
+	T_STR(state_of(id), "terminated", "terminated");
+	T_STR(vol_state(vol), "deleting/0", "its volume deleted");
+
+	/* DisableApiTermination. */
+	T_INT(run("{" RUN1 ", \"DisableApiTermination\": true}", &res), 0,
+	      "run, protected");
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	ids = json_pack("[s, s]", "i-0123456789abcdef0", id);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), -1,
+	      "unknown id first");
+	T_STR(code(), "InvalidInstanceID.NotFound", "NotFound");
+	json_array_remove(ids, 0);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), -1, "protected");
+	T_STR(code(), "OperationNotPermitted", "OperationNotPermitted");
+	T_STR(state_of(id), "pending", "unchanged");
+	json_array_set_new(ids, 0, json_string("i-xyz"));
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), -1, "malformed");
+	T_STR(code(), "InvalidInstanceID.Malformed", "Malformed");
+	json_decref(ids);
+}
+
+static const char *change_name(json_t *out, const char *which)
+{
+	return json_string_value(json_object_get(
+		json_object_get(json_array_get(out, 0), which), "Name"));
+}
+
+static void test_stop_start(void)
+{
+	json_t *res = NULL, *ids, *out = NULL, *r;
+	struct spx_inst_work w = { 0 };
+	char vol[32], id[32];
+
+	T_INT(run("{" RUN1 "}", &res), 0, "run");
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	vol_made(vol, true);
+	step_of(id, T0, &w);
+	spx_inst_launched(st, &w, T0);
+	ids = json_pack("[s]", id);
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), 0,
+	      "start a running one");
+	T_STR(change_name(out, "CurrentState"), "running", "stays running");
+	json_decref(out);
+	T_INT(spx_inst_stop(st, ACCT, ids, false, T0, &out), 0, "stop");
+	T_STR(change_name(out, "PreviousState"), "running", "was running");
+	T_STR(change_name(out, "CurrentState"), "stopping", "stopping");
+	json_decref(out);
+	T_STR(step_of(id, T0, &w), "stop", "the agent stops it");
+	T_OK(!w.force, "not forced");
+	T_INT(spx_inst_stop(st, ACCT, ids, true, T0, &out), 0, "force it");
+	json_decref(out);
+	T_STR(step_of(id, T0, &w), "stop", "still a stop");
+	T_OK(w.force, "forced now");
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), -1,
+	      "start while stopping");
+	T_STR(code(), "IncorrectInstanceState", "IncorrectInstanceState");
+	T_INT(spx_inst_halted(st, &w, T0), 0, "halted");
+	T_STR(state_of(id), "stopped", "stopped");
+	r = inst(id);
+	T_STR(json_string_value(json_object_get(json_object_get(r, "StateReason"),
+						"Code")),
+	      "Client.UserInitiatedShutdown", "user initiated");
+	T_OK(json_object_get(r, "SpxForce") == NULL, "force forgotten");
+	json_decref(r);
+	T_STR(vol_state(vol), "in-use/1", "the root volume stays attached");
+	/* Not enough memory to start it again. */
+	env.mem_mib = 512;
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), -1,
+	      "start beyond memory");
+	T_STR(code(), "InsufficientInstanceCapacity", "its code");
+	T_STR(state_of(id), "stopped", "still stopped");
+	env.mem_mib = 65536;
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), 0, "start");
+	T_STR(change_name(out, "PreviousState"), "stopped", "was stopped");
+	T_STR(change_name(out, "CurrentState"), "pending", "pending");
+	json_decref(out);
+	T_STR(step_of(id, T0, &w), "launch", "launched again");
+	T_INT(w.port, 0, "no port yet");
+	json_array_append_new(ids, json_string("i-0123456789abcdef0"));
+	T_INT(spx_inst_stop(st, ACCT, ids, false, T0, &out), -1,
+	      "stop with an unknown id");
+	T_STR(code(), "InvalidInstanceID.NotFound", "NotFound");
+	T_STR(state_of(id), "pending", "nothing changed");
+	json_array_remove(ids, 1);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate");
+	json_decref(out);
+	step_of(id, T0, &w);
+	spx_inst_halted(st, &w, T0);
+	T_INT(spx_inst_stop(st, ACCT, ids, false, T0, &out), -1,
+	      "stop a terminated one");
+	T_STR(code(), "IncorrectInstanceState", "IncorrectInstanceState");
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), -1,
+	      "start a terminated one");
+	T_STR(code(), "IncorrectInstanceState", "IncorrectInstanceState");
+	json_decref(ids);
+}
+
+static int modify(const char *id, const char *json)
+{
+	char *txt = spx_xprintf("{\"InstanceId\": \"%s\", %s}", id, json);
+	json_t *req = json_loads(txt, 0, NULL);
+	int rc;
+
+	if (!req)
+		abort();
+	spx_error_clear();
+	rc = spx_inst_modify(st, ACCT, req);
+	json_decref(req);
+	free(txt);
+	return rc;
+}
+
+static void test_reboot_modify(void)
+{
+	static const struct {
+		const char *req;
+		bool stopped;	/* the instance is stopped by then */
+		const char *code;
+	} cases[] = {
+		{ "\"DisableApiTermination\": {\"Value\": true}", false, "-" },
+		{ "\"Attribute\": \"disableApiTermination\", \"Value\": "
+		  "\"false\"", false, "-" },
+		{ "\"Attribute\": \"disableApiTermination\", \"Value\": "
+		  "\"maybe\"", false, "InvalidParameterValue" },
+		{ "\"InstanceType\": {\"Value\": \"t3.small\"}", false,
+		  "IncorrectInstanceState" },
+		{ "\"InstanceType\": {\"Value\": \"t3.small\"}", true, "-" },
+		{ "\"InstanceType\": {\"Value\": \"t3.huge\"}", true,
+		  "InvalidParameterValue" },
+		{ "\"UserData\": {\"Value\": \"aGkK\"}", true, "-" },
+		{ "\"UserData\": {\"Value\": \"!!\"}", true,
+		  "InvalidUserData.Malformed" },
+		{ "\"InstanceType\": {\"Value\": \"t3.small\"}, "
+		  "\"UserData\": {\"Value\": \"aGkK\"}", true,
+		  "InvalidParameterCombination" },
+		{ "\"Attribute\": \"instanceType\", \"Value\": \"t3.nano\", "
+		  "\"UserData\": {\"Value\": \"aGkK\"}", true,
+		  "InvalidParameterCombination" },
+		{ "\"Kernel\": {\"Value\": \"aki-1\"}", true, "Unsupported" },
+		{ "\"Attribute\": \"instanceType\"", true, "MissingParameter" },
+	};
+	json_t *res = NULL, *ids, *out = NULL, *r;
+	struct spx_inst_work w = { 0 };
+	char vol[32], id[32];
+	bool stopped = false;
+
+	T_INT(run("{" RUN1 "}", &res), 0, "run");
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	ids = json_pack("[s]", id);
+	T_INT(spx_inst_reboot(st, ACCT, ids), 0, "reboot a pending one");
+	T_STR(step_of(id, T0, NULL), "none", "nothing to do");
+	vol_made(vol, true);
+	step_of(id, T0, &w);
+	spx_inst_launched(st, &w, T0);
+	T_STR(step_of(id, T0, NULL), "watch", "running: watched");
+	T_INT(spx_inst_reboot(st, ACCT, ids), 0, "reboot");
+	T_STR(step_of(id, T0, &w), "reboot", "the agent reboots it");
+	T_INT(w.reboot, 1, "the first reboot");
+	T_INT(spx_inst_rebooted(st, &w), 0, "rebooted");
+	T_STR(step_of(id, T0, NULL), "watch", "watched again");
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(cases); i++) {
+		if (cases[i].stopped && !stopped) {
+			spx_inst_stop(st, ACCT, ids, false, T0, &out);
+			json_decref(out);
+			step_of(id, T0, &w);
+			spx_inst_halted(st, &w, T0);
+			stopped = true;
+		}
+		T_STR(modify(id, cases[i].req) == 0 ? "-" : code(), cases[i].code,
+		      "modify %zu: %s", i, cases[i].req);
+	}
+	T_INT(spx_inst_reboot(st, ACCT, ids), -1, "reboot a stopped one");
+	T_STR(code(), "IncorrectInstanceState", "IncorrectInstanceState");
+	r = inst(id);
+	T_STR(json_string_value(json_object_get(r, "InstanceType")), "t3.small",
+	      "type changed");
+	T_INT(json_integer_value(json_object_get(r, "SpxMemMiB")), 2048,
+	      "and its memory");
+	T_STR(json_string_value(json_object_get(r, "SpxUserData")), "aGkK",
+	      "user data changed");
+	T_OK(json_is_false(json_object_get(r, "SpxDisableApiTermination")),
+	     "not protected");
+	json_decref(r);
+	T_INT(modify(id, "\"DisableApiTermination\": {\"Value\": true}"), 0,
+	      "protect");
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), -1, "protected");
+	T_INT(modify(id, "\"DisableApiTermination\": {\"Value\": false}"), 0,
+	      "unprotect");
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminated");
+	json_decref(out);
+	json_decref(ids);
+}
+
+int main(void)
+{
+	char tpl[] = "/tmp/spx-test-instance.XXXXXX";
+	struct spx_keypair k;
+	char *sdir, *mat = NULL, *reqtxt;
+	json_t *rec = NULL, *req;
+
+	tmp = mkdtemp(tpl);
+	if (!tmp)
+		return 2;
+	sdir = spx_xprintf("dir:%s/state", tmp);
+	if (spx_state_open(sdir, SPX_STATE_CREATE | SPX_STATE_UNSAFE_NOSYNC,
+			   &st) < 0)
+		return 2;
+	lock = spx_xprintf("%s/ebs.lock", tmp);
+	ilock = spx_xprintf("%s/instances.lock", tmp);
+	zones = json_pack("[s]", "us-east-1a");
+	ebs = (struct spx_ebs_env){ "n1", zones, tmp, lock, 100000 };
+	env = (struct spx_inst_env){ "n1", "us-east-1a", "us-east-1", ilock,
+				     65536, &ebs };
+	/* A 1 GiB snapshot, an image of it, a key pair. */
+	if (spx_id_new(snap, sizeof(snap), "snap") < 0 ||
+	    spx_ebs_snap_record_stored(st, ACCT, snap, "n1", 1 << 30, "t",
+				       NULL, T0, &rec) < 0)
+		return 2;
+	json_decref(rec);
+	reqtxt = spx_xprintf("{\"Name\": \"img\", \"BlockDeviceMappings\": "
+			     "[{\"DeviceName\": \"/dev/xvda\", \"Ebs\": "
+			     "{\"SnapshotId\": \"%s\"}}]}",
+			     snap);
+	req = json_loads(reqtxt, 0, NULL);
+	if (spx_ec2_image_register(st, lock, ACCT, req, NULL, NULL, T0,
+				   &rec) < 0)
+		return 2;
+	snprintf(ami, sizeof(ami), "%s",
+		 json_string_value(json_object_get(rec, "ImageId")));
+	json_decref(rec);
+	json_decref(req);
+	free(reqtxt);
+	if (spx_keypair_create(st, ACCT, "k1", SPX_KEY_ED25519, SPX_KEY_PEM,
+			       NULL, &k, &mat) < 0)
+		return 2;
+	spx_keypair_release(&k);
+	free(mat);
+	T_OK(spx_inst_host_mem_mib() > 0, "host memory for instances: %llu MiB",
+	     (unsigned long long)spx_inst_host_mem_mib());
+	test_rules();
+	test_admission();
+	test_lifecycle();
+	test_keep_and_fail();
+	test_stop_start();
+	test_reboot_modify();
+	json_decref(zones);
+	spx_state_close(st);
+	free(lock);
+	free(ilock);
+	free(sdir);
+	spx_rmtree(tmp);
+	return t_done();
+}
