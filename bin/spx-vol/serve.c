@@ -129,14 +129,6 @@ static pid_t start_nbdkit(char *const argv[], int out)
 	_exit(SPX_FAIL);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static char *exit_str(int status)
 {
 	if (WIFEXITED(status))
@@ -173,7 +165,7 @@ static void relay_read(struct serve *s)
 /* Run until nbdkit is gone; the exit status of spx-vol serve. */
 static int serve_loop(struct serve *s)
 {
-	int64_t start = now_ms(), stop_at = 0;
+	int64_t start = spx_mono_ms(), stop_at = 0;
 	bool ready = false, stopping = false;
 	int status;
 
@@ -211,13 +203,13 @@ static int serve_loop(struct serve *s)
 					spx_svc_notify("STOPPING=1");
 					kill(s->pid, SIGTERM);
 					stopping = true;
-					stop_at = now_ms() + STOP_TIMEOUT_MS;
+					stop_at = spx_mono_ms() + STOP_TIMEOUT_MS;
 				}
 			}
 		}
 		if (waitpid(s->pid, &status, WNOHANG) == s->pid)
 			break;
-		if (stopping && now_ms() > stop_at) {
+		if (stopping && spx_mono_ms() > stop_at) {
 			spx_log(SPX_LOG_WARN, "nbdkit still has clients; killing it");
 			kill(s->pid, SIGKILL);
 			stop_at = INT64_MAX;
@@ -232,7 +224,7 @@ static int serve_loop(struct serve *s)
 					s->sock);
 				if (spx_svc_ready((int)s->notify) < 0)
 					spx_warn("serve: %s", spx_errmsg());
-			} else if (now_ms() - start > READY_TIMEOUT_MS) {
+			} else if (spx_mono_ms() - start > READY_TIMEOUT_MS) {
 				spx_warn("serve: nbdkit did not listen on '%s' "
 					 "within %d s; stopping it",
 					 s->sock, READY_TIMEOUT_MS / 1000);

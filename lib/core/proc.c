@@ -1,5 +1,7 @@
 #include "spx.h"
 
+#include <time.h>
+
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -139,3 +141,21 @@ void spx_preload_sanitizers(void)
 {
 }
 #endif
+
+static int64_t clock_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t spx_mono_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
+}
+
+int64_t spx_wall_ms(void)
+{
+	return clock_ms(CLOCK_REALTIME);
+}

@@ -34,4 +34,9 @@ char *spx_self_dir(void);
  * no-op. */
 void spx_preload_sanitizers(void);
 
+/* Milliseconds of CLOCK_MONOTONIC (deadlines, intervals) and of
+ * CLOCK_REALTIME (times recorded). */
+int64_t spx_mono_ms(void);
+int64_t spx_wall_ms(void);
+
 #endif

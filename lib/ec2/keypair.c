@@ -20,6 +20,7 @@
 #include "id.h"
 #include "state/state.h"
 #include "utf8.h"
+#include "proc.h"
 
 /* ---- names, strings ------------------------------------------------ */
 
@@ -1087,14 +1088,6 @@ static char *name_key(const char *account, const char *name)
 	return spx_xprintf("keypair-names/%s/%s", account, hex);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static json_t *tags_json(const struct spx_kvlist *tags)
 {
 	json_t *a = json_array();
@@ -1369,7 +1362,7 @@ static int commit_new(struct spx_state *st, struct spx_keypair *k)
 
 	if (spx_id_new(k->id, sizeof(k->id), "key") < 0)
 		return SPX_EC2_FAIL;
-	k->created_ms = now_ms();
+	k->created_ms = spx_wall_ms();
 	rkey = record_key(k->account, k->id);
 	nkey = name_key(k->account, k->name);
 	if (!nkey) {

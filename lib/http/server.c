@@ -31,6 +31,7 @@
 
 #include "http/driver.h"
 #include "http/http.h"
+#include "proc.h"
 
 struct sconn;
 struct addrc;
@@ -119,14 +120,6 @@ struct conn {
 	uint64_t sent;		/* body bytes handed to MHD */
 	bool gen_failed;	/* the body generator failed midway */
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
 {
@@ -287,7 +280,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 		addr_text(ci ? ci->client_addr : NULL, sc->addr,
 			  sizeof(sc->addr));
 		sc->phase = PH_HEAD;
-		sc->since_ms = now_ms();
+		sc->since_ms = spx_mono_ms();
 		pthread_mutex_lock(&srv->mu);
 		sc->next = srv->conns_head;
 		if (sc->next)
@@ -334,7 +327,7 @@ static void phase(struct spx_http_server *srv, struct sconn *sc,
 	pthread_mutex_lock(&srv->mu);
 	if (sc->phase != ph) {
 		sc->phase = ph;
-		sc->since_ms = sc->cp_ms = now_ms();
+		sc->since_ms = sc->cp_ms = spx_mono_ms();
 		sc->cp_bytes = sc->body_bytes = 0;
 	}
 	sc->body_bytes += body;
@@ -401,7 +394,7 @@ static void *sweeper(void *arg)
 	struct timespec ts;
 
 	pthread_mutex_lock(&srv->mu);
-	srv->cut.since_ms = now_ms();
+	srv->cut.since_ms = spx_mono_ms();
 	while (!srv->stopping) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += SWEEP_MS * 1000000L;
@@ -411,7 +404,7 @@ static void *sweeper(void *arg)
 		}
 		pthread_cond_timedwait(&srv->cv, &srv->mu, &ts);
 		if (!srv->stopping)
-			sweep(srv, now_ms());
+			sweep(srv, spx_mono_ms());
 	}
 	pthread_mutex_unlock(&srv->mu);
 	return NULL;

@@ -14,6 +14,7 @@
 #include "file.h"
 #include "node/sup.h"
 #include "node/svc.h"
+#include "proc.h"
 
 #define BACKOFF_FIRST_MS 100u
 #define BACKOFF_MAX_MS 30000u
@@ -49,14 +50,6 @@ struct sup {
 	bool starting; /* `spx up` waits: a death is a failure to start */
 	bool stopping;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void wall_iso(char *buf, size_t size)
 {
@@ -283,7 +276,7 @@ static int adopt(struct sup *sup, struct run *r, pid_t pid)
 	r->adopted = true;
 	r->pidfd = fd;
 	r->ready = true;
-	r->ready_ms = now_ms();
+	r->ready_ms = spx_mono_ms();
 	set_state(r, "running");
 	save(sup, r);
 	return 0;
@@ -292,7 +285,7 @@ static int adopt(struct sup *sup, struct run *r, pid_t pid)
 /* A service ended: record why, and plan its restart. */
 static void died(struct sup *sup, struct run *r, const char *cause)
 {
-	int64_t now = now_ms();
+	int64_t now = spx_mono_ms();
 	unsigned delay;
 	pid_t pid = r->pid;
 
@@ -365,7 +358,7 @@ static void notified(struct sup *sup, struct run *r)
 	if (n <= 0)
 		return; /* its death follows through SIGCHLD */
 	r->ready = true;
-	r->ready_ms = now_ms();
+	r->ready_ms = spx_mono_ms();
 	set_state(r, "running");
 	save(sup, r);
 	if (r->st.restarts)
@@ -408,7 +401,7 @@ static bool signals(struct sup *sup)
 				struct run *r = &sup->runs[i];
 
 				if (r->pending && !sup->stopping) {
-					r->due_ms = now_ms();
+					r->due_ms = spx_mono_ms();
 					say(sup, r, SPX_LOG_INFO,
 					    "%s: restarting now (spx up)",
 					    r->s->name);
@@ -439,13 +432,13 @@ static bool signals(struct sup *sup)
 /* Wait for r's process to end, up to ms; true if it did. */
 static bool gone(struct run *r, int ms)
 {
-	int64_t end = now_ms() + ms;
+	int64_t end = spx_mono_ms() + ms;
 	int ws;
 
 	for (;;) {
 		if (r->adopted) {
 			struct pollfd p = { .fd = r->pidfd, .events = POLLIN };
-			int left = (int)(end - now_ms());
+			int left = (int)(end - spx_mono_ms());
 
 			if (poll(&p, 1, left > 0 ? left : 0) > 0)
 				return true;
@@ -455,7 +448,7 @@ static bool gone(struct run *r, int ms)
 			if (w == r->pid || (w < 0 && errno == ECHILD))
 				return true;
 		}
-		if (now_ms() >= end)
+		if (spx_mono_ms() >= end)
 			return false;
 		if (!r->adopted)
 			poll(NULL, 0, 20);
@@ -502,14 +495,14 @@ static void stop_all(struct sup *sup)
 /* Wait until r is ready; on failure the error is recorded. */
 static int wait_ready(struct sup *sup, struct run *r)
 {
-	int64_t end = now_ms() + START_TIMEOUT_MS;
+	int64_t end = spx_mono_ms() + START_TIMEOUT_MS;
 	struct spx_buf tail = SPX_BUF_INIT;
 
 	r->dead = false;
 	while (!r->ready && !r->dead) {
 		struct pollfd p[2] = { { .fd = sup->sfd, .events = POLLIN },
 				       { .fd = r->nfd, .events = POLLIN } };
-		int left = (int)(end - now_ms());
+		int left = (int)(end - spx_mono_ms());
 
 		if (left <= 0) {
 			kill(r->pid, SIGKILL);
@@ -602,7 +595,7 @@ static void loop(struct sup *sup)
 	struct run *who[1 + 2 * SPX_SVC_MAX];
 
 	while (!sup->stopping) {
-		int64_t now = now_ms(), next = -1;
+		int64_t now = spx_mono_ms(), next = -1;
 		size_t np = 1;
 		int timeout;
 
@@ -743,7 +736,7 @@ int spx_sup_wait_ready(const char *root, int timeout_ms)
 	char *rundir = spx_path_join(root, "run");
 	const struct spx_svc *svcs;
 	size_t n = spx_svc_list(&svcs);
-	int64_t end = now_ms() + timeout_ms;
+	int64_t end = spx_mono_ms() + timeout_ms;
 	pid_t sup = spx_sup_pid(root);
 	int rc = 0;
 
@@ -767,7 +760,7 @@ int spx_sup_wait_ready(const char *root, int timeout_ms)
 					       svcs[i].name);
 				break;
 			}
-			if (now_ms() >= end) {
+			if (spx_mono_ms() >= end) {
 				rc = spx_error(SPX_FAIL, "%s is not ready after %d s "
 					       "(%s%s%s)", svcs[i].name,
 					       timeout_ms / 1000,
@@ -795,15 +788,15 @@ int spx_sup_down(const char *root, int timeout_ms)
 			return spx_error_errno(SPX_FAIL,
 					       "cannot stop the supervisor "
 					       "(pid %ld)", (long)p);
-		end = now_ms() + timeout_ms + STOP_TIMEOUT_MS;
-		while (spx_sup_pid(root) > 0 && now_ms() < end)
+		end = spx_mono_ms() + timeout_ms + STOP_TIMEOUT_MS;
+		while (spx_sup_pid(root) > 0 && spx_mono_ms() < end)
 			poll(NULL, 0, 20);
 		if (spx_sup_pid(root) > 0) {
 			spx_log(SPX_LOG_WARN, "the supervisor (pid %ld) did not "
 				"stop; killing it", (long)p);
 			kill(p, SIGKILL);
-			for (end = now_ms() + 5000;
-			     spx_sup_pid(root) > 0 && now_ms() < end;)
+			for (end = spx_mono_ms() + 5000;
+			     spx_sup_pid(root) > 0 && spx_mono_ms() < end;)
 				poll(NULL, 0, 20);
 		} else {
 			spx_info("stopped the supervisor (pid %ld)", (long)p);

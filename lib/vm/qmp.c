@@ -6,6 +6,7 @@
 #include <sys/un.h>
 
 #include "vm/qmp.h"
+#include "proc.h"
 
 struct spx_qmp {
 	int fd;
@@ -14,14 +15,6 @@ struct spx_qmp {
 	json_t *events[SPX_QMP_EVENTS_MAX]; /* oldest first */
 	size_t nevents;
 };
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int spx_qmp_parse(const char *line, size_t len, struct spx_qmp_msg *m)
 {
@@ -87,7 +80,7 @@ static int read_msg(struct spx_qmp *q, long long deadline,
 			return spx_error(SPX_FAIL,
 					 "qmp: a message longer than %u bytes",
 					 SPX_QMP_LINE_MAX);
-		long long left = deadline - now_ms();
+		long long left = deadline - spx_mono_ms();
 		struct pollfd p = { .fd = q->fd, .events = POLLIN };
 		int r;
 
@@ -141,7 +134,7 @@ static int send_obj(struct spx_qmp *q, json_t *o, long long deadline)
 			rc = spx_error_errno(SPX_FAIL, "qmp: send");
 			break;
 		}
-		left = deadline - now_ms();
+		left = deadline - spx_mono_ms();
 		if (left <= 0) {
 			rc = spx_error(SPX_FAIL, "qmp: QEMU reads no commands");
 			break;
@@ -168,7 +161,7 @@ static void keep_event(struct spx_qmp *q, json_t *ev)
 static int call(struct spx_qmp *q, json_t *o, const char *what,
 		int timeout_ms, json_t **answer)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = spx_mono_ms() + timeout_ms;
 	long long id = q->next_id++;
 
 	*answer = NULL;
@@ -265,7 +258,7 @@ int spx_qmp_raw(struct spx_qmp *q, const char *text, size_t len,
 int spx_qmp_wait_event(struct spx_qmp *q, const char *name, int timeout_ms,
 		       json_t **data)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = spx_mono_ms() + timeout_ms;
 	json_t *ev = NULL;
 	size_t i;
 
@@ -311,7 +304,7 @@ int spx_qmp_wait_event(struct spx_qmp *q, const char *name, int timeout_ms,
 
 int spx_qmp_connect(const char *path, int timeout_ms, struct spx_qmp **out)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = spx_mono_ms() + timeout_ms;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct spx_qmp *q;
 	struct spx_qmp_msg m;
@@ -362,7 +355,7 @@ int spx_qmp_connect(const char *path, int timeout_ms, struct spx_qmp **out)
 		goto fail;
 	}
 	json_decref(m.obj);
-	long long left = deadline - now_ms();
+	long long left = deadline - spx_mono_ms();
 
 	if (spx_qmp_exec(q, "qmp_capabilities", NULL,
 			 left > 1 ? (int)left : 1, &ret) < 0)

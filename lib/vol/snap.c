@@ -10,6 +10,7 @@
 #include "file.h"
 #include "hex.h"
 #include "vol/snap.h"
+#include "proc.h"
 
 /* The largest manifest: an entry for every chunk of the largest volume. */
 #define MANIFEST_MAX                                                       \
@@ -38,14 +39,6 @@ static int id_check(const char *id)
 				 "digits)",
 				 id ? id : "");
 	return 0;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static uint64_t nchunks_of(uint64_t size)
@@ -1018,7 +1011,7 @@ int spx_snap_copy(struct spx_snap_store *ss, const char *src, const char *id,
 	if (spx_snap_manifest_read(ss, src, 0, &m) < 0)
 		goto out;
 	snprintf(m.parent, sizeof(m.parent), "%s", src);
-	m.created_ms = now_ms();
+	m.created_ms = spx_wall_ms();
 	if (id)
 		snprintf(m.id, sizeof(m.id), "%s", id);
 	else if (spx_id_new(m.id, sizeof(m.id), "snap") < 0)
@@ -1128,7 +1121,7 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 	snprintf(m.parent, sizeof(m.parent), "%s", pid ? pid : "");
 	m.size = vi.size;
 	m.chunk = SPX_SNAP_CHUNK;
-	m.created_ms = now_ms();
+	m.created_ms = spx_wall_ms();
 	if (o->id)
 		snprintf(m.id, sizeof(m.id), "%s", o->id);
 	else if (spx_id_new(m.id, sizeof(m.id), "snap") < 0)

@@ -12,6 +12,7 @@
 #include "file.h"
 #include "vol/track.h"
 #include "vol/vol.h"
+#include "proc.h"
 
 #define MAGIC "spxtrk1\n"
 #define HDR 4096u
@@ -791,25 +792,17 @@ static void resume(struct spx_vol_track *t)
 	futex_wake(&t->h->pausing);
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Writers are held back: wait until the ones in flight are done (a
  * writer that is gone has none). */
 static int drain(struct spx_vol_track *t)
 {
-	int64_t end = mono_ms() + DRAIN_MS;
+	int64_t end = spx_mono_ms() + DRAIN_MS;
 	struct timespec ts = { 0, 100 * 1000 };
 
 	while (__atomic_load_n(&t->h->inflight, __ATOMIC_SEQ_CST)) {
 		if (!held(t->lockfd, SPX_TRACK_LOCK_WRITER))
 			return 0;
-		if (mono_ms() > end)
+		if (spx_mono_ms() > end)
 			return spx_error(SPX_FAIL,
 					 "'%s': writes in flight did not end "
 					 "within %d s",

@@ -14,14 +14,6 @@ struct spx_vol_store {
 	char *dir;
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int spx_vol_store_open(const char *dir, unsigned flags,
 		       struct spx_vol_store **out)
 {
@@ -231,7 +223,7 @@ int spx_vol_create_from(struct spx_vol_store *vs, uint64_t size,
 	else if (spx_id_new(v.id, sizeof(v.id), "vol") < 0)
 		return -1;
 	v.size = size;
-	v.created_ms = now_ms();
+	v.created_ms = spx_wall_ms();
 	dir = spx_xprintf("%s/%s", vs->dir, v.id);
 	if (mkdir(dir, 0700) < 0) {
 		rc = errno == EEXIST
