@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "file.h"
+#include "proc.h"
 #include "vm/qmp.h"
 #include "vm/vm.h"
 #include "vmcli.h"
@@ -46,60 +47,115 @@ static void disk_close(struct disk *d)
 	guest_close(&d->g);
 }
 
+/* Plug volume vol into the guest q drives, from the NBD socket sock: a
+ * block node d-VOL and a virtio disk disk-VOL on the first free hot-plug
+ * port, rolled back when the disk cannot be added. A disk there already
+ * is fine (*already set): attach is idempotent, as the agent needs. */
+int vm_plug(struct spx_qmp *q, const char *sock, const char *vol,
+	    bool *already)
+{
+	char node[SPX_VM_NAME_MAX + 3], dev[SPX_VM_NAME_MAX + 6];
+	char serial[SPX_VM_SERIAL_SIZE], bus[16];
+	json_t *args;
+	char *why;
+	unsigned i;
+	int rc, status;
+
+	*already = false;
+	snprintf(node, sizeof(node), "d-%s", vol);
+	snprintf(dev, sizeof(dev), "disk-%s", vol);
+	args = spx_vm_nbd_node(node, sock, vol);
+	rc = spx_qmp_exec(q, "blockdev-add", args, QMP_MS, NULL);
+	json_decref(args);
+	/* A node there already: its disk may be too (asked again), or a
+	 * rollback failed; either way the disk is what counts. */
+	if (rc < 0 && !(spx_errstatus() == SPX_NO &&
+			strstr(spx_errmsg(), "Duplicate")))
+		return -1;
+	spx_error_clear();
+	/* The first free port takes it; a port in use refuses. */
+	spx_vm_serial(vol, serial);
+	for (i = 0; i < SPX_VM_HOTPLUG_SLOTS; i++) {
+		snprintf(bus, sizeof(bus), "hp%u", i);
+		/* Slot 0 named: a root port has no other, and QEMU would
+		 * put a second disk at 1.0 there, where no guest looks. */
+		args = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}",
+				 "driver", "virtio-blk-pci", "id", dev, "drive",
+				 node, "bus", bus, "addr", "0", "iothread",
+				 "io0", "serial", serial);
+		rc = spx_qmp_exec(q, "device_add", args, QMP_MS, NULL);
+		json_decref(args);
+		if (rc < 0 && spx_errstatus() == SPX_NO &&
+		    strstr(spx_errmsg(), "Duplicate device ID")) {
+			spx_error_clear();
+			*already = true;
+			return 0;
+		}
+		if (rc == 0 || spx_errstatus() != SPX_NO)
+			break;
+	}
+	if (rc == 0)
+		return 0;
+	/* Roll back: no block node stays without its disk. */
+	if (i == SPX_VM_HOTPLUG_SLOTS)
+		spx_error(SPX_NO, "no free slot for '%s' (%d at most)", vol,
+			  SPX_VM_HOTPLUG_SLOTS);
+	args = json_pack("{s:s}", "node-name", node);
+	why = spx_strdup(spx_errmsg());
+	status = spx_errstatus();
+	if (spx_qmp_exec(q, "blockdev-del", args, QMP_MS, NULL) < 0)
+		spx_warn("attach: rollback: %s", spx_errmsg());
+	spx_error(status, "%s", why);
+	free(why);
+	json_decref(args);
+	return -1;
+}
+
 int cmd_attach(const struct spx_args *a)
 {
 	const char *vol = a->argv[1], *sockopt = spx_arg(a, "socket");
 	struct disk d;
-	char serial[SPX_VM_SERIAL_SIZE], bus[16];
-	json_t *args = NULL;
-	char *sock = NULL;
-	unsigned i;
+	char serial[SPX_VM_SERIAL_SIZE], *sock = NULL;
+	bool already;
 	int rc = disk_open(a, &d);
 
 	if (rc)
 		goto out;
 	sock = sockopt ? spx_path_abs(sockopt) : spx_strdup(d.spec.nbd_socket);
-	args = spx_vm_nbd_node(d.node, sock, vol);
-	if (spx_qmp_exec(d.g.q, "blockdev-add", args, QMP_MS, NULL) < 0) {
-		if (spx_errstatus() == SPX_NO && strstr(spx_errmsg(), "Duplicate"))
-			spx_error(SPX_NO, "'%s' is attached already", vol);
+	if (vm_plug(d.g.q, sock, vol, &already) < 0) {
 		rc = vmcli_fail(a);
 		goto out;
 	}
-	json_decref(args);
-	/* The first free port takes it; a port in use refuses. */
-	spx_vm_serial(vol, serial);
-	for (i = 0; i < SPX_VM_HOTPLUG_SLOTS; i++) {
-		snprintf(bus, sizeof(bus), "hp%u", i);
-		args = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "driver",
-				 "virtio-blk-pci", "id", d.dev, "drive", d.node,
-				 "bus", bus, "iothread", "io0", "serial",
-				 serial);
-		rc = spx_qmp_exec(d.g.q, "device_add", args, QMP_MS, NULL);
-		json_decref(args);
-		args = NULL;
-		if (rc == 0 || spx_errstatus() != SPX_NO)
-			break;
-	}
-	if (rc < 0) {
-		/* Roll back: no block node stays without its disk. */
-		if (i == SPX_VM_HOTPLUG_SLOTS)
-			spx_error(SPX_NO, "no free slot for '%s' (%d at most)",
-				  vol, SPX_VM_HOTPLUG_SLOTS);
-		rc = vmcli_fail(a);
-		args = json_pack("{s:s}", "node-name", d.node);
-		if (spx_qmp_exec(d.g.q, "blockdev-del", args, QMP_MS, NULL) < 0)
-			spx_warn("attach: rollback: %s", spx_errmsg());
-		goto out;
-	}
-	printf("%s: %s attached (%s, serial %s)\n", a->argv[0], vol, bus,
-	       serial);
+	if (already)
+		printf("%s: %s is attached already\n", a->argv[0], vol);
+	else
+		printf("%s: %s attached (serial %s)\n", a->argv[0], vol,
+		       (spx_vm_serial(vol, serial), serial));
 	rc = SPX_OK;
 out:
-	json_decref(args);
 	free(sock);
 	disk_close(&d);
 	return rc;
+}
+
+/* Is QEMU's device id there? 1, 0, or -1 (an error recorded). */
+static int has_device(struct spx_qmp *q, const char *id)
+{
+	char path[SPX_VM_NAME_MAX + 40];
+	json_t *args;
+	int rc;
+
+	snprintf(path, sizeof(path), "/machine/peripheral/%s", id);
+	args = json_pack("{s:s, s:s}", "path", path, "property", "type");
+	rc = spx_qmp_exec(q, "qom-get", args, QMP_MS, NULL);
+	json_decref(args);
+	if (rc == 0)
+		return 1;
+	if (spx_errstatus() == SPX_NO && strstr(spx_errmsg(), "not found")) {
+		spx_error_clear();
+		return 0;
+	}
+	return -1;
 }
 
 int cmd_detach(const struct spx_args *a)
@@ -108,7 +164,8 @@ int cmd_detach(const struct spx_args *a)
 	struct disk d;
 	json_t *args = NULL, *data = NULL;
 	long long secs, end;
-	int rc = disk_open(a, &d);
+	bool was = true;
+	int rc = disk_open(a, &d), has;
 
 	if (rc)
 		goto out;
@@ -116,27 +173,30 @@ int cmd_detach(const struct spx_args *a)
 		rc = vmcli_fail(a);
 		goto out;
 	}
-	/* The guest is asked to let go (ACPI); the device goes when it has. */
+	/* The guest is asked to let go (ACPI); the device goes when it has.
+	 * Asked again (a detach that timed out), the request stands. */
 	args = json_pack("{s:s}", "id", d.dev);
 	rc = spx_qmp_exec(d.g.q, "device_del", args, QMP_MS, NULL);
 	json_decref(args);
 	args = NULL;
 	if (rc < 0 && strstr(spx_errmsg(), "not found")) {
-		spx_error(SPX_NO, "'%s' is not attached", vol);
+		was = false;
+	} else if (rc < 0 && !strstr(spx_errmsg(), "process of unplug")) {
 		rc = vmcli_fail(a);
 		goto out;
 	}
-	if (rc < 0) {
-		rc = vmcli_fail(a);
-		goto out;
-	}
-	end = time(NULL) + secs;
-	for (;;) {
-		long long left = end - time(NULL);
+	spx_error_clear();
+	end = spx_mono_ms() + secs * 1000;
+	/* The event says when, but one sent while no one listened is lost:
+	 * the device is looked for after each wait. */
+	while (was && (has = has_device(d.g.q, d.dev)) != 0) {
+		long long left = end - spx_mono_ms();
 
-		if (left <= 0 ||
-		    spx_qmp_wait_event(d.g.q, "DEVICE_DELETED", (int)left * 1000,
-				       &data) < 0) {
+		if (has < 0) {
+			rc = vmcli_fail(a);
+			goto out;
+		}
+		if (left <= 0) {
 			spx_error(SPX_FAIL,
 				  "the guest did not let '%s' go in %lld s; it "
 				  "goes when the guest does",
@@ -144,22 +204,22 @@ int cmd_detach(const struct spx_args *a)
 			rc = vmcli_fail(a);
 			goto out;
 		}
-		bool ours = json_is_string(json_object_get(data, "device")) &&
-			    !strcmp(json_string_value(json_object_get(data,
-								      "device")),
-				    d.dev);
-
-		json_decref(data);
+		if (spx_qmp_wait_event(d.g.q, "DEVICE_DELETED",
+				       left < 500 ? (int)left : 500, &data) == 0)
+			json_decref(data);
 		data = NULL;
-		if (ours)
-			break;
+		spx_error_clear();
 	}
+	/* Then its block node (absent when the disk never was). */
 	args = json_pack("{s:s}", "node-name", d.node);
-	if (spx_qmp_exec(d.g.q, "blockdev-del", args, QMP_MS, NULL) < 0) {
+	if (spx_qmp_exec(d.g.q, "blockdev-del", args, QMP_MS, NULL) < 0 &&
+	    !(spx_errstatus() == SPX_NO && strstr(spx_errmsg(), "find"))) {
 		rc = vmcli_fail(a);
 		goto out;
 	}
-	printf("%s: %s detached\n", a->argv[0], vol);
+	spx_error_clear();
+	printf("%s: %s %s\n", a->argv[0], vol,
+	       was ? "detached" : "was not attached");
 	rc = SPX_OK;
 out:
 	json_decref(args);

@@ -18,14 +18,6 @@
 
 #define QMP_MS 2000 /* one QMP exchange with a live QEMU */
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void nap(void)
 {
 	struct timespec ts = { 0, 50 * 1000000 };
@@ -36,10 +28,10 @@ static void nap(void)
 /* Wait until pid no longer runs QEMU for dir, at most ms. */
 static bool gone_within(const char *dir, long long ms)
 {
-	long long end = now_ms() + ms;
+	long long end = spx_mono_ms() + ms;
 
 	while (spx_vm_pid(dir)) {
-		if (now_ms() >= end)
+		if (spx_mono_ms() >= end)
 			return false;
 		nap();
 	}
@@ -245,7 +237,7 @@ static int launch(const struct spx_vm_spec *s, const char *dir,
 	if (pid < 0)
 		goto out;
 	for (;;) {
-		long long left = deadline - now_ms();
+		long long left = deadline - spx_mono_ms();
 
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			if (WIFSIGNALED(status))
@@ -284,12 +276,80 @@ out:
 	return rc;
 }
 
+/* --disks: the volume ids, checked (well-formed, not the root, none
+ * twice, SPX_VM_HOTPLUG_SLOTS at most); a NULL-ended array to free with
+ * spx_vm_argv_free, or NULL with a usage error. */
+static char **disks_of(const struct spx_args *a, const char *root)
+{
+	const char *list = spx_arg(a, "disks");
+	char **v = spx_calloc(SPX_VM_HOTPLUG_SLOTS + 1, sizeof(char *));
+	size_t n = 0;
+
+	for (const char *p = list; p && *p;) {
+		size_t len = strcspn(p, ",");
+		char id[SPX_VM_NAME_MAX + 1];
+
+		if (n == SPX_VM_HOTPLUG_SLOTS) {
+			spx_error(SPX_USAGE, "--disks: %d at most",
+				  SPX_VM_HOTPLUG_SLOTS);
+			goto bad;
+		}
+		snprintf(id, sizeof(id), "%.*s",
+			 (int)(len < sizeof(id) ? len : sizeof(id) - 1), p);
+		if (len >= sizeof(id) || !spx_vm_name_valid(id) ||
+		    !strcmp(id, root)) {
+			spx_error(SPX_USAGE, "--disks: not a data volume: '%.*s'",
+				  (int)(len < 64 ? len : 64), p);
+			goto bad;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(v[i], id)) {
+				spx_error(SPX_USAGE, "--disks: '%s' twice", id);
+				goto bad;
+			}
+		v[n++] = spx_strdup(id);
+		p += len;
+		if (*p == ',' && *++p == 0) {
+			spx_error(SPX_USAGE, "--disks: an empty id");
+			goto bad;
+		}
+	}
+	return v;
+bad:
+	spx_vm_argv_free(v);
+	return NULL;
+}
+
+/* Plug the disks into the guest that has just started in dir. */
+static int plug_disks(const struct spx_vm_spec *s, const char *dir,
+		      char **disks)
+{
+	char *sock = spx_path_join(dir, "qmp.sock");
+	struct spx_qmp *q = NULL;
+	bool already;
+	int rc = 0;
+
+	if (!disks[0])
+		goto out;
+	rc = spx_qmp_connect(sock, QMP_MS, &q);
+	for (size_t i = 0; rc == 0 && disks[i]; i++)
+		if ((rc = vm_plug(q, s->nbd_socket, disks[i], &already)) < 0)
+			spx_error_prefix("'%s'", disks[i]);
+	/* Started paused (-S) for this: now it runs. */
+	if (rc == 0)
+		rc = spx_qmp_exec(q, "cont", NULL, QMP_MS, NULL);
+	spx_qmp_close(q);
+out:
+	free(sock);
+	return rc;
+}
+
 int cmd_start(const struct spx_args *a)
 {
 	const char *name = a->argv[0];
 	struct vmcli c;
 	struct spx_vm_spec s = { 0 };
-	char *dir = NULL, *path = NULL;
+	char *dir = NULL, *path = NULL, **disks = NULL;
 	json_t *j = NULL;
 	char *text = NULL;
 	long long secs;
@@ -302,11 +362,13 @@ int cmd_start(const struct spx_args *a)
 	if (!dir)
 		goto out;
 	if (spx_arg_int(a, "timeout", 1, 3600, 30, &secs) < 0 ||
-	    spec_from_args(a, &c, name, &s) < 0) {
+	    spec_from_args(a, &c, name, &s) < 0 ||
+	    !(disks = disks_of(a, s.root))) {
 		rc = vmcli_fail(a);
 		goto out;
 	}
-	long long deadline = now_ms() + secs * 1000;
+	s.paused = disks[0] != NULL;
+	long long deadline = spx_mono_ms() + secs * 1000;
 
 	if (spx_mkdirs(dir, 0700) < 0 || (lock = vmcli_lock(dir)) < 0) {
 		rc = vmcli_fail(a);
@@ -330,6 +392,13 @@ int cmd_start(const struct spx_args *a)
 		rc = vmcli_fail(a);
 		goto out;
 	}
+	/* A guest without the disks it was started with is no start. */
+	if (plug_disks(&s, dir, disks) < 0) {
+		rc = vmcli_fail(a);
+		kill_now(dir);
+		tidy(dir);
+		goto out;
+	}
 	rc = cmd_info(a);
 out:
 	if (lock >= 0)
@@ -338,6 +407,8 @@ out:
 	json_decref(j);
 	free(path);
 	free(dir);
+	if (disks)
+		spx_vm_argv_free(disks);
 	spx_vm_spec_release(&s);
 	vmcli_close(&c);
 	return rc;

@@ -153,6 +153,8 @@ static const struct spx_opt start_opts[] = {
 	{ "metadata", 0, "FILE",
 	  "serve FILE (metadata.json, see spx-vm(8)) to the guest at "
 	  "169.254.169.254" },
+	{ "disks", 'd', "ID[,ID...]",
+	  "data volumes to plug in as it starts, as attach does (8 at most)" },
 	{ "timeout", 't', "SECONDS",
 	  "give up (and kill QEMU) when it does not answer by then (30)" },
 	{ "json", 'j', NULL, "print JSON" },

@@ -48,6 +48,11 @@ struct guest {
 int guest_open(const struct spx_args *a, int flags, struct guest *g);
 void guest_close(struct guest *g);
 
+/* Plug volume vol into the guest on q from the NBD socket sock (attach,
+ * and start's --disks); *already when it was plugged before. */
+int vm_plug(struct spx_qmp *q, const char *sock, const char *vol,
+	    bool *already);
+
 /* Print "spx-vm: VERB: message" and return the recorded exit status. */
 int vmcli_fail(const struct spx_args *a);
 

@@ -60,6 +60,10 @@
 /* A guest stops within this many seconds of its ACPI power button, or
  * spx-vm stop quits, then kills, its QEMU. */
 #define VM_STOP_TIMEOUT "30"
+/* A guest has this long to let a detached disk go, each try; a Force
+ * detachment gives it less. The detachment stays "detaching", tried
+ * again, until the guest lets go or stops. */
+#define VM_DETACH_TIMEOUT "30"
 /* A launch that fails is tried again (1 s, 2 s, ... apart) this many
  * times in all, then the instance is terminated with the reason. */
 #define LAUNCH_TRIES 4
@@ -102,14 +106,6 @@ struct agent {
 	struct retry *retry;
 	size_t nretry;
 };
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* "a b c" for the log (caller frees). */
 static char *cmdline(char *const argv[])
@@ -185,7 +181,7 @@ static bool retry_count(struct agent *ag, const char *id, int step, int max)
 	}
 	r->tries++;
 	wait = (int64_t)1000 << (r->tries - 1 < 6 ? r->tries - 1 : 6);
-	r->at = mono_ms() + (wait < RETRY_MAX_MS ? wait : RETRY_MAX_MS);
+	r->at = spx_mono_ms() + (wait < RETRY_MAX_MS ? wait : RETRY_MAX_MS);
 	return r->tries < max;
 }
 
@@ -243,6 +239,9 @@ static char **step_argv(const struct agent *ag, const struct spx_ebs_work *w)
 		break;
 	case SPX_EBS_SNAP_DELETE:
 		v[n++] = spx_strdup("snapshot-rm");
+		break;
+	case SPX_EBS_ATTACH: /* spx-vm's: attach_step() */
+	case SPX_EBS_DETACH:
 		break;
 	}
 	v[n++] = spx_strdup("--root");
@@ -332,7 +331,7 @@ static void said(struct agent *ag, struct job *j, const char *l)
 		pct = strtol(colon + 2, &end, 10);
 		if (!errno && *end == '%' && end == l + n - 1 && pct >= 0 &&
 		    pct <= 100) {
-			int64_t now = mono_ms();
+			int64_t now = spx_mono_ms();
 
 			if ((j->w.step == SPX_EBS_SNAP_TAKE ||
 			     j->w.step == SPX_EBS_SNAP_COPY) &&
@@ -522,8 +521,11 @@ static void forget_metadata(const struct agent *ag,
 static void inst_launch(struct agent *ag, struct spx_inst_work *w)
 {
 	struct spx_ebs_work ew = { 0 };
+	struct spx_buf dl = SPX_BUF_INIT;
 	char mem[32], cpus[16], port[16], *md;
+	json_t *disks, *v;
 	int p = w->port;
+	size_t i;
 
 	if (!p || retry_get(ag, w->id, INST_STEP(SPX_INST_LAUNCH))) {
 		p = free_port();
@@ -534,20 +536,37 @@ static void inst_launch(struct agent *ag, struct spx_inst_work *w)
 		}
 		w->port = p;
 	}
-	md = write_metadata(ag, w);
-	if (!md)
+	/* Its data volumes (AttachVolume's) are plugged as it starts. */
+	disks = spx_ebs_data_volumes(ag->st, w->account, w->id);
+	if (!disks) {
+		spx_log(SPX_LOG_WARN, "%s: cannot list its volumes: %s", w->id,
+			spx_errmsg());
 		return;
+	}
+	md = write_metadata(ag, w);
+	if (!md) {
+		json_decref(disks);
+		return;
+	}
+	json_array_foreach(disks, i, v) {
+		if (i)
+			spx_buf_addc(&dl, ',');
+		spx_buf_adds(&dl, json_string_value(v));
+	}
+	spx_buf_addc(&dl, '\0');
 	snprintf(mem, sizeof(mem), "%lldM", (long long)w->mem_mib);
 	snprintf(cpus, sizeof(cpus), "%d", w->cpus);
 	snprintf(port, sizeof(port), "%d", p);
 	char *argv[] = { ag->spxvm, "start", "--root", (char *)ag->root,
 			 w->id, "--volume", w->vol, "--memory", mem,
 			 "--cpus", cpus, "--ssh-port", port, "--metadata", md,
-			 NULL };
+			 json_array_size(disks) ? "--disks" : NULL, dl.p, NULL };
 
 	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
 	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
 	spawn_job(ag, argv, &ew, w);
+	spx_buf_release(&dl);
+	json_decref(disks);
 	free(md);
 }
 
@@ -577,11 +596,76 @@ static void inst_reboot(struct agent *ag, struct spx_inst_work *w)
 	spawn_job(ag, argv, &ew, w);
 }
 
+/* A data volume's attachment (volume.h): plugged into, or unplugged
+ * from, a running guest with spx-vm; recorded at once when no guest
+ * runs. Nothing is done while a step of the instance runs (a start
+ * plugs what is attached when it begins; a detachment recorded while
+ * it starts is carried out once it has). */
+static void attach_step(struct agent *ag, const struct spx_ebs_work *w)
+{
+	char *dir = guest_dir(ag, w->inst);
+	bool up = spx_vm_pid(dir) > 0, now_done = false;
+	struct spx_ebs_work d = *w;
+
+	free(dir);
+	if (running(ag, w->inst))
+		return;
+	if (w->step == SPX_EBS_ATTACH) {
+		switch (w->inst_code) {
+		case SPX_INST_RUNNING:
+			if (!up)
+				return; /* the watch sees to the instance */
+			break;
+		case SPX_INST_STOPPED:
+		case SPX_INST_STOPPING:
+			now_done = true; /* plugged when it starts */
+			break;
+		case SPX_INST_PENDING:
+			return; /* its launch plugs it */
+		default: /* gone or going: released */
+			d.step = SPX_EBS_DETACH;
+			now_done = true;
+			break;
+		}
+	} else if (!up) {
+		now_done = true;
+	}
+	if (now_done) {
+		int r = spx_ebs_done(ag->st, &d, true, NULL, time(NULL));
+
+		if (r < 0)
+			spx_log(SPX_LOG_WARN, "%s: cannot record the %s: %s",
+				w->id,
+				d.step == SPX_EBS_ATTACH ? "attachment"
+							 : "detachment",
+				spx_errmsg());
+		else
+			spx_log(SPX_LOG_INFO, "%s: %s %s (no guest runs)",
+				w->id,
+				d.step == SPX_EBS_ATTACH ? "attached to"
+							 : "detached from",
+				w->inst);
+		spx_error_clear();
+		return;
+	}
+	char *argv[] = { ag->spxvm,
+			 w->step == SPX_EBS_ATTACH ? "attach" : "detach",
+			 "--root", (char *)ag->root,
+			 w->step == SPX_EBS_ATTACH ? (char *)w->inst
+						   : "--timeout",
+			 w->step == SPX_EBS_ATTACH ? (char *)w->id
+						   : VM_DETACH_TIMEOUT,
+			 w->step == SPX_EBS_ATTACH ? NULL : (char *)w->inst,
+			 (char *)w->id, NULL };
+
+	spawn_job(ag, argv, w, NULL);
+}
+
 /* One look at the instance records: start what they ask for. */
 static void inst_pass(struct agent *ag)
 {
 	struct spx_inst_work *w = NULL;
-	int64_t now = mono_ms();
+	int64_t now = spx_mono_ms();
 	size_t n = 0;
 
 	ag->guests = false;
@@ -764,7 +848,9 @@ static void finish(struct agent *ag, struct job *j, int ws)
 		/* Deleting is tried until it works; a snapshot, a copy and
 		 * a restore again and again, unless they cannot work (a
 		 * usage error, the volume gone) or keep failing. */
-		if (w->step == SPX_EBS_DELETE || w->step == SPX_EBS_SNAP_DELETE)
+		if (w->step == SPX_EBS_DELETE ||
+		    w->step == SPX_EBS_SNAP_DELETE ||
+		    w->step == SPX_EBS_ATTACH || w->step == SPX_EBS_DETACH)
 			final = false;
 		else if (w->step != SPX_EBS_RESIZE && rc != SPX_USAGE &&
 			 !(w->step == SPX_EBS_SNAP_TAKE &&
@@ -776,6 +862,8 @@ static void finish(struct agent *ag, struct job *j, int ws)
 			spx_log(SPX_LOG_INFO, "%s: to be tried again", w->id);
 		if (w->step == SPX_EBS_DELETE || w->step == SPX_EBS_SNAP_DELETE)
 			retry_later(ag, w);
+		if (w->step == SPX_EBS_ATTACH || w->step == SPX_EBS_DETACH)
+			retry_count(ag, w->id, (int)w->step, INT_MAX);
 	} else {
 		retry_forget(ag, w);
 	}
@@ -785,7 +873,8 @@ static void finish(struct agent *ag, struct job *j, int ws)
 		r = 0;
 	} else if (snap) {
 		r = spx_ebs_snap_done(ag->st, w, ok, final, why);
-	} else if (ok || final || w->step == SPX_EBS_DELETE) {
+	} else if (ok || final || w->step == SPX_EBS_DELETE ||
+		   w->step == SPX_EBS_ATTACH || w->step == SPX_EBS_DETACH) {
 		/* A deletion that failed stays "deleting", its reason in
 		 * SpxError (an instance whose root volume it is reports it:
 		 * instance.h). */
@@ -881,7 +970,7 @@ static void pass(struct agent *ag)
 {
 	struct spx_ebs_work *w = NULL, *later = NULL;
 	size_t n = 0, nlater = 0;
-	int64_t now = mono_ms();
+	int64_t now = spx_mono_ms();
 	bool removal = false;
 
 	if (list_work(ag, &w, &n) < 0)
@@ -932,7 +1021,10 @@ static void pass(struct agent *ag)
 		    (r && r->at > now) || waits(&w[i], w, n) ||
 		    waits(&w[i], later, nlater))
 			continue;
-		start(ag, &w[i]);
+		if (w[i].step == SPX_EBS_ATTACH || w[i].step == SPX_EBS_DETACH)
+			attach_step(ag, &w[i]);
+		else
+			start(ag, &w[i]);
 	}
 	free(w);
 	free(later);
@@ -942,7 +1034,7 @@ static void pass(struct agent *ag)
  * are, and the next agent runs them again. */
 static void stop_jobs(struct agent *ag)
 {
-	int64_t until = mono_ms() + 10000;
+	int64_t until = spx_mono_ms() + 10000;
 
 	for (size_t i = 0; i < ag->njobs; i++)
 		kill(ag->jobs[i].pid, SIGTERM);
@@ -950,9 +1042,9 @@ static void stop_jobs(struct agent *ag)
 		struct job *j = &ag->jobs[ag->njobs - 1];
 		int ws;
 
-		if (mono_ms() > until)
+		if (spx_mono_ms() > until)
 			kill(j->pid, SIGKILL);
-		if (waitpid(j->pid, &ws, mono_ms() > until ? 0 : WNOHANG) ==
+		if (waitpid(j->pid, &ws, spx_mono_ms() > until ? 0 : WNOHANG) ==
 		    j->pid) {
 			if (j->err >= 0)
 				close(j->err);
@@ -1038,7 +1130,7 @@ int cmd_agent(const struct spx_args *a)
 						  { bell, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		nfds_t np = 2;
-		int64_t now = mono_ms();
+		int64_t now = spx_mono_ms();
 		int timeout;
 
 		if (reap(&ag) || now >= due)

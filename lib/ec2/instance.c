@@ -1407,6 +1407,12 @@ static int do_end(json_t *rec, void *arg)
 		err = spx_xprintf("cannot %s the root volume %s: %s",
 				  root_dot(rec) ? "delete" : "detach", vol,
 				  spx_errmsg());
+	/* Its data volumes are free again (the agent would find them so,
+	 * too: a volume of a terminated instance is detached). */
+	else if (spx_ebs_release_data(e->st, e->account,
+				      spx_ec2_str0(rec, "InstanceId")) < 0)
+		err = spx_xprintf("cannot detach the data volumes: %s",
+				  spx_errmsg());
 	if (err || e->why)
 		json_object_set_new(rec, "SpxError",
 				    json_string(err ? err : e->why));

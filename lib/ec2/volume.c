@@ -5,6 +5,7 @@
 #include <sys/statvfs.h>
 
 #include "ec2/fault.h"
+#include "ec2/instance.h"
 #include "ec2/rec.h"
 #include "ec2/snapshot.h"
 #include "ec2/tags.h"
@@ -555,7 +556,328 @@ uint64_t spx_ebs_bytes(const json_t *rec)
 	return (uint64_t)num(rec, "Size") * GIB;
 }
 
+/* ---- attachments ---------------------------------------------------- */
+
+bool spx_ebs_device_valid(const char *dev)
+{
+	static const char *const pre[] = { "/dev/sd", "/dev/xvd", "/dev/vd" };
+
+	if (!dev)
+		return false;
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(pre); i++) {
+		size_t n = strlen(pre[i]);
+
+		if (!strncmp(dev, pre[i], n) && dev[n] >= 'b' &&
+		    dev[n] <= 'z' && !dev[n + 1])
+			return true;
+	}
+	return false;
+}
+
+static json_t *attachment(const json_t *rec)
+{
+	return json_array_get(json_object_get(rec, "Attachments"), 0);
+}
+
+static int inst_code(const json_t *inst)
+{
+	return (int)json_integer_value(
+		json_object_get(json_object_get(inst, "State"), "Code"));
+}
+
+/* Under the node's lock: the device free on the instance, and a slot. */
+static int attach_room(struct spx_state *st, const char *account,
+		       const char *inst, const char *dev)
+{
+	json_t *all, *v;
+	size_t i, n = 0;
+	int rc = 0;
+
+	if (spx_ebs_list(st, account, &all) < 0)
+		return -1;
+	json_array_foreach(all, i, v) {
+		const json_t *a = attachment(v);
+
+		if (!a || strcmp(spx_ec2_str0(a, "InstanceId"), inst))
+			continue;
+		if (!strcmp(spx_ec2_str0(a, "Device"), dev)) {
+			rc = spx_ec2_fault(400, "InvalidParameterValue",
+					   "Attachment point %s is already in "
+					   "use",
+					   dev);
+			break;
+		}
+		n += json_is_true(json_object_get(v, "SpxData"));
+	}
+	if (rc == 0 && n >= SPX_EBS_DATA_MAX)
+		rc = spx_ec2_fault(400, "AttachmentLimitExceeded",
+				   "Instance %s has %zu volumes attached; %d "
+				   "is the most it can have.",
+				   inst, n, SPX_EBS_DATA_MAX);
+	json_decref(all);
+	return rc;
+}
+
+struct attach {
+	const json_t *inst;
+	const char *dev;
+	time_t now;
+	json_t *out;
+};
+
+static int do_attach(json_t *rec, void *arg)
+{
+	struct attach *a = arg;
+	const char *s = spx_ec2_str0(rec, "State");
+	const char *id = spx_ec2_str0(a->inst, "InstanceId");
+	const char *vid = spx_ec2_str0(rec, "VolumeId");
+	const char *iaz = spx_ec2_str0(json_object_get(a->inst, "Placement"),
+				       "AvailabilityZone");
+	json_t *att;
+
+	if (!strcmp(s, "in-use"))
+		return spx_ec2_fault(400, "VolumeInUse",
+				     "%s is already attached to an instance",
+				     vid);
+	if (strcmp(s, "available"))
+		return spx_ec2_fault(400, "IncorrectState",
+				     "The volume '%s' is '%s'; it can be "
+				     "attached once it is 'available'.",
+				     vid, s);
+	if (strcmp(spx_ec2_str0(rec, "AvailabilityZone"), iaz) ||
+	    strcmp(spx_ec2_str0(rec, "SpxNode"),
+		   spx_ec2_str0(a->inst, "SpxNode")))
+		return spx_ec2_fault(400, "InvalidVolume.ZoneMismatch",
+				     "The volume '%s' is not in the same "
+				     "availability zone as instance '%s'",
+				     vid, id);
+	att = json_pack("{s:I, s:s, s:s, s:s, s:s, s:b}", "AttachTime",
+			(json_int_t)a->now, "Device", a->dev, "InstanceId", id,
+			"State", "attaching", "VolumeId", vid,
+			"DeleteOnTermination", 0);
+	json_object_set_new(rec, "Attachments", json_pack("[O]", att));
+	json_object_set_new(rec, "State", json_string("in-use"));
+	json_object_set_new(rec, "SpxData", json_true());
+	json_object_del(rec, "SpxForce");
+	json_object_set_new(rec, "SpxError", json_string(""));
+	json_decref(a->out);
+	a->out = att;
+	return 0;
+}
+
+int spx_ebs_attach(struct spx_state *st, const struct spx_ebs_env *env,
+		   const char *account, const json_t *req, const json_t *inst,
+		   time_t now, json_t **out)
+{
+	const char *vol = spx_ec2_str(req, "VolumeId");
+	const char *dev = spx_ec2_str(req, "Device");
+	const char *id = spx_ec2_str0(inst, "InstanceId");
+	struct attach a = { inst, dev, now, NULL };
+	int code = inst_code(inst), lk, rc;
+	json_t *rec;
+
+	*out = NULL;
+	if (!vol)
+		return spx_ec2_fault_missing("VolumeId");
+	if (!dev)
+		return spx_ec2_fault_missing("Device");
+	if (spx_ebs_get(st, account, vol, &rec, NULL) < 0)
+		return -1;
+	json_decref(rec);
+	if (code != SPX_INST_RUNNING && code != SPX_INST_STOPPED)
+		return spx_ec2_fault(400, "IncorrectInstanceState",
+				     "The instance '%s' is '%s'; volumes are "
+				     "attached to a 'running' or 'stopped' "
+				     "instance.",
+				     id, spx_inst_state_name(code)
+					     ? spx_inst_state_name(code)
+					     : "");
+	if (!spx_ebs_device_valid(dev))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Value (%s) for parameter device is "
+				     "invalid. %s is not a valid EBS device "
+				     "name.",
+				     dev, dev);
+	if (!strcmp(dev, spx_ec2_str0(inst, "RootDeviceName")))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Attachment point %s is already in use",
+				     dev);
+	if ((lk = spx_ebs_lock(env->lock)) < 0)
+		return -1;
+	rc = attach_room(st, account, id, dev);
+	if (rc == 0)
+		rc = change(st, account, vol, do_attach, &a);
+	close(lk);
+	if (rc < 0) {
+		json_decref(a.out);
+		return -1;
+	}
+	*out = a.out;
+	return 0;
+}
+
+struct detach {
+	const json_t *req;
+	json_t *out;
+};
+
+static int do_detach(json_t *rec, void *arg)
+{
+	struct detach *d = arg;
+	const char *vid = spx_ec2_str0(rec, "VolumeId");
+	const char *inst = spx_ec2_str(d->req, "InstanceId");
+	const char *dev = spx_ec2_str(d->req, "Device");
+	bool force = json_is_true(json_object_get(d->req, "Force"));
+	json_t *a = attachment(rec);
+	const char *as = spx_ec2_str0(a, "State");
+
+	if (!a)
+		return spx_ec2_fault(400, "IncorrectState",
+				     "Volume '%s' is in the '%s' state.", vid,
+				     spx_ec2_str0(rec, "State"));
+	if ((inst && strcmp(inst, spx_ec2_str0(a, "InstanceId"))) ||
+	    (dev && strcmp(dev, spx_ec2_str0(a, "Device"))))
+		return spx_ec2_fault(400, "InvalidAttachment.NotFound",
+				     "The volume %s is not attached to "
+				     "instance %s as %s.",
+				     vid, inst ? inst : spx_ec2_str0(a, "InstanceId"),
+				     dev ? dev : spx_ec2_str0(a, "Device"));
+	if (!json_is_true(json_object_get(rec, "SpxData")))
+		return spx_ec2_fault(400, "IncorrectState",
+				     "Unable to detach root volume '%s' from "
+				     "instance '%s'",
+				     vid, spx_ec2_str0(a, "InstanceId"));
+	json_decref(d->out);
+	d->out = json_deep_copy(a);
+	if (!strcmp(as, "detaching") &&
+	    (!force || json_is_true(json_object_get(rec, "SpxForce"))))
+		return 1;
+	json_object_set_new(a, "State", json_string("detaching"));
+	json_object_set_new(d->out, "State", json_string("detaching"));
+	if (force)
+		json_object_set_new(rec, "SpxForce", json_true());
+	return 0;
+}
+
+int spx_ebs_detach(struct spx_state *st, const char *account,
+		   const json_t *req, json_t **out)
+{
+	const char *vol = spx_ec2_str(req, "VolumeId");
+	const char *inst = spx_ec2_str(req, "InstanceId");
+	struct detach d = { req, NULL };
+
+	*out = NULL;
+	if (!vol)
+		return spx_ec2_fault_missing("VolumeId");
+	if (inst && !spx_inst_id_wellformed(inst))
+		return spx_ec2_fault(400, "InvalidInstanceID.Malformed",
+				     "Invalid id: \"%s\"", inst);
+	if (change(st, account, vol, do_detach, &d) < 0) {
+		json_decref(d.out);
+		return -1;
+	}
+	*out = d.out;
+	return 0;
+}
+
+/* Is rec a data volume attached (or attaching, or detaching when
+ * detaching) to inst? */
+static bool data_of(const json_t *rec, const char *inst, bool detaching)
+{
+	const json_t *a = attachment(rec);
+	const char *as = spx_ec2_str0(a, "State");
+
+	return a && json_is_true(json_object_get(rec, "SpxData")) &&
+	       !strcmp(spx_ec2_str0(a, "InstanceId"), inst) &&
+	       (detaching || strcmp(as, "detaching"));
+}
+
+json_t *spx_ebs_data_volumes(struct spx_state *st, const char *account,
+			     const char *inst)
+{
+	json_t *all, *v, *ids;
+	size_t i;
+
+	if (spx_ebs_list(st, account, &all) < 0)
+		return NULL;
+	ids = json_array();
+	json_array_foreach(all, i, v)
+		if (data_of(v, inst, false))
+			json_array_append(ids, json_object_get(v, "VolumeId"));
+	json_decref(all);
+	return ids;
+}
+
+/* The attachment is gone: available (if it is still inst's). */
+static int do_detached(json_t *rec, void *arg)
+{
+	if (!data_of(rec, arg, true))
+		return 1;
+	json_object_set_new(rec, "Attachments", json_array());
+	json_object_set_new(rec, "State", json_string("available"));
+	json_object_del(rec, "SpxData");
+	json_object_del(rec, "SpxForce");
+	return 0;
+}
+
+int spx_ebs_release_data(struct spx_state *st, const char *account,
+			 const char *inst)
+{
+	json_t *all, *v;
+	size_t i;
+	int rc = 0;
+
+	if (spx_ebs_list(st, account, &all) < 0)
+		return -1;
+	json_array_foreach(all, i, v) {
+		char *key;
+		int r;
+
+		if (!data_of(v, inst, true))
+			continue;
+		key = rec_key(account, spx_ec2_str0(v, "VolumeId"));
+		r = spx_ec2_rec_change(st, key, do_detached, (void *)inst);
+		free(key);
+		if (r < 0 && r != SPX_STATE_NOTFOUND)
+			rc = -1;
+	}
+	json_decref(all);
+	return rc;
+}
+
 /* ---- the agent's side --------------------------------------------- */
+
+/* The attach or detach step a data volume waits on, if any: attaching
+ * (its instance told), detaching, or attached to an instance that is
+ * ending or gone. */
+static bool attach_work(struct spx_state *st, const json_t *rec,
+			struct spx_ebs_work *w)
+{
+	const json_t *a = attachment(rec);
+	const char *as = spx_ec2_str0(a, "State");
+	const char *inst = spx_ec2_str0(a, "InstanceId");
+	json_t *irec = NULL;
+
+	if (!a || !spx_inst_id_wellformed(inst) ||
+	    strlen(inst) >= sizeof(w->inst))
+		return false;
+	snprintf(w->inst, sizeof(w->inst), "%s", inst);
+	w->inst_code = spx_inst_get(st, w->account, inst, &irec) < 0
+			       ? -1
+			       : inst_code(irec);
+	json_decref(irec);
+	spx_error_clear();
+	w->force = json_is_true(json_object_get(rec, "SpxForce"));
+	if (!strcmp(as, "attaching"))
+		w->step = SPX_EBS_ATTACH;
+	else if (!strcmp(as, "detaching") || w->inst_code < 0 ||
+		 w->inst_code == SPX_INST_SHUTTING_DOWN ||
+		 w->inst_code == SPX_INST_TERMINATED)
+		w->step = SPX_EBS_DETACH;
+	else
+		return false;
+	return true;
+}
 
 int spx_ebs_pending(struct spx_state *st, const char *node,
 		    struct spx_ebs_work **out, size_t *n)
@@ -599,6 +921,9 @@ int spx_ebs_pending(struct spx_state *st, const char *node,
 			w.step = SPX_EBS_RESIZE;
 			w.bytes = (uint64_t)num(json_object_get(r, "SpxModification"),
 						"TargetSize") * GIB;
+		} else if (json_is_true(json_object_get(r, "SpxData")) &&
+			   attach_work(st, r, &w)) {
+			/* w says */
 		} else {
 			json_decref(r);
 			continue;
@@ -674,6 +999,22 @@ static int do_done(json_t *rec, void *arg)
 		return 0;
 	case SPX_EBS_DELETE: /* failed: SpxError says why; tried again */
 		return s && !strcmp(s, "deleting") ? 0 : 1;
+	case SPX_EBS_ATTACH: {
+		json_t *a = attachment(rec);
+
+		if (!data_of(rec, d->w->inst, false) ||
+		    strcmp(spx_ec2_str0(a, "State"), "attaching"))
+			return 1;
+		if (d->ok)
+			json_object_set_new(a, "State", json_string("attached"));
+		return 0;
+	}
+	case SPX_EBS_DETACH:
+		if (!data_of(rec, d->w->inst, true))
+			return 1;
+		if (d->ok)
+			return do_detached(rec, (void *)d->w->inst);
+		return 0;
 	default:
 		return 1;
 	}

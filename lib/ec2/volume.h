@@ -12,6 +12,9 @@
  *   "SpxError"         why the agent could not do the last step ("" if
  *                      none), also in the agent's log
  *   "SpxModification"  the last ModifyVolume: a VolumeModification item
+ *   "SpxData"          attached by AttachVolume (a data volume); a root
+ *                      volume's attachment (instance.h) has none
+ *   "SpxForce"         DetachVolume asked for Force
  *
  * States, as EC2's: CreateVolume records "creating" and wakes the agent,
  * which runs `spx-vol create --id ID --size NG` on SpxNode and then
@@ -20,8 +23,21 @@
  * and then removes the record, after which the volume is not found.
  * ModifyVolume records a modification "modifying"; the agent runs
  * `spx-vol resize` when the size grows and records "completed" with the
- * new Size, type, Iops and Throughput. "in-use" and attachments come with
- * instances (AttachVolume).
+ * new Size, type, Iops and Throughput.
+ *
+ * Attachments: AttachVolume moves "available" to "in-use" with one
+ * attachment {InstanceId, Device, State "attaching", AttachTime,
+ * DeleteOnTermination false}; the agent hot-plugs the volume into the
+ * running guest (spx-vm attach) and records "attached". A stopped
+ * instance's volume is "attached" at once by the agent and plugged when
+ * the instance starts (spx-vm start --disks); a pending one's waits for
+ * its launch. DetachVolume moves the attachment to "detaching"; the agent
+ * unplugs it (spx-vm detach, which needs the guest to let the disk go)
+ * and records the volume "available" with no attachment. A volume whose
+ * instance is terminated or gone is released the same way. The checks
+ * of AttachVolume (device names in use, the instance's slots) are made
+ * under the node's lock (env->lock), so that two attachments cannot
+ * take one device name.
  *
  * Every transition is a compare-and-swap of the record (spx_state_update),
  * so the gateway and the agent never undo each other's change, and the
@@ -100,6 +116,32 @@ int spx_ebs_delete(struct spx_state *st, const char *account,
  * VolumeModification item (a new reference). */
 int spx_ebs_modify(struct spx_state *st, const char *account,
 		   const json_t *req, time_t now, json_t **out);
+/* The data volumes an instance may have: spx-vm's hot-plug ports. */
+#define SPX_EBS_DATA_MAX 8
+
+/* AttachVolume: req the parsed AttachVolumeRequest (VolumeId,
+ * InstanceId, Device); inst the instance's record. *out the
+ * VolumeAttachment item EC2 answers (a new reference). */
+int spx_ebs_attach(struct spx_state *st, const struct spx_ebs_env *env,
+		   const char *account, const json_t *req, const json_t *inst,
+		   time_t now, json_t **out);
+/* DetachVolume: req the parsed DetachVolumeRequest (VolumeId, and
+ * InstanceId, Device, Force). *out as AttachVolume's. */
+int spx_ebs_detach(struct spx_state *st, const char *account,
+		   const json_t *req, json_t **out);
+/* The data volumes (AttachVolume's) attached or attaching to account's
+ * instance inst, sorted: an array of VolumeId strings (a new reference),
+ * or NULL with an error. */
+json_t *spx_ebs_data_volumes(struct spx_state *st, const char *account,
+			     const char *inst);
+/* Release every data volume of account attached to inst (terminated):
+ * each becomes "available" with no attachment. */
+int spx_ebs_release_data(struct spx_state *st, const char *account,
+			 const char *inst);
+/* "/dev/sd[b-z]", "/dev/xvd[b-z]" or "/dev/vd[b-z]": a device name
+ * AttachVolume takes. */
+bool spx_ebs_device_valid(const char *dev);
+
 /* Tags (the restype row "volume"). */
 int spx_ebs_set_tags(struct spx_state *st, const char *account,
 		     const char *id, const json_t *set, const json_t *unset);
@@ -118,6 +160,9 @@ enum spx_ebs_step {
 	SPX_EBS_SNAP_TAKE,	/* a snapshot "pending": spx-vol snapshot */
 	SPX_EBS_SNAP_COPY,	/* a copy "pending": spx-vol snapshot-copy */
 	SPX_EBS_SNAP_DELETE,	/* SpxDeleting: spx-vol snapshot-rm */
+	SPX_EBS_ATTACH,	/* an attachment "attaching": spx-vm attach */
+	SPX_EBS_DETACH,	/* "detaching", or its instance gone: spx-vm
+			   detach */
 };
 
 struct spx_ebs_work {
@@ -128,6 +173,11 @@ struct spx_ebs_work {
 	/* create: the snapshot to restore ("": none); snapshot: its
 	 * volume; copy: the snapshot copied */
 	char src[32];
+	/* attach, detach: the instance and its state code (-1: no such
+	 * instance), whether Force was asked for */
+	char inst[32];
+	int inst_code;
+	bool force;
 };
 
 /* The steps waiting on node's volumes, across accounts; *out (free it)

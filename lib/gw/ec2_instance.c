@@ -111,13 +111,42 @@ static const char *inst_id(const json_t *item)
 	return json_string_value(json_object_get(item, "InstanceId"));
 }
 
+/* The data volumes (AttachVolume's) of instance item it, from the
+ * account's volume records vols, after its root in BlockDeviceMappings:
+ * the volume record is where their attachment is kept. */
+static void add_data_volumes(json_t *it, const json_t *vols)
+{
+	json_t *bdm = json_object_get(it, "BlockDeviceMappings"), *v;
+	const char *id = spx_ec2_str0(it, "InstanceId");
+	size_t i;
+
+	if (!json_is_array(bdm))
+		return;
+	json_array_foreach(vols, i, v) {
+		const json_t *a = json_array_get(json_object_get(v, "Attachments"), 0);
+
+		if (!a || !json_is_true(json_object_get(v, "SpxData")) ||
+		    strcmp(spx_ec2_str0(a, "InstanceId"), id))
+			continue;
+		json_array_append_new(
+			bdm, json_pack("{s:O, s:{s:O, s:O, s:O, s:O}}",
+				       "DeviceName", json_object_get(a, "Device"),
+				       "Ebs", "AttachTime",
+				       json_object_get(a, "AttachTime"),
+				       "DeleteOnTermination",
+				       json_object_get(a, "DeleteOnTermination"),
+				       "Status", json_object_get(a, "State"),
+				       "VolumeId", json_object_get(a, "VolumeId")));
+	}
+}
+
 /* The items of the account's instances that InstanceIds names (all when
  * absent), each with LaunchTimeText and SpxReservationId for filters and
  * grouping; a malformed or unknown id fails as EC2 fails it. */
 static int selected(struct ec2_call *c, json_t **out)
 {
 	const json_t *ids = ec2_list(c, "InstanceIds");
-	json_t *all, *rec, *v, *sel = json_array();
+	json_t *all = NULL, *vols = NULL, *rec, *v, *sel = json_array();
 	size_t i, j;
 
 	*out = NULL;
@@ -129,7 +158,9 @@ static int selected(struct ec2_call *c, json_t **out)
 		}
 		json_decref(rec);
 	}
-	if (spx_inst_list(c->gw->state, c->account, c->now, &all) < 0) {
+	if (spx_inst_list(c->gw->state, c->account, c->now, &all) < 0 ||
+	    spx_ebs_list(c->gw->state, c->account, &vols) < 0) {
+		json_decref(all);
 		json_decref(sel);
 		return -1;
 	}
@@ -142,12 +173,14 @@ static int selected(struct ec2_call *c, json_t **out)
 		if (!want)
 			continue;
 		it = spx_inst_item(rec);
+		add_data_volumes(it, vols);
 		ec2_time_text(it, "LaunchTime");
 		json_object_set(it, "SpxReservationId",
 				json_object_get(rec, "SpxReservationId"));
 		json_array_append_new(sel, it);
 	}
 	json_decref(all);
+	json_decref(vols);
 	*out = sel;
 	return 0;
 }

@@ -116,6 +116,8 @@ int ec2_create_volume(struct ec2_call *c);
 int ec2_delete_volume(struct ec2_call *c);
 int ec2_describe_volumes(struct ec2_call *c);
 int ec2_modify_volume(struct ec2_call *c);
+int ec2_attach_volume(struct ec2_call *c);
+int ec2_detach_volume(struct ec2_call *c);
 int ec2_describe_volumes_modifications(struct ec2_call *c);
 int ec2_describe_volume_status(struct ec2_call *c);
 int ec2_describe_volume_attribute(struct ec2_call *c);

@@ -6,6 +6,7 @@
 #include "spx.h"
 
 #include "ec2/filter.h"
+#include "ec2/instance.h"
 #include "ec2/region.h"
 #include "ec2/tags.h"
 #include "ec2/volume.h"
@@ -148,6 +149,42 @@ int ec2_modify_volume(struct ec2_call *c)
 		return -1;
 	wake(c);
 	json_object_set_new(c->out, "VolumeModification", mod);
+	return 0;
+}
+
+int ec2_attach_volume(struct ec2_call *c)
+{
+	const char *id = ec2_str(c, "InstanceId");
+	struct spx_ebs_env env = { 0 };
+	json_t *inst, *att;
+	int rc;
+
+	if (!id)
+		return spx_ec2_fault_missing("InstanceId");
+	if (spx_inst_get(c->gw->state, c->account, id, &inst) < 0)
+		return -1;
+	env.lock = ec2_ebs_lock_path(c);
+	rc = spx_ebs_attach(c->gw->state, &env, c->account, c->in, inst,
+			    c->now, &att);
+	free((char *)env.lock);
+	json_decref(inst);
+	if (rc < 0)
+		return -1;
+	wake(c);
+	json_object_update(c->out, att);
+	json_decref(att);
+	return 0;
+}
+
+int ec2_detach_volume(struct ec2_call *c)
+{
+	json_t *att;
+
+	if (spx_ebs_detach(c->gw->state, c->account, c->in, &att) < 0)
+		return -1;
+	wake(c);
+	json_object_update(c->out, att);
+	json_decref(att);
 	return 0;
 }
 

@@ -5,8 +5,8 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "Min", "Min", "Min", "min", 273, 0 },
-	{ "Max", "Max", "Max", "max", 273, 0 },
+	{ "Min", "Min", "Min", "min", 276, 0 },
+	{ "Max", "Max", "Max", "max", 276, 0 },
 };
 static const char *const q_ec2_e1[] = {
 	"nvidia",
@@ -26,8 +26,8 @@ static const char *const q_ec2_e3[] = {
 	"k520",
 };
 static const struct ec2q_member q_ec2_m5[] = {
-	{ "Min", "Min", "Min", "min", 273, 0 },
-	{ "Max", "Max", "Max", "max", 273, 0 },
+	{ "Min", "Min", "Min", "min", 276, 0 },
+	{ "Max", "Max", "Max", "max", 276, 0 },
 };
 static const char *const q_ec2_e6[] = {
 	"gpu",
@@ -35,11 +35,11 @@ static const char *const q_ec2_e6[] = {
 	"inference",
 };
 static const struct ec2q_member q_ec2_m8[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 429, 0 },
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 432, 0 },
 	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
 };
 static const struct ec2q_member q_ec2_m12[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 429, 0 },
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 432, 0 },
 };
 static const char *const q_ec2_e16[] = {
 	"i386",
@@ -55,630 +55,643 @@ static const char *const q_ec2_e18[] = {
 	"x86_64_mac",
 	"arm64_mac",
 };
-static const char *const q_ec2_e19[] = {
+static const struct ec2q_member q_ec2_m19[] = {
+	{ "Device", "Device", "Device", "device", 432, EC2Q_REQUIRED },
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 224, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 467, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const char *const q_ec2_e20[] = {
 	"attaching",
 	"attached",
 	"detaching",
 	"detached",
 };
-static const struct ec2q_member q_ec2_m20[] = {
-	{ "Value", "Value", "value", "value", 41, 0 },
-};
 static const struct ec2q_member q_ec2_m21[] = {
-	{ "Value", "Value", "value", "value", 429, 0 },
+	{ "Value", "Value", "value", "value", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m23[] = {
-	{ "State", "ZoneState", "zoneState", "zoneState", 28, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 27, 0 },
-	{ "Messages", "MessageSet", "messageSet", "messageSet", 26, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 429, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 429, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 429, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 429, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 429, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 429, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 429, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 429, 0 },
+static const struct ec2q_member q_ec2_m22[] = {
+	{ "Value", "Value", "value", "value", 432, 0 },
 };
-static const struct ec2q_member q_ec2_m25[] = {
-	{ "Message", "Message", "message", "message", 429, 0 },
+static const struct ec2q_member q_ec2_m24[] = {
+	{ "State", "ZoneState", "zoneState", "zoneState", 29, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 28, 0 },
+	{ "Messages", "MessageSet", "messageSet", "messageSet", 27, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 432, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 432, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 432, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 432, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 432, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 432, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 432, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 432, 0 },
 };
-static const char *const q_ec2_e27[] = {
+static const struct ec2q_member q_ec2_m26[] = {
+	{ "Message", "Message", "message", "message", 432, 0 },
+};
+static const char *const q_ec2_e28[] = {
 	"opt-in-not-required",
 	"opted-in",
 	"not-opted-in",
 };
-static const char *const q_ec2_e28[] = {
+static const char *const q_ec2_e29[] = {
 	"available",
 	"information",
 	"impaired",
 	"unavailable",
 };
-static const char *const q_ec2_e29[] = {
+static const char *const q_ec2_e30[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const struct ec2q_member q_ec2_m32[] = {
-	{ "Min", "Min", "Min", "min", 273, 0 },
-	{ "Max", "Max", "Max", "max", 273, 0 },
-};
-static const struct ec2q_member q_ec2_m37[] = {
-	{ "Value", "Value", "value", "value", 36, 0 },
+static const struct ec2q_member q_ec2_m33[] = {
+	{ "Min", "Min", "Min", "min", 276, 0 },
+	{ "Max", "Max", "Max", "max", 276, 0 },
 };
 static const struct ec2q_member q_ec2_m38[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 429, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 129, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 429, 0 },
+	{ "Value", "Value", "value", "value", 37, 0 },
 };
-static const char *const q_ec2_e42[] = {
-	"legacy-bios",
-	"uefi",
+static const struct ec2q_member q_ec2_m39[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 432, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 432, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 131, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 432, 0 },
 };
-static const char *const q_ec2_e44[] = {
+static const char *const q_ec2_e43[] = {
 	"legacy-bios",
 	"uefi",
 };
 static const char *const q_ec2_e45[] = {
+	"legacy-bios",
+	"uefi",
+};
+static const char *const q_ec2_e46[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e48[] = {
+static const char *const q_ec2_e49[] = {
 	"open",
 	"none",
 };
-static const struct ec2q_member q_ec2_m49[] = {
-	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 48, 0 },
-	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 51, 0 },
-};
 static const struct ec2q_member q_ec2_m50[] = {
-	{ "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", "capacityReservationPreference", 48, 0 },
-	{ "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", "capacityReservationTarget", 52, 0 },
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 49, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 52, 0 },
 };
 static const struct ec2q_member q_ec2_m51[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 47, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 429, 0 },
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", "capacityReservationPreference", 49, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", "capacityReservationTarget", 53, 0 },
 };
 static const struct ec2q_member q_ec2_m52[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 429, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 429, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 48, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m53[] = {
-	{ "Description", "Description", "Description", "description", 429, 0 },
-	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 429, 0 },
-	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 429, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 289, 0 },
-	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 429, 0 },
-	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 429, EC2Q_REQUIRED },
-	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 429, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 432, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m54[] = {
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "Description", "Description", "Description", "description", 432, 0 },
+	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 432, 0 },
+	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 432, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 292, 0 },
+	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 432, 0 },
+	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 432, EC2Q_REQUIRED },
+	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 432, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const char *const q_ec2_e57[] = {
+static const struct ec2q_member q_ec2_m55[] = {
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 432, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
+};
+static const char *const q_ec2_e58[] = {
 	"intel",
 	"amd",
 	"amazon-web-services",
 };
-static const struct ec2q_member q_ec2_m59[] = {
-	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 273, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 273, 0 },
-};
 static const struct ec2q_member q_ec2_m60[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 273, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 273, 0 },
+	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 276, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 276, 0 },
 };
 static const struct ec2q_member q_ec2_m61[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 429, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 288, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 280, 0 },
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 276, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 276, 0 },
 };
 static const struct ec2q_member q_ec2_m62[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 429, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 318, EC2Q_REQUIRED },
-	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 456, 0 },
-	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 395, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 432, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 291, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 283, 0 },
 };
 static const struct ec2q_member q_ec2_m63[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 292, 0 },
-	{ "Warning", "Warning", "warning", "warning", 454, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 432, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 321, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 459, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 398, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
 };
 static const struct ec2q_member q_ec2_m64[] = {
-	{ "Description", "Description", "Description", "description", 429, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 429, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 295, 0 },
+	{ "Warning", "Warning", "warning", "warning", 457, 0 },
 };
 static const struct ec2q_member q_ec2_m65[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 399, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 436, EC2Q_REQUIRED },
+	{ "Description", "Description", "Description", "description", 432, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 432, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 467, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m66[] = {
-	{ "Group", "Group", "group", "group", 370, 0 },
-	{ "UserId", "UserId", "userId", "userId", 429, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 402, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 439, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m68[] = {
-	{ "Add", "Add", "Add", "add", 67, 0 },
-	{ "Remove", "Remove", "Remove", "remove", 67, 0 },
+static const struct ec2q_member q_ec2_m67[] = {
+	{ "Group", "Group", "group", "group", 373, 0 },
+	{ "UserId", "UserId", "userId", "userId", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m69[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 429, EC2Q_REQUIRED },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 289, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 429, 0 },
-	{ "Size", "Size", "Size", "size", 273, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 41, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 429, EC2Q_IDEMPOTENCY },
+	{ "Add", "Add", "Add", "add", 68, 0 },
+	{ "Remove", "Remove", "Remove", "remove", 68, 0 },
 };
 static const struct ec2q_member q_ec2_m70[] = {
-	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 429, EC2Q_REQUIRED },
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 432, EC2Q_REQUIRED },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 276, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 292, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 432, 0 },
+	{ "Size", "Size", "Size", "size", 276, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 488, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 42, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 276, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 432, EC2Q_IDEMPOTENCY },
 };
-static const struct ec2q_member q_ec2_m78[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 283, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+static const struct ec2q_member q_ec2_m71[] = {
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 432, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m79[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 306, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 318, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 290, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 286, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m80[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 292, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 309, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 321, 0 },
 };
 static const struct ec2q_member q_ec2_m81[] = {
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 295, 0 },
 };
 static const struct ec2q_member q_ec2_m82[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 399, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 436, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m83[] = {
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 402, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 439, 0 },
 };
 static const struct ec2q_member q_ec2_m84[] = {
-	{ "ImageId", "ImageId", "ImageId", "imageId", 197, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 467, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m85[] = {
-	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 199, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m86[] = {
-	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
+	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m87[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 486, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 485, 0 },
-	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 41, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
 };
 static const struct ec2q_member q_ec2_m88[] = {
-	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 24, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 490, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 489, 0 },
+	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 42, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m89[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 196, EC2Q_REQUIRED },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 197, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 25, 0 },
 };
 static const struct ec2q_member q_ec2_m90[] = {
-	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 160, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "ImageIds", "ImageId", "ImageId", "imageId", 198, 0 },
-	{ "Owners", "Owner", "Owner", "owner", 369, 0 },
-	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 41, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 198, EC2Q_REQUIRED },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 199, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m91[] = {
-	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 199, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 162, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "ImageIds", "ImageId", "ImageId", "imageId", 200, 0 },
+	{ "Owners", "Owner", "Owner", "owner", 372, 0 },
+	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 42, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 276, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m92[] = {
-	{ "Attribute", "Attribute", "attribute", "attribute", 213, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 222, EC2Q_REQUIRED },
+	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 201, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m93[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "IncludeAllInstances", "IncludeAllInstances", "includeAllInstances", "includeAllInstances", 41, 0 },
+	{ "Attribute", "Attribute", "attribute", "attribute", 215, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 224, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m94[] = {
-	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 262, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 276, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "IncludeAllInstances", "IncludeAllInstances", "includeAllInstances", "includeAllInstances", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m95[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 336, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 73, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 367, 0 },
+	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 265, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m96[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 272, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 367, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 339, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 74, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 370, 0 },
 };
 static const struct ec2q_member q_ec2_m97[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 394, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 72, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 367, 0 },
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 275, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 370, 0 },
 };
 static const struct ec2q_member q_ec2_m98[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 270, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 367, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 397, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 73, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 370, 0 },
 };
 static const struct ec2q_member q_ec2_m99[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 273, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 370, 0 },
 };
 static const struct ec2q_member q_ec2_m100[] = {
-	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 397, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 276, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m101[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 281, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 284, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 41, 0 },
+	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 400, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m102[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 286, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 284, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 287, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m104[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 307, 0 },
-	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 319, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 103, 0 },
+static const struct ec2q_member q_ec2_m103[] = {
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 289, 0 },
 };
 static const struct ec2q_member q_ec2_m105[] = {
-	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 322, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 310, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 322, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 104, 0 },
 };
 static const struct ec2q_member q_ec2_m106[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 391, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 41, 0 },
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 325, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m107[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 390, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 394, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m108[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 414, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 393, 0 },
 };
 static const struct ec2q_member q_ec2_m109[] = {
-	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 67, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 417, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m110[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
-	{ "OwnerIds", "Owner", "Owner", "owner", 369, 0 },
-	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 401, 0 },
-	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 416, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 68, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m111[] = {
-	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 417, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 276, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
+	{ "OwnerIds", "Owner", "Owner", "owner", 372, 0 },
+	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 404, 0 },
+	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 419, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m112[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 420, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m113[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 435, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 276, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m114[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 463, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 438, 0 },
 };
 static const struct ec2q_member q_ec2_m115[] = {
-	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 20, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 466, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 467, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m116[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 21, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m117[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
-	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 482, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 276, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 468, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m118[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
+	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 486, 0 },
 };
 static const struct ec2q_member q_ec2_m119[] = {
-	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 468, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 468, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 276, 0 },
 };
 static const struct ec2q_member q_ec2_m120[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 472, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m121[] = {
-	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 466, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 468, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 276, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
 };
-static const char *const q_ec2_e122[] = {
+static const struct ec2q_member q_ec2_m122[] = {
+	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 470, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
+};
+static const struct ec2q_member q_ec2_m123[] = {
+	{ "Device", "Device", "Device", "device", 432, 0 },
+	{ "Force", "Force", "Force", "force", 42, 0 },
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 225, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 469, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const char *const q_ec2_e124[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m124[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 126, 0 },
-	{ "Count", "Count", "count", "count", 123, 0 },
-	{ "Type", "Type", "type", "type", 127, 0 },
+static const struct ec2q_member q_ec2_m126[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 128, 0 },
+	{ "Count", "Count", "count", "count", 125, 0 },
+	{ "Type", "Type", "type", "type", 129, 0 },
 };
-static const char *const q_ec2_e127[] = {
+static const char *const q_ec2_e129[] = {
 	"hdd",
 	"ssd",
 };
-static const struct ec2q_member q_ec2_m129[] = {
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "Iops", "Iops", "iops", "iops", 273, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 415, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 273, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 484, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 273, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
+static const struct ec2q_member q_ec2_m131[] = {
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "Iops", "Iops", "iops", "iops", 276, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 418, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 276, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 488, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 432, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 276, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
 };
-static const char *const q_ec2_e130[] = {
+static const char *const q_ec2_e132[] = {
 	"unsupported",
 	"supported",
-};
-static const struct ec2q_member q_ec2_m131[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 136, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 130, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 135, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 134, 0 },
-};
-static const struct ec2q_member q_ec2_m132[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "Status", "Status", "status", "status", 19, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m133[] = {
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 464, 0 },
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 138, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 132, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 137, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 136, 0 },
 };
-static const char *const q_ec2_e134[] = {
-	"unsupported",
-	"supported",
-	"required",
+static const struct ec2q_member q_ec2_m134[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 75, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "Status", "Status", "status", "status", 20, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m135[] = {
-	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 31, 0 },
-	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 34, 0 },
-	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 33, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 342, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 346, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 344, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 467, 0 },
 };
 static const char *const q_ec2_e136[] = {
 	"unsupported",
 	"supported",
-	"default",
+	"required",
 };
 static const struct ec2q_member q_ec2_m137[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 343, 0 },
+	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 32, 0 },
+	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 35, 0 },
+	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 34, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 345, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 349, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 347, 0 },
+};
+static const char *const q_ec2_e138[] = {
+	"unsupported",
+	"supported",
+	"default",
 };
 static const struct ec2q_member q_ec2_m139[] = {
-	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 141, 0 },
-	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 429, 0 },
-	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 429, 0 },
-	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 429, 0 },
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 346, 0 },
 };
-static const struct ec2q_member q_ec2_m142[] = {
-	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m141[] = {
+	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 143, 0 },
+	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 432, 0 },
+	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 432, 0 },
+	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 432, 0 },
 };
-static const struct ec2q_member q_ec2_m145[] = {
-	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 148, 0 },
+static const struct ec2q_member q_ec2_m144[] = {
+	{ "Type", "Type", "Type", "type", 432, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m146[] = {
-	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 429, 0 },
-	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 429, 0 },
-	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 429, 0 },
-	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 74, 0 },
+static const struct ec2q_member q_ec2_m147[] = {
+	{ "Type", "Type", "Type", "type", 432, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 150, 0 },
 };
-static const char *const q_ec2_e151[] = {
+static const struct ec2q_member q_ec2_m148[] = {
+	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 432, 0 },
+	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 432, 0 },
+	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 432, 0 },
+	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 75, 0 },
+};
+static const char *const q_ec2_e153[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m152[] = {
-	{ "Enabled", "Enabled", "enabled", "enabled", 41, 0 },
+static const struct ec2q_member q_ec2_m154[] = {
+	{ "Enabled", "Enabled", "enabled", "enabled", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m153[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
-};
-static const char *const q_ec2_e155[] = {
-	"unsupported",
-	"supported",
-	"required",
+static const struct ec2q_member q_ec2_m155[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
 };
 static const char *const q_ec2_e157[] = {
+	"unsupported",
+	"supported",
+	"required",
+};
+static const char *const q_ec2_e159[] = {
 	"instance-reboot",
 	"system-reboot",
 	"system-maintenance",
 	"instance-retirement",
 	"instance-stop",
 };
-static const struct ec2q_member q_ec2_m161[] = {
-	{ "Name", "Name", "Name", "name", 429, 0 },
-	{ "Values", "Value", "Value", "value", 455, 0 },
+static const struct ec2q_member q_ec2_m163[] = {
+	{ "Name", "Name", "Name", "name", 432, 0 },
+	{ "Values", "Value", "Value", "value", 458, 0 },
 };
-static const struct ec2q_member q_ec2_m164[] = {
-	{ "Name", "Name", "name", "name", 169, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 166, 0 },
-	{ "Count", "Count", "count", "count", 163, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 167, 0 },
+static const struct ec2q_member q_ec2_m166[] = {
+	{ "Name", "Name", "name", "name", 171, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 168, 0 },
+	{ "Count", "Count", "count", "count", 165, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 169, 0 },
 };
-static const struct ec2q_member q_ec2_m167[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 168, 0 },
-};
-static const struct ec2q_member q_ec2_m170[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 165, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 487, 0 },
+static const struct ec2q_member q_ec2_m169[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 170, 0 },
 };
 static const struct ec2q_member q_ec2_m172[] = {
-	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 222, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "Latest", "Latest", "Latest", "latest", 41, 0 },
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 167, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 491, 0 },
 };
-static const struct ec2q_member q_ec2_m173[] = {
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-	{ "Output", "Output", "output", "output", 429, 0 },
-	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 74, 0 },
+static const struct ec2q_member q_ec2_m174[] = {
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 224, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Latest", "Latest", "Latest", "latest", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m175[] = {
-	{ "Name", "Name", "name", "name", 180, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 177, 0 },
-	{ "Count", "Count", "count", "count", 174, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 178, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
+	{ "Output", "Output", "output", "output", 432, 0 },
+	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 75, 0 },
 };
-static const struct ec2q_member q_ec2_m178[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 179, 0 },
+static const struct ec2q_member q_ec2_m177[] = {
+	{ "Name", "Name", "name", "name", 182, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 179, 0 },
+	{ "Count", "Count", "count", "count", 176, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 180, 0 },
 };
-static const struct ec2q_member q_ec2_m181[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 176, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 488, 0 },
+static const struct ec2q_member q_ec2_m180[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 181, 0 },
 };
 static const struct ec2q_member q_ec2_m183[] = {
-	{ "GroupName", "GroupName", "groupName", "groupName", 429, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 429, 0 },
+	{ "Gpus", "Gpus", "gpus", "gpus", 178, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 492, 0 },
 };
-static const struct ec2q_member q_ec2_m187[] = {
-	{ "Configured", "Configured", "configured", "configured", 41, 0 },
+static const struct ec2q_member q_ec2_m185[] = {
+	{ "GroupName", "GroupName", "groupName", "groupName", 432, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 432, 0 },
 };
-static const struct ec2q_member q_ec2_m188[] = {
-	{ "Configured", "Configured", "Configured", "configured", 41, 0 },
+static const struct ec2q_member q_ec2_m189[] = {
+	{ "Configured", "Configured", "configured", "configured", 42, 0 },
 };
-static const char *const q_ec2_e189[] = {
+static const struct ec2q_member q_ec2_m190[] = {
+	{ "Configured", "Configured", "Configured", "configured", 42, 0 },
+};
+static const char *const q_ec2_e191[] = {
 	"ip-name",
 	"resource-name",
 };
-static const char *const q_ec2_e190[] = {
+static const char *const q_ec2_e192[] = {
 	"optional",
 	"required",
 };
-static const char *const q_ec2_e191[] = {
+static const char *const q_ec2_e193[] = {
 	"ovm",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m192[] = {
-	{ "Arn", "Arn", "arn", "arn", 429, 0 },
-	{ "Id", "Id", "id", "id", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m193[] = {
-	{ "Arn", "Arn", "arn", "arn", 429, 0 },
-	{ "Name", "Name", "name", "name", 429, 0 },
-};
 static const struct ec2q_member q_ec2_m194[] = {
-	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 429, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
-	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 429, 0 },
-	{ "ImageType", "ImageType", "imageType", "imageType", 201, 0 },
-	{ "Public", "IsPublic", "isPublic", "isPublic", 41, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 429, 0 },
-	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 429, 0 },
-	{ "Platform", "Platform", "platform", "platform", 377, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 429, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 429, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 429, 0 },
-	{ "State", "ImageState", "imageState", "imageState", 200, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 39, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 191, 0 },
-	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 429, 0 },
-	{ "Name", "Name", "name", "name", 429, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 122, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 423, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 457, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 44, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 446, 0 },
-	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 429, 0 },
-	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 202, 0 },
+	{ "Arn", "Arn", "arn", "arn", 432, 0 },
+	{ "Id", "Id", "id", "id", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m195[] = {
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 39, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
-	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 291, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
-	{ "Description", "Description", "description", "description", 21, 0 },
-	{ "KernelId", "Kernel", "kernel", "kernel", 21, 0 },
-	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 21, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 21, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 21, 0 },
-	{ "UefiData", "UefiData", "uefiData", "uefiData", 21, 0 },
-	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 21, 0 },
-	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 21, 0 },
+	{ "Arn", "Arn", "arn", "arn", 432, 0 },
+	{ "Name", "Name", "name", "name", 432, 0 },
 };
-static const char *const q_ec2_e196[] = {
+static const struct ec2q_member q_ec2_m196[] = {
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 432, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 432, 0 },
+	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 432, 0 },
+	{ "ImageType", "ImageType", "imageType", "imageType", 203, 0 },
+	{ "Public", "IsPublic", "isPublic", "isPublic", 42, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 432, 0 },
+	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 432, 0 },
+	{ "Platform", "Platform", "platform", "platform", 380, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 432, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 432, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 432, 0 },
+	{ "State", "ImageState", "imageState", "imageState", 202, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 40, 0 },
+	{ "Description", "Description", "description", "description", 432, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 193, 0 },
+	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 432, 0 },
+	{ "Name", "Name", "name", "name", 432, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 432, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 124, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 432, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 426, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 460, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 45, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 449, 0 },
+	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 432, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 204, 0 },
+};
+static const struct ec2q_member q_ec2_m197[] = {
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 40, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 432, 0 },
+	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 294, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
+	{ "Description", "Description", "description", "description", 22, 0 },
+	{ "KernelId", "Kernel", "kernel", "kernel", 22, 0 },
+	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 22, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 22, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 22, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 22, 0 },
+	{ "UefiData", "UefiData", "uefiData", "uefiData", 22, 0 },
+	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 22, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 22, 0 },
+};
+static const char *const q_ec2_e198[] = {
 	"description",
 	"kernel",
 	"ramdisk",
@@ -692,7 +705,7 @@ static const char *const q_ec2_e196[] = {
 	"lastLaunchedTime",
 	"imdsSupport",
 };
-static const char *const q_ec2_e200[] = {
+static const char *const q_ec2_e202[] = {
 	"pending",
 	"available",
 	"invalid",
@@ -701,112 +714,112 @@ static const char *const q_ec2_e200[] = {
 	"failed",
 	"error",
 };
-static const char *const q_ec2_e201[] = {
+static const char *const q_ec2_e203[] = {
 	"machine",
 	"kernel",
 	"ramdisk",
 };
-static const char *const q_ec2_e202[] = {
+static const char *const q_ec2_e204[] = {
 	"v2.0",
 };
-static const struct ec2q_member q_ec2_m203[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 429, EC2Q_REQUIRED },
-	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 36, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
-};
-static const struct ec2q_member q_ec2_m204[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-};
 static const struct ec2q_member q_ec2_m205[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 208, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 432, EC2Q_REQUIRED },
+	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 37, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
+};
+static const struct ec2q_member q_ec2_m206[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 432, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 432, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 432, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
 };
 static const struct ec2q_member q_ec2_m207[] = {
-	{ "Count", "Count", "count", "count", 206, 0 },
-	{ "Name", "Name", "name", "name", 210, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 209, 0 },
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 210, 0 },
 };
-static const struct ec2q_member q_ec2_m211[] = {
-	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 273, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 429, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
-	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 74, 0 },
-	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 356, 0 },
-	{ "Placement", "Placement", "placement", "placement", 371, 0 },
-	{ "Platform", "Platform", "platform", "platform", 377, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
-	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 429, 0 },
-	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 429, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 429, 0 },
-	{ "State", "InstanceState", "instanceState", "instanceState", 253, 0 },
-	{ "StateTransitionReason", "Reason", "reason", "reason", 429, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 429, 0 },
+static const struct ec2q_member q_ec2_m209[] = {
+	{ "Count", "Count", "count", "count", 208, 0 },
+	{ "Name", "Name", "name", "name", 212, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 211, 0 },
+};
+static const struct ec2q_member q_ec2_m213[] = {
+	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 276, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 432, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 270, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 432, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 432, 0 },
+	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 75, 0 },
+	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 359, 0 },
+	{ "Placement", "Placement", "placement", "placement", 374, 0 },
+	{ "Platform", "Platform", "platform", "platform", 380, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 432, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
+	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 432, 0 },
+	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 432, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 432, 0 },
+	{ "State", "InstanceState", "instanceState", "instanceState", 256, 0 },
+	{ "StateTransitionReason", "Reason", "reason", "reason", 432, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 432, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 432, 0 },
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 216, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 429, 0 },
-	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 41, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 191, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 192, 0 },
-	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 233, 0 },
-	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 140, 0 },
-	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 147, 0 },
-	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 247, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 122, 0 },
-	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 184, 0 },
-	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 41, 0 },
-	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 429, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 423, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 457, 0 },
-	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 59, 0 },
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 429, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", "capacityReservationSpecification", 50, 0 },
-	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 187, 0 },
-	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 330, 0 },
-	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 240, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 152, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 44, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 429, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 429, 0 },
-	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 351, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 379, 0 },
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 429, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 429, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 235, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 218, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 432, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 42, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 193, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 194, 0 },
+	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 236, 0 },
+	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 142, 0 },
+	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 149, 0 },
+	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 250, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 432, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 124, 0 },
+	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 186, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 42, 0 },
+	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 432, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 432, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 426, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 460, 0 },
+	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 60, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 432, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", "capacityReservationSpecification", 51, 0 },
+	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 189, 0 },
+	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 333, 0 },
+	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 243, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 154, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 45, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 432, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 432, 0 },
+	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 354, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 382, 0 },
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 432, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 432, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 238, 0 },
 };
-static const struct ec2q_member q_ec2_m212[] = {
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 216, 0 },
-	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 20, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 20, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 152, 0 },
-	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 20, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 21, 0 },
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 21, 0 },
-	{ "KernelId", "Kernel", "kernel", "kernel", 21, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
-	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 21, 0 },
-	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 20, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 21, 0 },
-	{ "UserData", "UserData", "userData", "userData", 21, 0 },
-	{ "DisableApiStop", "DisableApiStop", "disableApiStop", "disableApiStop", 20, 0 },
+static const struct ec2q_member q_ec2_m214[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 186, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 218, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 21, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 21, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 154, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 21, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 22, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 22, 0 },
+	{ "KernelId", "Kernel", "kernel", "kernel", 22, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
+	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 22, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 22, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 21, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 22, 0 },
+	{ "UserData", "UserData", "userData", "userData", 22, 0 },
+	{ "DisableApiStop", "DisableApiStop", "disableApiStop", "disableApiStop", 21, 0 },
 };
-static const char *const q_ec2_e213[] = {
+static const char *const q_ec2_e215[] = {
 	"instanceType",
 	"kernel",
 	"ramdisk",
@@ -824,183 +837,183 @@ static const char *const q_ec2_e213[] = {
 	"enclaveOptions",
 	"disableApiStop",
 };
-static const char *const q_ec2_e214[] = {
+static const char *const q_ec2_e216[] = {
 	"disabled",
 	"default",
 };
-static const struct ec2q_member q_ec2_m215[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 132, 0 },
-};
 static const struct ec2q_member q_ec2_m217[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 133, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 429, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 429, 0 },
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 432, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 134, 0 },
 };
-static const char *const q_ec2_e220[] = {
+static const struct ec2q_member q_ec2_m219[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 432, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 135, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 432, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 432, 0 },
+};
+static const char *const q_ec2_e222[] = {
 	"current",
 	"previous",
 };
-static const char *const q_ec2_e224[] = {
+static const char *const q_ec2_e227[] = {
 	"hibernate",
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m225[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m227[] = {
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 429, 0 },
+static const struct ec2q_member q_ec2_m228[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m230[] = {
-	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 429, 0 },
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 432, 0 },
 };
-static const struct ec2q_member q_ec2_m231[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 429, 0 },
+static const struct ec2q_member q_ec2_m233[] = {
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 432, 0 },
 };
-static const char *const q_ec2_e233[] = {
+static const struct ec2q_member q_ec2_m234[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 432, 0 },
+};
+static const char *const q_ec2_e236[] = {
 	"spot",
 	"scheduled",
 };
-static const struct ec2q_member q_ec2_m235[] = {
-	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 214, 0 },
+static const struct ec2q_member q_ec2_m238[] = {
+	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 216, 0 },
 };
-static const struct ec2q_member q_ec2_m236[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 214, 0 },
+static const struct ec2q_member q_ec2_m239[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 216, 0 },
 };
-static const struct ec2q_member q_ec2_m237[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 338, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 420, 0 },
+static const struct ec2q_member q_ec2_m240[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 341, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 423, 0 },
 };
-static const char *const q_ec2_e238[] = {
+static const char *const q_ec2_e241[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m239[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 190, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 238, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 242, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 243, 0 },
+static const struct ec2q_member q_ec2_m242[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 192, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 276, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 241, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 245, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 246, 0 },
 };
-static const struct ec2q_member q_ec2_m240[] = {
-	{ "State", "State", "state", "state", 241, 0 },
-	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 190, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 238, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 242, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 243, 0 },
+static const struct ec2q_member q_ec2_m243[] = {
+	{ "State", "State", "state", "state", 244, 0 },
+	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 192, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 276, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 241, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 245, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 246, 0 },
 };
-static const char *const q_ec2_e241[] = {
+static const char *const q_ec2_e244[] = {
 	"pending",
 	"applied",
 };
-static const char *const q_ec2_e242[] = {
+static const char *const q_ec2_e245[] = {
 	"disabled",
 	"enabled",
 };
-static const char *const q_ec2_e243[] = {
+static const char *const q_ec2_e246[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m244[] = {
-	{ "Association", "Association", "association", "association", 245, 0 },
-	{ "Attachment", "Attachment", "attachment", "attachment", 246, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
-	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 228, 0 },
-	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 429, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 429, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 251, 0 },
-	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 41, 0 },
-	{ "Status", "Status", "status", "status", 365, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 429, 0 },
-	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 429, 0 },
-	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 226, 0 },
-	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 232, 0 },
-};
-static const struct ec2q_member q_ec2_m245[] = {
-	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 429, 0 },
-	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 429, 0 },
-	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 429, 0 },
-	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 429, 0 },
-	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m246[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
-	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 429, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 273, 0 },
-	{ "Status", "Status", "status", "status", 19, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 273, 0 },
+static const struct ec2q_member q_ec2_m247[] = {
+	{ "Association", "Association", "association", "association", 248, 0 },
+	{ "Attachment", "Attachment", "attachment", "attachment", 249, 0 },
+	{ "Description", "Description", "description", "description", 432, 0 },
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 186, 0 },
+	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 231, 0 },
+	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 432, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 432, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 432, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 432, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 254, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 42, 0 },
+	{ "Status", "Status", "status", "status", 368, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 432, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 432, 0 },
+	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 432, 0 },
+	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 229, 0 },
+	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 235, 0 },
 };
 static const struct ec2q_member q_ec2_m248[] = {
-	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 41, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 273, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 273, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 228, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 364, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 381, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 273, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
-	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 41, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 429, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 273, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 274, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 273, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 277, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 273, 0 },
+	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 432, 0 },
+	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 432, 0 },
+	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 432, 0 },
+	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 432, 0 },
+	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 432, 0 },
 };
-static const struct ec2q_member q_ec2_m250[] = {
-	{ "Association", "Association", "association", "association", 245, 0 },
-	{ "Primary", "Primary", "primary", "primary", 41, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+static const struct ec2q_member q_ec2_m249[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 75, 0 },
+	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 432, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 276, 0 },
+	{ "Status", "Status", "status", "status", 20, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 276, 0 },
 };
-static const struct ec2q_member q_ec2_m252[] = {
-	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 451, EC2Q_REQUIRED },
-	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 349, EC2Q_REQUIRED },
-	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 58, 0 },
-	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 347, 0 },
-	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 159, 0 },
-	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 221, 0 },
-	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 273, 0 },
-	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 273, 0 },
-	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 29, 0 },
-	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 45, 0 },
-	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 41, 0 },
-	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 363, 0 },
-	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 332, 0 },
-	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 334, 0 },
-	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 445, 0 },
-	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 32, 0 },
+static const struct ec2q_member q_ec2_m251[] = {
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 42, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "Description", "Description", "description", "description", 432, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 276, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 411, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 276, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 231, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 367, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 384, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 276, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 432, 0 },
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 42, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 432, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 276, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 277, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 276, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 280, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 276, 0 },
+};
+static const struct ec2q_member q_ec2_m253[] = {
+	{ "Association", "Association", "association", "association", 248, 0 },
+	{ "Primary", "Primary", "primary", "primary", 42, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 432, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
+};
+static const struct ec2q_member q_ec2_m255[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 454, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 352, EC2Q_REQUIRED },
+	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 59, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 350, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 161, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 223, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 276, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 276, 0 },
+	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 30, 0 },
+	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 46, 0 },
+	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 42, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 366, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 335, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 337, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 448, 0 },
+	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 33, 0 },
 	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
 	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
 	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
 	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
 	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
-	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 358, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 361, 0 },
 	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
 };
-static const struct ec2q_member q_ec2_m253[] = {
-	{ "Code", "Code", "code", "code", 273, 0 },
-	{ "Name", "Name", "name", "name", 256, 0 },
+static const struct ec2q_member q_ec2_m256[] = {
+	{ "Code", "Code", "code", "code", 276, 0 },
+	{ "Name", "Name", "name", "name", 259, 0 },
 };
-static const struct ec2q_member q_ec2_m254[] = {
-	{ "CurrentState", "CurrentState", "currentState", "currentState", 253, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-	{ "PreviousState", "PreviousState", "previousState", "previousState", 253, 0 },
+static const struct ec2q_member q_ec2_m257[] = {
+	{ "CurrentState", "CurrentState", "currentState", "currentState", 256, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
+	{ "PreviousState", "PreviousState", "previousState", "previousState", 256, 0 },
 };
-static const char *const q_ec2_e256[] = {
+static const char *const q_ec2_e259[] = {
 	"pending",
 	"running",
 	"shutting-down",
@@ -1008,504 +1021,504 @@ static const char *const q_ec2_e256[] = {
 	"stopping",
 	"stopped",
 };
-static const struct ec2q_member q_ec2_m257[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 261, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 253, 0 },
-	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 263, 0 },
-	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 263, 0 },
-};
-static const struct ec2q_member q_ec2_m258[] = {
-	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 74, 0 },
-	{ "Name", "Name", "name", "name", 424, 0 },
-	{ "Status", "Status", "status", "status", 425, 0 },
-};
 static const struct ec2q_member q_ec2_m260[] = {
-	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 219, 0 },
-	{ "Code", "Code", "code", "code", 157, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 74, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 74, 0 },
-	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 74, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 432, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 264, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
+	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 256, 0 },
+	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 266, 0 },
+	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 266, 0 },
+};
+static const struct ec2q_member q_ec2_m261[] = {
+	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 75, 0 },
+	{ "Name", "Name", "name", "name", 427, 0 },
+	{ "Status", "Status", "status", "status", 428, 0 },
 };
 static const struct ec2q_member q_ec2_m263[] = {
-	{ "Details", "Details", "details", "details", 259, 0 },
-	{ "Status", "Status", "status", "status", 432, 0 },
+	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 221, 0 },
+	{ "Code", "Code", "code", "code", 159, 0 },
+	{ "Description", "Description", "description", "description", 432, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 75, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 75, 0 },
+	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 75, 0 },
 };
-static const char *const q_ec2_e264[] = {
+static const struct ec2q_member q_ec2_m266[] = {
+	{ "Details", "Details", "details", "details", 262, 0 },
+	{ "Status", "Status", "status", "status", 435, 0 },
+};
+static const char *const q_ec2_e267[] = {
 	"unsupported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m266[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 126, 0 },
-	{ "Disks", "Disks", "disks", "disks", 125, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 155, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 264, 0 },
+static const struct ec2q_member q_ec2_m269[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 128, 0 },
+	{ "Disks", "Disks", "disks", "disks", 127, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 157, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 267, 0 },
 };
-static const char *const q_ec2_e268[] = {
+static const char *const q_ec2_e271[] = {
 	"nitro",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m269[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
-	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 71, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 171, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 448, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 403, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 458, 0 },
-	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 30, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 268, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 382, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 452, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 348, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 265, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 266, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 131, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 362, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 181, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 170, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 373, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 205, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 186, 0 },
-	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 46, 0 },
-	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 75, 0 },
-	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 22, 0 },
-	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 43, 0 },
+static const struct ec2q_member q_ec2_m272[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 270, 0 },
+	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 72, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 173, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 451, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 406, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 461, 0 },
+	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 31, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 271, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 385, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 455, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 351, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 268, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 269, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 133, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 365, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 183, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 172, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 376, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 207, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 188, 0 },
+	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 47, 0 },
+	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 76, 0 },
+	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 23, 0 },
+	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 44, 0 },
 };
-static const struct ec2q_member q_ec2_m271[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 336, 0 },
-	{ "Location", "Location", "location", "location", 335, 0 },
-};
-static const struct ec2q_member q_ec2_m275[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 429, 0 },
+static const struct ec2q_member q_ec2_m274[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 270, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 339, 0 },
+	{ "Location", "Location", "location", "location", 338, 0 },
 };
 static const struct ec2q_member q_ec2_m278[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 429, 0 },
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 432, 0 },
 };
-static const char *const q_ec2_e280[] = {
+static const struct ec2q_member q_ec2_m281[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 432, 0 },
+};
+static const char *const q_ec2_e283[] = {
 	"pem",
 	"ppk",
 };
-static const struct ec2q_member q_ec2_m282[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 411, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-};
 static const struct ec2q_member q_ec2_m285[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 288, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 429, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 351, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 432, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 414, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 432, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 432, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
 };
-static const char *const q_ec2_e288[] = {
+static const struct ec2q_member q_ec2_m288[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 432, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 432, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 432, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 291, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 432, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 354, 0 },
+};
+static const char *const q_ec2_e291[] = {
 	"rsa",
 	"ed25519",
 };
-static const struct ec2q_member q_ec2_m290[] = {
-	{ "Group", "Group", "group", "group", 370, 0 },
-	{ "UserId", "UserId", "userId", "userId", 429, 0 },
-	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 429, 0 },
-	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 429, 0 },
+static const struct ec2q_member q_ec2_m293[] = {
+	{ "Group", "Group", "group", "group", 373, 0 },
+	{ "UserId", "UserId", "userId", "userId", 432, 0 },
+	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 432, 0 },
+	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 432, 0 },
 };
-static const struct ec2q_member q_ec2_m292[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 429, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 318, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 74, 0 },
-	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 429, 0 },
-	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 337, 0 },
-	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 337, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+static const struct ec2q_member q_ec2_m295[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 432, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 321, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 75, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 432, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 340, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 340, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
 };
-static const char *const q_ec2_e293[] = {
+static const char *const q_ec2_e296[] = {
 	"default",
 	"disabled",
 };
-static const struct ec2q_member q_ec2_m294[] = {
-	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 429, 0 },
-	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 429, 0 },
-	{ "Ebs", "Ebs", "Ebs", "ebs", 298, 0 },
-	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m296[] = {
-	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 48, 0 },
-	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 51, 0 },
-};
 static const struct ec2q_member q_ec2_m297[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 273, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 273, 0 },
-};
-static const struct ec2q_member q_ec2_m298[] = {
-	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 41, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 289, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, 0 },
-	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 273, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 432, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 432, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 301, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m299[] = {
-	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 300, 0 },
+	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 49, 0 },
+	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 52, 0 },
+};
+static const struct ec2q_member q_ec2_m300[] = {
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 276, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 276, 0 },
+};
+static const struct ec2q_member q_ec2_m301[] = {
+	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 42, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 276, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 292, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 276, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 488, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 276, 0 },
 };
 static const struct ec2q_member q_ec2_m302[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
+	{ "Type", "Type", "Type", "type", 432, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 303, 0 },
 };
-static const struct ec2q_member q_ec2_m303[] = {
-	{ "Configured", "Configured", "Configured", "configured", 41, 0 },
+static const struct ec2q_member q_ec2_m305[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
 };
-static const char *const q_ec2_e304[] = {
+static const struct ec2q_member q_ec2_m306[] = {
+	{ "Configured", "Configured", "Configured", "configured", 42, 0 },
+};
+static const char *const q_ec2_e307[] = {
 	"optional",
 	"required",
 };
-static const struct ec2q_member q_ec2_m305[] = {
-	{ "Arn", "Arn", "Arn", "arn", 429, 0 },
-	{ "Name", "Name", "Name", "name", 429, 0 },
-};
 static const struct ec2q_member q_ec2_m308[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 293, 0 },
-};
-static const struct ec2q_member q_ec2_m309[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 338, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 324, 0 },
-};
-static const char *const q_ec2_e310[] = {
-	"disabled",
-	"enabled",
+	{ "Arn", "Arn", "Arn", "arn", 432, 0 },
+	{ "Name", "Name", "Name", "name", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m311[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 304, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 310, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 312, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 313, 0 },
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 296, 0 },
 };
-static const char *const q_ec2_e312[] = {
-	"disabled",
-	"enabled",
+static const struct ec2q_member q_ec2_m312[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 341, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 327, 0 },
 };
 static const char *const q_ec2_e313[] = {
 	"disabled",
 	"enabled",
 };
 static const struct ec2q_member q_ec2_m314[] = {
-	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 41, 0 },
-	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 41, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "Description", "Description", "Description", "description", 429, 0 },
-	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 273, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 429, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 273, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 229, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 364, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 429, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 381, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 273, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 431, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 273, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 274, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 273, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 277, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 273, 0 },
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 307, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 276, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 313, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 315, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 316, 0 },
 };
-static const struct ec2q_member q_ec2_m316[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
+static const char *const q_ec2_e315[] = {
+	"disabled",
+	"enabled",
 };
-static const struct ec2q_member q_ec2_m320[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 429, 0 },
-	{ "Affinity", "Affinity", "Affinity", "affinity", 429, 0 },
-	{ "GroupName", "GroupName", "GroupName", "groupName", 374, 0 },
-	{ "HostId", "HostId", "HostId", "hostId", 76, 0 },
-	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 440, 0 },
-	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 429, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 429, 0 },
-	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 273, 0 },
-	{ "GroupId", "GroupId", "GroupId", "groupId", 372, 0 },
+static const char *const q_ec2_e316[] = {
+	"disabled",
+	"enabled",
 };
-static const struct ec2q_member q_ec2_m321[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 189, 0 },
-	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
-	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
+static const struct ec2q_member q_ec2_m317[] = {
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 42, 0 },
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 42, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "Description", "Description", "Description", "description", 432, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 276, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 411, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 432, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 276, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 232, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 367, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 432, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 384, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 276, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 434, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 276, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 277, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 276, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 280, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 276, 0 },
+};
+static const struct ec2q_member q_ec2_m319[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m323[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 306, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 429, 0 },
-	{ "Version", "Version", "Version", "version", 429, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 432, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 432, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 377, 0 },
+	{ "HostId", "HostId", "HostId", "hostId", 77, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 443, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 432, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 432, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 276, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 375, 0 },
 };
 static const struct ec2q_member q_ec2_m324[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 429, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 419, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 273, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 74, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 224, 0 },
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 191, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 42, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m325[] = {
-	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 400, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 436, 0 },
+static const struct ec2q_member q_ec2_m326[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 309, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 432, 0 },
+	{ "Version", "Version", "Version", "version", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m327[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 432, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 422, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 276, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 75, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 227, 0 },
 };
 static const struct ec2q_member q_ec2_m328[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 403, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 439, 0 },
 };
-static const struct ec2q_member q_ec2_m329[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
+static const struct ec2q_member q_ec2_m330[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
 };
-static const char *const q_ec2_e332[] = {
+static const struct ec2q_member q_ec2_m331[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 432, 0 },
+};
+static const struct ec2q_member q_ec2_m332[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 432, 0 },
+};
+static const char *const q_ec2_e335[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e333[] = {
+static const char *const q_ec2_e336[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e336[] = {
+static const char *const q_ec2_e339[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const char *const q_ec2_e338[] = {
+static const char *const q_ec2_e341[] = {
 	"spot",
 };
-static const struct ec2q_member q_ec2_m347[] = {
-	{ "Min", "Min", "Min", "min", 128, 0 },
-	{ "Max", "Max", "Max", "max", 128, 0 },
+static const struct ec2q_member q_ec2_m350[] = {
+	{ "Min", "Min", "Min", "min", 130, 0 },
+	{ "Max", "Max", "Max", "max", 130, 0 },
 };
-static const struct ec2q_member q_ec2_m348[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 350, 0 },
-};
-static const struct ec2q_member q_ec2_m349[] = {
-	{ "Min", "Min", "Min", "min", 273, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 273, 0 },
+static const struct ec2q_member q_ec2_m351[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 353, 0 },
 };
 static const struct ec2q_member q_ec2_m352[] = {
-	{ "SourceDestCheck", "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", 20, 0 },
-	{ "Attribute", "Attribute", "attribute", "attribute", 213, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 218, 0 },
-	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 20, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 20, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 20, 0 },
-	{ "Groups", "GroupId", "GroupId", "groupId", 182, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 222, EC2Q_REQUIRED },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 21, 0 },
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 21, 0 },
-	{ "Kernel", "Kernel", "kernel", "kernel", 21, 0 },
-	{ "Ramdisk", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 21, 0 },
-	{ "UserData", "UserData", "userData", "userData", 37, 0 },
-	{ "Value", "Value", "value", "value", 429, 0 },
-	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 20, 0 },
-};
-static const struct ec2q_member q_ec2_m353[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 414, 0 },
-	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 68, 0 },
-	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 185, 0 },
-	{ "OperationType", "OperationType", "OperationType", "operationType", 368, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
-	{ "UserIds", "UserId", "UserId", "userId", 449, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-};
-static const struct ec2q_member q_ec2_m354[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
-	{ "Size", "Size", "Size", "size", 273, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 41, 0 },
+	{ "Min", "Min", "Min", "min", 276, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 276, 0 },
 };
 static const struct ec2q_member q_ec2_m355[] = {
-	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 467, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", 21, 0 },
+	{ "Attribute", "Attribute", "attribute", "attribute", 215, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 220, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 21, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 21, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 21, 0 },
+	{ "Groups", "GroupId", "GroupId", "groupId", 184, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 224, EC2Q_REQUIRED },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 22, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 22, 0 },
+	{ "Kernel", "Kernel", "kernel", "kernel", 22, 0 },
+	{ "Ramdisk", "Ramdisk", "ramdisk", "ramdisk", 22, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 22, 0 },
+	{ "UserData", "UserData", "userData", "userData", 38, 0 },
+	{ "Value", "Value", "value", "value", 432, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 21, 0 },
 };
 static const struct ec2q_member q_ec2_m356[] = {
-	{ "State", "State", "state", "state", 357, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 417, 0 },
+	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 69, 0 },
+	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 187, 0 },
+	{ "OperationType", "OperationType", "OperationType", "operationType", 371, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, EC2Q_REQUIRED },
+	{ "UserIds", "UserId", "UserId", "userId", 452, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const char *const q_ec2_e357[] = {
+static const struct ec2q_member q_ec2_m357[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 467, EC2Q_REQUIRED },
+	{ "Size", "Size", "Size", "size", 276, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 488, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 276, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 276, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m358[] = {
+	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 471, 0 },
+};
+static const struct ec2q_member q_ec2_m359[] = {
+	{ "State", "State", "state", "state", 360, 0 },
+};
+static const char *const q_ec2_e360[] = {
 	"disabled",
 	"disabling",
 	"enabled",
 	"pending",
 };
-static const struct ec2q_member q_ec2_m358[] = {
-	{ "Min", "Min", "Min", "min", 128, 0 },
-	{ "Max", "Max", "Max", "max", 128, 0 },
-};
-static const struct ec2q_member q_ec2_m360[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 359, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 366, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 341, 0 },
-};
-static const struct ec2q_member q_ec2_m362[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 366, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 341, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 345, 0 },
-	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 77, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 361, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 339, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 340, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 276, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 151, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 138, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 137, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 154, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 150, 0 },
+static const struct ec2q_member q_ec2_m361[] = {
+	{ "Min", "Min", "Min", "min", 130, 0 },
+	{ "Max", "Max", "Max", "max", 130, 0 },
 };
 static const struct ec2q_member q_ec2_m363[] = {
-	{ "Min", "Min", "Min", "min", 273, 0 },
-	{ "Max", "Max", "Max", "max", 273, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 362, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 369, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 344, 0 },
 };
-static const char *const q_ec2_e365[] = {
+static const struct ec2q_member q_ec2_m365[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 369, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 344, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 348, 0 },
+	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 78, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 364, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 342, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 343, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 279, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 153, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 140, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 139, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 156, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 152, 0 },
+};
+static const struct ec2q_member q_ec2_m366[] = {
+	{ "Min", "Min", "Min", "min", 276, 0 },
+	{ "Max", "Max", "Max", "max", 276, 0 },
+};
+static const char *const q_ec2_e368[] = {
 	"available",
 	"associated",
 	"attaching",
 	"in-use",
 	"detaching",
 };
-static const char *const q_ec2_e368[] = {
+static const char *const q_ec2_e371[] = {
 	"add",
 	"remove",
 };
-static const char *const q_ec2_e370[] = {
+static const char *const q_ec2_e373[] = {
 	"all",
 };
-static const struct ec2q_member q_ec2_m371[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
-	{ "Affinity", "Affinity", "affinity", "affinity", 429, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 374, 0 },
-	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 273, 0 },
-	{ "HostId", "HostId", "hostId", "hostId", 429, 0 },
-	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 440, 0 },
-	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 429, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 429, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 372, 0 },
+static const struct ec2q_member q_ec2_m374[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 432, 0 },
+	{ "Affinity", "Affinity", "affinity", "affinity", 432, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 377, 0 },
+	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 276, 0 },
+	{ "HostId", "HostId", "hostId", "hostId", 432, 0 },
+	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 443, 0 },
+	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 432, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 432, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 375, 0 },
 };
-static const struct ec2q_member q_ec2_m373[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 376, 0 },
+static const struct ec2q_member q_ec2_m376[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 379, 0 },
 };
-static const char *const q_ec2_e375[] = {
+static const char *const q_ec2_e378[] = {
 	"cluster",
 	"partition",
 	"spread",
 };
-static const char *const q_ec2_e377[] = {
+static const char *const q_ec2_e380[] = {
 	"Windows",
 };
-static const struct ec2q_member q_ec2_m378[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 189, 0 },
-	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
-	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
-};
-static const struct ec2q_member q_ec2_m379[] = {
-	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 189, 0 },
-	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
-	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
-};
-static const struct ec2q_member q_ec2_m380[] = {
-	{ "Primary", "Primary", "primary", "primary", 41, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+static const struct ec2q_member q_ec2_m381[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 191, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 42, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m382[] = {
+	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 191, 0 },
+	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", "enableResourceNameDnsARecord", 42, 0 },
+	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m383[] = {
+	{ "Primary", "Primary", "primary", "primary", 42, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
+};
+static const struct ec2q_member q_ec2_m385[] = {
 	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 383, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 386, 0 },
 };
-static const struct ec2q_member q_ec2_m384[] = {
-	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 429, 0 },
-	{ "ProductCodeType", "Type", "type", "type", 386, 0 },
+static const struct ec2q_member q_ec2_m387[] = {
+	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 432, 0 },
+	{ "ProductCodeType", "Type", "type", "type", 389, 0 },
 };
-static const char *const q_ec2_e386[] = {
+static const char *const q_ec2_e389[] = {
 	"devpay",
 	"marketplace",
 };
-static const struct ec2q_member q_ec2_m388[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-};
-static const struct ec2q_member q_ec2_m389[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 429, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 429, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 429, 0 },
+static const struct ec2q_member q_ec2_m391[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m392[] = {
-	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 429, 0 },
-	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 40, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 279, 0 },
-	{ "Name", "Name", "name", "name", 429, EC2Q_REQUIRED },
-	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 35, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 387, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 429, 0 },
-	{ "BootMode", "BootMode", "BootMode", "bootMode", 44, 0 },
-	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 446, 0 },
-	{ "UefiData", "UefiData", "UefiData", "uefiData", 430, 0 },
-	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 202, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
-};
-static const struct ec2q_member q_ec2_m393[] = {
-	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 432, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 432, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m395[] = {
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 279, 0 },
-	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 41, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 305, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 295, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 315, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 197, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 267, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 327, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 320, 0 },
-	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 387, 0 },
-	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 41, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 412, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 429, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 326, 0 },
-	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 143, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 301, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 410, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 309, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 70, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 297, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 296, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 317, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 303, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 311, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 302, 0 },
-	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 252, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 321, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 308, 0 },
-	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 41, 0 },
+	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 432, 0 },
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 41, 0 },
+	{ "Description", "Description", "description", "description", 432, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 282, 0 },
+	{ "Name", "Name", "name", "name", 432, EC2Q_REQUIRED },
+	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 36, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 390, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 432, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 432, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 432, 0 },
+	{ "BootMode", "BootMode", "BootMode", "bootMode", 45, 0 },
+	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 449, 0 },
+	{ "UefiData", "UefiData", "UefiData", "uefiData", 433, 0 },
+	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 204, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
 };
 static const struct ec2q_member q_ec2_m396[] = {
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
-	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 234, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
-	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 429, 0 },
-	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 429, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m398[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 414, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 282, 0 },
+	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 42, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 308, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 298, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 318, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 199, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 270, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 290, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 330, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 323, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 390, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 42, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 415, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 432, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 145, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 304, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 411, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 413, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 312, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 71, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 300, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 299, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 320, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 306, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 314, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 305, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 255, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 324, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 311, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 42, 0 },
 };
-static const char *const q_ec2_e400[] = {
+static const struct ec2q_member q_ec2_m399[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 186, 0 },
+	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 237, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 432, 0 },
+	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 432, 0 },
+	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 432, 0 },
+};
+static const struct ec2q_member q_ec2_m401[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 417, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const char *const q_ec2_e403[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -1592,262 +1605,262 @@ static const char *const q_ec2_e400[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e402[] = {
+static const char *const q_ec2_e405[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m404[] = {
-	{ "Enabled", "Enabled", "enabled", "enabled", 41, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m407[] = {
+	{ "Enabled", "Enabled", "enabled", "enabled", 42, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m405[] = {
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 40, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 197, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 267, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 273, 0 },
-	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 228, 0 },
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 279, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
-	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 273, EC2Q_REQUIRED },
-	{ "MinCount", "MinCount", "MinCount", "minCount", 273, EC2Q_REQUIRED },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 404, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 371, 0 },
-	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 387, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 410, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 431, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 406, 0 },
-	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 429, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 429, EC2Q_IDEMPOTENCY },
-	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 41, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 41, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 193, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 412, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 249, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
-	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 144, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 149, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
-	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 323, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 237, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 70, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 60, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 49, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 188, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 331, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 239, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 153, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 378, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 236, 0 },
-	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 41, 0 },
+static const struct ec2q_member q_ec2_m408[] = {
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 41, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 199, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 270, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 276, 0 },
+	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 231, 0 },
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 282, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 290, 0 },
+	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 276, EC2Q_REQUIRED },
+	{ "MinCount", "MinCount", "MinCount", "minCount", 276, EC2Q_REQUIRED },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 407, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 374, 0 },
+	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 390, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 411, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 413, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 434, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 409, 0 },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 432, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 432, EC2Q_IDEMPOTENCY },
+	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 42, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 42, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 195, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 415, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 252, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
+	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 146, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 151, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 326, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 240, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 71, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 61, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 50, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 190, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 334, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 242, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 155, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 381, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 239, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 42, 0 },
 };
-static const char *const q_ec2_e412[] = {
+static const char *const q_ec2_e415[] = {
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m413[] = {
-	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 429, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
-	{ "Progress", "Progress", "progress", "progress", 429, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 74, 0 },
-	{ "State", "Status", "status", "status", 418, 0 },
-	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 429, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 273, 0 },
-	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 429, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 428, 0 },
-	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 351, 0 },
+static const struct ec2q_member q_ec2_m416[] = {
+	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 432, 0 },
+	{ "Description", "Description", "description", "description", 432, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 432, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 432, 0 },
+	{ "Progress", "Progress", "progress", "progress", 432, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 432, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 75, 0 },
+	{ "State", "Status", "status", "status", 421, 0 },
+	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 432, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 276, 0 },
+	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 432, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
+	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 431, 0 },
+	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 354, 0 },
 };
-static const char *const q_ec2_e414[] = {
+static const char *const q_ec2_e417[] = {
 	"productCodes",
 	"createVolumePermission",
 };
-static const char *const q_ec2_e418[] = {
+static const char *const q_ec2_e421[] = {
 	"pending",
 	"completed",
 	"error",
 	"recoverable",
 	"recovering",
 };
-static const char *const q_ec2_e419[] = {
+static const char *const q_ec2_e422[] = {
 	"one-time",
 	"persistent",
 };
-static const struct ec2q_member q_ec2_m420[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 429, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 419, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 273, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 74, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 224, 0 },
-};
-static const struct ec2q_member q_ec2_m421[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
-	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 429, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-};
-static const struct ec2q_member q_ec2_m422[] = {
-	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
-};
 static const struct ec2q_member q_ec2_m423[] = {
-	{ "Code", "Code", "code", "code", 429, 0 },
-	{ "Message", "Message", "message", "message", 429, 0 },
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 432, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 422, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 276, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 75, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 227, 0 },
 };
-static const char *const q_ec2_e424[] = {
+static const struct ec2q_member q_ec2_m424[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, EC2Q_REQUIRED },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 432, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m425[] = {
+	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 258, 0 },
+};
+static const struct ec2q_member q_ec2_m426[] = {
+	{ "Code", "Code", "code", "code", 432, 0 },
+	{ "Message", "Message", "message", "message", 432, 0 },
+};
+static const char *const q_ec2_e427[] = {
 	"reachability",
 };
-static const char *const q_ec2_e425[] = {
+static const char *const q_ec2_e428[] = {
 	"passed",
 	"failed",
 	"insufficient-data",
 	"initializing",
 };
-static const struct ec2q_member q_ec2_m426[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
-	{ "Hibernate", "Hibernate", "Hibernate", "hibernate", 41, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "Force", "Force", "force", "force", 41, 0 },
+static const struct ec2q_member q_ec2_m429[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, EC2Q_REQUIRED },
+	{ "Hibernate", "Hibernate", "Hibernate", "hibernate", 42, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Force", "Force", "force", "force", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m427[] = {
-	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
+static const struct ec2q_member q_ec2_m430[] = {
+	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 258, 0 },
 };
-static const char *const q_ec2_e428[] = {
+static const char *const q_ec2_e431[] = {
 	"archive",
 	"standard",
 };
-static const char *const q_ec2_e432[] = {
+static const char *const q_ec2_e435[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 	"not-applicable",
 	"initializing",
 };
-static const struct ec2q_member q_ec2_m433[] = {
-	{ "Key", "Key", "key", "key", 429, 0 },
-	{ "Value", "Value", "value", "value", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m434[] = {
-	{ "Key", "Key", "key", "key", 429, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 429, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 400, 0 },
-	{ "Value", "Value", "value", "value", 429, 0 },
+static const struct ec2q_member q_ec2_m436[] = {
+	{ "Key", "Key", "key", "key", 432, 0 },
+	{ "Value", "Value", "value", "value", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m437[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 400, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 436, 0 },
+	{ "Key", "Key", "key", "key", 432, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 432, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 403, 0 },
+	{ "Value", "Value", "value", "value", 432, 0 },
 };
-static const char *const q_ec2_e440[] = {
+static const struct ec2q_member q_ec2_m440[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 403, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 439, 0 },
+};
+static const char *const q_ec2_e443[] = {
 	"default",
 	"dedicated",
 	"host",
 };
-static const struct ec2q_member q_ec2_m441[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-};
-static const struct ec2q_member q_ec2_m442[] = {
-	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
+static const struct ec2q_member q_ec2_m444[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m445[] = {
-	{ "Min", "Min", "Min", "min", 128, 0 },
-	{ "Max", "Max", "Max", "max", 128, 0 },
+	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 258, 0 },
 };
-static const char *const q_ec2_e446[] = {
+static const struct ec2q_member q_ec2_m448[] = {
+	{ "Min", "Min", "Min", "min", 130, 0 },
+	{ "Max", "Max", "Max", "max", 130, 0 },
+};
+static const char *const q_ec2_e449[] = {
 	"v2.0",
 };
-static const char *const q_ec2_e447[] = {
+static const char *const q_ec2_e450[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m451[] = {
-	{ "Min", "Min", "Min", "min", 273, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 273, 0 },
-};
-static const struct ec2q_member q_ec2_m452[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 450, 0 },
-	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 55, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 443, 0 },
-	{ "ValidCores", "ValidCores", "validCores", "validCores", 56, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 444, 0 },
-};
-static const struct ec2q_member q_ec2_m453[] = {
-	{ "Code", "Code", "code", "code", 429, 0 },
-	{ "Message", "Message", "message", "message", 429, 0 },
-};
 static const struct ec2q_member q_ec2_m454[] = {
-	{ "Errors", "ErrorSet", "errorSet", "errorSet", 156, 0 },
+	{ "Min", "Min", "Min", "min", 276, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 276, 0 },
 };
-static const char *const q_ec2_e457[] = {
+static const struct ec2q_member q_ec2_m455[] = {
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 453, 0 },
+	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 56, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 446, 0 },
+	{ "ValidCores", "ValidCores", "validCores", "validCores", 57, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 447, 0 },
+};
+static const struct ec2q_member q_ec2_m456[] = {
+	{ "Code", "Code", "code", "code", 432, 0 },
+	{ "Message", "Message", "message", "message", 432, 0 },
+};
+static const struct ec2q_member q_ec2_m457[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 158, 0 },
+};
+static const char *const q_ec2_e460[] = {
 	"hvm",
 	"paravirtual",
 };
-static const struct ec2q_member q_ec2_m459[] = {
-	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 461, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 74, 0 },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
-	{ "Size", "Size", "size", "size", 273, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
-	{ "State", "Status", "status", "status", 470, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
-	{ "Iops", "Iops", "iops", "iops", 273, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 484, 0 },
-	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 41, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 41, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 273, 0 },
+static const struct ec2q_member q_ec2_m462[] = {
+	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 464, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 432, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 75, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 432, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
+	{ "Size", "Size", "size", "size", 276, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 432, 0 },
+	{ "State", "Status", "status", "status", 474, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
+	{ "Iops", "Iops", "iops", "iops", 276, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 488, 0 },
+	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 42, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 42, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 276, 0 },
 };
-static const struct ec2q_member q_ec2_m460[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
-	{ "Device", "Device", "device", "device", 429, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-	{ "State", "Status", "status", "status", 462, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+static const struct ec2q_member q_ec2_m463[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 75, 0 },
+	{ "Device", "Device", "device", "device", 432, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
+	{ "State", "Status", "status", "status", 465, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
 };
-static const char *const q_ec2_e462[] = {
+static const char *const q_ec2_e465[] = {
 	"attaching",
 	"attached",
 	"detaching",
 	"detached",
 	"busy",
 };
-static const char *const q_ec2_e463[] = {
+static const char *const q_ec2_e466[] = {
 	"autoEnableIO",
 	"productCodes",
 };
-static const struct ec2q_member q_ec2_m467[] = {
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
-	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 469, 0 },
-	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 429, 0 },
-	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 273, 0 },
-	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 273, 0 },
-	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 484, 0 },
-	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 273, 0 },
-	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 41, 0 },
-	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 273, 0 },
-	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 273, 0 },
-	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 484, 0 },
-	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 273, 0 },
-	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 41, 0 },
-	{ "Progress", "Progress", "progress", "progress", 337, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 74, 0 },
-	{ "EndTime", "EndTime", "endTime", "endTime", 74, 0 },
+static const struct ec2q_member q_ec2_m471[] = {
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
+	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 473, 0 },
+	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 432, 0 },
+	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 276, 0 },
+	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 276, 0 },
+	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 488, 0 },
+	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 276, 0 },
+	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 42, 0 },
+	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 276, 0 },
+	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 276, 0 },
+	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 488, 0 },
+	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 276, 0 },
+	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 42, 0 },
+	{ "Progress", "Progress", "progress", "progress", 340, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 75, 0 },
+	{ "EndTime", "EndTime", "endTime", "endTime", 75, 0 },
 };
-static const char *const q_ec2_e469[] = {
+static const char *const q_ec2_e473[] = {
 	"modifying",
 	"optimizing",
 	"completed",
 	"failed",
 };
-static const char *const q_ec2_e470[] = {
+static const char *const q_ec2_e474[] = {
 	"creating",
 	"available",
 	"in-use",
@@ -1855,51 +1868,51 @@ static const char *const q_ec2_e470[] = {
 	"deleted",
 	"error",
 };
-static const struct ec2q_member q_ec2_m471[] = {
-	{ "Code", "Code", "code", "code", 429, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 429, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m473[] = {
-	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 429, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-};
 static const struct ec2q_member q_ec2_m475[] = {
-	{ "Name", "Name", "name", "name", 483, 0 },
-	{ "Status", "Status", "status", "status", 429, 0 },
+	{ "Code", "Code", "code", "code", 432, 0 },
+	{ "Description", "Description", "description", "description", 432, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 432, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m477[] = {
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 429, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 429, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 351, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 351, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 432, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m479[] = {
-	{ "Details", "Details", "details", "details", 476, 0 },
-	{ "Status", "Status", "status", "status", 480, 0 },
+	{ "Name", "Name", "name", "name", 487, 0 },
+	{ "Status", "Status", "status", "status", 432, 0 },
 };
-static const char *const q_ec2_e480[] = {
+static const struct ec2q_member q_ec2_m481[] = {
+	{ "Description", "Description", "description", "description", 432, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 432, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 432, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 354, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 354, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
+};
+static const struct ec2q_member q_ec2_m483[] = {
+	{ "Details", "Details", "details", "details", 480, 0 },
+	{ "Status", "Status", "status", "status", 484, 0 },
+};
+static const char *const q_ec2_e484[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 };
-static const struct ec2q_member q_ec2_m481[] = {
-	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 472, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 478, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
-	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 479, 0 },
-	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 474, 0 },
+static const struct ec2q_member q_ec2_m485[] = {
+	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 476, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 432, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 482, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
+	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 483, 0 },
+	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 478, 0 },
 };
-static const char *const q_ec2_e483[] = {
+static const char *const q_ec2_e487[] = {
 	"io-enabled",
 	"io-performance",
 };
-static const char *const q_ec2_e484[] = {
+static const char *const q_ec2_e488[] = {
 	"standard",
 	"io1",
 	"io2",
@@ -1929,522 +1942,528 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[16] = { "ArchitectureType", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e16 },
 	[17] = { "ArchitectureTypeList", EC2Q_LIST, 0, 0, 16, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[18] = { "ArchitectureValues", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e18 },
-	[19] = { "AttachmentStatus", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e19 },
-	[20] = { "AttributeBooleanValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m20, NULL },
-	[21] = { "AttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m21, NULL },
-	[22] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[23] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m23, NULL },
-	[24] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 23, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[25] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m25, NULL },
-	[26] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 25, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[27] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e27 },
-	[28] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e28 },
-	[29] = { "BareMetal", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e29 },
-	[30] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[31] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[32] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m32, NULL },
-	[33] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[34] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[35] = { "BillingProductList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[36] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[37] = { "BlobAttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m37, NULL },
-	[38] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m38, NULL },
-	[39] = { "BlockDeviceMappingList", EC2Q_LIST, 0, 0, 38, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[40] = { "BlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 38, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[41] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[42] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e42 },
-	[43] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 42, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[44] = { "BootModeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e44 },
-	[45] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e45 },
-	[46] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[47] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[48] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e48 },
-	[49] = { "CapacityReservationSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m49, NULL },
-	[50] = { "CapacityReservationSpecificationResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m50, NULL },
-	[51] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m51, NULL },
-	[52] = { "CapacityReservationTargetResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m52, NULL },
-	[53] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m53, NULL },
-	[54] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m54, NULL },
-	[55] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[56] = { "CoreCountList", EC2Q_LIST, 0, 0, 55, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[57] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e57 },
-	[58] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 57, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[59] = { "CpuOptions", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m59, NULL },
-	[60] = { "CpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
-	[61] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
-	[62] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
-	[63] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
-	[64] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
-	[65] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
-	[66] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
-	[67] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 66, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[68] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
-	[69] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
-	[70] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
-	[71] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[72] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
-	[73] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
-	[74] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[75] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[76] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[77] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[78] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
-	[79] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
-	[80] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
-	[81] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
-	[82] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
-	[83] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
-	[84] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
-	[85] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
-	[86] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
-	[87] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
-	[88] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
-	[89] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
-	[90] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
-	[91] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
-	[92] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
-	[93] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
-	[94] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
-	[95] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
-	[96] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
-	[97] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
-	[98] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
-	[99] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
-	[100] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
-	[101] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
-	[102] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
-	[103] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
-	[104] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
-	[105] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
-	[106] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
-	[107] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
-	[108] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
-	[109] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
-	[110] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
-	[111] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
-	[112] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
-	[113] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
-	[114] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
-	[115] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
-	[116] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
-	[117] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
-	[118] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
-	[119] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
-	[120] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
-	[121] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
-	[122] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e122 },
-	[123] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[124] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m124, NULL },
-	[125] = { "DiskInfoList", EC2Q_LIST, 0, 0, 124, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[126] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[127] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e127 },
-	[128] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[129] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m129, NULL },
-	[130] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e130 },
-	[131] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m131, NULL },
-	[132] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m132, NULL },
-	[133] = { "EbsInstanceBlockDeviceSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
-	[134] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e134 },
-	[135] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
-	[136] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e136 },
-	[137] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
-	[138] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[139] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m139, NULL },
-	[140] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 139, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[141] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[142] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m142, NULL },
-	[143] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 142, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[144] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 142, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[145] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m145, NULL },
-	[146] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m146, NULL },
-	[147] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[148] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[149] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 145, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[150] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[151] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e151 },
-	[152] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m152, NULL },
-	[153] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m153, NULL },
-	[154] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[155] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e155 },
-	[156] = { "ErrorSet", EC2Q_LIST, 0, 0, 453, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[157] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e157 },
-	[158] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
-	[159] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 158, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
-	[160] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[161] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m161, NULL },
-	[162] = { "FilterList", EC2Q_LIST, 0, 0, 161, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[163] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[164] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m164, NULL },
-	[165] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 164, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[166] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[167] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
-	[168] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[169] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[170] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m170, NULL },
-	[171] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[172] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
-	[173] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m173, NULL },
-	[174] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[175] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m175, NULL },
-	[176] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 175, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[177] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[178] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m178, NULL },
-	[179] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[180] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[181] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m181, NULL },
-	[182] = { "GroupIdStringList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "groupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[183] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
-	[184] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 183, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[185] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 409, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[186] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[187] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m187, NULL },
-	[188] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
-	[189] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e189 },
-	[190] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e190 },
-	[191] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e191 },
-	[192] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
-	[193] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m193, NULL },
-	[194] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
-	[195] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
-	[196] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e196 },
-	[197] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[198] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 197, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[199] = { "ImageList", EC2Q_LIST, 0, 0, 194, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[200] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e200 },
-	[201] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e201 },
-	[202] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e202 },
-	[203] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m203, NULL },
-	[204] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
-	[205] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m205, NULL },
-	[206] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[207] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m207, NULL },
-	[208] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 207, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[209] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[210] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[211] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
-	[212] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
-	[213] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e213 },
-	[214] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e214 },
-	[215] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m215, NULL },
-	[216] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 215, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[217] = { "InstanceBlockDeviceMappingSpecification", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m217, NULL },
-	[218] = { "InstanceBlockDeviceMappingSpecificationList", EC2Q_LIST, 0, 0, 217, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[219] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[220] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e220 },
-	[221] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 220, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[222] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[223] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 222, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[224] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e224 },
-	[225] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m225, NULL },
-	[226] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 225, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[227] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m227, NULL },
-	[228] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 227, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[229] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[230] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
-	[231] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
-	[232] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 231, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[233] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e233 },
-	[234] = { "InstanceList", EC2Q_LIST, 0, 0, 211, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[235] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
-	[236] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m236, NULL },
-	[237] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m237, NULL },
-	[238] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e238 },
-	[239] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
-	[240] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
-	[241] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e241 },
-	[242] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e242 },
-	[243] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e243 },
-	[244] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m244, NULL },
-	[245] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
-	[246] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m246, NULL },
-	[247] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 244, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[248] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m248, NULL },
-	[249] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 248, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[250] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m250, NULL },
-	[251] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 250, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[252] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m252, NULL },
-	[253] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m253, NULL },
-	[254] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m254, NULL },
-	[255] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 254, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[256] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e256 },
-	[257] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m257, NULL },
-	[258] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
-	[259] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 258, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[260] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m260, NULL },
-	[261] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 260, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[262] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 257, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[263] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
-	[264] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e264 },
-	[265] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[266] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
-	[267] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[268] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e268 },
-	[269] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
-	[270] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 269, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[271] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
-	[272] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 271, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[273] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[274] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 275, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[275] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m275, NULL },
-	[276] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[277] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[278] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m278, NULL },
-	[279] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[280] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e280 },
-	[281] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 287, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[282] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m282, NULL },
-	[283] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[284] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 283, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[285] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
-	[286] = { "KeyPairList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[287] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[288] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e288 },
-	[289] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[290] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m290, NULL },
-	[291] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 290, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[292] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m292, NULL },
-	[293] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e293 },
-	[294] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m294, NULL },
-	[295] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 294, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[296] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m296, NULL },
-	[297] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
-	[298] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m298, NULL },
-	[299] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
-	[300] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[301] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 299, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[302] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m302, NULL },
-	[303] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m303, NULL },
-	[304] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e304 },
-	[305] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m305, NULL },
-	[306] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[307] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 306, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[308] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
-	[309] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m309, NULL },
-	[310] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e310 },
-	[311] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m311, NULL },
-	[312] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e312 },
-	[313] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e313 },
-	[314] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m314, NULL },
-	[315] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 314, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[316] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m316, NULL },
-	[317] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 316, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[318] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
-	[319] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 318, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[320] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m320, NULL },
-	[321] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m321, NULL },
-	[322] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[323] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m323, NULL },
-	[324] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
-	[325] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
-	[326] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 325, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[327] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m327, NULL },
-	[328] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
-	[329] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m329, NULL },
-	[330] = { "LicenseList", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[331] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 329, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[332] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e332 },
-	[333] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e333 },
-	[334] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 333, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[335] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[336] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e336 },
-	[337] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[338] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e338 },
-	[339] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[340] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[341] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[342] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[343] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[344] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[345] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[346] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[347] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m347, NULL },
-	[348] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m348, NULL },
-	[349] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m349, NULL },
-	[350] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[351] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[352] = { "ModifyInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m352, NULL },
-	[353] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m353, NULL },
-	[354] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m354, NULL },
-	[355] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m355, NULL },
-	[356] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
-	[357] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e357 },
-	[358] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m358, NULL },
-	[359] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[360] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m360, NULL },
-	[361] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 360, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[362] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
-	[363] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m363, NULL },
-	[364] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[365] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e365 },
-	[366] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[367] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[368] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e368 },
-	[369] = { "OwnerStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[370] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e370 },
-	[371] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m371, NULL },
-	[372] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[373] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m373, NULL },
-	[374] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[375] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e375 },
-	[376] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 375, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[377] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e377 },
-	[378] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m378, NULL },
-	[379] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m379, NULL },
-	[380] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m380, NULL },
-	[381] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 380, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[382] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m382, NULL },
-	[383] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[384] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m384, NULL },
-	[385] = { "ProductCodeList", EC2Q_LIST, 0, 0, 384, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[386] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e386 },
-	[387] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[388] = { "RebootInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m388, NULL },
-	[389] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m389, NULL },
-	[390] = { "RegionList", EC2Q_LIST, 0, 0, 389, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[391] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[392] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m392, NULL },
-	[393] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m393, NULL },
-	[394] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 267, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[395] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m395, NULL },
-	[396] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m396, NULL },
-	[397] = { "ReservationList", EC2Q_LIST, 0, 0, 396, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[398] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
-	[399] = { "ResourceIdList", EC2Q_LIST, 0, 0, 439, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[400] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e400 },
-	[401] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[402] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e402 },
-	[403] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 402, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[404] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m404, NULL },
-	[405] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m405, NULL },
-	[406] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[407] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[408] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[409] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[410] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 409, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[411] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[412] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e412 },
-	[413] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m413, NULL },
-	[414] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e414 },
-	[415] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[416] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 415, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[417] = { "SnapshotList", EC2Q_LIST, 0, 0, 413, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[418] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e418 },
-	[419] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e419 },
-	[420] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m420, NULL },
-	[421] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m421, NULL },
-	[422] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m422, NULL },
-	[423] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m423, NULL },
-	[424] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e424 },
-	[425] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e425 },
-	[426] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m426, NULL },
-	[427] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m427, NULL },
-	[428] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e428 },
-	[429] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[430] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
-	[431] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[432] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e432 },
-	[433] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m433, NULL },
-	[434] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m434, NULL },
-	[435] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[436] = { "TagList", EC2Q_LIST, 0, 0, 433, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[437] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m437, NULL },
-	[438] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 437, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[439] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[440] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e440 },
-	[441] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m441, NULL },
-	[442] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m442, NULL },
-	[443] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[444] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[445] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m445, NULL },
-	[446] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e446 },
-	[447] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e447 },
-	[448] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 447, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[449] = { "UserIdStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[450] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[451] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m451, NULL },
-	[452] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m452, NULL },
-	[453] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m453, NULL },
-	[454] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m454, NULL },
-	[455] = { "ValueStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[456] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
-	[457] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e457 },
-	[458] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 457, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[459] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m459, NULL },
-	[460] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m460, NULL },
-	[461] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 460, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[462] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e462 },
-	[463] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e463 },
-	[464] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[465] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 464, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[466] = { "VolumeList", EC2Q_LIST, 0, 0, 459, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[467] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m467, NULL },
-	[468] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 467, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[469] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e469 },
-	[470] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e470 },
-	[471] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m471, NULL },
-	[472] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 471, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[473] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m473, NULL },
-	[474] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 473, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[475] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m475, NULL },
-	[476] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 475, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[477] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m477, NULL },
-	[478] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 477, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[479] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m479, NULL },
-	[480] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e480 },
-	[481] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m481, NULL },
-	[482] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 481, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[483] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e483 },
-	[484] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e484 },
-	[485] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[486] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[487] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[488] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[19] = { "AttachVolumeRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m19, NULL },
+	[20] = { "AttachmentStatus", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e20 },
+	[21] = { "AttributeBooleanValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m21, NULL },
+	[22] = { "AttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m22, NULL },
+	[23] = { "AutoRecoveryFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[24] = { "AvailabilityZone", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m24, NULL },
+	[25] = { "AvailabilityZoneList", EC2Q_LIST, 0, 0, 24, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[26] = { "AvailabilityZoneMessage", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m26, NULL },
+	[27] = { "AvailabilityZoneMessageList", EC2Q_LIST, 0, 0, 26, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[28] = { "AvailabilityZoneOptInStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e28 },
+	[29] = { "AvailabilityZoneState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e29 },
+	[30] = { "BareMetal", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e30 },
+	[31] = { "BareMetalFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[32] = { "BaselineBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[33] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m33, NULL },
+	[34] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[35] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[36] = { "BillingProductList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[37] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[38] = { "BlobAttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m38, NULL },
+	[39] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m39, NULL },
+	[40] = { "BlockDeviceMappingList", EC2Q_LIST, 0, 0, 39, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[41] = { "BlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 39, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[42] = { "Boolean", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[43] = { "BootModeType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e43 },
+	[44] = { "BootModeTypeList", EC2Q_LIST, 0, 0, 43, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[45] = { "BootModeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e45 },
+	[46] = { "BurstablePerformance", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e46 },
+	[47] = { "BurstablePerformanceFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[48] = { "CapacityReservationId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[49] = { "CapacityReservationPreference", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e49 },
+	[50] = { "CapacityReservationSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m50, NULL },
+	[51] = { "CapacityReservationSpecificationResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m51, NULL },
+	[52] = { "CapacityReservationTarget", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m52, NULL },
+	[53] = { "CapacityReservationTargetResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m53, NULL },
+	[54] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m54, NULL },
+	[55] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m55, NULL },
+	[56] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[57] = { "CoreCountList", EC2Q_LIST, 0, 0, 56, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[58] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e58 },
+	[59] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 58, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[60] = { "CpuOptions", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
+	[61] = { "CpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
+	[62] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
+	[63] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
+	[64] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
+	[65] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
+	[66] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
+	[67] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
+	[68] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 67, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[69] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
+	[70] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
+	[71] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
+	[72] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[73] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
+	[74] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
+	[75] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[76] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[77] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[78] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[79] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
+	[80] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
+	[81] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
+	[82] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
+	[83] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
+	[84] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
+	[85] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
+	[86] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
+	[87] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
+	[88] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
+	[89] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
+	[90] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
+	[91] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
+	[92] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
+	[93] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
+	[94] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
+	[95] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
+	[96] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
+	[97] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
+	[98] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
+	[99] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
+	[100] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
+	[101] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
+	[102] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
+	[103] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
+	[104] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[105] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
+	[106] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
+	[107] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
+	[108] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
+	[109] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
+	[110] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
+	[111] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
+	[112] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
+	[113] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
+	[114] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
+	[115] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
+	[116] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
+	[117] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
+	[118] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
+	[119] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
+	[120] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
+	[121] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
+	[122] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m122, NULL },
+	[123] = { "DetachVolumeRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
+	[124] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e124 },
+	[125] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[126] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m126, NULL },
+	[127] = { "DiskInfoList", EC2Q_LIST, 0, 0, 126, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[128] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[129] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e129 },
+	[130] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[131] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m131, NULL },
+	[132] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e132 },
+	[133] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
+	[134] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m134, NULL },
+	[135] = { "EbsInstanceBlockDeviceSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
+	[136] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e136 },
+	[137] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
+	[138] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e138 },
+	[139] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m139, NULL },
+	[140] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[141] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m141, NULL },
+	[142] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 141, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[143] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[144] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
+	[145] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 144, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[146] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 144, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[147] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m147, NULL },
+	[148] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m148, NULL },
+	[149] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 148, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[150] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[151] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 147, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[152] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[153] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e153 },
+	[154] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m154, NULL },
+	[155] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m155, NULL },
+	[156] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[157] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e157 },
+	[158] = { "ErrorSet", EC2Q_LIST, 0, 0, 456, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[159] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e159 },
+	[160] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[161] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 160, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[162] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[163] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m163, NULL },
+	[164] = { "FilterList", EC2Q_LIST, 0, 0, 163, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[165] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[166] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m166, NULL },
+	[167] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 166, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[168] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[169] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m169, NULL },
+	[170] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[171] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[172] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
+	[173] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[174] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m174, NULL },
+	[175] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m175, NULL },
+	[176] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[177] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m177, NULL },
+	[178] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 177, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[179] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[180] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m180, NULL },
+	[181] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[182] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[183] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
+	[184] = { "GroupIdStringList", EC2Q_LIST, 0, 0, 410, EC2Q_NONE, NULL, "groupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[185] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
+	[186] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 185, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[187] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 412, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[188] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[189] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m189, NULL },
+	[190] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m190, NULL },
+	[191] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e191 },
+	[192] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e192 },
+	[193] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e193 },
+	[194] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
+	[195] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
+	[196] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m196, NULL },
+	[197] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m197, NULL },
+	[198] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e198 },
+	[199] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[200] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 199, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[201] = { "ImageList", EC2Q_LIST, 0, 0, 196, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[202] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e202 },
+	[203] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e203 },
+	[204] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e204 },
+	[205] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m205, NULL },
+	[206] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m206, NULL },
+	[207] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m207, NULL },
+	[208] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[209] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m209, NULL },
+	[210] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 209, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[211] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[212] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[213] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
+	[214] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m214, NULL },
+	[215] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e215 },
+	[216] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e216 },
+	[217] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m217, NULL },
+	[218] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 217, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[219] = { "InstanceBlockDeviceMappingSpecification", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m219, NULL },
+	[220] = { "InstanceBlockDeviceMappingSpecificationList", EC2Q_LIST, 0, 0, 219, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[221] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[222] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e222 },
+	[223] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 222, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[224] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[225] = { "InstanceIdForResolver", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[226] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 224, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[227] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e227 },
+	[228] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m228, NULL },
+	[229] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 228, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[230] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
+	[231] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[232] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 233, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[233] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m233, NULL },
+	[234] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m234, NULL },
+	[235] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 234, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[236] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e236 },
+	[237] = { "InstanceList", EC2Q_LIST, 0, 0, 213, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[238] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m238, NULL },
+	[239] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
+	[240] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
+	[241] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e241 },
+	[242] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m242, NULL },
+	[243] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m243, NULL },
+	[244] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e244 },
+	[245] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e245 },
+	[246] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e246 },
+	[247] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m247, NULL },
+	[248] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m248, NULL },
+	[249] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m249, NULL },
+	[250] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 247, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[251] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m251, NULL },
+	[252] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 251, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[253] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m253, NULL },
+	[254] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 253, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[255] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
+	[256] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m256, NULL },
+	[257] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m257, NULL },
+	[258] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 257, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[259] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e259 },
+	[260] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m260, NULL },
+	[261] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
+	[262] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 261, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[263] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
+	[264] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 263, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[265] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 260, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[266] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
+	[267] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e267 },
+	[268] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[269] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
+	[270] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[271] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e271 },
+	[272] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m272, NULL },
+	[273] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 272, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[274] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m274, NULL },
+	[275] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 274, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[276] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[277] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[278] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m278, NULL },
+	[279] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[280] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 281, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[281] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m281, NULL },
+	[282] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[283] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e283 },
+	[284] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 290, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[285] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
+	[286] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[287] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 286, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[288] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m288, NULL },
+	[289] = { "KeyPairList", EC2Q_LIST, 0, 0, 288, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[290] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[291] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e291 },
+	[292] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[293] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
+	[294] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 293, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[295] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m295, NULL },
+	[296] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e296 },
+	[297] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
+	[298] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 297, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[299] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
+	[300] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
+	[301] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m301, NULL },
+	[302] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m302, NULL },
+	[303] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[304] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 302, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[305] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m305, NULL },
+	[306] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m306, NULL },
+	[307] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e307 },
+	[308] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
+	[309] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[310] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 309, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[311] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m311, NULL },
+	[312] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m312, NULL },
+	[313] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e313 },
+	[314] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m314, NULL },
+	[315] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e315 },
+	[316] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e316 },
+	[317] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m317, NULL },
+	[318] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 317, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[319] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m319, NULL },
+	[320] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 319, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[321] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[322] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[323] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m323, NULL },
+	[324] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
+	[325] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 295, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[326] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m326, NULL },
+	[327] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m327, NULL },
+	[328] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
+	[329] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[330] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m330, NULL },
+	[331] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m331, NULL },
+	[332] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m332, NULL },
+	[333] = { "LicenseList", EC2Q_LIST, 0, 0, 331, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[334] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 332, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[335] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e335 },
+	[336] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e336 },
+	[337] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 336, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[338] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[339] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e339 },
+	[340] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[341] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e341 },
+	[342] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[343] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[344] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[345] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[346] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[347] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[348] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[349] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[350] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m350, NULL },
+	[351] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m351, NULL },
+	[352] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m352, NULL },
+	[353] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[354] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[355] = { "ModifyInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m355, NULL },
+	[356] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
+	[357] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m357, NULL },
+	[358] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m358, NULL },
+	[359] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m359, NULL },
+	[360] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e360 },
+	[361] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m361, NULL },
+	[362] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[363] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m363, NULL },
+	[364] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 363, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[365] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m365, NULL },
+	[366] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m366, NULL },
+	[367] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[368] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e368 },
+	[369] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[370] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[371] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e371 },
+	[372] = { "OwnerStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[373] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e373 },
+	[374] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m374, NULL },
+	[375] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[376] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m376, NULL },
+	[377] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[378] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e378 },
+	[379] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 378, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[380] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e380 },
+	[381] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m381, NULL },
+	[382] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m382, NULL },
+	[383] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m383, NULL },
+	[384] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 383, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[385] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m385, NULL },
+	[386] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[387] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m387, NULL },
+	[388] = { "ProductCodeList", EC2Q_LIST, 0, 0, 387, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[389] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e389 },
+	[390] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[391] = { "RebootInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m391, NULL },
+	[392] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m392, NULL },
+	[393] = { "RegionList", EC2Q_LIST, 0, 0, 392, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[394] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[395] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m395, NULL },
+	[396] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m396, NULL },
+	[397] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 270, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[398] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
+	[399] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m399, NULL },
+	[400] = { "ReservationList", EC2Q_LIST, 0, 0, 399, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[401] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m401, NULL },
+	[402] = { "ResourceIdList", EC2Q_LIST, 0, 0, 442, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[403] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e403 },
+	[404] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[405] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e405 },
+	[406] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 405, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[407] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m407, NULL },
+	[408] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m408, NULL },
+	[409] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[410] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[411] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 410, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[412] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[413] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 412, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[414] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[415] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e415 },
+	[416] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m416, NULL },
+	[417] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e417 },
+	[418] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[419] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 418, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[420] = { "SnapshotList", EC2Q_LIST, 0, 0, 416, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[421] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e421 },
+	[422] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e422 },
+	[423] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m423, NULL },
+	[424] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m424, NULL },
+	[425] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m425, NULL },
+	[426] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m426, NULL },
+	[427] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e427 },
+	[428] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e428 },
+	[429] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m429, NULL },
+	[430] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m430, NULL },
+	[431] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e431 },
+	[432] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[433] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
+	[434] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[435] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e435 },
+	[436] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m436, NULL },
+	[437] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m437, NULL },
+	[438] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 437, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[439] = { "TagList", EC2Q_LIST, 0, 0, 436, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[440] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m440, NULL },
+	[441] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 440, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[442] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[443] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e443 },
+	[444] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m444, NULL },
+	[445] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m445, NULL },
+	[446] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[447] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 446, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[448] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m448, NULL },
+	[449] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e449 },
+	[450] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e450 },
+	[451] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 450, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[452] = { "UserIdStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[453] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[454] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m454, NULL },
+	[455] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m455, NULL },
+	[456] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m456, NULL },
+	[457] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m457, NULL },
+	[458] = { "ValueStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[459] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[460] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e460 },
+	[461] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 460, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[462] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m462, NULL },
+	[463] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m463, NULL },
+	[464] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 463, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[465] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e465 },
+	[466] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e466 },
+	[467] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[468] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 467, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[469] = { "VolumeIdWithResolver", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[470] = { "VolumeList", EC2Q_LIST, 0, 0, 462, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[471] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m471, NULL },
+	[472] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 471, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[473] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e473 },
+	[474] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e474 },
+	[475] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m475, NULL },
+	[476] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 475, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[477] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m477, NULL },
+	[478] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 477, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[479] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m479, NULL },
+	[480] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 479, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[481] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m481, NULL },
+	[482] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 481, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[483] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m483, NULL },
+	[484] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e484 },
+	[485] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m485, NULL },
+	[486] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 485, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[487] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e487 },
+	[488] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e488 },
+	[489] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[490] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[491] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[492] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 106, 107, NULL },
-	{ "DescribeAvailabilityZones", 87, 88, NULL },
-	{ "DescribeAccountAttributes", 85, 86, NULL },
-	{ "CreateKeyPair", 61, 282, NULL },
-	{ "ImportKeyPair", 203, 204, NULL },
-	{ "DescribeKeyPairs", 101, 102, NULL },
-	{ "DeleteKeyPair", 78, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 97, 98, NULL },
-	{ "DescribeInstanceTypeOfferings", 95, 96, NULL },
-	{ "CreateTags", 65, EC2Q_NONE, NULL },
-	{ "DeleteTags", 82, EC2Q_NONE, NULL },
-	{ "DescribeTags", 112, 113, NULL },
-	{ "CreateLaunchTemplate", 62, 63, NULL },
-	{ "DescribeLaunchTemplates", 104, 105, NULL },
-	{ "DeleteLaunchTemplate", 79, 80, NULL },
-	{ "CreateVolume", 69, 459, NULL },
-	{ "DeleteVolume", 83, EC2Q_NONE, NULL },
-	{ "DescribeVolumes", 120, 121, NULL },
-	{ "ModifyVolume", 354, 355, NULL },
-	{ "DescribeVolumesModifications", 118, 119, NULL },
-	{ "DescribeVolumeStatus", 116, 117, NULL },
-	{ "DescribeVolumeAttribute", 114, 115, NULL },
-	{ "CreateSnapshot", 64, 413, NULL },
-	{ "CopySnapshot", 53, 54, NULL },
-	{ "DeleteSnapshot", 81, EC2Q_NONE, NULL },
-	{ "DescribeSnapshots", 110, 111, NULL },
-	{ "DescribeSnapshotAttribute", 108, 109, NULL },
-	{ "ModifySnapshotAttribute", 353, EC2Q_NONE, NULL },
-	{ "ResetSnapshotAttribute", 398, EC2Q_NONE, NULL },
-	{ "RegisterImage", 392, 393, NULL },
-	{ "DescribeImages", 90, 91, NULL },
-	{ "DeregisterImage", 84, EC2Q_NONE, NULL },
-	{ "DescribeImageAttribute", 89, 195, NULL },
-	{ "RunInstances", 405, 396, NULL },
-	{ "DescribeInstances", 99, 100, NULL },
-	{ "TerminateInstances", 441, 442, NULL },
-	{ "StopInstances", 426, 427, NULL },
-	{ "StartInstances", 421, 422, NULL },
-	{ "DescribeInstanceStatus", 93, 94, NULL },
-	{ "GetConsoleOutput", 172, 173, NULL },
-	{ "DescribeInstanceAttribute", 92, 212, NULL },
-	{ "RebootInstances", 388, EC2Q_NONE, NULL },
-	{ "ModifyInstanceAttribute", 352, EC2Q_NONE, NULL },
+	{ "DescribeRegions", 107, 108, NULL },
+	{ "DescribeAvailabilityZones", 88, 89, NULL },
+	{ "DescribeAccountAttributes", 86, 87, NULL },
+	{ "CreateKeyPair", 62, 285, NULL },
+	{ "ImportKeyPair", 205, 206, NULL },
+	{ "DescribeKeyPairs", 102, 103, NULL },
+	{ "DeleteKeyPair", 79, EC2Q_NONE, NULL },
+	{ "DescribeInstanceTypes", 98, 99, NULL },
+	{ "DescribeInstanceTypeOfferings", 96, 97, NULL },
+	{ "CreateTags", 66, EC2Q_NONE, NULL },
+	{ "DeleteTags", 83, EC2Q_NONE, NULL },
+	{ "DescribeTags", 113, 114, NULL },
+	{ "CreateLaunchTemplate", 63, 64, NULL },
+	{ "DescribeLaunchTemplates", 105, 106, NULL },
+	{ "DeleteLaunchTemplate", 80, 81, NULL },
+	{ "CreateVolume", 70, 462, NULL },
+	{ "DeleteVolume", 84, EC2Q_NONE, NULL },
+	{ "DescribeVolumes", 121, 122, NULL },
+	{ "ModifyVolume", 357, 358, NULL },
+	{ "DescribeVolumesModifications", 119, 120, NULL },
+	{ "DescribeVolumeStatus", 117, 118, NULL },
+	{ "DescribeVolumeAttribute", 115, 116, NULL },
+	{ "AttachVolume", 19, 463, NULL },
+	{ "DetachVolume", 123, 463, NULL },
+	{ "CreateSnapshot", 65, 416, NULL },
+	{ "CopySnapshot", 54, 55, NULL },
+	{ "DeleteSnapshot", 82, EC2Q_NONE, NULL },
+	{ "DescribeSnapshots", 111, 112, NULL },
+	{ "DescribeSnapshotAttribute", 109, 110, NULL },
+	{ "ModifySnapshotAttribute", 356, EC2Q_NONE, NULL },
+	{ "ResetSnapshotAttribute", 401, EC2Q_NONE, NULL },
+	{ "RegisterImage", 395, 396, NULL },
+	{ "DescribeImages", 91, 92, NULL },
+	{ "DeregisterImage", 85, EC2Q_NONE, NULL },
+	{ "DescribeImageAttribute", 90, 197, NULL },
+	{ "RunInstances", 408, 399, NULL },
+	{ "DescribeInstances", 100, 101, NULL },
+	{ "TerminateInstances", 444, 445, NULL },
+	{ "StopInstances", 429, 430, NULL },
+	{ "StartInstances", 424, 425, NULL },
+	{ "DescribeInstanceStatus", 94, 95, NULL },
+	{ "GetConsoleOutput", 174, 175, NULL },
+	{ "DescribeInstanceAttribute", 93, 214, NULL },
+	{ "RebootInstances", 391, EC2Q_NONE, NULL },
+	{ "ModifyInstanceAttribute", 355, EC2Q_NONE, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -2453,9 +2472,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 489,
+	.n_shapes = 493,
 	.ops = q_ec2_ops,
-	.n_ops = 43,
+	.n_ops = 45,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

@@ -172,6 +172,8 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 
 	arg(&a, spx_strdup(qemu && *qemu ? qemu : "qemu-system-x86_64"));
 	args2(&a, "-name", spx_xprintf("guest=%s,debug-threads=on", s->name));
+	if (s->paused)
+		arg(&a, spx_strdup("-S"));
 	/* KVM only when asked: the caller probes it (vm.h); TCG's "max" CPU
 	 * has every feature TCG can emulate. */
 	args2(&a, "-machine",

@@ -39,6 +39,9 @@ struct spx_vm_spec {
 			    * serving DIR/metadata.json (imds.h) */
 	char uuid[37];	   /* SMBIOS system uuid, "ec2" first (cloud-init's
 			    * EC2 datasource looks for that) */
+	bool paused;	   /* -S: the CPUs wait for QMP's "cont" (disks are
+			    * plugged first, so the firmware finds them);
+			    * not kept in spec.json */
 };
 /* How long a guest's disk I/O waits for the volume server to come back
  * (spx-vol serve restarting) before it fails. */

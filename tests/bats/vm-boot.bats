@@ -84,10 +84,11 @@ guest() {
 	printf 'spx-attach-pattern' | spx-vol write --root "$ROOT" --socket "$ROOT/run/vol.sock" "$w"
 	run spx-vm attach --root "$ROOT" g "$w"
 	[ "$status" -eq 0 ]
-	[[ "$output" == "g: $w attached (hp"*", serial ${w/-/})" ]]
+	[ "$output" = "g: $w attached (serial ${w/-/})" ]
+	# Asked again (the agent does after a crash): done already.
 	run spx-vm attach --root "$ROOT" g "$w"
-	[ "$status" -eq 1 ]
-	[[ "$output" == *"is attached already"* ]]
+	[ "$status" -eq 0 ]
+	[ "$output" = "g: $w is attached already" ]
 	run guest 'for i in $(seq 100); do [ -b /dev/vdb ] && break; sleep 0.1; done
 		cat /sys/block/vdb/serial; echo; head -c 18 /dev/vdb; echo
 		printf guest-wrote | dd of=/dev/vdb bs=4096 seek=1 conv=fsync 2>/dev/null'
@@ -101,8 +102,8 @@ guest() {
 	[ "$status" -ne 0 ]
 	[ "$(spx-vol cat --root "$ROOT" --socket "$ROOT/run/vol.sock" "$w" | dd bs=4096 skip=1 count=1 2>/dev/null | head -c 11)" = guest-wrote ]
 	run spx-vm detach --root "$ROOT" g "$w"
-	[ "$status" -eq 1 ]
-	[[ "$output" == *"is not attached"* ]]
+	[ "$status" -eq 0 ]
+	[ "$output" = "g: $w was not attached" ]
 }
 
 @test "the guest writes to its volume; the power button powers it off" {

@@ -671,6 +671,260 @@ static void test_reboot_modify(void)
 	json_decref(ids);
 }
 
+/* A volume made (available) on node, in the zone. */
+static void new_volume(const char *node, char *id, size_t size)
+{
+	struct spx_ebs_env e = ebs;
+	json_t *req = json_pack("{s:s, s:i}", "AvailabilityZone", "us-east-1a",
+				"Size", 1);
+	json_t *rec = NULL;
+
+	e.node = node;
+	if (spx_ebs_create(st, &e, ACCT, req, NULL, T0, &rec) < 0)
+		abort();
+	snprintf(id, size, "%s",
+		 json_string_value(json_object_get(rec, "VolumeId")));
+	json_decref(rec);
+	json_decref(req);
+	vol_made(id, true);
+}
+
+/* AttachVolume of vol to id as dev (NULL: none given): 0, or -1 with
+ * the code; *state the attachment's state answered. */
+static int attach(const char *vol, const char *id, const char *dev,
+		  const char **state)
+{
+	static char buf[32];
+	json_t *irec = inst(id), *req, *out = NULL;
+	int rc;
+
+	req = json_pack("{s:s, s:s}", "VolumeId", vol, "InstanceId", id);
+	if (dev)
+		json_object_set_new(req, "Device", json_string(dev));
+	spx_error_clear();
+	rc = irec ? spx_ebs_attach(st, &ebs, ACCT, req, irec, T0, &out) : -1;
+	snprintf(buf, sizeof(buf), "%s",
+		 rc == 0 ? json_string_value(json_object_get(out, "State"))
+			 : code());
+	if (state)
+		*state = buf;
+	json_decref(out);
+	json_decref(req);
+	json_decref(irec);
+	return rc;
+}
+
+static int detach(const char *json, const char **state)
+{
+	static char buf[32];
+	json_t *req = json_loads(json, 0, NULL), *out = NULL;
+	int rc;
+
+	spx_error_clear();
+	rc = spx_ebs_detach(st, ACCT, req, &out);
+	snprintf(buf, sizeof(buf), "%s",
+		 rc == 0 ? json_string_value(json_object_get(out, "State"))
+			 : code());
+	if (state)
+		*state = buf;
+	json_decref(out);
+	json_decref(req);
+	return rc;
+}
+
+/* The attach or detach step the agent has for vol: "attach@16",
+ * "detach@80" (the instance's state code), or "none". */
+static const char *vol_step(const char *vol)
+{
+	static char buf[48];
+	struct spx_ebs_work *w;
+	size_t n;
+
+	snprintf(buf, sizeof(buf), "none");
+	if (spx_ebs_pending(st, "n1", &w, &n) < 0)
+		return code();
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(w[i].id, vol) &&
+		    (w[i].step == SPX_EBS_ATTACH || w[i].step == SPX_EBS_DETACH))
+			snprintf(buf, sizeof(buf), "%s@%d%s",
+				 w[i].step == SPX_EBS_ATTACH ? "attach"
+							     : "detach",
+				 w[i].inst_code, w[i].force ? "!" : "");
+	free(w);
+	return buf;
+}
+
+static void vol_step_done(const char *vol, const char *id, bool attach_step,
+			  bool ok)
+{
+	struct spx_ebs_work w = { .step = attach_step ? SPX_EBS_ATTACH
+						      : SPX_EBS_DETACH };
+
+	snprintf(w.account, sizeof(w.account), ACCT);
+	snprintf(w.id, sizeof(w.id), "%s", vol);
+	snprintf(w.inst, sizeof(w.inst), "%s", id);
+	if (spx_ebs_done(st, &w, ok, ok ? NULL : "no slot", T0) < 0)
+		abort();
+}
+
+/* A running instance (its root volume made, launched): its id. */
+static const char *running_one(char *rootvol, size_t size)
+{
+	static char id[32];
+	struct spx_inst_work w = { 0 };
+	json_t *res = NULL;
+
+	if (run("{" RUN1 "}", &res) < 0)
+		abort();
+	snprintf(id, sizeof(id), "%s", first_id(res, rootvol, size));
+	json_decref(res);
+	vol_made(rootvol, true);
+	step_of(id, T0, &w);
+	spx_inst_launched(st, &w, T0);
+	return id;
+}
+
+static void test_attach(void)
+{
+	static const struct {
+		const char *dev;
+		const char *code;
+	} bad_dev[] = {
+		{ NULL, "MissingParameter" },
+		{ "/dev/hda", "InvalidParameterValue" },
+		{ "/dev/sda", "InvalidParameterValue" },
+		{ "/dev/sdf1", "InvalidParameterValue" },
+		{ "/dev/sd", "InvalidParameterValue" },
+		{ "/dev/sdF", "InvalidParameterValue" },
+		{ "/dev/../sdf", "InvalidParameterValue" },
+		{ "sdf", "InvalidParameterValue" },
+		{ "/dev/xvda", "InvalidParameterValue" },
+		{ "", "InvalidParameterValue" },
+	};
+	char id[32], id2[32], rootv[32], root2[32], v[32], w2[32], far[32];
+	char many[SPX_EBS_DATA_MAX][32], det[512];
+	const char *s;
+	json_t *ids, *out = NULL, *dv;
+	struct spx_inst_work iw = { 0 };
+
+	snprintf(id, sizeof(id), "%s", running_one(rootv, sizeof(rootv)));
+	snprintf(id2, sizeof(id2), "%s", running_one(root2, sizeof(root2)));
+	new_volume("n1", v, sizeof(v));
+	new_volume("n1", w2, sizeof(w2));
+	new_volume("n2", far, sizeof(far));
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(bad_dev); i++) {
+		T_INT(attach(v, id, bad_dev[i].dev, &s), -1, "device '%s'",
+		      bad_dev[i].dev ? bad_dev[i].dev : "(none)");
+		T_STR(s, bad_dev[i].code, "device '%s': its code",
+		      bad_dev[i].dev ? bad_dev[i].dev : "(none)");
+	}
+	T_STR(vol_state(v), "available/0", "refusals change nothing");
+	T_INT(attach("vol-0123456789abcdef0", id, "/dev/sdf", &s), -1, "unknown");
+	T_STR(s, "InvalidVolume.NotFound", "its code");
+	T_INT(attach("vol-../x", id, "/dev/sdf", &s), -1, "malformed");
+	T_STR(s, "InvalidVolumeID.Malformed", "its code");
+	T_INT(attach(far, id, "/dev/sdf", &s), -1, "another node's");
+	T_STR(s, "InvalidVolume.ZoneMismatch", "its code");
+	T_INT(attach(root2, id, "/dev/sdf", &s), -1, "another's root");
+	T_STR(s, "VolumeInUse", "its code");
+
+	T_INT(attach(v, id, "/dev/sdf", &s), 0, "attach");
+	T_STR(s, "attaching", "attaching");
+	T_STR(vol_state(v), "in-use/1", "in use");
+	T_STR(vol_step(v), "attach@16", "the agent plugs it in");
+	T_INT(attach(v, id2, "/dev/sdf", &s), -1, "attach it again");
+	T_STR(s, "VolumeInUse", "its code");
+	T_INT(attach(w2, id, "/dev/sdf", &s), -1, "the same device");
+	T_STR(s, "InvalidParameterValue", "its code");
+	vol_step_done(v, id, true, false);
+	T_STR(vol_step(v), "attach@16", "a failed plug is tried again");
+	vol_step_done(v, id, true, true);
+	T_STR(vol_step(v), "none", "attached: nothing to do");
+	dv = spx_ebs_data_volumes(st, ACCT, id);
+	T_INT((long long)json_array_size(dv), 1, "one data volume");
+	T_STR(json_string_value(json_array_get(dv, 0)), v, "it");
+	json_decref(dv);
+
+	/* Detach: the attachment named must be the one there. */
+	snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\", \"InstanceId\": \"%s\"}",
+		 v, id2);
+	T_INT(detach(det, &s), -1, "another instance's");
+	T_STR(s, "InvalidAttachment.NotFound", "its code");
+	snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\", \"Device\": \"/dev/sdg\"}", v);
+	T_INT(detach(det, &s), -1, "another device");
+	T_STR(s, "InvalidAttachment.NotFound", "its code");
+	snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\"}", rootv);
+	T_INT(detach(det, &s), -1, "a root volume");
+	T_STR(s, "IncorrectState", "its code");
+	snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\"}", w2);
+	T_INT(detach(det, &s), -1, "one not attached");
+	T_STR(s, "IncorrectState", "its code");
+	snprintf(det, sizeof(det),
+		 "{\"VolumeId\": \"%s\", \"InstanceId\": \"%s\", "
+		 "\"Device\": \"/dev/sdf\"}",
+		 v, id);
+	T_INT(detach(det, &s), 0, "detach");
+	T_STR(s, "detaching", "detaching");
+	T_STR(vol_step(v), "detach@16", "the agent unplugs it");
+	T_INT(detach(det, &s), 0, "detach again");
+	T_STR(s, "detaching", "still detaching");
+	snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\", \"Force\": true}", v);
+	T_INT(detach(det, &s), 0, "force it");
+	T_STR(vol_step(v), "detach@16!", "forced");
+	dv = spx_ebs_data_volumes(st, ACCT, id);
+	T_INT((long long)json_array_size(dv), 0, "a start plugs no detaching one");
+	json_decref(dv);
+	vol_step_done(v, id, false, true);
+	T_STR(vol_state(v), "available/0", "available");
+	T_STR(vol_step(v), "none", "nothing to do");
+
+	/* As many data volumes as the guest has ports, then no more. */
+	for (int i = 0; i < SPX_EBS_DATA_MAX; i++) {
+		char dev[16];
+
+		new_volume("n1", many[i], sizeof(many[i]));
+		snprintf(dev, sizeof(dev), "/dev/sd%c", 'f' + i);
+		T_INT(attach(many[i], id, dev, NULL), 0, "data volume %d", i);
+	}
+	T_INT(attach(v, id, "/dev/vdz", &s), -1, "one more");
+	T_STR(s, "AttachmentLimitExceeded", "its code");
+
+	/* Stopped: attached by the agent without a guest. */
+	ids = json_pack("[s]", id2);
+	T_INT(spx_inst_stop(st, ACCT, ids, false, T0, &out), 0, "stop");
+	json_decref(out);
+	step_of(id2, T0, &iw);
+	spx_inst_halted(st, &iw, T0);
+	T_INT(attach(v, id2, "/dev/xvdf", &s), 0, "attach to a stopped one");
+	T_STR(vol_step(v), "attach@80", "the agent records it");
+	vol_step_done(v, id2, true, true);
+	T_STR(vol_state(v), "in-use/1", "attached");
+	/* Terminated: its data volumes are let go. */
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate");
+	json_decref(out);
+	step_of(id2, T0, &iw);
+	T_INT(spx_inst_halted(st, &iw, T0), 0, "terminated");
+	T_STR(vol_state(v), "available/0", "the data volume is free");
+	T_STR(vol_state(root2), "deleting/0", "the root volume goes");
+	T_INT(attach(v, id2, "/dev/sdf", &s), -1, "to a terminated one");
+	T_STR(s, "IncorrectInstanceState", "its code");
+	json_decref(ids);
+	/* An attachment recorded for an instance that then ends is
+	 * released by the agent's step. */
+	ids = json_pack("[s]", id);
+	T_INT(attach(w2, id, "/dev/vdb", &s), -1, "no port left");
+	for (int i = 0; i < SPX_EBS_DATA_MAX; i++) {
+		snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\"}", many[i]);
+		detach(det, NULL);
+		vol_step_done(many[i], id, false, true);
+	}
+	T_INT(attach(w2, id, "/dev/vdb", &s), 0, "a port again");
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate it");
+	json_decref(out);
+	T_STR(vol_step(w2), "attach@32", "attaching to one shutting down");
+	json_decref(ids);
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-instance.XXXXXX";
@@ -723,6 +977,7 @@ int main(void)
 	test_keep_and_fail();
 	test_stop_start();
 	test_reboot_modify();
+	test_attach();
 	json_decref(zones);
 	spx_state_close(st);
 	free(lock);

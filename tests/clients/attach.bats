@@ -1,0 +1,165 @@
+#!/usr/bin/env bats
+# AttachVolume and DetachVolume with real guests (aws CLI v2 at
+# /usr/bin/aws, boto3 from Debian's python3-boto3 with its waiters): a
+# volume hot-plugged into a running instance appears in the guest as a
+# disk with the volume's id, the guest's writes survive a detach and a
+# re-attach to a second instance, a stopped instance keeps its volume and
+# has it again when it starts, a terminated one lets it go (available,
+# DeleteOnTermination false), and the refusals EC2 gives.
+
+load ../bats/helpers
+load instance_helpers
+
+F=$BATS_FILE_TMPDIR
+
+setup_file() { inst_setup_file; }
+teardown_file() { inst_teardown_file; }
+setup() { inst_setup; }
+
+vstate() {
+	av2 ec2 describe-volumes --volume-ids "$1" \
+		--query 'Volumes[0].[State,Attachments[0].State]' --output text
+}
+# vis VOL "STATE	ATTACHMENT-STATE"
+vis() { [ "$(vstate "$1")" = "$2" ]; }
+has_disk() { # IID VOL: the guest sees the volume's disk
+	[ "$(guest "$1" 'cat /sys/block/vdb/serial 2>/dev/null')" = "${2/-/}" ]
+}
+
+@test "attach-volume plugs a volume into a running guest; the data stays through detach and re-attach to another; refusals; stop, start and terminate" {
+	run av2 ec2 run-instances --image-id "$AMI" --instance-type t3.nano \
+		--key-name k1 --count 2 \
+		--query 'Instances[].[InstanceId,Placement.AvailabilityZone]' --output text
+	[ "$status" -eq 0 ]
+	I1=$(echo "$output" | sed -n 1p | cut -f1)
+	I2=$(echo "$output" | sed -n 2p | cut -f1)
+	AZ=$(echo "$output" | sed -n 1p | cut -f2)
+	[[ "$I1" == i-* && "$I2" == i-* ]]
+	ROOT1=$(av2 ec2 describe-instances --instance-ids "$I1" \
+		--query 'Reservations[0].Instances[0].BlockDeviceMappings[0].Ebs.VolumeId' --output text)
+	V=$(av2 ec2 create-volume --availability-zone "$AZ" --size 1 \
+		--volume-type gp3 --query VolumeId --output text)
+	W=$(av2 ec2 create-volume --availability-zone "$AZ" --size 1 \
+		--query VolumeId --output text)
+	wait_for 30 vis "$V" "available	None"
+	wait_for 30 vis "$W" "available	None"
+	wait_for 60 is "$I1" running
+	wait_for 60 is "$I2" running
+	wait_for 120 ready "$I1" || { console "$I1" >&2; false; }
+	wait_for 120 ready "$I2" || { console "$I2" >&2; false; }
+
+	run av2 ec2 attach-volume --volume-id "$V" --instance-id "$I1" \
+		--device /dev/sdf --query '[State,Device,InstanceId,VolumeId]' --output text
+	[ "$status" -eq 0 ]
+	[ "$output" = "attaching	/dev/sdf	$I1	$V" ]
+	wait_for 60 vis "$V" "in-use	attached"
+	grep -q "run: .*spx-vm attach --root $ROOT $I1 $V" "$ROOT/log/agent.log"
+	run av2 ec2 describe-instances --instance-ids "$I1" \
+		--query 'Reservations[0].Instances[0].BlockDeviceMappings[].[DeviceName,Ebs.VolumeId,Ebs.Status]' --output text
+	[ "$output" = "/dev/xvda	$ROOT1	attached
+/dev/sdf	$V	attached" ]
+	run av2 ec2 describe-instances --filters Name=block-device-mapping.volume-id,Values="$V" \
+		--query 'Reservations[].Instances[].InstanceId' --output text
+	[ "$output" = "$I1" ]
+	wait_for 30 has_disk "$I1" "$V"
+	marker="spx-data-$RANDOM$RANDOM"
+	run guest "$I1" "printf $marker | dd of=/dev/vdb conv=fsync 2>/dev/null"
+	[ "$status" -eq 0 ]
+
+	# A second volume takes the next port: the guest sees both (QEMU put
+	# it beside the first, where no guest looks, until slot 0 was named).
+	run av2 ec2 attach-volume --volume-id "$W" --instance-id "$I1" --device /dev/sdg
+	[ "$status" -eq 0 ]
+	wait_for 60 vis "$W" "in-use	attached"
+	wait_for 30 eval 'guest "$I1" "cat /sys/block/vd*/serial" | grep -q "${W/-/}"'
+	av2 ec2 detach-volume --volume-id "$W" >/dev/null
+	wait_for 60 vis "$W" "available	None"
+	run guest "$I1" 'cat /sys/block/vd*/serial'
+	[[ "$output" != *"${W/-/}"* && "$output" == *"${V/-/}"* ]]
+
+	# Refusals, each changing nothing.
+	run av2 ec2 attach-volume --volume-id "$V" --instance-id "$I2" --device /dev/sdf
+	fails_with VolumeInUse
+	run av2 ec2 attach-volume --volume-id "$W" --instance-id "$I1" --device /dev/sdf
+	fails_with InvalidParameterValue
+	[[ "$output" == *"Attachment point /dev/sdf is already in use"* ]]
+	for dev in /dev/hda /dev/sda /dev/sdf1 sdg /dev/sd.. "/dev/sd%00"; do
+		run av2 ec2 attach-volume --volume-id "$W" --instance-id "$I1" --device "$dev"
+		fails_with InvalidParameterValue
+	done
+	run av2 ec2 attach-volume --volume-id vol-0123456789abcdef0 --instance-id "$I1" --device /dev/sdg
+	fails_with InvalidVolume.NotFound
+	run av2 ec2 attach-volume --volume-id "$W" --instance-id i-0123456789abcdef0 --device /dev/sdg
+	fails_with InvalidInstanceID.NotFound
+	run av2 ec2 attach-volume --volume-id "$W" --instance-id "i-../x" --device /dev/sdg
+	fails_with InvalidInstanceID.Malformed
+	run av2 ec2 detach-volume --volume-id "$ROOT1"
+	fails_with IncorrectState
+	run av2 ec2 detach-volume --volume-id "$V" --instance-id "$I2"
+	fails_with InvalidAttachment.NotFound
+	run av2 ec2 detach-volume --volume-id "$W"
+	fails_with IncorrectState
+	run av2 ec2 delete-volume --volume-id "$V"
+	fails_with VolumeInUse
+	vis "$V" "in-use	attached"
+	vis "$W" "available	None"
+
+	# Detached with boto3 and its waiter: the guest lets the disk go.
+	run /usr/bin/python3 - "$EC2_PORT" "$ROOT/tls/ca.pem" "$V" <<-'EOF'
+		import sys, boto3
+		port, ca, vol = sys.argv[1:4]
+		ec2 = boto3.Session(profile_name="spx").client(
+		    "ec2", endpoint_url="https://127.0.0.1:%s" % port, verify=ca)
+		print(ec2.detach_volume(VolumeId=vol)["State"])
+		ec2.get_waiter("volume_available").wait(
+		    VolumeIds=[vol], WaiterConfig={"Delay": 1, "MaxAttempts": 90})
+		print(ec2.describe_volumes(VolumeIds=[vol])["Volumes"][0]["Attachments"])
+	EOF
+	[ "$status" -eq 0 ]
+	[ "$output" = "detaching
+[]" ]
+	run guest "$I1" '[ -b /dev/vdb ]'
+	[ "$status" -ne 0 ]
+
+	# To the second instance: the data is there.
+	run av2 ec2 attach-volume --volume-id "$V" --instance-id "$I2" --device /dev/sdg
+	[ "$status" -eq 0 ]
+	wait_for 60 vis "$V" "in-use	attached"
+	wait_for 30 has_disk "$I2" "$V"
+	run guest "$I2" "head -c ${#marker} /dev/vdb"
+	[ "$output" = "$marker" ]
+
+	# Stopped, the instance keeps it (attached); started, it has it again.
+	run av2 ec2 stop-instances --instance-ids "$I2" --force
+	[ "$status" -eq 0 ]
+	wait_for 60 is "$I2" stopped
+	vis "$V" "in-use	attached"
+	# A volume attached while it is stopped is plugged when it starts.
+	run av2 ec2 attach-volume --volume-id "$W" --instance-id "$I2" --device /dev/sdh
+	[ "$status" -eq 0 ]
+	wait_for 30 vis "$W" "in-use	attached"
+	run av2 ec2 start-instances --instance-ids "$I2"
+	[ "$status" -eq 0 ]
+	wait_for 60 is "$I2" running
+	grep -q "run: .*spx-vm start --root $ROOT $I2 .* --disks $(printf '%s\n' "$V" "$W" | sort | paste -sd,)" "$ROOT/log/agent.log"
+	# The console keeps the first boot's lines: the second's "ready".
+	wait_for 120 eval '[ "$(console "$I2" | grep -c "^spx-image: ready")" -ge 2 ]' ||
+		{ console "$I2" >&2; false; }
+	run guest "$I2" 'for s in /sys/block/vd*/serial; do cat $s; echo; done'
+	[[ "$output" == *"${V/-/}"* && "$output" == *"${W/-/}"* ]]
+
+	# Terminated: the data volumes are let go, and stay.
+	run av2 ec2 terminate-instances --instance-ids "$I1" "$I2"
+	[ "$status" -eq 0 ]
+	wait_for 60 is "$I2" terminated
+	wait_for 60 is "$I1" terminated
+	wait_for 30 vis "$V" "available	None"
+	wait_for 30 vis "$W" "available	None"
+	[ -z "$(qemu_of "$I1")$(qemu_of "$I2")" ]
+	run av2 ec2 attach-volume --volume-id "$V" --instance-id "$I2" --device /dev/sdf
+	fails_with IncorrectInstanceState
+	av2 ec2 delete-volume --volume-id "$V"
+	av2 ec2 delete-volume --volume-id "$W"
+	wait_for 30 vol_gone "$V"
+	wait_for 30 vol_gone "$W"
+}
