@@ -2,7 +2,8 @@
 # AttachVolume and DetachVolume with real guests (aws CLI v2 at
 # /usr/bin/aws, boto3 from Debian's python3-boto3 with its waiters): a
 # volume hot-plugged into a running instance appears in the guest as a
-# disk with the volume's id, the guest's writes survive a detach and a
+# disk with the volume's id, both guests run on while the gateway and the
+# agent are killed and come back, the guest's writes survive a detach and a
 # re-attach to a second instance, a stopped instance keeps its volume and
 # has it again when it starts, a terminated one lets it go (available,
 # DeleteOnTermination false), and the refusals EC2 gives.
@@ -65,6 +66,22 @@ has_disk() { # IID VOL: the guest sees the volume's disk
 	marker="spx-data-$RANDOM$RANDOM"
 	run guest "$I1" "printf $marker | dd of=/dev/vdb conv=fsync 2>/dev/null"
 	[ "$status" -eq 0 ]
+
+	# The gateway and the agent killed while both guests run: they come
+	# back, the guests run on, visible and attached as they were.
+	gw=$(cat "$ROOT/run/gw.pid")
+	ag=$(cat "$ROOT/run/agent.pid")
+	kill -9 "$gw" "$ag"
+	wait_for 30 eval 'grep -q "gw (pid [0-9]*) is ready again" "$ROOT/log/supervise.log" && grep -q "agent (pid [0-9]*) is ready again" "$ROOT/log/supervise.log"'
+	[ "$(cat "$ROOT/run/gw.pid")" != "$gw" ]
+	run av2 ec2 describe-instances --instance-ids "$I1" "$I2" \
+		--query 'Reservations[].Instances[].State.Name' --output text
+	[ "$output" = "running	running" ]
+	vis "$V" "in-use	attached"
+	run guest "$I2" 'echo still here'
+	[ "$output" = "still here" ]
+	has_disk "$I1" "$V"
+	[ "$(grep -c "spx-vm start --root $ROOT $I1 " "$ROOT/log/agent.log")" -eq 1 ]
 
 	# A second volume takes the next port: the guest sees both (QEMU put
 	# it beside the first, where no guest looks, until slot 0 was named).
