@@ -5,6 +5,7 @@
 
 #include "ec2/fault.h"
 #include "ec2/image.h"
+#include "ec2/instance.h"
 #include "ec2/rec.h"
 #include "ec2/snapshot.h"
 #include "ec2/volume.h"
@@ -71,11 +72,32 @@ static bool text_ok(const char *s)
 	return true;
 }
 
-/* The request's own rules, before any record is read. */
-static int check_request(const json_t *req)
+/* Name and Description, as RegisterImage and CreateImage take them. */
+static int check_name(const json_t *req)
 {
 	const char *name = spx_ec2_str(req, "Name");
 	const char *desc = spx_ec2_str(req, "Description");
+
+	if (!name)
+		return spx_ec2_fault_missing("Name");
+	if (!spx_ec2_image_name_valid(name))
+		return spx_ec2_fault(400, "InvalidAMIName.Malformed",
+				     "AMI names must be between 3 and 128 "
+				     "characters long, and may contain letters, "
+				     "numbers, spaces, '(', ')', '[', ']', '.', "
+				     "'/', '-', ''', '@' and '_'");
+	if (spx_ec2_desc_check(desc, SPX_EC2_IMAGE_DESC_MAX) < 0)
+		return -1;
+	if (!text_ok(desc))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "The description holds a control "
+				     "character.");
+	return 0;
+}
+
+/* The request's own rules, before any record is read. */
+static int check_request(const json_t *req)
+{
 	const char *arch = spx_ec2_str(req, "Architecture");
 	const char *virt = spx_ec2_str(req, "VirtualizationType");
 	const char *root = spx_ec2_str(req, "RootDeviceName");
@@ -94,20 +116,8 @@ static int check_request(const json_t *req)
 			      "here." },
 	};
 
-	if (!name)
-		return spx_ec2_fault_missing("Name");
-	if (!spx_ec2_image_name_valid(name))
-		return spx_ec2_fault(400, "InvalidAMIName.Malformed",
-				     "AMI names must be between 3 and 128 "
-				     "characters long, and may contain letters, "
-				     "numbers, spaces, '(', ')', '[', ']', '.', "
-				     "'/', '-', ''', '@' and '_'");
-	if (spx_ec2_desc_check(desc, SPX_EC2_IMAGE_DESC_MAX) < 0)
+	if (check_name(req) < 0)
 		return -1;
-	if (!text_ok(desc))
-		return spx_ec2_fault(400, "InvalidParameterValue",
-				     "The description holds a control "
-				     "character.");
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(refused); i++)
 		if (json_object_get(req, refused[i][0]))
 			return spx_ec2_fault(400, "InvalidParameterValue", "%s",
@@ -695,4 +705,94 @@ int spx_ec2_image_set_tags(struct spx_state *st, const char *account,
 json_t *spx_ec2_image_item(const json_t *rec)
 {
 	return spx_ec2_rec_item(rec);
+}
+
+int spx_ec2_image_create(struct spx_state *st, const char *lock,
+			 const char *account, const json_t *req,
+			 const json_t *inst, const json_t *img_tags,
+			 const json_t *snap_tags, time_t now, json_t **out)
+{
+	const char *id = spx_ec2_str0(inst, "InstanceId");
+	const char *name = spx_ec2_str(req, "Name");
+	const char *vid = spx_ec2_str(json_object_get(inst, "SpxRoot"),
+				      "VolumeId");
+	const char *root = spx_ec2_str(inst, "RootDeviceName");
+	int code = (int)json_integer_value(
+		json_object_get(json_object_get(inst, "State"), "Code"));
+	json_t *vol = NULL, *sreq = NULL, *snap = NULL, *ireq = NULL;
+	char ami[64], *desc = NULL, *code_s = NULL, *msg = NULL;
+	int rc = -1, http = 400;
+
+	*out = NULL;
+	if (json_array_size(json_object_get(req, "BlockDeviceMappings")))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "CreateImage makes an image of the root "
+				     "volume only here; BlockDeviceMappings "
+				     "are not available.");
+	if (check_name(req) < 0)
+		return -1;
+	if (code != SPX_INST_RUNNING && code != SPX_INST_STOPPED)
+		return spx_ec2_fault(400, "IncorrectInstanceState",
+				     "The instance '%s' is not in a state from "
+				     "which it can be imaged ('%s'); it must "
+				     "be 'running' or 'stopped'.",
+				     id, spx_inst_state_name(code)
+					     ? spx_inst_state_name(code)
+					     : "");
+	if (!vid || !root)
+		return spx_ec2_fault(400, "IncorrectInstanceState",
+				     "The instance '%s' has no root volume.",
+				     id);
+	/* The name first, so that a taken one costs no snapshot (the
+	 * registration looks again under the lock). */
+	if (spx_ec2_image_by_name(st, account, name, ami, sizeof(ami)) < 0)
+		return -1;
+	if (*ami)
+		return spx_ec2_fault(400, "InvalidAMIName.Duplicate",
+				     "AMI name %s is already in use by AMI %s",
+				     name, ami);
+	if (spx_ebs_get(st, account, vid, &vol, NULL) < 0)
+		return -1;
+	desc = spx_xprintf("Created by CreateImage(%s) from %s", id, vid);
+	sreq = json_pack("{s:s, s:s}", "VolumeId", vid, "Description", desc);
+	if (spx_ebs_snap_create(st, account, sreq, snap_tags, now, &snap) < 0)
+		goto out;
+	ireq = json_pack("{s:s, s:s, s:s, s:[{s:s, s:{s:O, s:O, s:O, s:b}}]}",
+			 "Name", name, "Architecture", "x86_64",
+			 "RootDeviceName", root, "BlockDeviceMappings",
+			 "DeviceName", root, "Ebs", "SnapshotId",
+			 json_object_get(snap, "SnapshotId"), "VolumeSize",
+			 json_object_get(vol, "Size"), "VolumeType",
+			 json_object_get(vol, "VolumeType"),
+			 "DeleteOnTermination", 1);
+	if (spx_ec2_str(req, "Description"))
+		json_object_set(ireq, "Description",
+				json_object_get(req, "Description"));
+	if (spx_ec2_str(inst, "BootMode"))
+		json_object_set(ireq, "BootMode",
+				json_object_get(inst, "BootMode"));
+	if (spx_ec2_image_register(st, lock, account, ireq, img_tags, NULL, now,
+				   out) == 0) {
+		rc = 0;
+		goto out;
+	}
+	/* Not registered (a name taken meanwhile): its snapshot goes, and
+	 * the registration's fault is the answer. */
+	code_s = spx_strdup(spx_ec2_fault_code(&http) ? spx_ec2_fault_code(&http)
+						      : "InternalError");
+	msg = spx_strdup(spx_errmsg());
+	if (spx_ebs_snap_delete(st, lock, account,
+				spx_ec2_str0(snap, "SnapshotId")) < 0)
+		spx_log(SPX_LOG_WARN, "CreateImage: snapshot %s stays: %s",
+			spx_ec2_str0(snap, "SnapshotId"), spx_errmsg());
+	spx_ec2_fault(http, code_s, "%s", msg);
+out:
+	free(code_s);
+	free(msg);
+	free(desc);
+	json_decref(vol);
+	json_decref(sreq);
+	json_decref(snap);
+	json_decref(ireq);
+	return rc;
 }

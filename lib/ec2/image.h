@@ -67,6 +67,18 @@ int spx_ec2_image_register(struct spx_state *st, const char *lock,
 			   const char *account, const json_t *req,
 			   const json_t *tags, const char *sha256, time_t now,
 			   json_t **out);
+/* CreateImage: req the parsed CreateImageRequest (InstanceId, Name,
+ * Description, NoReboot), inst the instance's record (running or
+ * stopped), lock the node's EBS lock file, img_tags and snap_tags
+ * TagLists (may be NULL). A snapshot of the root volume is recorded
+ * (CreateSnapshot's way: the agent takes it while the guest runs, a
+ * crash-consistent moment, whatever NoReboot says), then an image of it
+ * registered "pending" until the snapshot is completed. *out (a new
+ * reference) is the image's record. */
+int spx_ec2_image_create(struct spx_state *st, const char *lock,
+			 const char *account, const json_t *req,
+			 const json_t *inst, const json_t *img_tags,
+			 const json_t *snap_tags, time_t now, json_t **out);
 /* The record of account's image id, its state brought up to date:
  * InvalidAMIID.Malformed, InvalidAMIID.NotFound. */
 int spx_ec2_image_get(struct spx_state *st, const char *account,

@@ -7,6 +7,7 @@
 #include "gw/ec2_int.h"
 
 const struct ec2_action gw_ec2_actions[] = {
+	{ EC2Q_EC2_CreateImage, ec2_create_image, EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_CreateKeyPair, ec2_create_key_pair,
 	  EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_CreateLaunchTemplate, ec2_create_launch_template,

@@ -6,9 +6,11 @@
 
 #include "ec2/filter.h"
 #include "ec2/image.h"
+#include "ec2/instance.h"
 #include "ec2/rec.h"
 #include "ec2/tags.h"
 #include "gw/ec2_int.h"
+#include "node/agent.h"
 
 static const struct spx_ec2_filter_field image_fields[] = {
 	{ "architecture", "Architecture" },
@@ -65,6 +67,61 @@ int ec2_register_image(struct ec2_call *c)
 	rc = 0;
 out:
 	json_decref(tags);
+	json_decref(rec);
+	free(lock);
+	return rc;
+}
+
+/* CreateImage's TagSpecifications name the image, its snapshot, or
+ * both: each type's tags, anything else refused as everywhere. */
+static int image_tagspecs(const json_t *specs, json_t **img, json_t **snap)
+{
+	json_t *mine[2] = { json_array(), json_array() }, *sp;
+	static const char *const types[2] = { "image", "snapshot" };
+	size_t i;
+	int rc = 0;
+
+	*img = *snap = NULL;
+	json_array_foreach(specs, i, sp) {
+		const char *t = spx_ec2_str(sp, "ResourceType");
+		bool snapshot = t && !strcmp(t, "snapshot");
+
+		json_array_append(mine[snapshot], sp);
+	}
+	/* What is neither is in the image's list, which refuses it. */
+	rc = spx_ec2_tagspec(mine[0], types[0], img) < 0 ||
+			     spx_ec2_tagspec(mine[1], types[1], snap) < 0
+		     ? -1
+		     : 0;
+	json_decref(mine[0]);
+	json_decref(mine[1]);
+	return rc;
+}
+
+int ec2_create_image(struct ec2_call *c)
+{
+	const char *id = ec2_str(c, "InstanceId");
+	char *lock = ec2_ebs_lock_path(c);
+	json_t *inst = NULL, *itags = NULL, *stags = NULL, *rec = NULL;
+	int rc = -1;
+
+	if (!id) {
+		spx_ec2_fault_missing("InstanceId");
+		goto out;
+	}
+	if (image_tagspecs(json_object_get(c->in, "TagSpecifications"), &itags,
+			   &stags) < 0 ||
+	    spx_inst_get(c->gw->state, c->account, id, &inst) < 0 ||
+	    spx_ec2_image_create(c->gw->state, lock, c->account, c->in, inst,
+				 itags, stags, c->now, &rec) < 0)
+		goto out;
+	spx_agent_wake(c->gw->conf->paths.run);
+	json_object_set(c->out, "ImageId", json_object_get(rec, "ImageId"));
+	rc = 0;
+out:
+	json_decref(inst);
+	json_decref(itags);
+	json_decref(stags);
 	json_decref(rec);
 	free(lock);
 	return rc;

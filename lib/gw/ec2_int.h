@@ -129,6 +129,7 @@ int ec2_describe_snapshot_attribute(struct ec2_call *c);
 int ec2_modify_snapshot_attribute(struct ec2_call *c);
 int ec2_reset_snapshot_attribute(struct ec2_call *c);
 int ec2_register_image(struct ec2_call *c);
+int ec2_create_image(struct ec2_call *c);
 int ec2_describe_images(struct ec2_call *c);
 int ec2_deregister_image(struct ec2_call *c);
 int ec2_describe_image_attribute(struct ec2_call *c);

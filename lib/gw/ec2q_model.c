@@ -5,8 +5,8 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "Min", "Min", "Min", "min", 276, 0 },
-	{ "Max", "Max", "Max", "max", 276, 0 },
+	{ "Min", "Min", "Min", "min", 278, 0 },
+	{ "Max", "Max", "Max", "max", 278, 0 },
 };
 static const char *const q_ec2_e1[] = {
 	"nvidia",
@@ -26,8 +26,8 @@ static const char *const q_ec2_e3[] = {
 	"k520",
 };
 static const struct ec2q_member q_ec2_m5[] = {
-	{ "Min", "Min", "Min", "min", 276, 0 },
-	{ "Max", "Max", "Max", "max", 276, 0 },
+	{ "Min", "Min", "Min", "min", 278, 0 },
+	{ "Max", "Max", "Max", "max", 278, 0 },
 };
 static const char *const q_ec2_e6[] = {
 	"gpu",
@@ -35,11 +35,11 @@ static const char *const q_ec2_e6[] = {
 	"inference",
 };
 static const struct ec2q_member q_ec2_m8[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 432, 0 },
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 434, 0 },
 	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
 };
 static const struct ec2q_member q_ec2_m12[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 432, 0 },
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 434, 0 },
 };
 static const char *const q_ec2_e16[] = {
 	"i386",
@@ -56,9 +56,9 @@ static const char *const q_ec2_e18[] = {
 	"arm64_mac",
 };
 static const struct ec2q_member q_ec2_m19[] = {
-	{ "Device", "Device", "Device", "device", 432, EC2Q_REQUIRED },
-	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 224, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 467, EC2Q_REQUIRED },
+	{ "Device", "Device", "Device", "device", 434, EC2Q_REQUIRED },
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 226, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 469, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const char *const q_ec2_e20[] = {
@@ -71,23 +71,23 @@ static const struct ec2q_member q_ec2_m21[] = {
 	{ "Value", "Value", "value", "value", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m22[] = {
-	{ "Value", "Value", "value", "value", 432, 0 },
+	{ "Value", "Value", "value", "value", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m24[] = {
 	{ "State", "ZoneState", "zoneState", "zoneState", 29, 0 },
 	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 28, 0 },
 	{ "Messages", "MessageSet", "messageSet", "messageSet", 27, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 432, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 432, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 432, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 432, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 432, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 432, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 432, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 432, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 434, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 434, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 434, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 434, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 434, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 434, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 434, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m26[] = {
-	{ "Message", "Message", "message", "message", 432, 0 },
+	{ "Message", "Message", "message", "message", 434, 0 },
 };
 static const char *const q_ec2_e28[] = {
 	"opt-in-not-required",
@@ -106,17 +106,17 @@ static const char *const q_ec2_e30[] = {
 	"excluded",
 };
 static const struct ec2q_member q_ec2_m33[] = {
-	{ "Min", "Min", "Min", "min", 276, 0 },
-	{ "Max", "Max", "Max", "max", 276, 0 },
+	{ "Min", "Min", "Min", "min", 278, 0 },
+	{ "Max", "Max", "Max", "max", 278, 0 },
 };
 static const struct ec2q_member q_ec2_m38[] = {
 	{ "Value", "Value", "value", "value", 37, 0 },
 };
 static const struct ec2q_member q_ec2_m39[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 432, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 432, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 131, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 432, 0 },
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 434, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 434, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 133, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 434, 0 },
 };
 static const char *const q_ec2_e43[] = {
 	"legacy-bios",
@@ -145,27 +145,27 @@ static const struct ec2q_member q_ec2_m51[] = {
 };
 static const struct ec2q_member q_ec2_m52[] = {
 	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 48, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 432, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m53[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 432, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 432, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 434, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m54[] = {
-	{ "Description", "Description", "Description", "description", 432, 0 },
-	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 432, 0 },
-	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 432, 0 },
+	{ "Description", "Description", "Description", "description", 434, 0 },
+	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 434, 0 },
+	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 434, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 292, 0 },
-	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 432, 0 },
-	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 432, EC2Q_REQUIRED },
-	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 432, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 294, 0 },
+	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 434, 0 },
+	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 434, EC2Q_REQUIRED },
+	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 434, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 443, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m55[] = {
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 432, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 434, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 441, 0 },
 };
 static const char *const q_ec2_e58[] = {
 	"intel",
@@ -173,514 +173,526 @@ static const char *const q_ec2_e58[] = {
 	"amazon-web-services",
 };
 static const struct ec2q_member q_ec2_m60[] = {
-	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 276, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 276, 0 },
+	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 278, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 278, 0 },
 };
 static const struct ec2q_member q_ec2_m61[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 276, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 276, 0 },
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 278, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 278, 0 },
 };
 static const struct ec2q_member q_ec2_m62[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 432, EC2Q_REQUIRED },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 41, 0 },
+	{ "Description", "Description", "description", "description", 434, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 291, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 283, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 226, EC2Q_REQUIRED },
+	{ "Name", "Name", "name", "name", 434, EC2Q_REQUIRED },
+	{ "NoReboot", "NoReboot", "noReboot", "noReboot", 42, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m63[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 432, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 321, EC2Q_REQUIRED },
-	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 459, 0 },
-	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 398, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m64[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 295, 0 },
-	{ "Warning", "Warning", "warning", "warning", 457, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 434, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 293, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 443, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 285, 0 },
 };
 static const struct ec2q_member q_ec2_m65[] = {
-	{ "Description", "Description", "Description", "description", 432, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 432, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 467, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 434, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 323, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 461, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 400, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m66[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 402, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 439, EC2Q_REQUIRED },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 297, 0 },
+	{ "Warning", "Warning", "warning", "warning", 459, 0 },
 };
 static const struct ec2q_member q_ec2_m67[] = {
-	{ "Group", "Group", "group", "group", 373, 0 },
-	{ "UserId", "UserId", "userId", "userId", 432, 0 },
+	{ "Description", "Description", "Description", "description", 434, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 434, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 469, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 443, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m68[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 404, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 441, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m69[] = {
-	{ "Add", "Add", "Add", "add", 68, 0 },
-	{ "Remove", "Remove", "Remove", "remove", 68, 0 },
-};
-static const struct ec2q_member q_ec2_m70[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 432, EC2Q_REQUIRED },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 276, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 292, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 432, 0 },
-	{ "Size", "Size", "Size", "size", 276, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 488, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 42, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 276, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 432, EC2Q_IDEMPOTENCY },
+	{ "Group", "Group", "group", "group", 375, 0 },
+	{ "UserId", "UserId", "userId", "userId", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m71[] = {
-	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 432, EC2Q_REQUIRED },
+	{ "Add", "Add", "Add", "add", 70, 0 },
+	{ "Remove", "Remove", "Remove", "remove", 70, 0 },
 };
-static const struct ec2q_member q_ec2_m79[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 290, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 286, 0 },
+static const struct ec2q_member q_ec2_m72[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 434, EC2Q_REQUIRED },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 278, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 294, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 434, 0 },
+	{ "Size", "Size", "Size", "size", 278, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 420, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 490, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 443, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 42, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 278, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 434, EC2Q_IDEMPOTENCY },
 };
-static const struct ec2q_member q_ec2_m80[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 309, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 321, 0 },
+static const struct ec2q_member q_ec2_m73[] = {
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 434, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m81[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 295, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 292, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 288, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m82[] = {
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 311, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 323, 0 },
 };
 static const struct ec2q_member q_ec2_m83[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 402, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 439, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 297, 0 },
 };
 static const struct ec2q_member q_ec2_m84[] = {
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 467, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 420, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m85[] = {
-	{ "ImageId", "ImageId", "ImageId", "imageId", 199, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 404, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 441, 0 },
 };
 static const struct ec2q_member q_ec2_m86[] = {
-	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m87[] = {
-	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
-};
-static const struct ec2q_member q_ec2_m88[] = {
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 490, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 489, 0 },
-	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 42, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m89[] = {
-	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 25, 0 },
-};
-static const struct ec2q_member q_ec2_m90[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 198, EC2Q_REQUIRED },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 199, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m91[] = {
-	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 162, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "ImageIds", "ImageId", "ImageId", "imageId", 200, 0 },
-	{ "Owners", "Owner", "Owner", "owner", 372, 0 },
-	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 42, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 276, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m92[] = {
-	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 201, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m93[] = {
-	{ "Attribute", "Attribute", "attribute", "attribute", 215, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 224, EC2Q_REQUIRED },
-};
-static const struct ec2q_member q_ec2_m94[] = {
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 276, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "IncludeAllInstances", "IncludeAllInstances", "includeAllInstances", "includeAllInstances", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m95[] = {
-	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 265, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m96[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 339, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 74, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 370, 0 },
-};
-static const struct ec2q_member q_ec2_m97[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 275, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 370, 0 },
-};
-static const struct ec2q_member q_ec2_m98[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 397, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 73, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 370, 0 },
-};
-static const struct ec2q_member q_ec2_m99[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 273, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 370, 0 },
-};
-static const struct ec2q_member q_ec2_m100[] = {
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 276, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m101[] = {
-	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 400, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m102[] = {
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 284, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 287, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m103[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 289, 0 },
-};
-static const struct ec2q_member q_ec2_m105[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 310, 0 },
-	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 322, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 104, 0 },
-};
-static const struct ec2q_member q_ec2_m106[] = {
-	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 325, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m107[] = {
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 394, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m108[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 393, 0 },
-};
-static const struct ec2q_member q_ec2_m109[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 417, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m110[] = {
-	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 68, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m111[] = {
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 276, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
-	{ "OwnerIds", "Owner", "Owner", "owner", 372, 0 },
-	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 404, 0 },
-	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 419, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m112[] = {
-	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 420, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m113[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 276, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m114[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 438, 0 },
-};
-static const struct ec2q_member q_ec2_m115[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 466, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 467, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m116[] = {
-	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 21, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m117[] = {
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 276, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 468, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m118[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 486, 0 },
-};
-static const struct ec2q_member q_ec2_m119[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 468, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 432, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 276, 0 },
-};
-static const struct ec2q_member q_ec2_m120[] = {
-	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 472, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m121[] = {
-	{ "Filters", "Filter", "Filter", "filter", 164, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 468, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 276, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m122[] = {
-	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 470, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m123[] = {
-	{ "Device", "Device", "Device", "device", 432, 0 },
-	{ "Force", "Force", "Force", "force", 42, 0 },
-	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 225, 0 },
 	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 469, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const char *const q_ec2_e124[] = {
+static const struct ec2q_member q_ec2_m87[] = {
+	{ "ImageId", "ImageId", "ImageId", "imageId", 201, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m88[] = {
+	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m89[] = {
+	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
+};
+static const struct ec2q_member q_ec2_m90[] = {
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 492, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 491, 0 },
+	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 42, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m91[] = {
+	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 25, 0 },
+};
+static const struct ec2q_member q_ec2_m92[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 200, EC2Q_REQUIRED },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 201, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m93[] = {
+	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 164, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "ImageIds", "ImageId", "ImageId", "imageId", 202, 0 },
+	{ "Owners", "Owner", "Owner", "owner", 374, 0 },
+	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 42, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m94[] = {
+	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 203, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m95[] = {
+	{ "Attribute", "Attribute", "attribute", "attribute", 217, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 226, EC2Q_REQUIRED },
+};
+static const struct ec2q_member q_ec2_m96[] = {
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 434, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "IncludeAllInstances", "IncludeAllInstances", "includeAllInstances", "includeAllInstances", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m97[] = {
+	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 267, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m98[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 341, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 76, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 372, 0 },
+};
+static const struct ec2q_member q_ec2_m99[] = {
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 277, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 372, 0 },
+};
+static const struct ec2q_member q_ec2_m100[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 399, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 75, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 372, 0 },
+};
+static const struct ec2q_member q_ec2_m101[] = {
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 275, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 372, 0 },
+};
+static const struct ec2q_member q_ec2_m102[] = {
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m103[] = {
+	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 402, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m104[] = {
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 286, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 289, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m105[] = {
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 291, 0 },
+};
+static const struct ec2q_member q_ec2_m107[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 312, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 324, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 434, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 106, 0 },
+};
+static const struct ec2q_member q_ec2_m108[] = {
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 327, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m109[] = {
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 396, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m110[] = {
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 395, 0 },
+};
+static const struct ec2q_member q_ec2_m111[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 419, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 420, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m112[] = {
+	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 70, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 390, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m113[] = {
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 434, 0 },
+	{ "OwnerIds", "Owner", "Owner", "owner", 374, 0 },
+	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 406, 0 },
+	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 421, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m114[] = {
+	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 422, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m115[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m116[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 440, 0 },
+};
+static const struct ec2q_member q_ec2_m117[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 468, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 469, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m118[] = {
+	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 21, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 390, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m119[] = {
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 434, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 470, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m120[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 488, 0 },
+};
+static const struct ec2q_member q_ec2_m121[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 470, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 434, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 278, 0 },
+};
+static const struct ec2q_member q_ec2_m122[] = {
+	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 474, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m123[] = {
+	{ "Filters", "Filter", "Filter", "filter", 166, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 470, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m124[] = {
+	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 472, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m125[] = {
+	{ "Device", "Device", "Device", "device", 434, 0 },
+	{ "Force", "Force", "Force", "force", 42, 0 },
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 227, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 471, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const char *const q_ec2_e126[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m126[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 128, 0 },
-	{ "Count", "Count", "count", "count", 125, 0 },
-	{ "Type", "Type", "type", "type", 129, 0 },
+static const struct ec2q_member q_ec2_m128[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 130, 0 },
+	{ "Count", "Count", "count", "count", 127, 0 },
+	{ "Type", "Type", "type", "type", 131, 0 },
 };
-static const char *const q_ec2_e129[] = {
+static const char *const q_ec2_e131[] = {
 	"hdd",
 	"ssd",
 };
-static const struct ec2q_member q_ec2_m131[] = {
+static const struct ec2q_member q_ec2_m133[] = {
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "Iops", "Iops", "iops", "iops", 276, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 418, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 276, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 488, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 432, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 276, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
+	{ "Iops", "Iops", "iops", "iops", 278, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 420, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 278, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 490, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 434, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 278, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 434, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
 };
-static const char *const q_ec2_e132[] = {
+static const char *const q_ec2_e134[] = {
 	"unsupported",
 	"supported",
-};
-static const struct ec2q_member q_ec2_m133[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 138, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 132, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 137, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 136, 0 },
-};
-static const struct ec2q_member q_ec2_m134[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 75, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "Status", "Status", "status", "status", 20, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m135[] = {
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 467, 0 },
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 140, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 134, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 139, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 138, 0 },
 };
-static const char *const q_ec2_e136[] = {
-	"unsupported",
-	"supported",
-	"required",
+static const struct ec2q_member q_ec2_m136[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 77, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "Status", "Status", "status", "status", 20, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m137[] = {
-	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 32, 0 },
-	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 35, 0 },
-	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 34, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 345, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 349, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 347, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 469, 0 },
 };
 static const char *const q_ec2_e138[] = {
 	"unsupported",
 	"supported",
-	"default",
+	"required",
 };
 static const struct ec2q_member q_ec2_m139[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 346, 0 },
+	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 32, 0 },
+	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 35, 0 },
+	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 34, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 347, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 351, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 349, 0 },
+};
+static const char *const q_ec2_e140[] = {
+	"unsupported",
+	"supported",
+	"default",
 };
 static const struct ec2q_member q_ec2_m141[] = {
-	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 143, 0 },
-	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 432, 0 },
-	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 432, 0 },
-	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 432, 0 },
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 348, 0 },
 };
-static const struct ec2q_member q_ec2_m144[] = {
-	{ "Type", "Type", "Type", "type", 432, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m143[] = {
+	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 145, 0 },
+	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 434, 0 },
+	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 434, 0 },
+	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 434, 0 },
 };
-static const struct ec2q_member q_ec2_m147[] = {
-	{ "Type", "Type", "Type", "type", 432, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 150, 0 },
+static const struct ec2q_member q_ec2_m146[] = {
+	{ "Type", "Type", "Type", "type", 434, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m148[] = {
-	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 432, 0 },
-	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 432, 0 },
-	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 432, 0 },
-	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 75, 0 },
+static const struct ec2q_member q_ec2_m149[] = {
+	{ "Type", "Type", "Type", "type", 434, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 152, 0 },
 };
-static const char *const q_ec2_e153[] = {
+static const struct ec2q_member q_ec2_m150[] = {
+	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 434, 0 },
+	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 434, 0 },
+	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 434, 0 },
+	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 77, 0 },
+};
+static const char *const q_ec2_e155[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m154[] = {
+static const struct ec2q_member q_ec2_m156[] = {
 	{ "Enabled", "Enabled", "enabled", "enabled", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m155[] = {
+static const struct ec2q_member q_ec2_m157[] = {
 	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
 };
-static const char *const q_ec2_e157[] = {
+static const char *const q_ec2_e159[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const char *const q_ec2_e159[] = {
+static const char *const q_ec2_e161[] = {
 	"instance-reboot",
 	"system-reboot",
 	"system-maintenance",
 	"instance-retirement",
 	"instance-stop",
 };
-static const struct ec2q_member q_ec2_m163[] = {
-	{ "Name", "Name", "Name", "name", 432, 0 },
-	{ "Values", "Value", "Value", "value", 458, 0 },
+static const struct ec2q_member q_ec2_m165[] = {
+	{ "Name", "Name", "Name", "name", 434, 0 },
+	{ "Values", "Value", "Value", "value", 460, 0 },
 };
-static const struct ec2q_member q_ec2_m166[] = {
-	{ "Name", "Name", "name", "name", 171, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 168, 0 },
-	{ "Count", "Count", "count", "count", 165, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 169, 0 },
+static const struct ec2q_member q_ec2_m168[] = {
+	{ "Name", "Name", "name", "name", 173, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 170, 0 },
+	{ "Count", "Count", "count", "count", 167, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 171, 0 },
 };
-static const struct ec2q_member q_ec2_m169[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 170, 0 },
-};
-static const struct ec2q_member q_ec2_m172[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 167, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 491, 0 },
+static const struct ec2q_member q_ec2_m171[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 172, 0 },
 };
 static const struct ec2q_member q_ec2_m174[] = {
-	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 224, EC2Q_REQUIRED },
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 169, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 493, 0 },
+};
+static const struct ec2q_member q_ec2_m176[] = {
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 226, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "Latest", "Latest", "Latest", "latest", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m175[] = {
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
-	{ "Output", "Output", "output", "output", 432, 0 },
-	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 75, 0 },
-};
 static const struct ec2q_member q_ec2_m177[] = {
-	{ "Name", "Name", "name", "name", 182, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 179, 0 },
-	{ "Count", "Count", "count", "count", 176, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 180, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 434, 0 },
+	{ "Output", "Output", "output", "output", 434, 0 },
+	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 77, 0 },
 };
-static const struct ec2q_member q_ec2_m180[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 181, 0 },
+static const struct ec2q_member q_ec2_m179[] = {
+	{ "Name", "Name", "name", "name", 184, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 181, 0 },
+	{ "Count", "Count", "count", "count", 178, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 182, 0 },
 };
-static const struct ec2q_member q_ec2_m183[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 178, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 492, 0 },
+static const struct ec2q_member q_ec2_m182[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 183, 0 },
 };
 static const struct ec2q_member q_ec2_m185[] = {
-	{ "GroupName", "GroupName", "groupName", "groupName", 432, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 432, 0 },
+	{ "Gpus", "Gpus", "gpus", "gpus", 180, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 494, 0 },
 };
-static const struct ec2q_member q_ec2_m189[] = {
+static const struct ec2q_member q_ec2_m187[] = {
+	{ "GroupName", "GroupName", "groupName", "groupName", 434, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m191[] = {
 	{ "Configured", "Configured", "configured", "configured", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m190[] = {
+static const struct ec2q_member q_ec2_m192[] = {
 	{ "Configured", "Configured", "Configured", "configured", 42, 0 },
 };
-static const char *const q_ec2_e191[] = {
+static const char *const q_ec2_e193[] = {
 	"ip-name",
 	"resource-name",
 };
-static const char *const q_ec2_e192[] = {
+static const char *const q_ec2_e194[] = {
 	"optional",
 	"required",
 };
-static const char *const q_ec2_e193[] = {
+static const char *const q_ec2_e195[] = {
 	"ovm",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m194[] = {
-	{ "Arn", "Arn", "arn", "arn", 432, 0 },
-	{ "Id", "Id", "id", "id", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m195[] = {
-	{ "Arn", "Arn", "arn", "arn", 432, 0 },
-	{ "Name", "Name", "name", "name", 432, 0 },
-};
 static const struct ec2q_member q_ec2_m196[] = {
-	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 432, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 432, 0 },
-	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 432, 0 },
-	{ "ImageType", "ImageType", "imageType", "imageType", 203, 0 },
-	{ "Public", "IsPublic", "isPublic", "isPublic", 42, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 432, 0 },
-	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 432, 0 },
-	{ "Platform", "Platform", "platform", "platform", 380, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 432, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 432, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 432, 0 },
-	{ "State", "ImageState", "imageState", "imageState", 202, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 40, 0 },
-	{ "Description", "Description", "description", "description", 432, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 193, 0 },
-	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 432, 0 },
-	{ "Name", "Name", "name", "name", 432, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 432, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 124, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 432, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 426, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 460, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 45, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 449, 0 },
-	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 432, 0 },
-	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 204, 0 },
+	{ "Arn", "Arn", "arn", "arn", 434, 0 },
+	{ "Id", "Id", "id", "id", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m197[] = {
+	{ "Arn", "Arn", "arn", "arn", 434, 0 },
+	{ "Name", "Name", "name", "name", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m198[] = {
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 434, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 434, 0 },
+	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 434, 0 },
+	{ "ImageType", "ImageType", "imageType", "imageType", 205, 0 },
+	{ "Public", "IsPublic", "isPublic", "isPublic", 42, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 434, 0 },
+	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 434, 0 },
+	{ "Platform", "Platform", "platform", "platform", 382, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 434, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 434, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 390, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 434, 0 },
+	{ "State", "ImageState", "imageState", "imageState", 204, 0 },
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 40, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 432, 0 },
-	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 294, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
+	{ "Description", "Description", "description", "description", 434, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 195, 0 },
+	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 434, 0 },
+	{ "Name", "Name", "name", "name", 434, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 434, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 126, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 434, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 428, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 441, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 462, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 45, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 451, 0 },
+	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 434, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 206, 0 },
+};
+static const struct ec2q_member q_ec2_m199[] = {
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 40, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 434, 0 },
+	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 296, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 390, 0 },
 	{ "Description", "Description", "description", "description", 22, 0 },
 	{ "KernelId", "Kernel", "kernel", "kernel", 22, 0 },
 	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 22, 0 },
@@ -691,7 +703,7 @@ static const struct ec2q_member q_ec2_m197[] = {
 	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 22, 0 },
 	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 22, 0 },
 };
-static const char *const q_ec2_e198[] = {
+static const char *const q_ec2_e200[] = {
 	"description",
 	"kernel",
 	"ramdisk",
@@ -705,7 +717,7 @@ static const char *const q_ec2_e198[] = {
 	"lastLaunchedTime",
 	"imdsSupport",
 };
-static const char *const q_ec2_e202[] = {
+static const char *const q_ec2_e204[] = {
 	"pending",
 	"available",
 	"invalid",
@@ -714,104 +726,104 @@ static const char *const q_ec2_e202[] = {
 	"failed",
 	"error",
 };
-static const char *const q_ec2_e203[] = {
+static const char *const q_ec2_e205[] = {
 	"machine",
 	"kernel",
 	"ramdisk",
 };
-static const char *const q_ec2_e204[] = {
+static const char *const q_ec2_e206[] = {
 	"v2.0",
 };
-static const struct ec2q_member q_ec2_m205[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 432, EC2Q_REQUIRED },
-	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 37, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
-};
-static const struct ec2q_member q_ec2_m206[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 432, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 432, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 432, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
-};
 static const struct ec2q_member q_ec2_m207[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 210, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 434, EC2Q_REQUIRED },
+	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 37, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m208[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 434, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 434, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 434, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 441, 0 },
 };
 static const struct ec2q_member q_ec2_m209[] = {
-	{ "Count", "Count", "count", "count", 208, 0 },
-	{ "Name", "Name", "name", "name", 212, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 211, 0 },
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 212, 0 },
 };
-static const struct ec2q_member q_ec2_m213[] = {
-	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 276, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 432, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 270, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 432, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 432, 0 },
-	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 75, 0 },
-	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 359, 0 },
-	{ "Placement", "Placement", "placement", "placement", 374, 0 },
-	{ "Platform", "Platform", "platform", "platform", 380, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 432, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
-	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 432, 0 },
-	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 432, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 432, 0 },
-	{ "State", "InstanceState", "instanceState", "instanceState", 256, 0 },
-	{ "StateTransitionReason", "Reason", "reason", "reason", 432, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 432, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 432, 0 },
+static const struct ec2q_member q_ec2_m211[] = {
+	{ "Count", "Count", "count", "count", 210, 0 },
+	{ "Name", "Name", "name", "name", 214, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 213, 0 },
+};
+static const struct ec2q_member q_ec2_m215[] = {
+	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 278, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 434, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 434, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 272, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 434, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 434, 0 },
+	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 77, 0 },
+	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 361, 0 },
+	{ "Placement", "Placement", "placement", "placement", 376, 0 },
+	{ "Platform", "Platform", "platform", "platform", 382, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 434, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 434, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 390, 0 },
+	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 434, 0 },
+	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 434, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 434, 0 },
+	{ "State", "InstanceState", "instanceState", "instanceState", 258, 0 },
+	{ "StateTransitionReason", "Reason", "reason", "reason", 434, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 434, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 434, 0 },
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 218, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 432, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 220, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 434, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 42, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 193, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 194, 0 },
-	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 236, 0 },
-	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 142, 0 },
-	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 149, 0 },
-	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 250, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 432, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 124, 0 },
-	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 186, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 195, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 196, 0 },
+	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 238, 0 },
+	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 144, 0 },
+	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 151, 0 },
+	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 252, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 434, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 434, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 126, 0 },
+	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 188, 0 },
 	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 42, 0 },
-	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 432, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 432, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 426, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 460, 0 },
+	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 434, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 434, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 428, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 441, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 462, 0 },
 	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 60, 0 },
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 432, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 434, 0 },
 	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", "capacityReservationSpecification", 51, 0 },
-	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 189, 0 },
-	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 333, 0 },
-	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 243, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 154, 0 },
+	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 191, 0 },
+	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 335, 0 },
+	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 245, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 156, 0 },
 	{ "BootMode", "BootMode", "bootMode", "bootMode", 45, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 432, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 432, 0 },
-	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 354, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 382, 0 },
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 432, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 432, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 238, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 434, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 434, 0 },
+	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 356, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 384, 0 },
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 434, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 434, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 240, 0 },
 };
-static const struct ec2q_member q_ec2_m214[] = {
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 186, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 218, 0 },
+static const struct ec2q_member q_ec2_m216[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 188, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 220, 0 },
 	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 21, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 21, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 154, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 156, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 21, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 434, 0 },
 	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 22, 0 },
 	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 22, 0 },
 	{ "KernelId", "Kernel", "kernel", "kernel", 22, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 388, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 390, 0 },
 	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 22, 0 },
 	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 22, 0 },
 	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 21, 0 },
@@ -819,7 +831,7 @@ static const struct ec2q_member q_ec2_m214[] = {
 	{ "UserData", "UserData", "userData", "userData", 22, 0 },
 	{ "DisableApiStop", "DisableApiStop", "disableApiStop", "disableApiStop", 21, 0 },
 };
-static const char *const q_ec2_e215[] = {
+static const char *const q_ec2_e217[] = {
 	"instanceType",
 	"kernel",
 	"ramdisk",
@@ -837,183 +849,183 @@ static const char *const q_ec2_e215[] = {
 	"enclaveOptions",
 	"disableApiStop",
 };
-static const char *const q_ec2_e216[] = {
+static const char *const q_ec2_e218[] = {
 	"disabled",
 	"default",
 };
-static const struct ec2q_member q_ec2_m217[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 432, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 134, 0 },
-};
 static const struct ec2q_member q_ec2_m219[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 432, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 135, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 432, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 432, 0 },
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 434, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 136, 0 },
 };
-static const char *const q_ec2_e222[] = {
+static const struct ec2q_member q_ec2_m221[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 434, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 137, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 434, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 434, 0 },
+};
+static const char *const q_ec2_e224[] = {
 	"current",
 	"previous",
 };
-static const char *const q_ec2_e227[] = {
+static const char *const q_ec2_e229[] = {
 	"hibernate",
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m228[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 432, 0 },
-};
 static const struct ec2q_member q_ec2_m230[] = {
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 432, 0 },
+	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 434, 0 },
 };
-static const struct ec2q_member q_ec2_m233[] = {
-	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 432, 0 },
+static const struct ec2q_member q_ec2_m232[] = {
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 434, 0 },
 };
-static const struct ec2q_member q_ec2_m234[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 432, 0 },
+static const struct ec2q_member q_ec2_m235[] = {
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 434, 0 },
 };
-static const char *const q_ec2_e236[] = {
+static const struct ec2q_member q_ec2_m236[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 434, 0 },
+};
+static const char *const q_ec2_e238[] = {
 	"spot",
 	"scheduled",
 };
-static const struct ec2q_member q_ec2_m238[] = {
-	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 216, 0 },
-};
-static const struct ec2q_member q_ec2_m239[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 216, 0 },
-};
 static const struct ec2q_member q_ec2_m240[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 341, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 423, 0 },
+	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 218, 0 },
 };
-static const char *const q_ec2_e241[] = {
+static const struct ec2q_member q_ec2_m241[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 218, 0 },
+};
+static const struct ec2q_member q_ec2_m242[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 343, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 425, 0 },
+};
+static const char *const q_ec2_e243[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m242[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 192, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 276, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 241, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 245, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 246, 0 },
+static const struct ec2q_member q_ec2_m244[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 194, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 278, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 243, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 247, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 248, 0 },
 };
-static const struct ec2q_member q_ec2_m243[] = {
-	{ "State", "State", "state", "state", 244, 0 },
-	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 192, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 276, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 241, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 245, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 246, 0 },
+static const struct ec2q_member q_ec2_m245[] = {
+	{ "State", "State", "state", "state", 246, 0 },
+	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 194, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 278, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 243, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 247, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 248, 0 },
 };
-static const char *const q_ec2_e244[] = {
+static const char *const q_ec2_e246[] = {
 	"pending",
 	"applied",
 };
-static const char *const q_ec2_e245[] = {
+static const char *const q_ec2_e247[] = {
 	"disabled",
 	"enabled",
 };
-static const char *const q_ec2_e246[] = {
+static const char *const q_ec2_e248[] = {
 	"disabled",
 	"enabled",
-};
-static const struct ec2q_member q_ec2_m247[] = {
-	{ "Association", "Association", "association", "association", 248, 0 },
-	{ "Attachment", "Attachment", "attachment", "attachment", 249, 0 },
-	{ "Description", "Description", "description", "description", 432, 0 },
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 186, 0 },
-	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 231, 0 },
-	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 432, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 432, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 432, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 432, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 254, 0 },
-	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 42, 0 },
-	{ "Status", "Status", "status", "status", 368, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 432, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 432, 0 },
-	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 432, 0 },
-	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 229, 0 },
-	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 235, 0 },
-};
-static const struct ec2q_member q_ec2_m248[] = {
-	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 432, 0 },
-	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 432, 0 },
-	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 432, 0 },
-	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 432, 0 },
-	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 432, 0 },
 };
 static const struct ec2q_member q_ec2_m249[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 75, 0 },
-	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 432, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 276, 0 },
-	{ "Status", "Status", "status", "status", 20, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 276, 0 },
+	{ "Association", "Association", "association", "association", 250, 0 },
+	{ "Attachment", "Attachment", "attachment", "attachment", 251, 0 },
+	{ "Description", "Description", "description", "description", 434, 0 },
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 188, 0 },
+	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 233, 0 },
+	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 434, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 434, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 434, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 434, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 434, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 256, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 42, 0 },
+	{ "Status", "Status", "status", "status", 370, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 434, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 434, 0 },
+	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 434, 0 },
+	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 231, 0 },
+	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 237, 0 },
+};
+static const struct ec2q_member q_ec2_m250[] = {
+	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 434, 0 },
+	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 434, 0 },
+	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 434, 0 },
+	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 434, 0 },
+	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m251[] = {
-	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 42, 0 },
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 77, 0 },
+	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 434, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "Description", "Description", "description", "description", 432, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 276, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 411, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 276, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 231, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 367, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 384, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 276, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 432, 0 },
-	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 42, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 432, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 276, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 277, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 276, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 280, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 276, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 278, 0 },
+	{ "Status", "Status", "status", "status", 20, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 278, 0 },
 };
 static const struct ec2q_member q_ec2_m253[] = {
-	{ "Association", "Association", "association", "association", 248, 0 },
-	{ "Primary", "Primary", "primary", "primary", 42, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 432, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 42, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "Description", "Description", "description", "description", 434, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 278, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 413, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 278, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 233, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 369, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 434, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 386, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 278, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 434, 0 },
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 42, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 434, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 278, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 279, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 278, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 282, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 278, 0 },
 };
 static const struct ec2q_member q_ec2_m255[] = {
-	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 454, EC2Q_REQUIRED },
-	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 352, EC2Q_REQUIRED },
+	{ "Association", "Association", "association", "association", 250, 0 },
+	{ "Primary", "Primary", "primary", "primary", 42, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 434, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m257[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 456, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 354, EC2Q_REQUIRED },
 	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 59, 0 },
-	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 350, 0 },
-	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 161, 0 },
-	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 223, 0 },
-	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 276, 0 },
-	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 276, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 352, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 163, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 225, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 278, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 278, 0 },
 	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 30, 0 },
 	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 46, 0 },
 	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 42, 0 },
-	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 366, 0 },
-	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 335, 0 },
-	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 337, 0 },
-	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 448, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 368, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 337, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 339, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 450, 0 },
 	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 33, 0 },
 	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
 	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
 	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
 	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
 	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
-	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 361, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 363, 0 },
 	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
 };
-static const struct ec2q_member q_ec2_m256[] = {
-	{ "Code", "Code", "code", "code", 276, 0 },
-	{ "Name", "Name", "name", "name", 259, 0 },
+static const struct ec2q_member q_ec2_m258[] = {
+	{ "Code", "Code", "code", "code", 278, 0 },
+	{ "Name", "Name", "name", "name", 261, 0 },
 };
-static const struct ec2q_member q_ec2_m257[] = {
-	{ "CurrentState", "CurrentState", "currentState", "currentState", 256, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
-	{ "PreviousState", "PreviousState", "previousState", "previousState", 256, 0 },
+static const struct ec2q_member q_ec2_m259[] = {
+	{ "CurrentState", "CurrentState", "currentState", "currentState", 258, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 434, 0 },
+	{ "PreviousState", "PreviousState", "previousState", "previousState", 258, 0 },
 };
-static const char *const q_ec2_e259[] = {
+static const char *const q_ec2_e261[] = {
 	"pending",
 	"running",
 	"shutting-down",
@@ -1021,504 +1033,504 @@ static const char *const q_ec2_e259[] = {
 	"stopping",
 	"stopped",
 };
-static const struct ec2q_member q_ec2_m260[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 432, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 264, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
-	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 256, 0 },
-	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 266, 0 },
-	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 266, 0 },
-};
-static const struct ec2q_member q_ec2_m261[] = {
-	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 75, 0 },
-	{ "Name", "Name", "name", "name", 427, 0 },
-	{ "Status", "Status", "status", "status", 428, 0 },
+static const struct ec2q_member q_ec2_m262[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 434, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 434, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 266, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 434, 0 },
+	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 258, 0 },
+	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 268, 0 },
+	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 268, 0 },
 };
 static const struct ec2q_member q_ec2_m263[] = {
-	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 221, 0 },
-	{ "Code", "Code", "code", "code", 159, 0 },
-	{ "Description", "Description", "description", "description", 432, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 75, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 75, 0 },
-	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 75, 0 },
+	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 77, 0 },
+	{ "Name", "Name", "name", "name", 429, 0 },
+	{ "Status", "Status", "status", "status", 430, 0 },
 };
-static const struct ec2q_member q_ec2_m266[] = {
-	{ "Details", "Details", "details", "details", 262, 0 },
-	{ "Status", "Status", "status", "status", 435, 0 },
+static const struct ec2q_member q_ec2_m265[] = {
+	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 223, 0 },
+	{ "Code", "Code", "code", "code", 161, 0 },
+	{ "Description", "Description", "description", "description", 434, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 77, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 77, 0 },
+	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 77, 0 },
 };
-static const char *const q_ec2_e267[] = {
+static const struct ec2q_member q_ec2_m268[] = {
+	{ "Details", "Details", "details", "details", 264, 0 },
+	{ "Status", "Status", "status", "status", 437, 0 },
+};
+static const char *const q_ec2_e269[] = {
 	"unsupported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m269[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 128, 0 },
-	{ "Disks", "Disks", "disks", "disks", 127, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 157, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 267, 0 },
+static const struct ec2q_member q_ec2_m271[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 130, 0 },
+	{ "Disks", "Disks", "disks", "disks", 129, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 159, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 269, 0 },
 };
-static const char *const q_ec2_e271[] = {
+static const char *const q_ec2_e273[] = {
 	"nitro",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m272[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 270, 0 },
-	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 72, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 173, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 451, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 406, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 461, 0 },
+static const struct ec2q_member q_ec2_m274[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 272, 0 },
+	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 74, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 175, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 453, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 408, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 463, 0 },
 	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 31, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 271, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 385, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 455, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 351, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 268, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 269, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 133, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 365, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 183, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 172, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 376, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 207, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 188, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 273, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 387, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 457, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 353, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 270, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 271, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 135, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 367, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 185, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 174, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 378, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 209, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 190, 0 },
 	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 47, 0 },
-	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 76, 0 },
+	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 78, 0 },
 	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 23, 0 },
 	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 44, 0 },
 };
-static const struct ec2q_member q_ec2_m274[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 270, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 339, 0 },
-	{ "Location", "Location", "location", "location", 338, 0 },
+static const struct ec2q_member q_ec2_m276[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 272, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 341, 0 },
+	{ "Location", "Location", "location", "location", 340, 0 },
 };
-static const struct ec2q_member q_ec2_m278[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 432, 0 },
+static const struct ec2q_member q_ec2_m280[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 434, 0 },
 };
-static const struct ec2q_member q_ec2_m281[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 432, 0 },
+static const struct ec2q_member q_ec2_m283[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 434, 0 },
 };
-static const char *const q_ec2_e283[] = {
+static const char *const q_ec2_e285[] = {
 	"pem",
 	"ppk",
 };
-static const struct ec2q_member q_ec2_m285[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 432, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 414, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 432, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 432, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
+static const struct ec2q_member q_ec2_m287[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 434, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 416, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 434, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 434, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 441, 0 },
 };
-static const struct ec2q_member q_ec2_m288[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 432, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 432, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 432, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 291, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 432, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 354, 0 },
+static const struct ec2q_member q_ec2_m290[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 434, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 434, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 434, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 293, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 441, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 434, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 356, 0 },
 };
-static const char *const q_ec2_e291[] = {
+static const char *const q_ec2_e293[] = {
 	"rsa",
 	"ed25519",
 };
-static const struct ec2q_member q_ec2_m293[] = {
-	{ "Group", "Group", "group", "group", 373, 0 },
-	{ "UserId", "UserId", "userId", "userId", 432, 0 },
-	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 432, 0 },
-	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 432, 0 },
-};
 static const struct ec2q_member q_ec2_m295[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 432, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 321, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 75, 0 },
-	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 432, 0 },
-	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 340, 0 },
-	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 340, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
+	{ "Group", "Group", "group", "group", 375, 0 },
+	{ "UserId", "UserId", "userId", "userId", 434, 0 },
+	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 434, 0 },
+	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 434, 0 },
 };
-static const char *const q_ec2_e296[] = {
+static const struct ec2q_member q_ec2_m297[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 434, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 323, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 77, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 434, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 342, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 342, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 441, 0 },
+};
+static const char *const q_ec2_e298[] = {
 	"default",
 	"disabled",
 };
-static const struct ec2q_member q_ec2_m297[] = {
-	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 432, 0 },
-	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 432, 0 },
-	{ "Ebs", "Ebs", "Ebs", "ebs", 301, 0 },
-	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 432, 0 },
-};
 static const struct ec2q_member q_ec2_m299[] = {
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 434, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 434, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 303, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m301[] = {
 	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 49, 0 },
 	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 52, 0 },
 };
-static const struct ec2q_member q_ec2_m300[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 276, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 276, 0 },
+static const struct ec2q_member q_ec2_m302[] = {
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 278, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 278, 0 },
 };
-static const struct ec2q_member q_ec2_m301[] = {
+static const struct ec2q_member q_ec2_m303[] = {
 	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 42, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 276, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 292, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, 0 },
-	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 276, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 488, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 276, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 278, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 294, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 420, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 278, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 490, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 278, 0 },
 };
-static const struct ec2q_member q_ec2_m302[] = {
-	{ "Type", "Type", "Type", "type", 432, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 303, 0 },
+static const struct ec2q_member q_ec2_m304[] = {
+	{ "Type", "Type", "Type", "type", 434, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 305, 0 },
 };
-static const struct ec2q_member q_ec2_m305[] = {
+static const struct ec2q_member q_ec2_m307[] = {
 	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m306[] = {
+static const struct ec2q_member q_ec2_m308[] = {
 	{ "Configured", "Configured", "Configured", "configured", 42, 0 },
 };
-static const char *const q_ec2_e307[] = {
+static const char *const q_ec2_e309[] = {
 	"optional",
 	"required",
 };
-static const struct ec2q_member q_ec2_m308[] = {
-	{ "Arn", "Arn", "Arn", "arn", 432, 0 },
-	{ "Name", "Name", "Name", "name", 432, 0 },
+static const struct ec2q_member q_ec2_m310[] = {
+	{ "Arn", "Arn", "Arn", "arn", 434, 0 },
+	{ "Name", "Name", "Name", "name", 434, 0 },
 };
-static const struct ec2q_member q_ec2_m311[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 296, 0 },
-};
-static const struct ec2q_member q_ec2_m312[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 341, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 327, 0 },
-};
-static const char *const q_ec2_e313[] = {
-	"disabled",
-	"enabled",
+static const struct ec2q_member q_ec2_m313[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 298, 0 },
 };
 static const struct ec2q_member q_ec2_m314[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 307, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 276, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 313, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 315, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 316, 0 },
+	{ "MarketType", "MarketType", "MarketType", "marketType", 343, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 329, 0 },
 };
 static const char *const q_ec2_e315[] = {
 	"disabled",
 	"enabled",
 };
-static const char *const q_ec2_e316[] = {
+static const struct ec2q_member q_ec2_m316[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 309, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 278, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 315, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 317, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 318, 0 },
+};
+static const char *const q_ec2_e317[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m317[] = {
+static const char *const q_ec2_e318[] = {
+	"disabled",
+	"enabled",
+};
+static const struct ec2q_member q_ec2_m319[] = {
 	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 42, 0 },
 	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 42, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "Description", "Description", "Description", "description", 432, 0 },
-	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 276, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 411, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 432, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 276, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 232, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 367, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 432, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 384, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 276, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 434, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 276, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 277, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 276, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 280, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 276, 0 },
+	{ "Description", "Description", "Description", "description", 434, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 278, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 413, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 434, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 278, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 234, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 369, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 434, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 386, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 278, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 436, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 278, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 279, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 278, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 282, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 278, 0 },
 };
-static const struct ec2q_member q_ec2_m319[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 432, 0 },
+static const struct ec2q_member q_ec2_m321[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 434, 0 },
 };
-static const struct ec2q_member q_ec2_m323[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 432, 0 },
-	{ "Affinity", "Affinity", "Affinity", "affinity", 432, 0 },
-	{ "GroupName", "GroupName", "GroupName", "groupName", 377, 0 },
-	{ "HostId", "HostId", "HostId", "hostId", 77, 0 },
-	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 443, 0 },
-	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 432, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 432, 0 },
-	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 276, 0 },
-	{ "GroupId", "GroupId", "GroupId", "groupId", 375, 0 },
+static const struct ec2q_member q_ec2_m325[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 434, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 434, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 379, 0 },
+	{ "HostId", "HostId", "HostId", "hostId", 79, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 445, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 434, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 434, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 278, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 377, 0 },
 };
-static const struct ec2q_member q_ec2_m324[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 191, 0 },
+static const struct ec2q_member q_ec2_m326[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 193, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 42, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m326[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 309, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 432, 0 },
-	{ "Version", "Version", "Version", "version", 432, 0 },
-};
-static const struct ec2q_member q_ec2_m327[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 432, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 422, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 276, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 75, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 227, 0 },
-};
 static const struct ec2q_member q_ec2_m328[] = {
-	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 403, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 439, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 311, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 434, 0 },
+	{ "Version", "Version", "Version", "version", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m329[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 434, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 424, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 278, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 77, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 229, 0 },
 };
 static const struct ec2q_member q_ec2_m330[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m331[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 432, 0 },
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 405, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 441, 0 },
 };
 static const struct ec2q_member q_ec2_m332[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 432, 0 },
+	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
 };
-static const char *const q_ec2_e335[] = {
+static const struct ec2q_member q_ec2_m333[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m334[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 434, 0 },
+};
+static const char *const q_ec2_e337[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e336[] = {
+static const char *const q_ec2_e338[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e339[] = {
+static const char *const q_ec2_e341[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const char *const q_ec2_e341[] = {
+static const char *const q_ec2_e343[] = {
 	"spot",
 };
-static const struct ec2q_member q_ec2_m350[] = {
-	{ "Min", "Min", "Min", "min", 130, 0 },
-	{ "Max", "Max", "Max", "max", 130, 0 },
-};
-static const struct ec2q_member q_ec2_m351[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 353, 0 },
-};
 static const struct ec2q_member q_ec2_m352[] = {
-	{ "Min", "Min", "Min", "min", 276, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 276, 0 },
+	{ "Min", "Min", "Min", "min", 132, 0 },
+	{ "Max", "Max", "Max", "max", 132, 0 },
 };
-static const struct ec2q_member q_ec2_m355[] = {
+static const struct ec2q_member q_ec2_m353[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 355, 0 },
+};
+static const struct ec2q_member q_ec2_m354[] = {
+	{ "Min", "Min", "Min", "min", 278, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 278, 0 },
+};
+static const struct ec2q_member q_ec2_m357[] = {
 	{ "SourceDestCheck", "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", 21, 0 },
-	{ "Attribute", "Attribute", "attribute", "attribute", 215, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 220, 0 },
+	{ "Attribute", "Attribute", "attribute", "attribute", 217, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 222, 0 },
 	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 21, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 21, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 21, 0 },
-	{ "Groups", "GroupId", "GroupId", "groupId", 184, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 224, EC2Q_REQUIRED },
+	{ "Groups", "GroupId", "GroupId", "groupId", 186, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 226, EC2Q_REQUIRED },
 	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 22, 0 },
 	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 22, 0 },
 	{ "Kernel", "Kernel", "kernel", "kernel", 22, 0 },
 	{ "Ramdisk", "Ramdisk", "ramdisk", "ramdisk", 22, 0 },
 	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 22, 0 },
 	{ "UserData", "UserData", "userData", "userData", 38, 0 },
-	{ "Value", "Value", "value", "value", 432, 0 },
+	{ "Value", "Value", "value", "value", 434, 0 },
 	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 21, 0 },
 };
-static const struct ec2q_member q_ec2_m356[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 417, 0 },
-	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 69, 0 },
-	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 187, 0 },
-	{ "OperationType", "OperationType", "OperationType", "operationType", 371, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, EC2Q_REQUIRED },
-	{ "UserIds", "UserId", "UserId", "userId", 452, 0 },
+static const struct ec2q_member q_ec2_m358[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 419, 0 },
+	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 71, 0 },
+	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 189, 0 },
+	{ "OperationType", "OperationType", "OperationType", "operationType", 373, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 420, EC2Q_REQUIRED },
+	{ "UserIds", "UserId", "UserId", "userId", 454, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m357[] = {
+static const struct ec2q_member q_ec2_m359[] = {
 	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 467, EC2Q_REQUIRED },
-	{ "Size", "Size", "Size", "size", 276, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 488, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 276, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 276, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 469, EC2Q_REQUIRED },
+	{ "Size", "Size", "Size", "size", 278, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 490, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 278, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 278, 0 },
 	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m358[] = {
-	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 471, 0 },
+static const struct ec2q_member q_ec2_m360[] = {
+	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 473, 0 },
 };
-static const struct ec2q_member q_ec2_m359[] = {
-	{ "State", "State", "state", "state", 360, 0 },
+static const struct ec2q_member q_ec2_m361[] = {
+	{ "State", "State", "state", "state", 362, 0 },
 };
-static const char *const q_ec2_e360[] = {
+static const char *const q_ec2_e362[] = {
 	"disabled",
 	"disabling",
 	"enabled",
 	"pending",
 };
-static const struct ec2q_member q_ec2_m361[] = {
-	{ "Min", "Min", "Min", "min", 130, 0 },
-	{ "Max", "Max", "Max", "max", 130, 0 },
-};
 static const struct ec2q_member q_ec2_m363[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 362, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 369, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 344, 0 },
+	{ "Min", "Min", "Min", "min", 132, 0 },
+	{ "Max", "Max", "Max", "max", 132, 0 },
 };
 static const struct ec2q_member q_ec2_m365[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 369, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 344, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 348, 0 },
-	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 78, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 364, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 342, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 343, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 279, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 153, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 140, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 139, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 156, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 152, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 364, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 371, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 346, 0 },
 };
-static const struct ec2q_member q_ec2_m366[] = {
-	{ "Min", "Min", "Min", "min", 276, 0 },
-	{ "Max", "Max", "Max", "max", 276, 0 },
+static const struct ec2q_member q_ec2_m367[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 371, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 346, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 350, 0 },
+	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 80, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 366, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 344, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 345, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 281, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 155, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 142, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 141, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 158, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 154, 0 },
 };
-static const char *const q_ec2_e368[] = {
+static const struct ec2q_member q_ec2_m368[] = {
+	{ "Min", "Min", "Min", "min", 278, 0 },
+	{ "Max", "Max", "Max", "max", 278, 0 },
+};
+static const char *const q_ec2_e370[] = {
 	"available",
 	"associated",
 	"attaching",
 	"in-use",
 	"detaching",
 };
-static const char *const q_ec2_e371[] = {
+static const char *const q_ec2_e373[] = {
 	"add",
 	"remove",
 };
-static const char *const q_ec2_e373[] = {
+static const char *const q_ec2_e375[] = {
 	"all",
 };
-static const struct ec2q_member q_ec2_m374[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 432, 0 },
-	{ "Affinity", "Affinity", "affinity", "affinity", 432, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 377, 0 },
-	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 276, 0 },
-	{ "HostId", "HostId", "hostId", "hostId", 432, 0 },
-	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 443, 0 },
-	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 432, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 432, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 375, 0 },
-};
 static const struct ec2q_member q_ec2_m376[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 379, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 434, 0 },
+	{ "Affinity", "Affinity", "affinity", "affinity", 434, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 379, 0 },
+	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 278, 0 },
+	{ "HostId", "HostId", "hostId", "hostId", 434, 0 },
+	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 445, 0 },
+	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 434, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 434, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 377, 0 },
 };
-static const char *const q_ec2_e378[] = {
+static const struct ec2q_member q_ec2_m378[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 381, 0 },
+};
+static const char *const q_ec2_e380[] = {
 	"cluster",
 	"partition",
 	"spread",
 };
-static const char *const q_ec2_e380[] = {
+static const char *const q_ec2_e382[] = {
 	"Windows",
 };
-static const struct ec2q_member q_ec2_m381[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 191, 0 },
+static const struct ec2q_member q_ec2_m383[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 193, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 42, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m382[] = {
-	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 191, 0 },
+static const struct ec2q_member q_ec2_m384[] = {
+	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 193, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", "enableResourceNameDnsARecord", 42, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m383[] = {
-	{ "Primary", "Primary", "primary", "primary", 42, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
-};
 static const struct ec2q_member q_ec2_m385[] = {
-	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 386, 0 },
+	{ "Primary", "Primary", "primary", "primary", 42, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m387[] = {
-	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 432, 0 },
-	{ "ProductCodeType", "Type", "type", "type", 389, 0 },
+	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 388, 0 },
 };
-static const char *const q_ec2_e389[] = {
+static const struct ec2q_member q_ec2_m389[] = {
+	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 434, 0 },
+	{ "ProductCodeType", "Type", "type", "type", 391, 0 },
+};
+static const char *const q_ec2_e391[] = {
 	"devpay",
 	"marketplace",
 };
-static const struct ec2q_member q_ec2_m391[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m393[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m392[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 432, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 432, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 432, 0 },
+static const struct ec2q_member q_ec2_m394[] = {
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 434, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 434, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 434, 0 },
 };
-static const struct ec2q_member q_ec2_m395[] = {
-	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 432, 0 },
+static const struct ec2q_member q_ec2_m397[] = {
+	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 434, 0 },
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 41, 0 },
-	{ "Description", "Description", "description", "description", 432, 0 },
+	{ "Description", "Description", "description", "description", 434, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 282, 0 },
-	{ "Name", "Name", "name", "name", 432, EC2Q_REQUIRED },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 284, 0 },
+	{ "Name", "Name", "name", "name", 434, EC2Q_REQUIRED },
 	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 36, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 390, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 432, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 432, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 432, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 392, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 434, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 434, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 434, 0 },
 	{ "BootMode", "BootMode", "BootMode", "bootMode", 45, 0 },
-	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 449, 0 },
-	{ "UefiData", "UefiData", "UefiData", "uefiData", 433, 0 },
-	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 204, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
-};
-static const struct ec2q_member q_ec2_m396[] = {
-	{ "ImageId", "ImageId", "imageId", "imageId", 432, 0 },
+	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 451, 0 },
+	{ "UefiData", "UefiData", "UefiData", "uefiData", 435, 0 },
+	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 206, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m398[] = {
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 282, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m400[] = {
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 284, 0 },
 	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 42, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 308, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 298, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 318, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 199, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 270, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 290, 0 },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 330, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 323, 0 },
-	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 390, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 310, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 300, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 320, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 201, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 272, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 292, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 332, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 325, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 392, 0 },
 	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 42, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 415, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 432, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 329, 0 },
-	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 145, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 304, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 411, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 413, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 312, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 71, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 300, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 299, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 320, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 306, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 314, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 305, 0 },
-	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 255, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 324, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 311, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 417, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 434, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 331, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 147, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 306, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 413, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 415, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 314, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 73, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 302, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 301, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 322, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 308, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 316, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 307, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 257, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 326, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 313, 0 },
 	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m399[] = {
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 186, 0 },
-	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 237, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 432, 0 },
-	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 432, 0 },
-	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 432, 0 },
-};
 static const struct ec2q_member q_ec2_m401[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 417, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 418, EC2Q_REQUIRED },
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 188, 0 },
+	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 239, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 434, 0 },
+	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 434, 0 },
+	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m403[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 419, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 420, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const char *const q_ec2_e403[] = {
+static const char *const q_ec2_e405[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -1605,262 +1617,262 @@ static const char *const q_ec2_e403[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e405[] = {
+static const char *const q_ec2_e407[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m407[] = {
+static const struct ec2q_member q_ec2_m409[] = {
 	{ "Enabled", "Enabled", "enabled", "enabled", 42, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m408[] = {
+static const struct ec2q_member q_ec2_m410[] = {
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 41, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 199, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 270, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 276, 0 },
-	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 231, 0 },
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 282, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 290, 0 },
-	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 276, EC2Q_REQUIRED },
-	{ "MinCount", "MinCount", "MinCount", "minCount", 276, EC2Q_REQUIRED },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 407, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 374, 0 },
-	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 390, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 411, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 413, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 434, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 409, 0 },
-	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 432, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 432, EC2Q_IDEMPOTENCY },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 201, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 272, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 278, 0 },
+	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 233, 0 },
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 284, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 292, 0 },
+	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 278, EC2Q_REQUIRED },
+	{ "MinCount", "MinCount", "MinCount", "minCount", 278, EC2Q_REQUIRED },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 409, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 376, 0 },
+	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 392, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 413, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 415, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 436, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 411, 0 },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 434, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 434, EC2Q_IDEMPOTENCY },
 	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 42, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 42, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 195, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 415, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 252, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 432, 0 },
-	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 146, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 151, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 441, 0 },
-	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 326, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 240, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 71, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 197, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 417, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 254, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 434, 0 },
+	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 148, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 153, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 443, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 328, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 242, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 73, 0 },
 	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 61, 0 },
 	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 50, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 190, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 334, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 242, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 155, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 381, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 239, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 192, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 336, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 244, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 157, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 383, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 241, 0 },
 	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 42, 0 },
 };
-static const char *const q_ec2_e415[] = {
+static const char *const q_ec2_e417[] = {
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m416[] = {
-	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 432, 0 },
-	{ "Description", "Description", "description", "description", 432, 0 },
+static const struct ec2q_member q_ec2_m418[] = {
+	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 434, 0 },
+	{ "Description", "Description", "description", "description", 434, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 432, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 432, 0 },
-	{ "Progress", "Progress", "progress", "progress", 432, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 432, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 75, 0 },
-	{ "State", "Status", "status", "status", 421, 0 },
-	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 432, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 276, 0 },
-	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 432, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
-	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 431, 0 },
-	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 354, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 434, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 434, 0 },
+	{ "Progress", "Progress", "progress", "progress", 434, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 434, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 77, 0 },
+	{ "State", "Status", "status", "status", 423, 0 },
+	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 434, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 434, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 278, 0 },
+	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 434, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 434, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 441, 0 },
+	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 433, 0 },
+	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 356, 0 },
 };
-static const char *const q_ec2_e417[] = {
+static const char *const q_ec2_e419[] = {
 	"productCodes",
 	"createVolumePermission",
 };
-static const char *const q_ec2_e421[] = {
+static const char *const q_ec2_e423[] = {
 	"pending",
 	"completed",
 	"error",
 	"recoverable",
 	"recovering",
 };
-static const char *const q_ec2_e422[] = {
+static const char *const q_ec2_e424[] = {
 	"one-time",
 	"persistent",
 };
-static const struct ec2q_member q_ec2_m423[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 432, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 422, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 276, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 75, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 227, 0 },
-};
-static const struct ec2q_member q_ec2_m424[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, EC2Q_REQUIRED },
-	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 432, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
 static const struct ec2q_member q_ec2_m425[] = {
-	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 258, 0 },
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 434, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 424, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 278, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 77, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 229, 0 },
 };
 static const struct ec2q_member q_ec2_m426[] = {
-	{ "Code", "Code", "code", "code", 432, 0 },
-	{ "Message", "Message", "message", "message", 432, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, EC2Q_REQUIRED },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 434, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const char *const q_ec2_e427[] = {
+static const struct ec2q_member q_ec2_m427[] = {
+	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 260, 0 },
+};
+static const struct ec2q_member q_ec2_m428[] = {
+	{ "Code", "Code", "code", "code", 434, 0 },
+	{ "Message", "Message", "message", "message", 434, 0 },
+};
+static const char *const q_ec2_e429[] = {
 	"reachability",
 };
-static const char *const q_ec2_e428[] = {
+static const char *const q_ec2_e430[] = {
 	"passed",
 	"failed",
 	"insufficient-data",
 	"initializing",
 };
-static const struct ec2q_member q_ec2_m429[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m431[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, EC2Q_REQUIRED },
 	{ "Hibernate", "Hibernate", "Hibernate", "hibernate", 42, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "Force", "Force", "force", "force", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m430[] = {
-	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 258, 0 },
+static const struct ec2q_member q_ec2_m432[] = {
+	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 260, 0 },
 };
-static const char *const q_ec2_e431[] = {
+static const char *const q_ec2_e433[] = {
 	"archive",
 	"standard",
 };
-static const char *const q_ec2_e435[] = {
+static const char *const q_ec2_e437[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 	"not-applicable",
 	"initializing",
 };
-static const struct ec2q_member q_ec2_m436[] = {
-	{ "Key", "Key", "key", "key", 432, 0 },
-	{ "Value", "Value", "value", "value", 432, 0 },
+static const struct ec2q_member q_ec2_m438[] = {
+	{ "Key", "Key", "key", "key", 434, 0 },
+	{ "Value", "Value", "value", "value", 434, 0 },
 };
-static const struct ec2q_member q_ec2_m437[] = {
-	{ "Key", "Key", "key", "key", 432, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 432, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 403, 0 },
-	{ "Value", "Value", "value", "value", 432, 0 },
+static const struct ec2q_member q_ec2_m439[] = {
+	{ "Key", "Key", "key", "key", 434, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 434, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 405, 0 },
+	{ "Value", "Value", "value", "value", 434, 0 },
 };
-static const struct ec2q_member q_ec2_m440[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 403, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 439, 0 },
+static const struct ec2q_member q_ec2_m442[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 405, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 441, 0 },
 };
-static const char *const q_ec2_e443[] = {
+static const char *const q_ec2_e445[] = {
 	"default",
 	"dedicated",
 	"host",
 };
-static const struct ec2q_member q_ec2_m444[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 226, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m446[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m445[] = {
-	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 258, 0 },
+static const struct ec2q_member q_ec2_m447[] = {
+	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 260, 0 },
 };
-static const struct ec2q_member q_ec2_m448[] = {
-	{ "Min", "Min", "Min", "min", 130, 0 },
-	{ "Max", "Max", "Max", "max", 130, 0 },
+static const struct ec2q_member q_ec2_m450[] = {
+	{ "Min", "Min", "Min", "min", 132, 0 },
+	{ "Max", "Max", "Max", "max", 132, 0 },
 };
-static const char *const q_ec2_e449[] = {
+static const char *const q_ec2_e451[] = {
 	"v2.0",
 };
-static const char *const q_ec2_e450[] = {
+static const char *const q_ec2_e452[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m454[] = {
-	{ "Min", "Min", "Min", "min", 276, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 276, 0 },
-};
-static const struct ec2q_member q_ec2_m455[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 453, 0 },
-	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 56, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 446, 0 },
-	{ "ValidCores", "ValidCores", "validCores", "validCores", 57, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 447, 0 },
-};
 static const struct ec2q_member q_ec2_m456[] = {
-	{ "Code", "Code", "code", "code", 432, 0 },
-	{ "Message", "Message", "message", "message", 432, 0 },
+	{ "Min", "Min", "Min", "min", 278, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 278, 0 },
 };
 static const struct ec2q_member q_ec2_m457[] = {
-	{ "Errors", "ErrorSet", "errorSet", "errorSet", 158, 0 },
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 455, 0 },
+	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 56, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 448, 0 },
+	{ "ValidCores", "ValidCores", "validCores", "validCores", 57, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 449, 0 },
 };
-static const char *const q_ec2_e460[] = {
+static const struct ec2q_member q_ec2_m458[] = {
+	{ "Code", "Code", "code", "code", 434, 0 },
+	{ "Message", "Message", "message", "message", 434, 0 },
+};
+static const struct ec2q_member q_ec2_m459[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 160, 0 },
+};
+static const char *const q_ec2_e462[] = {
 	"hvm",
 	"paravirtual",
 };
-static const struct ec2q_member q_ec2_m462[] = {
-	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 464, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 432, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 75, 0 },
+static const struct ec2q_member q_ec2_m464[] = {
+	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 466, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 434, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 77, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 432, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
-	{ "Size", "Size", "size", "size", 276, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 432, 0 },
-	{ "State", "Status", "status", "status", 474, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
-	{ "Iops", "Iops", "iops", "iops", 276, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 439, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 488, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 434, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 434, 0 },
+	{ "Size", "Size", "size", "size", 278, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 434, 0 },
+	{ "State", "Status", "status", "status", 476, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 434, 0 },
+	{ "Iops", "Iops", "iops", "iops", 278, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 441, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 490, 0 },
 	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 42, 0 },
 	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 42, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 276, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 278, 0 },
 };
-static const struct ec2q_member q_ec2_m463[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 75, 0 },
-	{ "Device", "Device", "device", "device", 432, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
-	{ "State", "Status", "status", "status", 465, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
+static const struct ec2q_member q_ec2_m465[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 77, 0 },
+	{ "Device", "Device", "device", "device", 434, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 434, 0 },
+	{ "State", "Status", "status", "status", 467, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 434, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
 };
-static const char *const q_ec2_e465[] = {
+static const char *const q_ec2_e467[] = {
 	"attaching",
 	"attached",
 	"detaching",
 	"detached",
 	"busy",
 };
-static const char *const q_ec2_e466[] = {
+static const char *const q_ec2_e468[] = {
 	"autoEnableIO",
 	"productCodes",
 };
-static const struct ec2q_member q_ec2_m471[] = {
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
-	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 473, 0 },
-	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 432, 0 },
-	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 276, 0 },
-	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 276, 0 },
-	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 488, 0 },
-	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 276, 0 },
+static const struct ec2q_member q_ec2_m473[] = {
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 434, 0 },
+	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 475, 0 },
+	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 434, 0 },
+	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 278, 0 },
+	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 278, 0 },
+	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 490, 0 },
+	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 278, 0 },
 	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 42, 0 },
-	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 276, 0 },
-	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 276, 0 },
-	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 488, 0 },
-	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 276, 0 },
+	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 278, 0 },
+	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 278, 0 },
+	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 490, 0 },
+	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 278, 0 },
 	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 42, 0 },
-	{ "Progress", "Progress", "progress", "progress", 340, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 75, 0 },
-	{ "EndTime", "EndTime", "endTime", "endTime", 75, 0 },
+	{ "Progress", "Progress", "progress", "progress", 342, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 77, 0 },
+	{ "EndTime", "EndTime", "endTime", "endTime", 77, 0 },
 };
-static const char *const q_ec2_e473[] = {
+static const char *const q_ec2_e475[] = {
 	"modifying",
 	"optimizing",
 	"completed",
 	"failed",
 };
-static const char *const q_ec2_e474[] = {
+static const char *const q_ec2_e476[] = {
 	"creating",
 	"available",
 	"in-use",
@@ -1868,51 +1880,51 @@ static const char *const q_ec2_e474[] = {
 	"deleted",
 	"error",
 };
-static const struct ec2q_member q_ec2_m475[] = {
-	{ "Code", "Code", "code", "code", 432, 0 },
-	{ "Description", "Description", "description", "description", 432, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 432, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 432, 0 },
-};
 static const struct ec2q_member q_ec2_m477[] = {
-	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 432, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
+	{ "Code", "Code", "code", "code", 434, 0 },
+	{ "Description", "Description", "description", "description", 434, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 434, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m479[] = {
-	{ "Name", "Name", "name", "name", 487, 0 },
-	{ "Status", "Status", "status", "status", 432, 0 },
+	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 434, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m481[] = {
-	{ "Description", "Description", "description", "description", 432, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 432, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 432, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 354, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 354, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 432, 0 },
+	{ "Name", "Name", "name", "name", 489, 0 },
+	{ "Status", "Status", "status", "status", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m483[] = {
-	{ "Details", "Details", "details", "details", 480, 0 },
-	{ "Status", "Status", "status", "status", 484, 0 },
+	{ "Description", "Description", "description", "description", 434, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 434, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 434, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 356, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 356, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 434, 0 },
 };
-static const char *const q_ec2_e484[] = {
+static const struct ec2q_member q_ec2_m485[] = {
+	{ "Details", "Details", "details", "details", 482, 0 },
+	{ "Status", "Status", "status", "status", 486, 0 },
+};
+static const char *const q_ec2_e486[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 };
-static const struct ec2q_member q_ec2_m485[] = {
-	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 476, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 432, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 432, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 482, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 432, 0 },
-	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 483, 0 },
-	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 478, 0 },
+static const struct ec2q_member q_ec2_m487[] = {
+	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 478, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 434, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 434, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 484, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 434, 0 },
+	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 485, 0 },
+	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 480, 0 },
 };
-static const char *const q_ec2_e487[] = {
+static const char *const q_ec2_e489[] = {
 	"io-enabled",
 	"io-performance",
 };
-static const char *const q_ec2_e488[] = {
+static const char *const q_ec2_e490[] = {
 	"standard",
 	"io1",
 	"io2",
@@ -1959,7 +1971,7 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[33] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m33, NULL },
 	[34] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[35] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[36] = { "BillingProductList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[36] = { "BillingProductList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[37] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[38] = { "BlobAttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m38, NULL },
 	[39] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m39, NULL },
@@ -1985,485 +1997,488 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[59] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 58, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[60] = { "CpuOptions", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
 	[61] = { "CpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
-	[62] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
-	[63] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
-	[64] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
-	[65] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
-	[66] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
-	[67] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
-	[68] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 67, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[69] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
-	[70] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
-	[71] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
-	[72] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[73] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
-	[74] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
-	[75] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[76] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[77] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[78] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[79] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
-	[80] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
-	[81] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
-	[82] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
-	[83] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
-	[84] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
-	[85] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
-	[86] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
-	[87] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
-	[88] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
-	[89] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
-	[90] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
-	[91] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
-	[92] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
-	[93] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
-	[94] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
-	[95] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
-	[96] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
-	[97] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
-	[98] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
-	[99] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
-	[100] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
-	[101] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
-	[102] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
-	[103] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
-	[104] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
-	[105] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
-	[106] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
-	[107] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
-	[108] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
-	[109] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
-	[110] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
-	[111] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
-	[112] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
-	[113] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
-	[114] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
-	[115] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
-	[116] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
-	[117] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
-	[118] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
-	[119] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
-	[120] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
-	[121] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
-	[122] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m122, NULL },
-	[123] = { "DetachVolumeRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
-	[124] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e124 },
-	[125] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[126] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m126, NULL },
-	[127] = { "DiskInfoList", EC2Q_LIST, 0, 0, 126, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[128] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[129] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e129 },
-	[130] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[131] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m131, NULL },
-	[132] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e132 },
-	[133] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
-	[134] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m134, NULL },
-	[135] = { "EbsInstanceBlockDeviceSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
-	[136] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e136 },
-	[137] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
-	[138] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e138 },
-	[139] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m139, NULL },
-	[140] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[141] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m141, NULL },
-	[142] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 141, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[143] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[144] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
-	[145] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 144, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[146] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 144, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[147] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m147, NULL },
-	[148] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m148, NULL },
-	[149] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 148, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[150] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[151] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 147, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[152] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[153] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e153 },
-	[154] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m154, NULL },
-	[155] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m155, NULL },
-	[156] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[157] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e157 },
-	[158] = { "ErrorSet", EC2Q_LIST, 0, 0, 456, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[159] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e159 },
-	[160] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
-	[161] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 160, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
-	[162] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[163] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m163, NULL },
-	[164] = { "FilterList", EC2Q_LIST, 0, 0, 163, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[165] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[166] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m166, NULL },
-	[167] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 166, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[168] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[169] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m169, NULL },
-	[170] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[171] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[172] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
-	[173] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[174] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m174, NULL },
-	[175] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m175, NULL },
-	[176] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[177] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m177, NULL },
-	[178] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 177, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[179] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[180] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m180, NULL },
-	[181] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[182] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[183] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
-	[184] = { "GroupIdStringList", EC2Q_LIST, 0, 0, 410, EC2Q_NONE, NULL, "groupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[185] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
-	[186] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 185, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[187] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 412, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[188] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[189] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m189, NULL },
-	[190] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m190, NULL },
-	[191] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e191 },
-	[192] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e192 },
-	[193] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e193 },
-	[194] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
-	[195] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
-	[196] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m196, NULL },
-	[197] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m197, NULL },
-	[198] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e198 },
-	[199] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[200] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 199, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[201] = { "ImageList", EC2Q_LIST, 0, 0, 196, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[202] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e202 },
-	[203] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e203 },
-	[204] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e204 },
-	[205] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m205, NULL },
-	[206] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m206, NULL },
-	[207] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m207, NULL },
-	[208] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[209] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m209, NULL },
-	[210] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 209, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[211] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[212] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[213] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
-	[214] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m214, NULL },
-	[215] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e215 },
-	[216] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e216 },
-	[217] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m217, NULL },
-	[218] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 217, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[219] = { "InstanceBlockDeviceMappingSpecification", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m219, NULL },
-	[220] = { "InstanceBlockDeviceMappingSpecificationList", EC2Q_LIST, 0, 0, 219, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[221] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[222] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e222 },
-	[223] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 222, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[224] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[225] = { "InstanceIdForResolver", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[226] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 224, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[227] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e227 },
-	[228] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m228, NULL },
-	[229] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 228, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[230] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
-	[231] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[232] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 233, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[233] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m233, NULL },
-	[234] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m234, NULL },
-	[235] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 234, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[236] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e236 },
-	[237] = { "InstanceList", EC2Q_LIST, 0, 0, 213, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[238] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m238, NULL },
-	[239] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
-	[240] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
-	[241] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e241 },
-	[242] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m242, NULL },
-	[243] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m243, NULL },
-	[244] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e244 },
-	[245] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e245 },
-	[246] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e246 },
-	[247] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m247, NULL },
-	[248] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m248, NULL },
-	[249] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m249, NULL },
-	[250] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 247, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[251] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m251, NULL },
-	[252] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 251, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[253] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m253, NULL },
-	[254] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 253, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[255] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
-	[256] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m256, NULL },
-	[257] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m257, NULL },
-	[258] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 257, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[259] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e259 },
-	[260] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m260, NULL },
-	[261] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
-	[262] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 261, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[263] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
-	[264] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 263, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[265] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 260, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[266] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
-	[267] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e267 },
-	[268] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[269] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
-	[270] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[271] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e271 },
-	[272] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m272, NULL },
-	[273] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 272, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[274] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m274, NULL },
-	[275] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 274, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[276] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[277] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[278] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m278, NULL },
-	[279] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[280] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 281, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[281] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m281, NULL },
-	[282] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[283] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e283 },
-	[284] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 290, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[285] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
-	[286] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[287] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 286, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[288] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m288, NULL },
-	[289] = { "KeyPairList", EC2Q_LIST, 0, 0, 288, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[290] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[291] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e291 },
-	[292] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[293] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m293, NULL },
-	[294] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 293, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[295] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m295, NULL },
-	[296] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e296 },
-	[297] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
-	[298] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 297, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[299] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
-	[300] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
-	[301] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m301, NULL },
-	[302] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m302, NULL },
-	[303] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[304] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 302, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[305] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m305, NULL },
-	[306] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m306, NULL },
-	[307] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e307 },
-	[308] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
-	[309] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[310] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 309, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[311] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m311, NULL },
-	[312] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m312, NULL },
-	[313] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e313 },
-	[314] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m314, NULL },
-	[315] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e315 },
-	[316] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e316 },
-	[317] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m317, NULL },
-	[318] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 317, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[319] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m319, NULL },
-	[320] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 319, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[321] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
-	[322] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[323] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m323, NULL },
-	[324] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
-	[325] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 295, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[326] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m326, NULL },
-	[327] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m327, NULL },
-	[328] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
-	[329] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[330] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m330, NULL },
-	[331] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m331, NULL },
-	[332] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m332, NULL },
-	[333] = { "LicenseList", EC2Q_LIST, 0, 0, 331, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[334] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 332, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[335] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e335 },
-	[336] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e336 },
-	[337] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 336, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[338] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[339] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e339 },
-	[340] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[341] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e341 },
-	[342] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[343] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[344] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[345] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[346] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[347] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[348] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[349] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[350] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m350, NULL },
-	[351] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m351, NULL },
-	[352] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m352, NULL },
-	[353] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[354] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[355] = { "ModifyInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m355, NULL },
-	[356] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
-	[357] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m357, NULL },
-	[358] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m358, NULL },
-	[359] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m359, NULL },
-	[360] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e360 },
-	[361] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m361, NULL },
-	[362] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[363] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m363, NULL },
-	[364] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 363, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[365] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m365, NULL },
-	[366] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m366, NULL },
-	[367] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[368] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e368 },
-	[369] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[370] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[371] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e371 },
-	[372] = { "OwnerStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[373] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e373 },
-	[374] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m374, NULL },
-	[375] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[376] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m376, NULL },
-	[377] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[378] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e378 },
-	[379] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 378, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[380] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e380 },
-	[381] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m381, NULL },
-	[382] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m382, NULL },
-	[383] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m383, NULL },
-	[384] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 383, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[385] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m385, NULL },
-	[386] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[387] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m387, NULL },
-	[388] = { "ProductCodeList", EC2Q_LIST, 0, 0, 387, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[389] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e389 },
-	[390] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[391] = { "RebootInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m391, NULL },
-	[392] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m392, NULL },
-	[393] = { "RegionList", EC2Q_LIST, 0, 0, 392, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[394] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[395] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m395, NULL },
-	[396] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m396, NULL },
-	[397] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 270, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[398] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
-	[399] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m399, NULL },
-	[400] = { "ReservationList", EC2Q_LIST, 0, 0, 399, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[401] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m401, NULL },
-	[402] = { "ResourceIdList", EC2Q_LIST, 0, 0, 442, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[403] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e403 },
-	[404] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[405] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e405 },
-	[406] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 405, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[407] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m407, NULL },
-	[408] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m408, NULL },
-	[409] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[410] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[411] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 410, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[412] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[413] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 412, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[414] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[415] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e415 },
-	[416] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m416, NULL },
-	[417] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e417 },
-	[418] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[419] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 418, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[420] = { "SnapshotList", EC2Q_LIST, 0, 0, 416, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[421] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e421 },
-	[422] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e422 },
-	[423] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m423, NULL },
-	[424] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m424, NULL },
-	[425] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m425, NULL },
-	[426] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m426, NULL },
-	[427] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e427 },
-	[428] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e428 },
-	[429] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m429, NULL },
-	[430] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m430, NULL },
-	[431] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e431 },
-	[432] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[433] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
-	[434] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[435] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e435 },
-	[436] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m436, NULL },
-	[437] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m437, NULL },
-	[438] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 437, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[439] = { "TagList", EC2Q_LIST, 0, 0, 436, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[440] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m440, NULL },
-	[441] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 440, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[442] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[443] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e443 },
-	[444] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m444, NULL },
-	[445] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m445, NULL },
-	[446] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[447] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 446, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[448] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m448, NULL },
-	[449] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e449 },
-	[450] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e450 },
-	[451] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 450, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[452] = { "UserIdStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[453] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[454] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m454, NULL },
-	[455] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m455, NULL },
-	[456] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m456, NULL },
-	[457] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m457, NULL },
-	[458] = { "ValueStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[459] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
-	[460] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e460 },
-	[461] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 460, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[462] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m462, NULL },
-	[463] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m463, NULL },
-	[464] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 463, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[465] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e465 },
-	[466] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e466 },
-	[467] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[468] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 467, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[469] = { "VolumeIdWithResolver", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[470] = { "VolumeList", EC2Q_LIST, 0, 0, 462, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[471] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m471, NULL },
-	[472] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 471, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[473] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e473 },
-	[474] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e474 },
-	[475] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m475, NULL },
-	[476] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 475, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[477] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m477, NULL },
-	[478] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 477, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[479] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m479, NULL },
-	[480] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 479, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[481] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m481, NULL },
-	[482] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 481, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[483] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m483, NULL },
-	[484] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e484 },
-	[485] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m485, NULL },
-	[486] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 485, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[487] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e487 },
-	[488] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e488 },
-	[489] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[490] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 432, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[491] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[492] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[62] = { "CreateImageRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
+	[63] = { "CreateImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
+	[64] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
+	[65] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
+	[66] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
+	[67] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
+	[68] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
+	[69] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
+	[70] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 69, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[71] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
+	[72] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
+	[73] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m73, NULL },
+	[74] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[75] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
+	[76] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
+	[77] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[78] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[79] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[80] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[81] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
+	[82] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
+	[83] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
+	[84] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
+	[85] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
+	[86] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
+	[87] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
+	[88] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
+	[89] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
+	[90] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
+	[91] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
+	[92] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
+	[93] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
+	[94] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
+	[95] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
+	[96] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
+	[97] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
+	[98] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
+	[99] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
+	[100] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
+	[101] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
+	[102] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
+	[103] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
+	[104] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
+	[105] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
+	[106] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[107] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
+	[108] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
+	[109] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
+	[110] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
+	[111] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
+	[112] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
+	[113] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
+	[114] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
+	[115] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
+	[116] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
+	[117] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
+	[118] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
+	[119] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
+	[120] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
+	[121] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
+	[122] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m122, NULL },
+	[123] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
+	[124] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m124, NULL },
+	[125] = { "DetachVolumeRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
+	[126] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e126 },
+	[127] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[128] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m128, NULL },
+	[129] = { "DiskInfoList", EC2Q_LIST, 0, 0, 128, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[130] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[131] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e131 },
+	[132] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[133] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
+	[134] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e134 },
+	[135] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
+	[136] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m136, NULL },
+	[137] = { "EbsInstanceBlockDeviceSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
+	[138] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e138 },
+	[139] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m139, NULL },
+	[140] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e140 },
+	[141] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m141, NULL },
+	[142] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[143] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m143, NULL },
+	[144] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 143, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[145] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[146] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m146, NULL },
+	[147] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[148] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[149] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m149, NULL },
+	[150] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m150, NULL },
+	[151] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 150, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[152] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[153] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 149, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[154] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[155] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e155 },
+	[156] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m156, NULL },
+	[157] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m157, NULL },
+	[158] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[159] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e159 },
+	[160] = { "ErrorSet", EC2Q_LIST, 0, 0, 458, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[161] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e161 },
+	[162] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[163] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 162, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[164] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[165] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m165, NULL },
+	[166] = { "FilterList", EC2Q_LIST, 0, 0, 165, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[167] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[168] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m168, NULL },
+	[169] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 168, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[170] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[171] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m171, NULL },
+	[172] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[173] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[174] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m174, NULL },
+	[175] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[176] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m176, NULL },
+	[177] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m177, NULL },
+	[178] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[179] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
+	[180] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 179, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[181] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[182] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m182, NULL },
+	[183] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[184] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[185] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
+	[186] = { "GroupIdStringList", EC2Q_LIST, 0, 0, 412, EC2Q_NONE, NULL, "groupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[187] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m187, NULL },
+	[188] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 187, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[189] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 414, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[190] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[191] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m191, NULL },
+	[192] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
+	[193] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e193 },
+	[194] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e194 },
+	[195] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e195 },
+	[196] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m196, NULL },
+	[197] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m197, NULL },
+	[198] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m198, NULL },
+	[199] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m199, NULL },
+	[200] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e200 },
+	[201] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[202] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 201, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[203] = { "ImageList", EC2Q_LIST, 0, 0, 198, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[204] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e204 },
+	[205] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e205 },
+	[206] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e206 },
+	[207] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m207, NULL },
+	[208] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m208, NULL },
+	[209] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m209, NULL },
+	[210] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[211] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
+	[212] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 211, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[213] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[214] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[215] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m215, NULL },
+	[216] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
+	[217] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e217 },
+	[218] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e218 },
+	[219] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m219, NULL },
+	[220] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 219, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[221] = { "InstanceBlockDeviceMappingSpecification", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m221, NULL },
+	[222] = { "InstanceBlockDeviceMappingSpecificationList", EC2Q_LIST, 0, 0, 221, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[223] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[224] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e224 },
+	[225] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 224, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[226] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[227] = { "InstanceIdForResolver", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[228] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 226, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[229] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e229 },
+	[230] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
+	[231] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[232] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m232, NULL },
+	[233] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 232, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[234] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 235, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[235] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
+	[236] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m236, NULL },
+	[237] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 236, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[238] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e238 },
+	[239] = { "InstanceList", EC2Q_LIST, 0, 0, 215, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[240] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
+	[241] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m241, NULL },
+	[242] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m242, NULL },
+	[243] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e243 },
+	[244] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m244, NULL },
+	[245] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
+	[246] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e246 },
+	[247] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e247 },
+	[248] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e248 },
+	[249] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m249, NULL },
+	[250] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m250, NULL },
+	[251] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m251, NULL },
+	[252] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 249, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[253] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m253, NULL },
+	[254] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 253, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[255] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
+	[256] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 255, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[257] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m257, NULL },
+	[258] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
+	[259] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m259, NULL },
+	[260] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 259, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[261] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e261 },
+	[262] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m262, NULL },
+	[263] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
+	[264] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 263, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[265] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m265, NULL },
+	[266] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 265, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[267] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 262, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[268] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m268, NULL },
+	[269] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e269 },
+	[270] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[271] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
+	[272] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[273] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e273 },
+	[274] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m274, NULL },
+	[275] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 274, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[276] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m276, NULL },
+	[277] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 276, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[278] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[279] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 280, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[280] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m280, NULL },
+	[281] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[282] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 283, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[283] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m283, NULL },
+	[284] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[285] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e285 },
+	[286] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[287] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m287, NULL },
+	[288] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[289] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 288, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[290] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m290, NULL },
+	[291] = { "KeyPairList", EC2Q_LIST, 0, 0, 290, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[292] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[293] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e293 },
+	[294] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[295] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m295, NULL },
+	[296] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 295, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[297] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
+	[298] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e298 },
+	[299] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
+	[300] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 299, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[301] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m301, NULL },
+	[302] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m302, NULL },
+	[303] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m303, NULL },
+	[304] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
+	[305] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[306] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 304, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[307] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m307, NULL },
+	[308] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
+	[309] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e309 },
+	[310] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m310, NULL },
+	[311] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[312] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 311, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[313] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m313, NULL },
+	[314] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m314, NULL },
+	[315] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e315 },
+	[316] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m316, NULL },
+	[317] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e317 },
+	[318] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e318 },
+	[319] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m319, NULL },
+	[320] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 319, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[321] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m321, NULL },
+	[322] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[323] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[324] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 323, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[325] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
+	[326] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m326, NULL },
+	[327] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 297, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[328] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
+	[329] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m329, NULL },
+	[330] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m330, NULL },
+	[331] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 330, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[332] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m332, NULL },
+	[333] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m333, NULL },
+	[334] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m334, NULL },
+	[335] = { "LicenseList", EC2Q_LIST, 0, 0, 333, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[336] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 334, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[337] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e337 },
+	[338] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e338 },
+	[339] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 338, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[340] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[341] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e341 },
+	[342] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[343] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e343 },
+	[344] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[345] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[346] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[347] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[348] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[349] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[350] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[351] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[352] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m352, NULL },
+	[353] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m353, NULL },
+	[354] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m354, NULL },
+	[355] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[356] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[357] = { "ModifyInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m357, NULL },
+	[358] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m358, NULL },
+	[359] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m359, NULL },
+	[360] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m360, NULL },
+	[361] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m361, NULL },
+	[362] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e362 },
+	[363] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m363, NULL },
+	[364] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[365] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m365, NULL },
+	[366] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 365, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[367] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m367, NULL },
+	[368] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m368, NULL },
+	[369] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[370] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e370 },
+	[371] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[372] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[373] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e373 },
+	[374] = { "OwnerStringList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[375] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e375 },
+	[376] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m376, NULL },
+	[377] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[378] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m378, NULL },
+	[379] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[380] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e380 },
+	[381] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 380, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[382] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e382 },
+	[383] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m383, NULL },
+	[384] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m384, NULL },
+	[385] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m385, NULL },
+	[386] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 385, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[387] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m387, NULL },
+	[388] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[389] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m389, NULL },
+	[390] = { "ProductCodeList", EC2Q_LIST, 0, 0, 389, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[391] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e391 },
+	[392] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[393] = { "RebootInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m393, NULL },
+	[394] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m394, NULL },
+	[395] = { "RegionList", EC2Q_LIST, 0, 0, 394, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[396] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[397] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m397, NULL },
+	[398] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
+	[399] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 272, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[400] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m400, NULL },
+	[401] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m401, NULL },
+	[402] = { "ReservationList", EC2Q_LIST, 0, 0, 401, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[403] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m403, NULL },
+	[404] = { "ResourceIdList", EC2Q_LIST, 0, 0, 444, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[405] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e405 },
+	[406] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[407] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e407 },
+	[408] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[409] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m409, NULL },
+	[410] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m410, NULL },
+	[411] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[412] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[413] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 412, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[414] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[415] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 414, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[416] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[417] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e417 },
+	[418] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m418, NULL },
+	[419] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e419 },
+	[420] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[421] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 420, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[422] = { "SnapshotList", EC2Q_LIST, 0, 0, 418, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[423] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e423 },
+	[424] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e424 },
+	[425] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m425, NULL },
+	[426] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m426, NULL },
+	[427] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m427, NULL },
+	[428] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m428, NULL },
+	[429] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e429 },
+	[430] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e430 },
+	[431] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m431, NULL },
+	[432] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m432, NULL },
+	[433] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e433 },
+	[434] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[435] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
+	[436] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[437] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e437 },
+	[438] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m438, NULL },
+	[439] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m439, NULL },
+	[440] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 439, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[441] = { "TagList", EC2Q_LIST, 0, 0, 438, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[442] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m442, NULL },
+	[443] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 442, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[444] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[445] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e445 },
+	[446] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m446, NULL },
+	[447] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m447, NULL },
+	[448] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[449] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 448, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[450] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m450, NULL },
+	[451] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e451 },
+	[452] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e452 },
+	[453] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 452, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[454] = { "UserIdStringList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[455] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[456] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m456, NULL },
+	[457] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m457, NULL },
+	[458] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m458, NULL },
+	[459] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m459, NULL },
+	[460] = { "ValueStringList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[461] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[462] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e462 },
+	[463] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 462, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[464] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m464, NULL },
+	[465] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m465, NULL },
+	[466] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 465, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[467] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e467 },
+	[468] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e468 },
+	[469] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[470] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 469, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[471] = { "VolumeIdWithResolver", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[472] = { "VolumeList", EC2Q_LIST, 0, 0, 464, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[473] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m473, NULL },
+	[474] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 473, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[475] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e475 },
+	[476] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e476 },
+	[477] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m477, NULL },
+	[478] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 477, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[479] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m479, NULL },
+	[480] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 479, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[481] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m481, NULL },
+	[482] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 481, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[483] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m483, NULL },
+	[484] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 483, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[485] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m485, NULL },
+	[486] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e486 },
+	[487] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m487, NULL },
+	[488] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 487, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[489] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e489 },
+	[490] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e490 },
+	[491] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[492] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[493] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[494] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 107, 108, NULL },
-	{ "DescribeAvailabilityZones", 88, 89, NULL },
-	{ "DescribeAccountAttributes", 86, 87, NULL },
-	{ "CreateKeyPair", 62, 285, NULL },
-	{ "ImportKeyPair", 205, 206, NULL },
-	{ "DescribeKeyPairs", 102, 103, NULL },
-	{ "DeleteKeyPair", 79, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 98, 99, NULL },
-	{ "DescribeInstanceTypeOfferings", 96, 97, NULL },
-	{ "CreateTags", 66, EC2Q_NONE, NULL },
-	{ "DeleteTags", 83, EC2Q_NONE, NULL },
-	{ "DescribeTags", 113, 114, NULL },
-	{ "CreateLaunchTemplate", 63, 64, NULL },
-	{ "DescribeLaunchTemplates", 105, 106, NULL },
-	{ "DeleteLaunchTemplate", 80, 81, NULL },
-	{ "CreateVolume", 70, 462, NULL },
-	{ "DeleteVolume", 84, EC2Q_NONE, NULL },
-	{ "DescribeVolumes", 121, 122, NULL },
-	{ "ModifyVolume", 357, 358, NULL },
-	{ "DescribeVolumesModifications", 119, 120, NULL },
-	{ "DescribeVolumeStatus", 117, 118, NULL },
-	{ "DescribeVolumeAttribute", 115, 116, NULL },
-	{ "AttachVolume", 19, 463, NULL },
-	{ "DetachVolume", 123, 463, NULL },
-	{ "CreateSnapshot", 65, 416, NULL },
+	{ "DescribeRegions", 109, 110, NULL },
+	{ "DescribeAvailabilityZones", 90, 91, NULL },
+	{ "DescribeAccountAttributes", 88, 89, NULL },
+	{ "CreateKeyPair", 64, 287, NULL },
+	{ "ImportKeyPair", 207, 208, NULL },
+	{ "DescribeKeyPairs", 104, 105, NULL },
+	{ "DeleteKeyPair", 81, EC2Q_NONE, NULL },
+	{ "DescribeInstanceTypes", 100, 101, NULL },
+	{ "DescribeInstanceTypeOfferings", 98, 99, NULL },
+	{ "CreateTags", 68, EC2Q_NONE, NULL },
+	{ "DeleteTags", 85, EC2Q_NONE, NULL },
+	{ "DescribeTags", 115, 116, NULL },
+	{ "CreateLaunchTemplate", 65, 66, NULL },
+	{ "DescribeLaunchTemplates", 107, 108, NULL },
+	{ "DeleteLaunchTemplate", 82, 83, NULL },
+	{ "CreateVolume", 72, 464, NULL },
+	{ "DeleteVolume", 86, EC2Q_NONE, NULL },
+	{ "DescribeVolumes", 123, 124, NULL },
+	{ "ModifyVolume", 359, 360, NULL },
+	{ "DescribeVolumesModifications", 121, 122, NULL },
+	{ "DescribeVolumeStatus", 119, 120, NULL },
+	{ "DescribeVolumeAttribute", 117, 118, NULL },
+	{ "AttachVolume", 19, 465, NULL },
+	{ "DetachVolume", 125, 465, NULL },
+	{ "CreateSnapshot", 67, 418, NULL },
 	{ "CopySnapshot", 54, 55, NULL },
-	{ "DeleteSnapshot", 82, EC2Q_NONE, NULL },
-	{ "DescribeSnapshots", 111, 112, NULL },
-	{ "DescribeSnapshotAttribute", 109, 110, NULL },
-	{ "ModifySnapshotAttribute", 356, EC2Q_NONE, NULL },
-	{ "ResetSnapshotAttribute", 401, EC2Q_NONE, NULL },
-	{ "RegisterImage", 395, 396, NULL },
-	{ "DescribeImages", 91, 92, NULL },
-	{ "DeregisterImage", 85, EC2Q_NONE, NULL },
-	{ "DescribeImageAttribute", 90, 197, NULL },
-	{ "RunInstances", 408, 399, NULL },
-	{ "DescribeInstances", 100, 101, NULL },
-	{ "TerminateInstances", 444, 445, NULL },
-	{ "StopInstances", 429, 430, NULL },
-	{ "StartInstances", 424, 425, NULL },
-	{ "DescribeInstanceStatus", 94, 95, NULL },
-	{ "GetConsoleOutput", 174, 175, NULL },
-	{ "DescribeInstanceAttribute", 93, 214, NULL },
-	{ "RebootInstances", 391, EC2Q_NONE, NULL },
-	{ "ModifyInstanceAttribute", 355, EC2Q_NONE, NULL },
+	{ "DeleteSnapshot", 84, EC2Q_NONE, NULL },
+	{ "DescribeSnapshots", 113, 114, NULL },
+	{ "DescribeSnapshotAttribute", 111, 112, NULL },
+	{ "ModifySnapshotAttribute", 358, EC2Q_NONE, NULL },
+	{ "ResetSnapshotAttribute", 403, EC2Q_NONE, NULL },
+	{ "RegisterImage", 397, 398, NULL },
+	{ "DescribeImages", 93, 94, NULL },
+	{ "DeregisterImage", 87, EC2Q_NONE, NULL },
+	{ "DescribeImageAttribute", 92, 199, NULL },
+	{ "CreateImage", 62, 63, NULL },
+	{ "RunInstances", 410, 401, NULL },
+	{ "DescribeInstances", 102, 103, NULL },
+	{ "TerminateInstances", 446, 447, NULL },
+	{ "StopInstances", 431, 432, NULL },
+	{ "StartInstances", 426, 427, NULL },
+	{ "DescribeInstanceStatus", 96, 97, NULL },
+	{ "GetConsoleOutput", 176, 177, NULL },
+	{ "DescribeInstanceAttribute", 95, 216, NULL },
+	{ "RebootInstances", 393, EC2Q_NONE, NULL },
+	{ "ModifyInstanceAttribute", 357, EC2Q_NONE, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -2472,9 +2487,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 493,
+	.n_shapes = 495,
 	.ops = q_ec2_ops,
-	.n_ops = 45,
+	.n_ops = 46,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

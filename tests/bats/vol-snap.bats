@@ -261,10 +261,12 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	qio "$v" -c 'write -P 0x5a 0 4M'
 	s=$(spx-vol snapshot --root "$ROOT" "$v")
 	r=$(spx-vol restore --root "$ROOT" "$s")
-	# The store's drive goes away (a file in its place, which the store
-	# cannot make a drive of again); a read of the new volume waits.
+	# The store's drive goes away (a link to a file in its place, which
+	# the store cannot make a drive of again); a read of the new volume
+	# waits.
 	mv "$ROOT/data/obj/d0" "$ROOT/data/obj/d0.away"
-	touch "$ROOT/data/obj/d0"
+	touch "$ROOT/data/obj/d0.file"
+	ln -s d0.file "$ROOT/data/obj/d0"
 	qemu-io -f raw -r -c 'read -P 0x5a 1M 64k' "$(uri "$r")" >"$BATS_TEST_TMPDIR/read" 2>&1 &
 	BG_PID=$!
 	errors() { [ "$(spx-vol info --root "$ROOT" "$r" --json | field fetch_errors)" -ge 2 ]; }
@@ -277,9 +279,12 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	# reads serves on.
 	run spx-vol snapshot --root "$ROOT" "$v"
 	[ "$status" -eq 111 ]
-	# The store comes back: the read completes with the right bytes.
-	rm "$ROOT/data/obj/d0"
-	mv "$ROOT/data/obj/d0.away" "$ROOT/data/obj/d0"
+	# The store comes back: the read completes with the right bytes. The
+	# link is replaced in one rename: with d0 missing for a moment, the
+	# retrying store made a new empty drive there, and the old one was
+	# moved into it (the read then waited for ever).
+	ln -s d0.away "$ROOT/data/obj/d0.new"
+	mv -T "$ROOT/data/obj/d0.new" "$ROOT/data/obj/d0"
 	wait "$BG_PID"
 	BG_PID=
 	! grep -q failed "$BATS_TEST_TMPDIR/read"

@@ -6,7 +6,8 @@
 # agent are killed and come back, the guest's writes survive a detach and a
 # re-attach to a second instance, a stopped instance keeps its volume and
 # has it again when it starts, a terminated one lets it go (available,
-# DeleteOnTermination false), and the refusals EC2 gives.
+# DeleteOnTermination false), and the refusals EC2 gives. CreateImage of
+# a running instance: an instance of the new image has what it wrote.
 
 load ../bats/helpers
 load instance_helpers
@@ -165,6 +166,55 @@ has_disk() { # IID VOL: the guest sees the volume's disk
 	run guest "$I2" 'for s in /sys/block/vd*/serial; do cat $s; echo; done'
 	[[ "$output" == *"${V/-/}"* && "$output" == *"${W/-/}"* ]]
 
+	# CreateImage of the running first instance: its root volume's
+	# snapshot (taken while it runs), an image pending until it is
+	# stored; an instance of the image has what the first one wrote.
+	run guest "$I1" 'echo imaged-from-running >/root/mark && sync'
+	[ "$status" -eq 0 ]
+	run av2 ec2 create-image --instance-id "$I1" --name "from $I1" \
+		--description "made by attach.bats" --no-reboot \
+		--tag-specifications 'ResourceType=image,Tags=[{Key=k,Value=img}]' \
+		'ResourceType=snapshot,Tags=[{Key=k,Value=snap}]' \
+		--query ImageId --output text
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	NEW_AMI=$output
+	[[ "$NEW_AMI" == ami-* ]]
+	run av2 ec2 create-image --instance-id "$I1" --name "from $I1"
+	fails_with InvalidAMIName.Duplicate
+	run av2 ec2 create-image --instance-id i-0123456789abcdef0 --name other
+	fails_with InvalidInstanceID.NotFound
+	run av2 ec2 create-image --instance-id "$I1" --name "x"
+	fails_with InvalidAMIName.Malformed
+	run av2 ec2 create-image --instance-id "$I1" --name other \
+		--tag-specifications 'ResourceType=volume,Tags=[{Key=k,Value=v}]'
+	fails_with InvalidParameterValue
+	run /usr/bin/python3 - "$EC2_PORT" "$ROOT/tls/ca.pem" "$NEW_AMI" <<-'EOF'
+		import sys, boto3
+		port, ca, ami = sys.argv[1:4]
+		ec2 = boto3.Session(profile_name="spx").client(
+		    "ec2", endpoint_url="https://127.0.0.1:%s" % port, verify=ca)
+		ec2.get_waiter("image_available").wait(
+		    ImageIds=[ami], WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+		im = ec2.describe_images(ImageIds=[ami])["Images"][0]
+		snap = im["BlockDeviceMappings"][0]["Ebs"]["SnapshotId"]
+		s = ec2.describe_snapshots(SnapshotIds=[snap])["Snapshots"][0]
+		print(im["State"], im["Name"], im["Description"], im["Tags"][0]["Value"])
+		print(s["State"], s["Description"].startswith("Created by CreateImage"), s["Tags"][0]["Value"])
+	EOF
+	[ "$status" -eq 0 ]
+	[ "$output" = "available from $I1 made by attach.bats img
+completed True snap" ]
+	run av2 ec2 run-instances --image-id "$NEW_AMI" --instance-type t3.nano \
+		--key-name k1 --query 'Instances[0].InstanceId' --output text
+	[ "$status" -eq 0 ]
+	I3=$output
+	wait_for 60 is "$I3" running
+	wait_for 120 ready "$I3" || { console "$I3" >&2; false; }
+	run guest "$I3" 'cat /root/mark'
+	[ "$output" = imaged-from-running ]
+	run av2 ec2 terminate-instances --instance-ids "$I3"
+	[ "$status" -eq 0 ]
+
 	# Terminated: the data volumes are let go, and stay.
 	run av2 ec2 terminate-instances --instance-ids "$I1" "$I2"
 	[ "$status" -eq 0 ]
@@ -175,6 +225,11 @@ has_disk() { # IID VOL: the guest sees the volume's disk
 	[ -z "$(qemu_of "$I1")$(qemu_of "$I2")" ]
 	run av2 ec2 attach-volume --volume-id "$V" --instance-id "$I2" --device /dev/sdf
 	fails_with IncorrectInstanceState
+	wait_for 60 is "$I3" terminated
+	snap=$(av2 ec2 describe-images --image-ids "$NEW_AMI" \
+		--query 'Images[0].BlockDeviceMappings[0].Ebs.SnapshotId' --output text)
+	av2 ec2 deregister-image --image-id "$NEW_AMI"
+	av2 ec2 delete-snapshot --snapshot-id "$snap"
 	av2 ec2 delete-volume --volume-id "$V"
 	av2 ec2 delete-volume --volume-id "$W"
 	wait_for 30 vol_gone "$V"

@@ -925,6 +925,68 @@ static void test_attach(void)
 	json_decref(ids);
 }
 
+static void test_create_image(void)
+{
+	char id[32], rootv[32];
+	json_t *irec, *req, *img = NULL, *res = NULL;
+	const char *sid;
+
+	snprintf(id, sizeof(id), "%s", running_one(rootv, sizeof(rootv)));
+	irec = inst(id);
+	req = json_pack("{s:s, s:s, s:s}", "InstanceId", id, "Name", "made",
+			"Description", "of a running one");
+	T_INT(spx_ec2_image_create(st, lock, ACCT, req, irec, NULL, NULL, T0,
+				   &img),
+	      0, "CreateImage");
+	T_STR(json_string_value(json_object_get(img, "State")), "pending",
+	      "pending until its snapshot is stored");
+	T_STR(json_string_value(json_object_get(img, "RootDeviceName")),
+	      "/dev/xvda", "the instance's root device");
+	sid = json_string_value(json_object_get(
+		json_object_get(json_array_get(json_object_get(
+					       img, "BlockDeviceMappings"),
+				       0),
+				"Ebs"),
+		"SnapshotId"));
+	T_OK(sid && !strncmp(sid, "snap-", 5), "of a snapshot: %s", sid);
+	json_decref(img);
+	img = NULL;
+	T_INT(spx_ec2_image_create(st, lock, ACCT, req, irec, NULL, NULL, T0,
+				   &img),
+	      -1, "the same name again");
+	T_STR(code(), "InvalidAMIName.Duplicate", "its code");
+	json_object_set_new(req, "Name", json_string("x"));
+	T_INT(spx_ec2_image_create(st, lock, ACCT, req, irec, NULL, NULL, T0,
+				   &img),
+	      -1, "a bad name");
+	T_STR(code(), "InvalidAMIName.Malformed", "its code");
+	json_object_set_new(req, "Name", json_string("mapped"));
+	json_object_set_new(req, "BlockDeviceMappings",
+			    json_pack("[{s:s}]", "DeviceName", "/dev/sdf"));
+	T_INT(spx_ec2_image_create(st, lock, ACCT, req, irec, NULL, NULL, T0,
+				   &img),
+	      -1, "with mappings");
+	T_STR(code(), "InvalidParameterValue", "its code");
+	json_object_del(req, "BlockDeviceMappings");
+	json_decref(irec);
+	/* Terminated: nothing to image. */
+	res = json_pack("[s]", id);
+	json_decref(img);
+	img = NULL;
+	if (spx_inst_terminate(st, ACCT, res, T0, &img) < 0)
+		abort();
+	json_decref(img);
+	img = NULL;
+	irec = inst(id);
+	T_INT(spx_ec2_image_create(st, lock, ACCT, req, irec, NULL, NULL, T0,
+				   &img),
+	      -1, "of one shutting down");
+	T_STR(code(), "IncorrectInstanceState", "its code");
+	json_decref(irec);
+	json_decref(res);
+	json_decref(req);
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-instance.XXXXXX";
@@ -978,6 +1040,7 @@ int main(void)
 	test_stop_start();
 	test_reboot_modify();
 	test_attach();
+	test_create_image();
 	json_decref(zones);
 	spx_state_close(st);
 	free(lock);
