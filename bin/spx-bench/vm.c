@@ -67,6 +67,7 @@ struct vmb {
 	double api_s;
 	char accel[16];
 	char *tmpl;	/* the last booted instance's record (JSON) */
+	const char *tag, *results;
 	struct spx_bench_run *run;
 };
 
@@ -75,10 +76,11 @@ static void sleep_ms(int ms)
 	poll(NULL, 0, ms);
 }
 
-/* Run argv with stdin from /dev/null, stdout into out (NULL: the logs'
+/* Run argv with stdin from in_f (NULL: /dev/null), stdout into out (NULL: the logs'
  * file) and stderr into the logs; the child gets SIGTERM when spx-bench
  * dies. Returns its exit status, or -1. */
-static int run_to(const struct vmb *v, char *const argv[], const char *out)
+static int run_in(const struct vmb *v, char *const argv[], const char *in_f,
+		  const char *out)
 {
 	pid_t parent = getpid(), pid;
 	char *log = spx_path_join(v->logs, "commands.log");
@@ -91,7 +93,7 @@ static int run_to(const struct vmb *v, char *const argv[], const char *out)
 		return spx_error_errno(SPX_FAIL, "cannot fork");
 	}
 	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int in = open(in_f ? in_f : "/dev/null", O_RDONLY | O_CLOEXEC);
 		int e = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 			     0600);
 		int o = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC |
@@ -117,6 +119,11 @@ static int run_to(const struct vmb *v, char *const argv[], const char *out)
 		return WEXITSTATUS(st);
 	return spx_error(SPX_FAIL, "%s was killed by signal %d", argv[0],
 			 WTERMSIG(st));
+}
+
+static int run_to(const struct vmb *v, char *const argv[], const char *out)
+{
+	return run_in(v, argv, NULL, out);
 }
 
 /* run_to, and the first line of its output into *line (caller frees). */
@@ -474,6 +481,8 @@ static void add_s(struct vmb *v, const char *id, const char *label,
 	spx_bench_add(v->run, id, "boot", label, s, "s", false, 1);
 }
 
+static int guest_bench(struct vmb *v, int port);
+
 static int boot_one(struct vmb *v)
 {
 	struct spx_buf b = SPX_BUF_INIT;
@@ -561,6 +570,10 @@ static int boot_one(struct vmb *v)
 	if (v->have_ssh)
 		printf(", login %.2f s", t_login);
 	fflush(stdout);
+	printf("\n");
+	if ((uint64_t)v->run->run == v->nruns && v->have_ssh &&
+	    guest_bench(v, port) < 0)
+		goto out;
 	/* Terminate, and wait for it before the next run. */
 	t1 = now_s();
 	end = t1 + (double)v->timeout_s;
@@ -584,7 +597,7 @@ static int boot_one(struct vmb *v)
 	}
 	add_s(v, "vm.terminate.s", "TerminateInstances to terminated",
 	      now_s() - t1);
-	printf(", terminated in %.2f s\n", now_s() - t1);
+	printf("  run %d: terminated in %.2f s\n", v->run->run, now_s() - t1);
 	rc = 0;
 out:
 	if (rc < 0 && id)
@@ -593,6 +606,167 @@ out:
 	free(id);
 	free(p);
 	spx_buf_release(&b);
+	return rc;
+}
+
+/* ---- guest CPU and disk beside the host ------------------------------ */
+
+/* The reference suite (scripts/spx-bench.sh) needs bash, sysbench and
+ * fio, which the test image does not have: this is the subset its
+ * busybox can run, the same busybox binary (copied out of the guest) on
+ * both sides: MD5 of zeros from dd through a pipe (one CPU), and dd with
+ * O_DIRECT writing a file (fsync at the end), then reading it back, on
+ * the guest's root file system (its root volume) and on the host's file
+ * system under the node. Times from /proc/uptime (10 ms). */
+static const char guest_sh[] =
+	"BB=$1 D=$2 C=$3 M=$4\n"
+	"t() { read -r u _ </proc/uptime; echo \"$u\"; }\n"
+	"a=$(t); $BB dd if=/dev/zero bs=1M count=$C 2>/dev/null | "
+	"$BB md5sum >/dev/null || exit 1; b=$(t); echo \"md5 $a $b\"\n"
+	"a=$(t); $BB dd if=/dev/zero of=$D/spx-bench.f bs=1M count=$M "
+	"oflag=direct conv=fsync 2>/dev/null || exit 2; b=$(t); "
+	"echo \"write $a $b\"\n"
+	"a=$(t); $BB dd if=$D/spx-bench.f of=/dev/null bs=1M iflag=direct "
+	"2>/dev/null || exit 3; b=$(t); echo \"read $a $b\"\n"
+	"$BB rm -f $D/spx-bench.f\n";
+
+#define NGJOB 3
+static const struct {
+	const char *name, *id, *label;
+} gjob[NGJOB] = {
+	{ "md5", "cpu.md5.mibs", "busybox md5sum of dd's zeros, 1 CPU" },
+	{ "write", "disk.seqwrite.mibs", "busybox dd write 1M O_DIRECT, "
+					 "fsync" },
+	{ "read", "disk.seqread.mibs", "busybox dd read 1M O_DIRECT" },
+};
+
+/* Parse the script's output into MiB/s. */
+static int gparse(const char *file, uint64_t cmib, uint64_t dmib,
+		  double out[NGJOB])
+{
+	struct spx_buf b = SPX_BUF_INIT;
+	int found = 0;
+
+	if (spx_buf_read_file(&b, file, 1 << 16) < 0)
+		return -1;
+	spx_buf_addc(&b, 0);
+	for (char *l = b.p; l && *l;) {
+		char *nl = strchr(l, '\n'), name[16];
+		double a, z;
+
+		if (nl)
+			*nl = '\0';
+		if (sscanf(l, "%15s %lf %lf", name, &a, &z) == 3)
+			for (int k = 0; k < NGJOB; k++) {
+				double secs = z - a;
+
+				if (strcmp(name, gjob[k].name))
+					continue;
+				/* /proc/uptime counts in 10 ms */
+				if (secs < 0.01)
+					secs = 0.01;
+				out[k] = (double)(k ? dmib : cmib) / secs;
+				found |= 1 << k;
+			}
+		l = nl ? nl + 1 : NULL;
+	}
+	spx_buf_release(&b);
+	if (found != (1 << NGJOB) - 1)
+		return spx_error(SPX_FAIL, "%s: the busybox jobs did not all "
+					   "finish",
+				 file);
+	return 0;
+}
+
+static int guest_bench(struct vmb *v, int port)
+{
+	char p[16], cm[16], dm[16], *sh = spx_path_join(v->dir, "guest.sh");
+	char *bb = spx_path_join(v->dir, "busybox");
+	char *hd = spx_path_join(v->dir, "hostdisk");
+	char *ho = spx_path_join(v->logs, "host-busybox.out");
+	char *go = spx_path_join(v->logs, "guest-busybox.out");
+	uint64_t cmib = v->quick ? 16 : 256, dmib = v->quick ? 16 : 64;
+	double h[NGJOB], g[NGJOB];
+	int rc = -1, st;
+
+	snprintf(p, sizeof(p), "%d", port);
+	snprintf(cm, sizeof(cm), "%llu", (unsigned long long)cmib);
+	snprintf(dm, sizeof(dm), "%llu", (unsigned long long)dmib);
+#define SSH_ARGS                                                           \
+	"ssh", "-i", v->key, "-p", p, "-o", "BatchMode=yes", "-o",         \
+		"StrictHostKeyChecking=no", "-o",                          \
+		"UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",    \
+		"root@127.0.0.1"
+	char *cat[] = { "timeout", "60", SSH_ARGS, "cat /bin/busybox", NULL };
+	char *host[] = { bb, "sh", sh, bb, hd, cm, dm, NULL };
+	char *gst[] = { "timeout", "900", SSH_ARGS, "sh", "-s", "busybox",
+			"/root", cm, dm, NULL };
+#undef SSH_ARGS
+	if (spx_write_file(sh, guest_sh, strlen(guest_sh), 0644, false) < 0 ||
+	    spx_mkdirs(hd, 0700) < 0)
+		goto out;
+	if (run_in(v, cat, NULL, bb) != 0 || chmod(bb, 0755) < 0) {
+		spx_error(SPX_FAIL, "cannot copy the guest's busybox");
+		goto out;
+	}
+	printf("  busybox jobs (%s MiB MD5, %s MiB dd) on the host...", cm,
+	       dm);
+	fflush(stdout);
+	st = run_in(v, host, NULL, ho);
+	if (st != 0) {
+		spx_error(SPX_FAIL, "the busybox jobs failed on the host "
+				    "(status %d%s)",
+			  st, st == 2 ? ": no O_DIRECT there?" : "");
+		goto out;
+	}
+	printf(" in the guest...");
+	fflush(stdout);
+	st = run_in(v, gst, sh, go);
+	if (st != 0) {
+		spx_error(SPX_FAIL, "the busybox jobs failed in the guest "
+				    "(status %d)",
+			  st);
+		goto out;
+	}
+	if (gparse(ho, cmib, dmib, h) < 0 || gparse(go, cmib, dmib, g) < 0)
+		goto out;
+	printf(" done\n");
+	for (int k = 0; k < NGJOB; k++) {
+		char id[64];
+
+		snprintf(id, sizeof(id), "vm.limit.host.%s", gjob[k].id);
+		spx_bench_add(v->run, id, "limit", gjob[k].label, h[k],
+			      "MiB/s", true, 1);
+		snprintf(id, sizeof(id), "vm.guest.%s", gjob[k].id);
+		spx_bench_add(v->run, id, "guest", gjob[k].label, g[k],
+			      "MiB/s", true, 1);
+		printf("    %-44s host %8.1f MiB/s  guest %8.1f MiB/s  "
+		       "guest/host %3.0f%%\n",
+		       gjob[k].label, h[k], g[k], 100 * g[k] / h[k]);
+	}
+	/* The same figures as two tags of their own, for compare. */
+	for (int side = 0; side < 2; side++) {
+		struct spx_bench_run r;
+		char *t = spx_xprintf("%s-%s", v->tag, side ? "guest" : "host");
+
+		spx_bench_run_init(&r, "vm-busybox", t, 1);
+		r.quick = v->quick;
+		for (int k = 0; k < NGJOB; k++)
+			spx_bench_add(&r, gjob[k].id, k ? "disk" : "cpu",
+				      gjob[k].label, side ? g[k] : h[k],
+				      "MiB/s", true, 1);
+		if (spx_bench_save(&r, v->results, NULL) == 0)
+			printf("    saved as tag %s\n", t);
+		spx_bench_run_release(&r);
+		free(t);
+	}
+	rc = 0;
+out:
+	free(sh);
+	free(bb);
+	free(hd);
+	free(ho);
+	free(go);
 	return rc;
 }
 
@@ -1014,6 +1188,31 @@ static void report(const struct vmb *v, const struct spx_bench_runs *rs,
 	stat_row(&o, s, n, "vm.boot.login.s", "to an SSH login with the key");
 	stat_row(&o, s, n, "vm.terminate.s", "TerminateInstances to "
 					    "terminated");
+	if (spx_bench_stat_find(s, n, "vm.guest.cpu.md5.mibs")) {
+		spx_buf_addf(&o, "\n--- guest beside host (the last run; the "
+				 "guest's busybox on both sides: the image has "
+				 "no bash, sysbench or fio for "
+				 "scripts/spx-bench.sh) ---\n");
+		for (int k = 0; k < NGJOB; k++) {
+			char hid[64], gid[64];
+			const struct spx_bench_stat *h, *g;
+
+			snprintf(hid, sizeof(hid), "vm.limit.host.%s",
+				 gjob[k].id);
+			snprintf(gid, sizeof(gid), "vm.guest.%s", gjob[k].id);
+			h = spx_bench_stat_find(s, n, hid);
+			g = spx_bench_stat_find(s, n, gid);
+			if (h && g)
+				spx_buf_addf(&o, "  %-44s host %8.1f MiB/s  "
+						 "guest %8.1f MiB/s | "
+						 "guest/host %.0f%%\n",
+					     gjob[k].label, h->median,
+					     g->median,
+					     100 * g->median / h->median);
+		}
+		spx_buf_addf(&o, "  (spx-bench compare %s-host %s-guest)\n",
+			     tag, tag);
+	}
 	spx_buf_addf(&o, "\n--- control plane: %llu clients on this machine's "
 			 "%ld CPUs, SigV4, keep-alive, plain HTTP ---\n",
 		     (unsigned long long)v->clients, sysconf(_SC_NPROCESSORS_ONLN));
@@ -1122,6 +1321,8 @@ int cmd_vm(const struct spx_args *a, const char *results)
 	       (unsigned long long)v.recs[0], (unsigned long long)v.recs[1],
 	       (unsigned long long)v.clients, v.api_s);
 	fflush(stdout);
+	v.tag = tag;
+	v.results = results;
 	if (setup(&v) < 0)
 		goto fail;
 	if (!v.have_ssh)
