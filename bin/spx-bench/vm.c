@@ -600,8 +600,10 @@ static int boot_one(struct vmb *v)
 	printf("  run %d: terminated in %.2f s\n", v->run->run, now_s() - t1);
 	rc = 0;
 out:
-	if (rc < 0 && id)
+	if (rc < 0 && id) {
 		printf("\n");
+		fflush(stdout);
+	}
 	free(st);
 	free(id);
 	free(p);
