@@ -219,7 +219,8 @@ static const struct spx_opt vm_opts[] = {
 	{ "seconds", 0, "S", "length of each latency phase (default 5)" },
 	{ "timeout", 0, "S", "give up on a boot or a termination after S "
 			     "seconds (default 300)" },
-	{ "quick", 'q', NULL, "one-second latency phases (for tests)" },
+	{ "quick", 'q', NULL, "one-second latency phases, 16 MiB busybox "
+			      "jobs (for tests)" },
 	{ "keep", 'k', NULL, "keep the scratch directory (the node, its "
 			     "logs)" },
 	{ 0 },
@@ -246,8 +247,9 @@ static const struct spx_verb verbs[] = {
 	  "fio's reference jobs; snapshots beside the object store",
 	  0, 0 },
 	{ "vm", cmd_vm_verb, vm_opts, "",
-	  "instances: RunInstances to running, console and SSH; "
-	  "DescribeInstances latency with 100 and 1000 records",
+	  "instances: RunInstances to running, console and SSH; the "
+	  "guest's CPU and disk beside the host's; DescribeInstances "
+	  "latency with 100 and 1000 records",
 	  0, 0 },
 	{ "compare", cmd_compare, compare_opts, "TAG_A TAG_B",
 	  "medians, ranges and ratios of two tags", 2, 2 },
