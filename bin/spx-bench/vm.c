@@ -1160,10 +1160,14 @@ static void lat_row(struct spx_buf *o, const struct spx_bench_stat *s,
 	spx_buf_addf(o, "  %-32s p50 %8.2f ms  p99 %8.2f ms  %8.0f "
 			"requests/s",
 		     label, p50->median, p99->median, r->median);
-	if (lim50 && limr && strcmp(pfx, "vm.limit.api"))
-		spx_buf_addf(o, " | p50 %.1fx, requests/s %.0f%% of the limit",
-			     p50->median / lim50->median,
-			     100 * r->median / limr->median);
+	if (lim50 && limr && strcmp(pfx, "vm.limit.api")) {
+		double pct = 100 * r->median / limr->median;
+
+		spx_buf_addf(o, " | p50 %.1fx, requests/s %.*f%% of the "
+				"limit",
+			     p50->median / lim50->median, pct < 10 ? 2 : 0,
+			     pct);
+	}
 	spx_buf_addc(o, '\n');
 }
 

@@ -60,7 +60,7 @@ PY
 	sum="$RES/q/summary.md"
 	grep -q '^spx-bench vm, tag q: 1 run, ' "$sum"
 	grep -Eq '^  to an SSH login with the key +median +[0-9.]+ s  min +[0-9.]+ s  max +[0-9.]+ s$' "$sum"
-	grep -Eq '^  DescribeInstances, 30 recs +p50 +[0-9.]+ ms  p99 +[0-9.]+ ms +[0-9]+ requests/s \| p50 [0-9.]+x, requests/s [0-9]+% of the limit$' "$sum"
+	grep -Eq '^  DescribeInstances, 30 recs +p50 +[0-9.]+ ms  p99 +[0-9.]+ ms +[0-9]+ requests/s \| p50 [0-9.]+x, requests/s [0-9.]+% of the limit$' "$sum"
 	grep -q '^  (records: one instance booted by RunInstances, its record copied' "$sum"
 	grep -Eq '^  busybox dd read 1M O_DIRECT +host +[0-9.]+ MiB/s  guest +[0-9.]+ MiB/s \| guest/host [0-9]+%$' "$sum"
 	# host and guest as tags of their own, for compare
