@@ -37,6 +37,7 @@
 
 #include "auth/cred.h"
 #include "bench/bench.h"
+#include "bench/vmout.h"
 #include "conf/conf.h"
 #include "ec2/instance.h"
 #include "file.h"
@@ -149,33 +150,11 @@ static int run_line(const struct vmb *v, char *const argv[], char **line)
 
 /* ---- the EC2 API --------------------------------------------------- */
 
-/* The text of the first <tag>...</tag> in xml, or NULL (caller frees). */
-static char *xml_get(const char *xml, const char *tag)
+/* The text of the first <tag>...</tag> of an answer, or NULL (caller
+ * frees). */
+static char *xml_get(const struct spx_buf *b, const char *tag)
 {
-	char *open = spx_xprintf("<%s>", tag), *close;
-	const char *s = xml ? strstr(xml, open) : NULL, *e;
-
-	close = spx_xprintf("</%s>", tag);
-	if (s) {
-		s += strlen(open);
-		e = strstr(s, close);
-		s = e ? s : NULL;
-	}
-	free(open);
-	free(close);
-	return s ? spx_xprintf("%.*s", (int)(e - s), s) : NULL;
-}
-
-static size_t count_of(const char *s, size_t len, const char *what)
-{
-	size_t n = 0, w = strlen(what);
-	const char *end = s + len;
-
-	while (s && s < end && (s = memmem(s, (size_t)(end - s), what, w))) {
-		n++;
-		s += w;
-	}
-	return n;
+	return spx_vmout_xml_text(b->p, b->len, tag);
 }
 
 static void fill_call(const struct vmb *v, struct spx_http_call *c,
@@ -212,8 +191,8 @@ static int ec2(const struct vmb *v, const char *action, const char *params,
 	spx_buf_addc(body, 0);
 	body->len--;
 	if (status != 200) {
-		char *code = xml_get(body->p, "Code");
-		char *msg = xml_get(body->p, "Message");
+		char *code = xml_get(body, "Code");
+		char *msg = xml_get(body, "Message");
 
 		spx_error(SPX_FAIL, "%s: HTTP %ld %s: %s", action, status,
 			  code ? code : "?", msg ? msg : "");
@@ -232,8 +211,10 @@ static char *inst_state(const struct vmb *v, const char *id,
 	const char *is;
 
 	if (ec2(v, "DescribeInstances", p, b) == 0) {
-		is = strstr(b->p, "<instanceState>");
-		s = is ? xml_get(is, "name") : NULL;
+		is = memmem(b->p, b->len, "<instanceState>", 15);
+		s = is ? spx_vmout_xml_text(is, b->len - (size_t)(is - b->p),
+					    "name")
+		       : NULL;
 		if (!s)
 			spx_error(SPX_FAIL, "DescribeInstances %s: no state",
 				  id);
@@ -345,7 +326,7 @@ static int key_pair(struct vmb *v)
 	if (ec2(v, "CreateKeyPair", "KeyName=" KEY_NAME "&KeyType=ed25519",
 		&b) < 0)
 		goto out;
-	pem = xml_get(b.p, "keyMaterial");
+	pem = xml_get(&b, "keyMaterial");
 	if (!pem) {
 		spx_error(SPX_FAIL, "CreateKeyPair: no key material");
 		goto out;
@@ -498,7 +479,7 @@ static int boot_one(struct vmb *v)
 	end = t0 + (double)v->timeout_s;
 	if (ec2(v, "RunInstances", p, &b) < 0)
 		goto out;
-	id = xml_get(b.p, "instanceId");
+	id = xml_get(&b, "instanceId");
 	if (!id) {
 		spx_error(SPX_FAIL, "RunInstances: no instance id");
 		goto out;
@@ -526,7 +507,7 @@ static int boot_one(struct vmb *v)
 			if (!strcmp(st, "running"))
 				t_run = now_s() - t0;
 			else if (strcmp(st, "pending")) {
-				char *why = xml_get(b.p, "message");
+				char *why = xml_get(&b, "message");
 
 				spx_error(SPX_FAIL, "%s: %s (%s)", id, st,
 					  why ? why : "no reason");
@@ -537,7 +518,7 @@ static int boot_one(struct vmb *v)
 		if (t_con < 0) {
 			if (ec2(v, "GetConsoleOutput", p, &b) < 0)
 				goto out;
-			out = xml_get(b.p, "output");
+			out = xml_get(&b, "output");
 			if (out && *out)
 				t_con = now_s() - t0;
 			free(out);
@@ -632,7 +613,8 @@ static const char guest_sh[] =
 	"2>/dev/null || exit 3; b=$(t); echo \"read $a $b\"\n"
 	"$BB rm -f $D/spx-bench.f\n";
 
-#define NGJOB 3
+#define NGJOB SPX_VMOUT_NJOBS
+/* In spx_vmout_job's order. */
 static const struct {
 	const char *name, *id, *label;
 } gjob[NGJOB] = {
@@ -642,42 +624,17 @@ static const struct {
 	{ "read", "disk.seqread.mibs", "busybox dd read 1M O_DIRECT" },
 };
 
-/* Parse the script's output into MiB/s. */
+/* The script's output as MiB/s. */
 static int gparse(const char *file, uint64_t cmib, uint64_t dmib,
 		  double out[NGJOB])
 {
 	struct spx_buf b = SPX_BUF_INIT;
-	int found = 0;
+	int rc = spx_buf_read_file(&b, file, 1 << 16);
 
-	if (spx_buf_read_file(&b, file, 1 << 16) < 0)
-		return -1;
-	spx_buf_addc(&b, 0);
-	for (char *l = b.p; l && *l;) {
-		char *nl = strchr(l, '\n'), name[16];
-		double a, z;
-
-		if (nl)
-			*nl = '\0';
-		if (sscanf(l, "%15s %lf %lf", name, &a, &z) == 3)
-			for (int k = 0; k < NGJOB; k++) {
-				double secs = z - a;
-
-				if (strcmp(name, gjob[k].name))
-					continue;
-				/* /proc/uptime counts in 10 ms */
-				if (secs < 0.01)
-					secs = 0.01;
-				out[k] = (double)(k ? dmib : cmib) / secs;
-				found |= 1 << k;
-			}
-		l = nl ? nl + 1 : NULL;
-	}
+	if (rc == 0 && spx_vmout_jobs(b.p, b.len, cmib, dmib, out) < 0)
+		rc = spx_error(SPX_FAIL, "%s: %s", file, spx_errmsg());
 	spx_buf_release(&b);
-	if (found != (1 << NGJOB) - 1)
-		return spx_error(SPX_FAIL, "%s: the busybox jobs did not all "
-					   "finish",
-				 file);
-	return 0;
+	return rc;
 }
 
 static int guest_bench(struct vmb *v, int port)
@@ -904,8 +861,8 @@ static void *lat_thread(void *arg, int i)
 		/* Every answer is checked on the first request, then one in
 		 * 16 (counting is the client's work, not the server's). */
 		if (l->want && l->n[i] % 16 == 0) {
-			size_t got = count_of(resp.p, resp.len,
-					      "<instanceId>");
+			size_t got = spx_vmout_count(resp.p, resp.len,
+						     "<instanceId>");
 
 			if (got != l->want) {
 				l->err[i] = 1;
