@@ -57,7 +57,8 @@
 #define NRECS 2
 
 struct vmb {
-	char *base, *dir, *root, *logs, *image, *key, *spx, *spxvm, *ep;
+	char *base, *dir, *root, *logs, *image, *key, *spx, *spxvm, *spxvol;
+	char *ep;
 	char *ami, *state_url, *mkimage;
 	struct spx_state *st;
 	struct spx_cred cred;
@@ -729,6 +730,126 @@ out:
 	return rc;
 }
 
+/* ---- the limit of a boot ------------------------------------------- */
+
+/* The same image booted by spx-vm directly, as the agent would start
+ * it, but with no API, no agent and no restore from a snapshot: a fresh
+ * volume imported from the image (untimed), the last instance's
+ * metadata (spx_inst_metadata, as the agent writes it), the type's
+ * memory and CPUs. Timed from `spx-vm start` to its return (the
+ * instance's `running`), to the console file not empty, to the SSH
+ * banner and to a login. */
+static int limit_boot(struct vmb *v)
+{
+	char *md = spx_path_join(v->dir, "limit-metadata.json");
+	char *con = spx_xprintf("%s/run/vm/limit/console.log", v->root);
+	char *vol = NULL, mem[32], cpus[16], port[16];
+	json_t *rec = v->tmpl ? json_loads(v->tmpl, 0, NULL) : NULL, *m;
+	double t0 = 0, end, t_up = -1, t_con = -1, t_ssh = -1, t_login = -1;
+	int rc = -1, p = 0, st = -1;
+	struct stat sb;
+
+	if (!rec) {
+		spx_error(SPX_FAIL, "no instance record for the limit");
+		goto out;
+	}
+	m = spx_inst_metadata(rec, "us-east-1");
+	st = json_dump_file(m, md, JSON_COMPACT);
+	json_decref(m);
+	if (st < 0) {
+		spx_error(SPX_FAIL, "cannot write %s", md);
+		goto out;
+	}
+	snprintf(mem, sizeof(mem), "%lldM",
+		 (long long)json_integer_value(
+			 json_object_get(rec, "SpxMemMiB")));
+	snprintf(cpus, sizeof(cpus), "%lld",
+		 (long long)json_integer_value(json_object_get(rec, "SpxCpus")));
+	char *imp[] = { v->spxvol, "import", "--root", v->root, v->image,
+			NULL };
+	if (run_line(v, imp, &vol) < 0)
+		goto out;
+	if (!vol || strncmp(vol, "vol-", 4)) {
+		spx_error(SPX_FAIL, "spx-vol import: no volume id");
+		goto out;
+	}
+	/* A port taken meanwhile makes QEMU fail at once: try another. */
+	st = -1;
+	for (int try = 0; try < 3 && st != 0; try++) {
+		p = free_port();
+		snprintf(port, sizeof(port), "%d", p);
+		char *start[] = { v->spxvm, "start", "--root", v->root,
+				  "limit", "--volume", vol, "--memory", mem,
+				  "--cpus", cpus, "--ssh-port", port,
+				  "--metadata", md, NULL };
+		t0 = now_s();
+		st = run_to(v, start, NULL);
+	}
+	if (st != 0) {
+		spx_error(SPX_FAIL, "spx-vm start failed (see "
+				    "%s/commands.log)",
+			  v->logs);
+		goto out;
+	}
+	t_up = now_s() - t0;
+	end = t0 + (double)v->timeout_s;
+	while (t_con < 0 || t_ssh < 0 || (v->have_ssh && t_login < 0)) {
+		if (now_s() > end) {
+			spx_error(SPX_FAIL, "the limit's guest: no %s after "
+					    "%llu s",
+				  t_con < 0   ? "console output"
+				  : t_ssh < 0 ? "SSH banner"
+					      : "SSH login",
+				  (unsigned long long)v->timeout_s);
+			goto out;
+		}
+		if (t_con < 0 && stat(con, &sb) == 0 && sb.st_size > 0)
+			t_con = now_s() - t0;
+		if (t_ssh < 0 && ssh_banner(p))
+			t_ssh = now_s() - t0;
+		if (t_ssh >= 0 && v->have_ssh && t_login < 0 &&
+		    ssh_login(v, p))
+			t_login = now_s() - t0;
+		sleep_ms(POLL_MS);
+	}
+	spx_bench_add(v->run, "vm.limit.boot.started.s", "limit",
+		      "spx-vm start to its return", t_up, "s", false, 1);
+	spx_bench_add(v->run, "vm.limit.boot.console.s", "limit",
+		      "spx-vm start to the first console output", t_con, "s",
+		      false, 1);
+	spx_bench_add(v->run, "vm.limit.boot.ssh.s", "limit",
+		      "spx-vm start to the SSH banner", t_ssh, "s", false, 1);
+	if (v->have_ssh)
+		spx_bench_add(v->run, "vm.limit.boot.login.s", "limit",
+			      "spx-vm start to an SSH login with the key",
+			      t_login, "s", false, 1);
+	printf("  run %d, limit (spx-vm start, no API): started %.2f s, "
+	       "console %.2f s, SSH banner %.2f s",
+	       v->run->run, t_up, t_con, t_ssh);
+	if (v->have_ssh)
+		printf(", login %.2f s", t_login);
+	printf("\n");
+	rc = 0;
+out:
+	fflush(stdout);
+	{
+		char *kill[] = { v->spxvm, "kill", "--root", v->root, "limit",
+				 NULL };
+		char *rm[] = { v->spxvol, "rm", "--root", v->root, vol, NULL };
+
+		if (st == 0)
+			run_to(v, kill, NULL);
+		if (vol && !strncmp(vol, "vol-", 4) && run_to(v, rm, NULL) &&
+		    rc == 0)
+			rc = spx_error(SPX_FAIL, "spx-vol rm %s failed", vol);
+	}
+	json_decref(rec);
+	free(vol);
+	free(con);
+	free(md);
+	return rc;
+}
+
 /* ---- control-plane latency ------------------------------------------ */
 
 /* Records: copies of the template, stopped, until the account holds n.
@@ -1006,7 +1127,7 @@ static int run_one(void *ctx, struct spx_bench_run *r)
 	struct vmb *v = ctx;
 
 	v->run = r;
-	if (boot_one(v) < 0)
+	if (boot_one(v) < 0 || limit_boot(v) < 0)
 		return -1;
 	if ((uint64_t)r->run == v->nruns && api(v) < 0)
 		return -1;
@@ -1025,9 +1146,12 @@ static int setup(struct vmb *v)
 		return -1;
 	v->spx = spx_find_prog("spx");
 	v->spxvm = spx_find_prog("spx-vm");
-	if (!v->spx || !v->spxvm)
+	v->spxvol = spx_find_prog("spx-vol");
+	if (!v->spx || !v->spxvm || !v->spxvol)
 		return spx_error(SPX_FAIL, "cannot find %s",
-				 v->spx ? "spx-vm" : "spx");
+				 !v->spx     ? "spx"
+				 : !v->spxvm ? "spx-vm"
+					     : "spx-vol");
 	if (!have_prog("qemu-system-x86_64"))
 		return spx_error(SPX_FAIL, "qemu-system-x86_64 is not "
 					   "installed (qemu-system-x86)");
@@ -1079,6 +1203,7 @@ static void teardown(struct vmb *v, bool keep)
 	free(v->key);
 	free(v->spx);
 	free(v->spxvm);
+	free(v->spxvol);
 	free(v->ep);
 	free(v->ami);
 	free(v->state_url);
@@ -1128,6 +1253,14 @@ static void lat_row(struct spx_buf *o, const struct spx_bench_stat *s,
 	spx_buf_addc(o, '\n');
 }
 
+static const struct {
+	const char *what, *id, *lim;
+} bratio[] = {
+	{ "first console:", "vm.boot.console.s", "vm.limit.boot.console.s" },
+	{ "SSH banner:", "vm.boot.ssh.s", "vm.limit.boot.ssh.s" },
+	{ "SSH login:", "vm.boot.login.s", "vm.limit.boot.login.s" },
+};
+
 static void report(const struct vmb *v, const struct spx_bench_runs *rs,
 		   const char *tag, const char *results)
 {
@@ -1151,6 +1284,25 @@ static void report(const struct vmb *v, const struct spx_bench_runs *rs,
 	stat_row(&o, s, n, "vm.boot.login.s", "to an SSH login with the key");
 	stat_row(&o, s, n, "vm.terminate.s", "TerminateInstances to "
 					    "terminated");
+	spx_buf_addf(&o, "\n--- limit: the same image started by spx-vm "
+			 "directly (no API, agent or restore; a fresh "
+			 "volume, the instance's metadata) ---\n");
+	stat_row(&o, s, n, "vm.limit.boot.started.s",
+		 "spx-vm start to its return");
+	stat_row(&o, s, n, "vm.limit.boot.console.s",
+		 "to the first console output");
+	stat_row(&o, s, n, "vm.limit.boot.ssh.s", "to the SSH banner");
+	stat_row(&o, s, n, "vm.limit.boot.login.s",
+		 "to an SSH login with the key");
+	for (size_t k = 0; k < SPX_ARRAY_SIZE(bratio); k++) {
+		double med, lo, hi;
+
+		if (spx_bench_run_ratios(rs, bratio[k].id, bratio[k].lim, &med,
+					 &lo, &hi))
+			spx_buf_addf(&o, "  instance/limit, %-19s %.2fx "
+					 "[%.2f-%.2f]\n",
+				     bratio[k].what, med, lo, hi);
+	}
 	if (spx_bench_stat_find(s, n, "vm.guest.cpu.md5.mibs")) {
 		spx_buf_addf(&o, "\n--- guest beside host (the last run; the "
 				 "guest's busybox on both sides: the image has "

@@ -2,7 +2,7 @@
 # spx-bench vm: one boot end to end on a private node (the test image
 # built by mkimage.sh, launched with RunInstances under TCG, polled
 # through the API to running, console and SSH, a login with the key,
-# terminated), the busybox jobs in the guest and on the host,
+# terminated; then the limit, the same image started by spx-vm), the busybox jobs in the guest and on the host,
 # DescribeInstances with 20 and 30 records beside DescribeRegions, the
 # JSON and the summary; an image that does not boot fails the run and
 # leaves no guest; bad input is refused. Speed itself is never asserted
@@ -27,6 +27,7 @@ left_nothing() {
 	[[ "$output" == *"== spx-bench vm: 1 boot of a t3.micro guest; DescribeInstances with 20 and 30 records, 4 clients, 1 s each"* ]]
 	grep -Eq '^  run 1: i-[0-9a-f]{17} \((tcg|kvm)\): running [0-9.]+ s, console [0-9.]+ s, SSH banner [0-9.]+ s, login [0-9.]+ s$' <<<"$output"
 	grep -Eq '^  run 1: terminated in [0-9.]+ s$' <<<"$output"
+	grep -Eq '^  run 1, limit \(spx-vm start, no API\): started [0-9.]+ s, console [0-9.]+ s, SSH banner [0-9.]+ s, login [0-9.]+ s$' <<<"$output"
 	grep -Eq '^    DescribeInstances    30 records p50 +[0-9.]+ ms  p99 +[0-9.]+ ms +[0-9]+ requests/s$' <<<"$output"
 	f=$(ls "$RES"/q/*.json)
 	python3 - "$f" <<'PY'
@@ -36,6 +37,8 @@ assert r["schema"] == "spx-bench/1" and r["suite"] == "vm" and r["quick"], r
 fig = {f["id"]: f for f in r["figures"]}
 boot = ["running", "console", "ssh", "login"]
 want = ["vm.boot.%s.s" % b for b in boot] + ["vm.boot.kvm", "vm.terminate.s"]
+lboot = ["started", "console", "ssh", "login"]
+want += ["vm.limit.boot.%s.s" % b for b in lboot]
 for p in ("vm.limit.api", "vm.api.describe.20", "vm.api.describe.30"):
     want += [p + ".p50.ms", p + ".p99.ms", p + ".rps"]
 for j in ("cpu.md5.mibs", "disk.seqwrite.mibs", "disk.seqread.mibs"):
@@ -48,6 +51,10 @@ for b in boot:
     assert 0 < v["vm.boot.%s.s" % b] < 300, v
     assert fig["vm.boot.%s.s" % b]["better"] == "lower", fig
 assert v["vm.boot.ssh.s"] <= v["vm.boot.login.s"], v
+for b in lboot:
+    assert 0 < v["vm.limit.boot.%s.s" % b] < 300, v
+    assert fig["vm.limit.boot.%s.s" % b]["section"] == "limit", fig
+assert v["vm.limit.boot.started.s"] <= v["vm.limit.boot.console.s"] <= v["vm.limit.boot.ssh.s"] <= v["vm.limit.boot.login.s"], v
 assert 0 < v["vm.terminate.s"] < 300, v
 for p in ("vm.limit.api", "vm.api.describe.20", "vm.api.describe.30"):
     assert 0 < v[p + ".p50.ms"] <= v[p + ".p99.ms"], (p, v)
@@ -62,6 +69,7 @@ PY
 	grep -Eq '^  to an SSH login with the key +median +[0-9.]+ s  min +[0-9.]+ s  max +[0-9.]+ s$' "$sum"
 	grep -Eq '^  DescribeInstances, 30 recs +p50 +[0-9.]+ ms  p99 +[0-9.]+ ms +[0-9]+ requests/s \| p50 [0-9.]+x, requests/s [0-9.]+% of the limit$' "$sum"
 	grep -q '^  (records: one instance booted by RunInstances, its record copied' "$sum"
+	grep -Eq '^  instance/limit, SSH banner: +[0-9.]+x \[[0-9.]+-[0-9.]+\]$' "$sum"
 	grep -Eq '^  busybox dd read 1M O_DIRECT +host +[0-9.]+ MiB/s  guest +[0-9.]+ MiB/s \| guest/host [0-9]+%$' "$sum"
 	# host and guest as tags of their own, for compare
 	run spx-bench compare q-host q-guest
