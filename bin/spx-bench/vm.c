@@ -1212,54 +1212,65 @@ static void teardown(struct vmb *v, bool keep)
 	memset(&v->cred, 0, sizeof(v->cred));
 }
 
-static void stat_row(struct spx_buf *o, const struct spx_bench_stat *s,
-		     size_t n, const char *id, const char *label)
+static const struct spx_bench_stat *find(const struct spx_bench_stat *s,
+					 size_t n, const char *id)
 {
-	const struct spx_bench_stat *x = spx_bench_stat_find(s, n, id);
-
-	if (!x)
-		return;
-	spx_buf_addf(o, "  %-36s median %7.2f s  min %7.2f s  max %7.2f s\n",
-		     label, x->median, x->min, x->max);
+	return spx_bench_stat_find(s, n, id);
 }
 
-static void lat_row(struct spx_buf *o, const struct spx_bench_stat *s,
-		    size_t n, const char *pfx, const char *label,
-		    const struct spx_bench_stat *lim50,
-		    const struct spx_bench_stat *limr)
+/* "2.19 s [2.12-2.37]": median and range, or "-". */
+static void secs_cell(struct spx_buf *o, const struct spx_bench_stat *x)
 {
-	char id[96];
-	const struct spx_bench_stat *p50, *p99, *r;
-
-	snprintf(id, sizeof(id), "%s.p50.ms", pfx);
-	p50 = spx_bench_stat_find(s, n, id);
-	snprintf(id, sizeof(id), "%s.p99.ms", pfx);
-	p99 = spx_bench_stat_find(s, n, id);
-	snprintf(id, sizeof(id), "%s.rps", pfx);
-	r = spx_bench_stat_find(s, n, id);
-	if (!p50 || !p99 || !r)
-		return;
-	spx_buf_addf(o, "  %-32s p50 %8.2f ms  p99 %8.2f ms  %8.0f "
-			"requests/s",
-		     label, p50->median, p99->median, r->median);
-	if (lim50 && limr && strcmp(pfx, "vm.limit.api")) {
-		double pct = 100 * r->median / limr->median;
-
-		spx_buf_addf(o, " | p50 %.1fx, requests/s %.*f%% of the "
-				"limit",
-			     p50->median / lim50->median, pct < 10 ? 2 : 0,
-			     pct);
-	}
-	spx_buf_addc(o, '\n');
+	if (!x)
+		spx_buf_adds(o, " - |");
+	else
+		spx_buf_addf(o, " %.2f s [%.2f-%.2f] |", x->median, x->min,
+			     x->max);
 }
 
 static const struct {
-	const char *what, *id, *lim;
-} bratio[] = {
-	{ "first console:", "vm.boot.console.s", "vm.limit.boot.console.s" },
-	{ "SSH banner:", "vm.boot.ssh.s", "vm.limit.boot.ssh.s" },
-	{ "SSH login:", "vm.boot.login.s", "vm.limit.boot.login.s" },
+	const char *what, *id, *lim, *limwhat;
+} brow[] = {
+	{ "to `running`", "vm.boot.running.s", "vm.limit.boot.started.s",
+	  "spx-vm start returned" },
+	{ "to the first console output", "vm.boot.console.s",
+	  "vm.limit.boot.console.s", "console output" },
+	{ "to the SSH banner", "vm.boot.ssh.s", "vm.limit.boot.ssh.s",
+	  "SSH banner" },
+	{ "to an SSH login with the key", "vm.boot.login.s",
+	  "vm.limit.boot.login.s", "SSH login" },
+	{ "TerminateInstances to `terminated`", "vm.terminate.s", NULL,
+	  NULL },
 };
+
+static void lat_row(struct spx_buf *o, const struct spx_bench_stat *s,
+		    size_t n, const char *pfx, const char *label)
+{
+	const struct spx_bench_stat *l50 = find(s, n, "vm.limit.api.p50.ms");
+	const struct spx_bench_stat *lr = find(s, n, "vm.limit.api.rps");
+	const struct spx_bench_stat *p50, *p99, *r;
+	char id[96];
+
+	snprintf(id, sizeof(id), "%s.p50.ms", pfx);
+	p50 = find(s, n, id);
+	snprintf(id, sizeof(id), "%s.p99.ms", pfx);
+	p99 = find(s, n, id);
+	snprintf(id, sizeof(id), "%s.rps", pfx);
+	r = find(s, n, id);
+	if (!p50 || !p99 || !r)
+		return;
+	spx_buf_addf(o, "| %s | %.2f ms | %.2f ms | %.0f |", label,
+		     p50->median, p99->median, r->median);
+	if (l50 && lr && strcmp(pfx, "vm.limit.api")) {
+		double pct = 100 * r->median / lr->median;
+
+		spx_buf_addf(o, " %.1fx | %.*f%% |\n",
+			     p50->median / l50->median, pct < 10 ? 2 : 0,
+			     pct);
+	} else {
+		spx_buf_adds(o, " (limit) | (limit) |\n");
+	}
+}
 
 static void report(const struct vmb *v, const struct spx_bench_runs *rs,
 		   const char *tag, const char *results)
@@ -1267,47 +1278,54 @@ static void report(const struct vmb *v, const struct spx_bench_runs *rs,
 	struct spx_bench_stat *s = NULL;
 	size_t n = spx_bench_summarise(rs, &s);
 	struct spx_buf o = SPX_BUF_INIT;
-	const struct spx_bench_stat *l50, *lr;
 	char *path;
 
-	spx_buf_addf(&o, "spx-bench vm, tag %s: %zu run%s, %s, one %s guest "
-			 "(the test image) a run\n",
-		     tag, rs->n, rs->n == 1 ? "" : "s",
-		     !strcmp(v->accel, "kvm") ? "KVM" : "TCG (no KVM)", ITYPE);
+	spx_buf_addf(&o, "spx-bench vm, tag %s: %zu run%s, %s to %s.\n\n", tag,
+		     rs->n, rs->n == 1 ? "" : "s",
+		     rs->n ? rs->v[0].time : "-",
+		     rs->n ? rs->v[rs->n - 1].time : "-");
 	spx_bench_machine(&o);
-	spx_buf_addf(&o, "\n--- boot, from the RunInstances request (polled "
-			 "through the API every %d ms) ---\n",
+	spx_buf_addf(&o, "- accelerator: %s; one %s guest a run (the test "
+			 "image: busybox and dropbear on Debian's cloud "
+			 "kernel); a private node, EC2 over plain HTTP on "
+			 "loopback\n",
+		     !strcmp(v->accel, "kvm") ? "KVM" : "TCG (no KVM)", ITYPE);
+	if (v->quick)
+		spx_buf_adds(&o, "- --quick: one-second latency phases and "
+				 "16 MiB busybox jobs, to test the suite, not "
+				 "figures to read\n");
+	spx_buf_addf(&o, "\n| boot, from the request (API polled every "
+			 "%d ms) | instance, median [min-max] | limit: spx-vm "
+			 "start, no API | limit, median [min-max] | "
+			 "instance/limit |\n|---|---|---|---|---|\n",
 		     POLL_MS);
-	stat_row(&o, s, n, "vm.boot.running.s", "to running");
-	stat_row(&o, s, n, "vm.boot.console.s", "to the first console output");
-	stat_row(&o, s, n, "vm.boot.ssh.s", "to the SSH banner");
-	stat_row(&o, s, n, "vm.boot.login.s", "to an SSH login with the key");
-	stat_row(&o, s, n, "vm.terminate.s", "TerminateInstances to "
-					    "terminated");
-	spx_buf_addf(&o, "\n--- limit: the same image started by spx-vm "
-			 "directly (no API, agent or restore; a fresh "
-			 "volume, the instance's metadata) ---\n");
-	stat_row(&o, s, n, "vm.limit.boot.started.s",
-		 "spx-vm start to its return");
-	stat_row(&o, s, n, "vm.limit.boot.console.s",
-		 "to the first console output");
-	stat_row(&o, s, n, "vm.limit.boot.ssh.s", "to the SSH banner");
-	stat_row(&o, s, n, "vm.limit.boot.login.s",
-		 "to an SSH login with the key");
-	for (size_t k = 0; k < SPX_ARRAY_SIZE(bratio); k++) {
+	for (size_t k = 0; k < SPX_ARRAY_SIZE(brow); k++) {
 		double med, lo, hi;
 
-		if (spx_bench_run_ratios(rs, bratio[k].id, bratio[k].lim, &med,
-					 &lo, &hi))
-			spx_buf_addf(&o, "  instance/limit, %-19s %.2fx "
-					 "[%.2f-%.2f]\n",
-				     bratio[k].what, med, lo, hi);
+		if (!find(s, n, brow[k].id))
+			continue;
+		spx_buf_addf(&o, "| %s |", brow[k].what);
+		secs_cell(&o, find(s, n, brow[k].id));
+		spx_buf_addf(&o, " %s |", brow[k].limwhat ? brow[k].limwhat
+							  : "-");
+		secs_cell(&o, brow[k].lim ? find(s, n, brow[k].lim) : NULL);
+		if (brow[k].lim && spx_bench_run_ratios(rs, brow[k].id,
+							brow[k].lim, &med,
+							&lo, &hi))
+			spx_buf_addf(&o, " %.2fx [%.2f-%.2f] |\n", med, lo, hi);
+		else
+			spx_buf_adds(&o, " - |\n");
 	}
-	if (spx_bench_stat_find(s, n, "vm.guest.cpu.md5.mibs")) {
-		spx_buf_addf(&o, "\n--- guest beside host (the last run; the "
-				 "guest's busybox on both sides: the image has "
-				 "no bash, sysbench or fio for "
-				 "scripts/spx-bench.sh) ---\n");
+	spx_buf_adds(&o, "\nThe limit is the same image started by `spx-vm "
+			 "start` directly, with no API, agent or restore from "
+			 "a snapshot (a fresh volume, the instance's own "
+			 "metadata, memory and CPUs); instance/limit is the "
+			 "median of the runs' own ratios. `running` includes "
+			 "the restore of the root volume and the agent's "
+			 "next look at its records.\n");
+	if (find(s, n, "vm.guest.cpu.md5.mibs")) {
+		spx_buf_adds(&o, "\n| guest beside host (the last run) | host "
+				 "| guest | guest/host |\n|---|---|---|---|\n");
 		for (int k = 0; k < NGJOB; k++) {
 			char hid[64], gid[64];
 			const struct spx_bench_stat *h, *g;
@@ -1315,39 +1333,52 @@ static void report(const struct vmb *v, const struct spx_bench_runs *rs,
 			snprintf(hid, sizeof(hid), "vm.limit.host.%s",
 				 gjob[k].id);
 			snprintf(gid, sizeof(gid), "vm.guest.%s", gjob[k].id);
-			h = spx_bench_stat_find(s, n, hid);
-			g = spx_bench_stat_find(s, n, gid);
+			h = find(s, n, hid);
+			g = find(s, n, gid);
 			if (h && g)
-				spx_buf_addf(&o, "  %-44s host %8.1f MiB/s  "
-						 "guest %8.1f MiB/s | "
-						 "guest/host %.0f%%\n",
+				spx_buf_addf(&o, "| %s | %.1f MiB/s | %.1f "
+						 "MiB/s | %.0f%% |\n",
 					     gjob[k].label, h->median,
 					     g->median,
 					     100 * g->median / h->median);
 		}
-		spx_buf_addf(&o, "  (spx-bench compare %s-host %s-guest)\n",
+		spx_buf_addf(&o, "\nThe reference suite (scripts/spx-bench.sh) "
+				 "needs bash, sysbench and fio, which the test "
+				 "image lacks: these are what its busybox can "
+				 "run, the guest's own busybox binary on both "
+				 "sides; the guest's disk is its root volume, "
+				 "whose server reads through the host's page "
+				 "cache. `spx-bench compare %s-host "
+				 "%s-guest` sets them side by side.\n",
 			     tag, tag);
 	}
-	spx_buf_addf(&o, "\n--- control plane: %llu clients on this machine's "
-			 "%ld CPUs, SigV4, keep-alive, plain HTTP ---\n",
-		     (unsigned long long)v->clients, sysconf(_SC_NPROCESSORS_ONLN));
-	l50 = spx_bench_stat_find(s, n, "vm.limit.api.p50.ms");
-	lr = spx_bench_stat_find(s, n, "vm.limit.api.rps");
-	lat_row(&o, s, n, "vm.limit.api", "DescribeRegions (limit)", l50, lr);
-	for (int k = 0; k < NRECS; k++) {
-		char pfx[64], label[64];
+	if (find(s, n, "vm.limit.api.rps")) {
+		spx_buf_addf(&o, "\n| control plane, %llu clients on %ld "
+				 "CPUs, SigV4, keep-alive | p50 | p99 | "
+				 "requests/s | p50/limit | requests/s, share of "
+				 "the limit |\n|---|---|---|---|---|---|\n",
+			     (unsigned long long)v->clients,
+			     sysconf(_SC_NPROCESSORS_ONLN));
+		lat_row(&o, s, n, "vm.limit.api",
+			"DescribeRegions, no records (limit)");
+		for (int k = 0; k < NRECS; k++) {
+			char pfx[64], label[64];
 
-		snprintf(pfx, sizeof(pfx), "vm.api.describe.%llu",
-			 (unsigned long long)v->recs[k]);
-		snprintf(label, sizeof(label), "DescribeInstances, %llu recs",
-			 (unsigned long long)v->recs[k]);
-		lat_row(&o, s, n, pfx, label, l50, lr);
+			snprintf(pfx, sizeof(pfx), "vm.api.describe.%llu",
+				 (unsigned long long)v->recs[k]);
+			snprintf(label, sizeof(label),
+				 "DescribeInstances, %llu records",
+				 (unsigned long long)v->recs[k]);
+			lat_row(&o, s, n, pfx, label);
+		}
+		spx_buf_adds(&o, "\nThe records: one instance booted by "
+				 "RunInstances, its record copied with new "
+				 "instance and reservation ids, stopped, into "
+				 "the node's record store; the terminated "
+				 "instances of the boot runs count among "
+				 "them. The clients share the gateway's "
+				 "CPUs.\n");
 	}
-	spx_buf_addf(&o, "  (records: one instance booted by RunInstances, "
-			 "its record copied with new instance and reservation "
-			 "ids, stopped, into the node's record store; the "
-			 "terminated instances of the boot runs count "
-			 "among them)\n");
 	fputs("\n", stdout);
 	fwrite(o.p, 1, o.len, stdout);
 	path = spx_xprintf("%s/%s/summary.md", results, tag);

@@ -66,11 +66,20 @@ for k in v:
 PY
 	sum="$RES/q/summary.md"
 	grep -q '^spx-bench vm, tag q: 1 run, ' "$sum"
-	grep -Eq '^  to an SSH login with the key +median +[0-9.]+ s  min +[0-9.]+ s  max +[0-9.]+ s$' "$sum"
-	grep -Eq '^  DescribeInstances, 30 recs +p50 +[0-9.]+ ms  p99 +[0-9.]+ ms +[0-9]+ requests/s \| p50 [0-9.]+x, requests/s [0-9.]+% of the limit$' "$sum"
-	grep -q '^  (records: one instance booted by RunInstances, its record copied' "$sum"
-	grep -Eq '^  instance/limit, SSH banner: +[0-9.]+x \[[0-9.]+-[0-9.]+\]$' "$sum"
-	grep -Eq '^  busybox dd read 1M O_DIRECT +host +[0-9.]+ MiB/s  guest +[0-9.]+ MiB/s \| guest/host [0-9]+%$' "$sum"
+	grep -q '^- accelerator: \(TCG (no KVM)\|KVM\); one t3.micro guest a run' "$sum"
+	grep -q '^- --quick: ' "$sum"
+	grep -Eq '^\| to an SSH login with the key \| [0-9.]+ s \[[0-9.]+-[0-9.]+\] \| SSH login \| [0-9.]+ s \[[0-9.]+-[0-9.]+\] \| [0-9.]+x \[[0-9.]+-[0-9.]+\] \|$' "$sum"
+	grep -Eq '^\| TerminateInstances to `terminated` \| [0-9.]+ s \[[0-9.]+-[0-9.]+\] \| - \| - \| - \|$' "$sum"
+	grep -Eq '^\| DescribeInstances, 30 records \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9]+ \| [0-9.]+x \| [0-9.]+% \|$' "$sum"
+	grep -Eq '^\| DescribeRegions, no records \(limit\) \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9]+ \| \(limit\) \| \(limit\) \|$' "$sum"
+	grep -q '^The records: one instance booted by RunInstances, its record copied' "$sum"
+	grep -Eq '^\| busybox dd read 1M O_DIRECT \| [0-9.]+ MiB/s \| [0-9.]+ MiB/s \| [0-9]+% \|$' "$sum"
+	# the printed report is the summary
+	[[ "$output" == *"$(cat "$sum")"* ]]
+	# a --quick run is not figures for the README
+	run "$SPX_TOP/scripts/bench-readme.sh" "$sum"
+	[ "$status" -eq 100 ]
+	[ "$output" = "bench-readme.sh: '$sum' is a --quick run, not figures to read" ]
 	# host and guest as tags of their own, for compare
 	run spx-bench compare q-host q-guest
 	[ "$status" -eq 0 ]
