@@ -3,6 +3,7 @@
 _spx_bench() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words="${COMP_WORDS[*]:1:COMP_CWORD-1}"
 	case " $words " in
+	*" vm "*) COMPREPLY=($(compgen -W "--help --tag --runs --dir --results --image --records --clients --seconds --timeout --quick --keep " -- "$cur")); return ;;
 	*" s3 "*) COMPREPLY=($(compgen -W "--help --tag --runs --dir --results --sizes --seconds --root --endpoint --bucket --quick --keep " -- "$cur")); return ;;
 	*" plot "*) COMPREPLY=($(compgen -W "--help --results --out " -- "$cur")); return ;;
 	*" host "*) COMPREPLY=($(compgen -W "--help --tag --runs --dir --results --require-mount --quick " -- "$cur")); return ;;
@@ -11,6 +12,6 @@ _spx_bench() {
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "block compare host plot s3  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "block compare host plot s3 vm  --help -v" -- "$cur"))
 }
 complete -F _spx_bench spx-bench

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Put the figures of an `spx-bench s3` or `spx-bench block` run into the
+# Put the figures of an `spx-bench s3`, `block` or `vm` run into the
 # README, from the summary the run wrote: never typed by hand.
 #   scripts/bench-readme.sh RESULTS/TAG/summary.md
 # Tells the suite from the summary's first line, copies the summary to
@@ -10,14 +10,15 @@
 set -eu
 src=${1:?usage: scripts/bench-readme.sh RESULTS/TAG/summary.md}
 top=$(cd "$(dirname "$0")/.." && pwd)
-suite=$(sed -n '1s/^spx-bench \(s3\|block\), tag [A-Za-z0-9._-]*: [0-9]* runs\{0,1\}, .*/\1/p' "$src")
+suite=$(sed -n '1s/^spx-bench \(s3\|block\|vm\), tag [A-Za-z0-9._-]*: [0-9]* runs\{0,1\}, .*/\1/p' "$src")
 case $suite in
 s3) head='| figure | spx | limit (same runs) | ratio | verdict |' ;;
 block) head='| test | host | plain nbdkit | spx volume | nbdkit/host | volume/host | volume/nbdkit | verdict |' ;;
+vm) head='| boot, from the request (API polled every 50 ms) | instance, median [min-max] | limit: spx-vm start, no API | limit, median [min-max] | instance/limit |' ;;
 *) head= ;;
 esac
 [ -n "$head" ] && grep -qxF "$head" "$src" || {
-	echo "bench-readme.sh: '$src' is not an spx-bench s3 or block summary" >&2
+	echo "bench-readme.sh: '$src' is not an spx-bench s3, block or vm summary" >&2
 	exit 100
 }
 if grep -q '^- --quick: ' "$src"; then

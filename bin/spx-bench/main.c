@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "proc.h"
 #include "s3bench.h"
+#include "vmbench.h"
 
 static const char *results_dir(const struct spx_args *a)
 {
@@ -86,6 +87,11 @@ static int cmd_s3_verb(const struct spx_args *a)
 static int cmd_block_verb(const struct spx_args *a)
 {
 	return cmd_block(a, results_dir(a));
+}
+
+static int cmd_vm_verb(const struct spx_args *a)
+{
+	return cmd_vm(a, results_dir(a));
 }
 
 static int load(const struct spx_args *a, const char *tag,
@@ -199,6 +205,26 @@ static const struct spx_opt block_opts[] = {
 			     "the servers' logs)" },
 	{ 0 },
 };
+static const struct spx_opt vm_opts[] = {
+	{ "tag", 't', "TAG", "label the runs (default vm-HOSTNAME)" },
+	{ "runs", 'n', "N", "boot N instances, one a run (default 5)" },
+	{ "dir", 'd', "DIR", "scratch space: the image and a private node "
+			     "(default $BENCHDIR, else /var/tmp/spx-bench)" },
+	RESULTS_OPT,
+	{ "image", 'i', "FILE", "boot this image (default: build the test "
+				"image with mkimage.sh)" },
+	{ "records", 0, "N,M", "DescribeInstances with N, then M instance "
+			       "records (default 100,1000)" },
+	{ "clients", 'c', "N", "concurrent API clients (default 4)" },
+	{ "seconds", 0, "S", "length of each latency phase (default 5)" },
+	{ "timeout", 0, "S", "give up on a boot or a termination after S "
+			     "seconds (default 300)" },
+	{ "quick", 'q', NULL, "one-second latency phases, 16 MiB busybox "
+			      "jobs (for tests)" },
+	{ "keep", 'k', NULL, "keep the scratch directory (the node, its "
+			     "logs)" },
+	{ 0 },
+};
 static const struct spx_opt compare_opts[] = {
 	RESULTS_OPT,
 	{ "json", 'j', NULL, "print JSON instead of a table" },
@@ -219,6 +245,11 @@ static const struct spx_verb verbs[] = {
 	{ "block", cmd_block_verb, block_opts, "",
 	  "the volume path (NBD) beside the host's disk and plain nbdkit, "
 	  "fio's reference jobs; snapshots beside the object store",
+	  0, 0 },
+	{ "vm", cmd_vm_verb, vm_opts, "",
+	  "instances: RunInstances to running, console and SSH; the "
+	  "guest's CPU and disk beside the host's; DescribeInstances "
+	  "latency with 100 and 1000 records",
 	  0, 0 },
 	{ "compare", cmd_compare, compare_opts, "TAG_A TAG_B",
 	  "medians, ranges and ratios of two tags", 2, 2 },

@@ -95,13 +95,13 @@ readme_results() {
 	printf 'hello\n' >"$BATS_TEST_TMPDIR/x.md"
 	run "$SPX_TOP/scripts/bench-readme.sh" "$BATS_TEST_TMPDIR/x.md"
 	[ "$status" -eq 100 ]
-	[ "$output" = "bench-readme.sh: '$BATS_TEST_TMPDIR/x.md' is not an spx-bench s3 or block summary" ]
+	[ "$output" = "bench-readme.sh: '$BATS_TEST_TMPDIR/x.md' is not an spx-bench s3, block or vm summary" ]
 	# the first line of one suite, the table of the other
 	{ echo 'spx-bench block, tag t: 1 run, 2026-12-01T00:00:00Z to 2026-12-01T00:00:00Z.'
 	  echo '| figure | spx | limit (same runs) | ratio | verdict |'; } >"$BATS_TEST_TMPDIR/x.md"
 	run "$SPX_TOP/scripts/bench-readme.sh" "$BATS_TEST_TMPDIR/x.md"
 	[ "$status" -eq 100 ]
-	[[ "$output" == *"is not an spx-bench s3 or block summary" ]]
+	[[ "$output" == *"is not an spx-bench s3, block or vm summary" ]]
 	{ echo 'spx-bench block, tag t: 1 run, 2026-12-01T00:00:00Z to 2026-12-01T00:00:00Z.'
 	  echo '- --quick: tiny jobs and volumes, to test the suite; these are not figures to read'
 	  echo '| test | host | plain nbdkit | spx volume | nbdkit/host | volume/host | volume/nbdkit | verdict |'; } >"$BATS_TEST_TMPDIR/x.md"
