@@ -4,8 +4,9 @@
 #   examples/launch.sh NODE_ROOT IMAGE_FILE
 # IMAGE_FILE is a BIOS-bootable raw or qcow2 disk whose guest reads its
 # metadata as an EC2 guest does (scripts/mkimage.sh builds a small one).
-# Prints the instance id, the guest's hostname as SSH answers it, and
-# the user data's line from the console.
+# Prints the instance id, the guest's hostname as SSH answers it, the
+# user data's line from the console, and the serial and size of the
+# 30 GiB gp3 volume attached as /dev/vdb as the guest sees them.
 set -eu
 root=${1:?usage: launch.sh NODE_ROOT IMAGE_FILE}
 file=${2:?usage: launch.sh NODE_ROOT IMAGE_FILE}
@@ -54,12 +55,37 @@ done
 # 4. SSH through the port the node forwards to the guest.
 sshport=$(spx get vms --root "$root" |
 	awk -F' *[|] *' -v i="$iid" '$1 == i { sub(/.*:/, "", $8); print $8 }')
-ssh -i "$work/key" -p "$sshport" -o BatchMode=yes -o StrictHostKeyChecking=no \
-	-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR root@127.0.0.1 hostname
+guest() {
+	ssh -i "$work/key" -p "$sshport" -o BatchMode=yes \
+		-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+		-o LogLevel=ERROR root@127.0.0.1 "$@"
+}
+guest hostname
 tr -d '\r' <"$work/console" | grep '^hello from user data'
 
-# 5. Tear down: the instance (its root volume goes with it), then the
-# key pair and the image with its snapshot.
+# 5. A 30 GiB gp3 volume in the instance's zone, attached as /dev/vdb
+# while it runs (the guest sees the volume id as the disk's serial).
+az=$(ec2 describe-instances --instance-ids "$iid" \
+	--query 'Reservations[0].Instances[0].Placement.AvailabilityZone' --output text)
+vol=$(ec2 create-volume --availability-zone "$az" --size 30 --volume-type gp3 \
+	--query VolumeId --output text)
+ec2 wait volume-available --volume-ids "$vol"
+ec2 attach-volume --volume-id "$vol" --instance-id "$iid" --device /dev/vdb >/dev/null
+ec2 wait volume-in-use --volume-ids "$vol" \
+	--filters Name=attachment.status,Values=attached
+n=0
+until guest '[ -b /dev/vdb ]'; do
+	n=$((n + 1)); [ $n -le 30 ] || { echo "no /dev/vdb" >&2; exit 1; }
+	sleep 1
+done
+guest 'echo "$(cat /sys/block/vdb/serial) $(($(cat /sys/block/vdb/size) / 2097152))G"'
+
+# 6. Tear down in order: the volume detached and deleted, the instance
+# (its root volume goes with it), then the key pair and the image with
+# its snapshot.
+ec2 detach-volume --volume-id "$vol" >/dev/null
+ec2 wait volume-available --volume-ids "$vol"
+ec2 delete-volume --volume-id "$vol"
 ec2 terminate-instances --instance-ids "$iid" >/dev/null
 n=0
 until [ "$(state)" = terminated ]; do

@@ -34,7 +34,7 @@ teardown_file() {
 	[ "${lines[2]}" = "us-east-1a use1-az1 available" ]
 }
 
-@test "examples/launch.sh (aws CLI): image, key pair, instance, SSH, teardown" {
+@test "examples/launch.sh (aws CLI): image, key pair, instance, SSH, a 30 GiB volume as /dev/vdb, teardown" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
 	"$SPX_TOP/scripts/mkimage.sh" "$BATS_FILE_TMPDIR/spx.img" \
 		>"$BATS_FILE_TMPDIR/mkimage.out" 2>&1 || {
@@ -47,6 +47,7 @@ teardown_file() {
 	[[ "${lines[0]}" == i-* ]]
 	[ "${lines[1]}" = "${lines[0]}.ec2.internal" ]
 	[ "${lines[2]}" = "hello from user data" ]
+	[[ "${lines[3]}" == vol*" 30G" ]]
 	# Nothing left: no guest, no volume, no image, no key pair.
 	[ -z "$(pgrep -f -- "run/vm/${lines[0]}/qmp.sock")" ]
 	aws_env
