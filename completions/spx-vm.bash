@@ -7,6 +7,7 @@ _spx_vm() {
 	*" start "*) COMPREPLY=($(compgen -W "--help --root --volume --memory --cpus --accel --socket --ssh-port --metadata --disks --timeout --json " -- "$cur")); return ;;
 	*" reboot "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" qmp "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
+	*" probe "*) COMPREPLY=($(compgen -W "--help --root --accel --json " -- "$cur")); return ;;
 	*" ls "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" kill "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" info "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
@@ -17,6 +18,6 @@ _spx_vm() {
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "attach console detach imds info kill ls qmp reboot start stop  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "attach console detach imds info kill ls probe qmp reboot start stop  --help -v" -- "$cur"))
 }
 complete -F _spx_vm spx-vm

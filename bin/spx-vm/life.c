@@ -108,13 +108,17 @@ static int spec_from_args(const struct spx_args *a, const struct vmcli *c,
 		return -1;
 	s->cpus = (unsigned)cpus;
 	s->ssh_port = (unsigned)port;
-	if (!accel || strcmp(accel, "tcg") == 0)
+	if (!accel || strcmp(accel, "auto") == 0) {
+		if (vm_accel_auto(c, &s->accel) < 0)
+			return -1;
+	} else if (strcmp(accel, "tcg") == 0) {
 		s->accel = SPX_VM_TCG;
-	else if (strcmp(accel, "kvm") == 0)
+	} else if (strcmp(accel, "kvm") == 0) {
 		s->accel = SPX_VM_KVM;
-	else
-		return spx_error(SPX_USAGE, "--accel: tcg or kvm, not '%s'",
-				 accel);
+	} else {
+		return spx_error(SPX_USAGE,
+				 "--accel: auto, tcg or kvm, not '%s'", accel);
+	}
 	if (!vol)
 		return spx_error(SPX_USAGE, "--volume is required");
 	if (!spx_vm_name_valid(vol))

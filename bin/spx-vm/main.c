@@ -144,8 +144,8 @@ static const struct spx_opt start_opts[] = {
 	{ "memory", 'm', "SIZE", "guest memory (default 256M)" },
 	{ "cpus", 'c', "N", "virtual CPUs (default 1)" },
 	{ "accel", 0, "ACCEL",
-	  "tcg (default) or kvm: KVM only where it has been seen to boot a "
-	  "guest" },
+	  "auto (default: kvm where spx-vm probe has booted a guest under "
+	  "it, else tcg), tcg or kvm" },
 	{ "socket", 'S', "PATH",
 	  "the volumes' NBD socket (default: RUN/vol.sock, spx-vol serve's)" },
 	{ "ssh-port", 0, "PORT",
@@ -187,6 +187,15 @@ static const struct spx_opt json_opts[] = {
 	{ 0 },
 };
 
+static const struct spx_opt probe_opts[] = {
+	SPX_OPT_ROOT,
+	{ "accel", 0, "ACCEL",
+	  "kvm (default; the answer is kept for --accel auto) or tcg (only "
+	  "told)" },
+	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
+
 static const struct spx_verb verbs[] = {
 	{ "start", cmd_start, start_opts, "NAME",
 	  "start a guest from a root volume; return once QEMU answers over "
@@ -215,6 +224,10 @@ static const struct spx_verb verbs[] = {
 	  "answer one guest connection to the metadata service on stdin and "
 	  "stdout from DIR/metadata.json (QEMU runs this)",
 	  1, 1 },
+	{ "probe", cmd_probe, probe_opts, "",
+	  "boot a tiny guest under KVM to learn whether guests can use it; "
+	  "exit 0 when they can",
+	  0, 0 },
 	{ "qmp", cmd_qmp, root_opts, "NAME JSON",
 	  "send one QMP command ({\"execute\": ...}) and print QEMU's answer",
 	  2, 2 },

@@ -53,6 +53,12 @@ void guest_close(struct guest *g);
 int vm_plug(struct spx_qmp *q, const char *sock, const char *vol,
 	    bool *already);
 
+/* The accelerator `--accel auto` means: KVM when a probe (probe.c) has
+ * booted a guest under it with this QEMU, else TCG; the probe runs when
+ * no answer is kept for this QEMU. */
+enum spx_vm_accel;
+int vm_accel_auto(const struct vmcli *c, enum spx_vm_accel *accel);
+
 /* Print "spx-vm: VERB: message" and return the recorded exit status. */
 int vmcli_fail(const struct spx_args *a);
 
@@ -67,5 +73,6 @@ int cmd_qmp(const struct spx_args *a);
 int cmd_imds(const struct spx_args *a);
 int cmd_attach(const struct spx_args *a);
 int cmd_detach(const struct spx_args *a);
+int cmd_probe(const struct spx_args *a);
 
 #endif

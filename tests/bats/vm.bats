@@ -33,7 +33,7 @@ field() {
 no_qemu() { ! pgrep -f "path=$ROOT/run/vm/$1/qmp.sock" >/dev/null; }
 
 @test "start, ls, info, qmp, reboot, stop: QEMU quits when the guest ignores the power button" {
-	run vm start g1 --volume "$VOL" --memory 128M --json
+	run vm start g1 --volume "$VOL" --memory 128M --accel tcg --json
 	[ "$status" -eq 0 ]
 	echo "$output" | python3 -c '
 import json, sys
@@ -77,6 +77,31 @@ assert g["uuid"].startswith("ec2"), g
 	[ "$output" = "g1: stopped already" ]
 	run vm reboot g1
 	[ "$status" -eq 1 ]
+}
+
+@test "probe: a tiny guest boots under TCG here; the KVM answer, kept, is what --accel auto uses" {
+	run vm probe --accel tcg
+	[ "$status" -eq 0 ]
+	[ "$output" = "tcg: yes (a guest booted under tcg)" ]
+	[ ! -e "$ROOT/run/vm/accel.json" ]
+	run vm probe --json
+	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
+	kvm=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["kvm"])' "$ROOT/run/vm/accel.json")
+	if [ "$kvm" = True ]; then want=kvm; [ "$status" -eq 0 ]; else want=tcg; [ "$status" -eq 1 ]; fi
+	run vm start g1 --volume "$VOL" --memory 128M
+	[ "$status" -eq 0 ]
+	[ "$(field g1 accel)" = "$want" ]
+	# An answer kept for another QEMU is not believed: it probes again.
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j["qemu"]="/other/qemu@1"; j["kvm"]=not j["kvm"]; json.dump(j, open(sys.argv[1],"w"))' "$ROOT/run/vm/accel.json"
+	vm stop g1 --force >/dev/null
+	run vm start g1 --volume "$VOL" --memory 128M
+	[ "$status" -eq 0 ]
+	[ "$(field g1 accel)" = "$want" ]
+	grep -q "qemu-system-x86_64@" "$ROOT/run/vm/accel.json"
+	run vm probe --accel xen
+	[ "$status" -eq 100 ]
+	# The probe leaves nothing of its own.
+	[ ! -e "$ROOT/run/vm/probe.img" ] && [ ! -e "$ROOT/run/vm/probe.out" ]
 }
 
 @test "a killed QEMU shows stopped, and the guest starts again" {
