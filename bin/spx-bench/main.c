@@ -23,27 +23,10 @@ static const char *results_dir(const struct spx_args *a)
 
 static char *find_script(void)
 {
-	const char *e = getenv("SPX_BENCH_SCRIPT");
-	char *self;
 	static const char *const rel[] = { "../share/spx/spx-bench.sh",
 					   "../../scripts/spx-bench.sh" };
 
-	if (e && *e)
-		return spx_strdup(e);
-	self = spx_self_dir();
-	if (!self)
-		return NULL;
-	for (size_t i = 0; i < SPX_ARRAY_SIZE(rel); i++) {
-		char *p = spx_xprintf("%s/%s", self, rel[i]);
-
-		if (access(p, R_OK) == 0) {
-			free(self);
-			return p;
-		}
-		free(p);
-	}
-	free(self);
-	return NULL;
+	return spx_find_beside("SPX_BENCH_SCRIPT", rel, SPX_ARRAY_SIZE(rel));
 }
 
 static int cmd_host(const struct spx_args *a)

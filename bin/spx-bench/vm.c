@@ -228,25 +228,10 @@ static char *inst_state(const struct vmb *v, const char *id,
 
 static char *find_mkimage(void)
 {
-	const char *e = getenv("SPX_MKIMAGE");
 	static const char *const rel[] = { "../share/spx/mkimage.sh",
 					   "../../scripts/mkimage.sh" };
-	char *self;
 
-	if (e && *e)
-		return spx_strdup(e);
-	self = spx_self_dir();
-	for (size_t i = 0; self && i < SPX_ARRAY_SIZE(rel); i++) {
-		char *p = spx_xprintf("%s/%s", self, rel[i]);
-
-		if (access(p, R_OK) == 0) {
-			free(self);
-			return p;
-		}
-		free(p);
-	}
-	free(self);
-	return NULL;
+	return spx_find_beside("SPX_MKIMAGE", rel, SPX_ARRAY_SIZE(rel));
 }
 
 static bool have_prog(const char *prog)

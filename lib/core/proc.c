@@ -159,3 +159,24 @@ int64_t spx_wall_ms(void)
 {
 	return clock_ms(CLOCK_REALTIME);
 }
+
+char *spx_find_beside(const char *env, const char *const rel[], size_t n)
+{
+	const char *e = env ? getenv(env) : NULL;
+	char *self;
+
+	if (e && *e)
+		return spx_strdup(e);
+	self = spx_self_dir();
+	for (size_t i = 0; self && i < n; i++) {
+		char *p = spx_xprintf("%s/%s", self, rel[i]);
+
+		if (access(p, R_OK) == 0) {
+			free(self);
+			return p;
+		}
+		free(p);
+	}
+	free(self);
+	return NULL;
+}

@@ -24,6 +24,10 @@ int spx_run(char *const argv[], bool quiet);
 /* The directory of the running executable (from /proc/self/exe), or NULL.
  * Caller frees. Tools find their siblings and data files from it. */
 char *spx_self_dir(void);
+/* A file a program ships beside it: $env when set and not empty, else
+ * the first of rel (paths relative to spx_self_dir()) that can be read;
+ * NULL when none can. The caller frees it. */
+char *spx_find_beside(const char *env, const char *const rel[], size_t n);
 
 /* Sanitizer builds (make asan): a program of ours that has another
  * program load our code (nbdkit loading the spx-vol plugin) first sets
