@@ -5,8 +5,8 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "Min", "Min", "Min", "min", 273, 0 },
-	{ "Max", "Max", "Max", "max", 273, 0 },
+	{ "Min", "Min", "Min", "min", 278, 0 },
+	{ "Max", "Max", "Max", "max", 278, 0 },
 };
 static const char *const q_ec2_e1[] = {
 	"nvidia",
@@ -26,8 +26,8 @@ static const char *const q_ec2_e3[] = {
 	"k520",
 };
 static const struct ec2q_member q_ec2_m5[] = {
-	{ "Min", "Min", "Min", "min", 273, 0 },
-	{ "Max", "Max", "Max", "max", 273, 0 },
+	{ "Min", "Min", "Min", "min", 278, 0 },
+	{ "Max", "Max", "Max", "max", 278, 0 },
 };
 static const char *const q_ec2_e6[] = {
 	"gpu",
@@ -35,11 +35,11 @@ static const char *const q_ec2_e6[] = {
 	"inference",
 };
 static const struct ec2q_member q_ec2_m8[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 429, 0 },
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 443, 0 },
 	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
 };
 static const struct ec2q_member q_ec2_m12[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 429, 0 },
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 443, 0 },
 };
 static const char *const q_ec2_e16[] = {
 	"i386",
@@ -65,23 +65,23 @@ static const struct ec2q_member q_ec2_m20[] = {
 	{ "Value", "Value", "value", "value", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m21[] = {
-	{ "Value", "Value", "value", "value", 429, 0 },
+	{ "Value", "Value", "value", "value", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m23[] = {
 	{ "State", "ZoneState", "zoneState", "zoneState", 28, 0 },
 	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 27, 0 },
 	{ "Messages", "MessageSet", "messageSet", "messageSet", 26, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 429, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 429, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 429, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 429, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 429, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 429, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 429, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 429, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 443, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 443, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 443, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 443, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 443, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 443, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 443, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m25[] = {
-	{ "Message", "Message", "message", "message", 429, 0 },
+	{ "Message", "Message", "message", "message", 443, 0 },
 };
 static const char *const q_ec2_e27[] = {
 	"opt-in-not-required",
@@ -100,17 +100,17 @@ static const char *const q_ec2_e29[] = {
 	"excluded",
 };
 static const struct ec2q_member q_ec2_m32[] = {
-	{ "Min", "Min", "Min", "min", 273, 0 },
-	{ "Max", "Max", "Max", "max", 273, 0 },
+	{ "Min", "Min", "Min", "min", 278, 0 },
+	{ "Max", "Max", "Max", "max", 278, 0 },
 };
 static const struct ec2q_member q_ec2_m37[] = {
 	{ "Value", "Value", "value", "value", 36, 0 },
 };
 static const struct ec2q_member q_ec2_m38[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 429, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 129, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 429, 0 },
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 443, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 443, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 134, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 443, 0 },
 };
 static const char *const q_ec2_e42[] = {
 	"legacy-bios",
@@ -139,27 +139,27 @@ static const struct ec2q_member q_ec2_m50[] = {
 };
 static const struct ec2q_member q_ec2_m51[] = {
 	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 47, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 429, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m52[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 429, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 429, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 443, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m53[] = {
-	{ "Description", "Description", "Description", "description", 429, 0 },
-	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 429, 0 },
-	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 429, 0 },
+	{ "Description", "Description", "Description", "description", 443, 0 },
+	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 443, 0 },
+	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 443, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 289, 0 },
-	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 429, 0 },
-	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 429, EC2Q_REQUIRED },
-	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 429, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 294, 0 },
+	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 443, 0 },
+	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 443, EC2Q_REQUIRED },
+	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 443, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 452, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m54[] = {
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 443, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 450, 0 },
 };
 static const char *const q_ec2_e57[] = {
 	"intel",
@@ -167,507 +167,531 @@ static const char *const q_ec2_e57[] = {
 	"amazon-web-services",
 };
 static const struct ec2q_member q_ec2_m59[] = {
-	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 273, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 273, 0 },
+	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 278, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 278, 0 },
 };
 static const struct ec2q_member q_ec2_m60[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 273, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 273, 0 },
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 278, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 278, 0 },
 };
 static const struct ec2q_member q_ec2_m61[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 429, EC2Q_REQUIRED },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 443, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 288, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 280, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 293, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 452, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 285, 0 },
 };
 static const struct ec2q_member q_ec2_m62[] = {
 	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 429, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 318, EC2Q_REQUIRED },
-	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 456, 0 },
-	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 395, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 443, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 323, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 470, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 408, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 452, 0 },
 };
 static const struct ec2q_member q_ec2_m63[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 292, 0 },
-	{ "Warning", "Warning", "warning", "warning", 454, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 297, 0 },
+	{ "Warning", "Warning", "warning", "warning", 468, 0 },
 };
 static const struct ec2q_member q_ec2_m64[] = {
-	{ "Description", "Description", "Description", "description", 429, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 429, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 443, 0 },
+	{ "Strategy", "Strategy", "strategy", "strategy", 389, 0 },
+	{ "PartitionCount", "PartitionCount", "PartitionCount", "partitionCount", 278, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 452, 0 },
+	{ "SpreadLevel", "SpreadLevel", "SpreadLevel", "spreadLevel", 434, 0 },
 };
 static const struct ec2q_member q_ec2_m65[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 399, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 436, EC2Q_REQUIRED },
+	{ "PlacementGroup", "PlacementGroup", "placementGroup", "placementGroup", 379, 0 },
 };
 static const struct ec2q_member q_ec2_m66[] = {
-	{ "Group", "Group", "group", "group", 370, 0 },
-	{ "UserId", "UserId", "userId", "userId", 429, 0 },
+	{ "Description", "Description", "Description", "description", 443, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 443, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 478, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 452, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m67[] = {
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 412, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 450, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m68[] = {
-	{ "Add", "Add", "Add", "add", 67, 0 },
-	{ "Remove", "Remove", "Remove", "remove", 67, 0 },
-};
-static const struct ec2q_member q_ec2_m69[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 429, EC2Q_REQUIRED },
-	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 289, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 429, 0 },
-	{ "Size", "Size", "Size", "size", 273, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 41, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 429, EC2Q_IDEMPOTENCY },
+	{ "Group", "Group", "group", "group", 377, 0 },
+	{ "UserId", "UserId", "userId", "userId", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m70[] = {
-	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 429, EC2Q_REQUIRED },
+	{ "Add", "Add", "Add", "add", 69, 0 },
+	{ "Remove", "Remove", "Remove", "remove", 69, 0 },
 };
-static const struct ec2q_member q_ec2_m78[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 283, 0 },
+static const struct ec2q_member q_ec2_m71[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 443, EC2Q_REQUIRED },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 278, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 294, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 443, 0 },
+	{ "Size", "Size", "Size", "size", 278, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 428, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 498, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 452, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 41, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 278, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 443, EC2Q_IDEMPOTENCY },
 };
-static const struct ec2q_member q_ec2_m79[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 306, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 318, 0 },
+static const struct ec2q_member q_ec2_m72[] = {
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 443, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m80[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 292, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 292, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 288, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m81[] = {
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 311, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 323, 0 },
 };
 static const struct ec2q_member q_ec2_m82[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 399, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 436, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 297, 0 },
 };
 static const struct ec2q_member q_ec2_m83[] = {
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 384, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m84[] = {
-	{ "ImageId", "ImageId", "ImageId", "imageId", 197, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 428, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m85[] = {
-	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 412, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 450, 0 },
 };
 static const struct ec2q_member q_ec2_m86[] = {
-	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 478, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m87[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 486, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 485, 0 },
-	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 41, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 202, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m88[] = {
-	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 24, 0 },
+	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m89[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 196, EC2Q_REQUIRED },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 197, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
 };
 static const struct ec2q_member q_ec2_m90[] = {
-	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 160, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "ImageIds", "ImageId", "ImageId", "imageId", 198, 0 },
-	{ "Owners", "Owner", "Owner", "owner", 369, 0 },
-	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 41, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 500, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 499, 0 },
+	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 41, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
 };
 static const struct ec2q_member q_ec2_m91[] = {
-	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 199, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 24, 0 },
 };
 static const struct ec2q_member q_ec2_m92[] = {
-	{ "Attribute", "Attribute", "attribute", "attribute", 213, EC2Q_REQUIRED },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 201, EC2Q_REQUIRED },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 202, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 222, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m93[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
+	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 165, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "ImageIds", "ImageId", "ImageId", "imageId", 203, 0 },
+	{ "Owners", "Owner", "Owner", "owner", 376, 0 },
+	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 41, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m94[] = {
+	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 204, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m95[] = {
+	{ "Attribute", "Attribute", "attribute", "attribute", 218, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 227, EC2Q_REQUIRED },
+};
+static const struct ec2q_member q_ec2_m96[] = {
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 443, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 	{ "IncludeAllInstances", "IncludeAllInstances", "includeAllInstances", "includeAllInstances", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m94[] = {
-	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 262, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m95[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 336, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 73, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 367, 0 },
-};
-static const struct ec2q_member q_ec2_m96[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 272, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 367, 0 },
-};
 static const struct ec2q_member q_ec2_m97[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 394, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 72, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 367, 0 },
+	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 267, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m98[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 270, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 367, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 341, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 75, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 374, 0 },
 };
 static const struct ec2q_member q_ec2_m99[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 277, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 374, 0 },
 };
 static const struct ec2q_member q_ec2_m100[] = {
-	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 397, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 407, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 74, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 374, 0 },
 };
 static const struct ec2q_member q_ec2_m101[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 281, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 284, 0 },
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 275, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 374, 0 },
+};
+static const struct ec2q_member q_ec2_m102[] = {
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m103[] = {
+	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 410, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m104[] = {
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 286, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 289, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m102[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 286, 0 },
-};
-static const struct ec2q_member q_ec2_m104[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 307, 0 },
-	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 319, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 103, 0 },
-};
 static const struct ec2q_member q_ec2_m105[] = {
-	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 322, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 291, 0 },
 };
-static const struct ec2q_member q_ec2_m106[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 391, 0 },
+static const struct ec2q_member q_ec2_m107[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 312, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 324, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 443, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 106, 0 },
+};
+static const struct ec2q_member q_ec2_m108[] = {
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 327, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m109[] = {
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "GroupNames", "GroupName", "groupName", "groupName", 388, 0 },
+	{ "GroupIds", "GroupId", "GroupId", "groupId", 381, 0 },
+};
+static const struct ec2q_member q_ec2_m110[] = {
+	{ "PlacementGroups", "PlacementGroupSet", "placementGroupSet", "placementGroupSet", 383, 0 },
+};
+static const struct ec2q_member q_ec2_m111[] = {
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 404, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m107[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 390, 0 },
-};
-static const struct ec2q_member q_ec2_m108[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 414, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-};
-static const struct ec2q_member q_ec2_m109[] = {
-	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 67, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m110[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
-	{ "OwnerIds", "Owner", "Owner", "owner", 369, 0 },
-	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 401, 0 },
-	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 416, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-};
-static const struct ec2q_member q_ec2_m111[] = {
-	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 417, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
-};
 static const struct ec2q_member q_ec2_m112[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 403, 0 },
 };
 static const struct ec2q_member q_ec2_m113[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 435, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 427, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 428, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m114[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 463, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 69, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 398, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m115[] = {
-	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 20, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 443, 0 },
+	{ "OwnerIds", "Owner", "Owner", "owner", 376, 0 },
+	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 414, 0 },
+	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 429, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m116[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 430, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m117[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
-	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 482, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m118[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 429, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 273, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 449, 0 },
 };
 static const struct ec2q_member q_ec2_m119[] = {
-	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 468, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 477, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 478, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
 static const struct ec2q_member q_ec2_m120[] = {
-	{ "Filters", "Filter", "Filter", "filter", 162, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 465, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 273, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 20, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 398, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m121[] = {
-	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 466, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 429, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 443, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 479, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const char *const q_ec2_e122[] = {
+static const struct ec2q_member q_ec2_m122[] = {
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
+	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 496, 0 },
+};
+static const struct ec2q_member q_ec2_m123[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 479, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 443, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 278, 0 },
+};
+static const struct ec2q_member q_ec2_m124[] = {
+	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 482, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m125[] = {
+	{ "Filters", "Filter", "Filter", "filter", 167, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 479, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 278, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m126[] = {
+	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 480, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 443, 0 },
+};
+static const char *const q_ec2_e127[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m124[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 126, 0 },
-	{ "Count", "Count", "count", "count", 123, 0 },
-	{ "Type", "Type", "type", "type", 127, 0 },
+static const struct ec2q_member q_ec2_m129[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 131, 0 },
+	{ "Count", "Count", "count", "count", 128, 0 },
+	{ "Type", "Type", "type", "type", 132, 0 },
 };
-static const char *const q_ec2_e127[] = {
+static const char *const q_ec2_e132[] = {
 	"hdd",
 	"ssd",
 };
-static const struct ec2q_member q_ec2_m129[] = {
+static const struct ec2q_member q_ec2_m134[] = {
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "Iops", "Iops", "iops", "iops", 273, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 415, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 273, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 484, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 273, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
+	{ "Iops", "Iops", "iops", "iops", 278, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 428, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 278, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 498, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 443, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 278, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 443, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
 };
-static const char *const q_ec2_e130[] = {
+static const char *const q_ec2_e135[] = {
 	"unsupported",
 	"supported",
 };
-static const struct ec2q_member q_ec2_m131[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 136, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 130, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 135, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 134, 0 },
+static const struct ec2q_member q_ec2_m136[] = {
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 141, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 135, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 140, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 139, 0 },
 };
-static const struct ec2q_member q_ec2_m132[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
+static const struct ec2q_member q_ec2_m137[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 76, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
 	{ "Status", "Status", "status", "status", 19, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m133[] = {
+static const struct ec2q_member q_ec2_m138[] = {
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 464, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 478, 0 },
 };
-static const char *const q_ec2_e134[] = {
+static const char *const q_ec2_e139[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m135[] = {
+static const struct ec2q_member q_ec2_m140[] = {
 	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 31, 0 },
 	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 34, 0 },
 	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 33, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 342, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 346, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 344, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 347, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 351, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 349, 0 },
 };
-static const char *const q_ec2_e136[] = {
+static const char *const q_ec2_e141[] = {
 	"unsupported",
 	"supported",
 	"default",
 };
-static const struct ec2q_member q_ec2_m137[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 343, 0 },
-};
-static const struct ec2q_member q_ec2_m139[] = {
-	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 141, 0 },
-	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 429, 0 },
-	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 429, 0 },
-	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 429, 0 },
-};
 static const struct ec2q_member q_ec2_m142[] = {
-	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 348, 0 },
 };
-static const struct ec2q_member q_ec2_m145[] = {
-	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 148, 0 },
+static const struct ec2q_member q_ec2_m144[] = {
+	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 146, 0 },
+	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 443, 0 },
+	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 443, 0 },
+	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m146[] = {
-	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 429, 0 },
-	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 429, 0 },
-	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 429, 0 },
-	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 74, 0 },
+static const struct ec2q_member q_ec2_m147[] = {
+	{ "Type", "Type", "Type", "type", 443, EC2Q_REQUIRED },
 };
-static const char *const q_ec2_e151[] = {
+static const struct ec2q_member q_ec2_m150[] = {
+	{ "Type", "Type", "Type", "type", 443, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 153, 0 },
+};
+static const struct ec2q_member q_ec2_m151[] = {
+	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 443, 0 },
+	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 443, 0 },
+	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 443, 0 },
+	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 76, 0 },
+};
+static const char *const q_ec2_e156[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m152[] = {
+static const struct ec2q_member q_ec2_m157[] = {
 	{ "Enabled", "Enabled", "enabled", "enabled", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m153[] = {
+static const struct ec2q_member q_ec2_m158[] = {
 	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
 };
-static const char *const q_ec2_e155[] = {
+static const char *const q_ec2_e160[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const char *const q_ec2_e157[] = {
+static const char *const q_ec2_e162[] = {
 	"instance-reboot",
 	"system-reboot",
 	"system-maintenance",
 	"instance-retirement",
 	"instance-stop",
 };
-static const struct ec2q_member q_ec2_m161[] = {
-	{ "Name", "Name", "Name", "name", 429, 0 },
-	{ "Values", "Value", "Value", "value", 455, 0 },
+static const struct ec2q_member q_ec2_m166[] = {
+	{ "Name", "Name", "Name", "name", 443, 0 },
+	{ "Values", "Value", "Value", "value", 469, 0 },
 };
-static const struct ec2q_member q_ec2_m164[] = {
-	{ "Name", "Name", "name", "name", 169, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 166, 0 },
-	{ "Count", "Count", "count", "count", 163, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 167, 0 },
-};
-static const struct ec2q_member q_ec2_m167[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 168, 0 },
-};
-static const struct ec2q_member q_ec2_m170[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 165, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 487, 0 },
+static const struct ec2q_member q_ec2_m169[] = {
+	{ "Name", "Name", "name", "name", 174, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 171, 0 },
+	{ "Count", "Count", "count", "count", 168, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 172, 0 },
 };
 static const struct ec2q_member q_ec2_m172[] = {
-	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 222, EC2Q_REQUIRED },
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 173, 0 },
+};
+static const struct ec2q_member q_ec2_m175[] = {
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 170, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 501, 0 },
+};
+static const struct ec2q_member q_ec2_m177[] = {
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 227, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 	{ "Latest", "Latest", "Latest", "latest", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m173[] = {
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-	{ "Output", "Output", "output", "output", 429, 0 },
-	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 74, 0 },
-};
-static const struct ec2q_member q_ec2_m175[] = {
-	{ "Name", "Name", "name", "name", 180, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 177, 0 },
-	{ "Count", "Count", "count", "count", 174, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 178, 0 },
-};
 static const struct ec2q_member q_ec2_m178[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 179, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 443, 0 },
+	{ "Output", "Output", "output", "output", 443, 0 },
+	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 76, 0 },
 };
-static const struct ec2q_member q_ec2_m181[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 176, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 488, 0 },
+static const struct ec2q_member q_ec2_m180[] = {
+	{ "Name", "Name", "name", "name", 185, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 182, 0 },
+	{ "Count", "Count", "count", "count", 179, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 183, 0 },
 };
 static const struct ec2q_member q_ec2_m183[] = {
-	{ "GroupName", "GroupName", "groupName", "groupName", 429, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 429, 0 },
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 184, 0 },
 };
-static const struct ec2q_member q_ec2_m187[] = {
-	{ "Configured", "Configured", "configured", "configured", 41, 0 },
+static const struct ec2q_member q_ec2_m186[] = {
+	{ "Gpus", "Gpus", "gpus", "gpus", 181, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 502, 0 },
 };
 static const struct ec2q_member q_ec2_m188[] = {
+	{ "GroupName", "GroupName", "groupName", "groupName", 443, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m192[] = {
+	{ "Configured", "Configured", "configured", "configured", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m193[] = {
 	{ "Configured", "Configured", "Configured", "configured", 41, 0 },
 };
-static const char *const q_ec2_e189[] = {
+static const char *const q_ec2_e194[] = {
 	"ip-name",
 	"resource-name",
 };
-static const char *const q_ec2_e190[] = {
+static const char *const q_ec2_e195[] = {
 	"optional",
 	"required",
 };
-static const char *const q_ec2_e191[] = {
+static const char *const q_ec2_e196[] = {
 	"ovm",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m192[] = {
-	{ "Arn", "Arn", "arn", "arn", 429, 0 },
-	{ "Id", "Id", "id", "id", 429, 0 },
+static const struct ec2q_member q_ec2_m197[] = {
+	{ "Arn", "Arn", "arn", "arn", 443, 0 },
+	{ "Id", "Id", "id", "id", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m193[] = {
-	{ "Arn", "Arn", "arn", "arn", 429, 0 },
-	{ "Name", "Name", "name", "name", 429, 0 },
+static const struct ec2q_member q_ec2_m198[] = {
+	{ "Arn", "Arn", "arn", "arn", 443, 0 },
+	{ "Name", "Name", "name", "name", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m194[] = {
+static const struct ec2q_member q_ec2_m199[] = {
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 429, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
-	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 429, 0 },
-	{ "ImageType", "ImageType", "imageType", "imageType", 201, 0 },
+	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 443, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 443, 0 },
+	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 443, 0 },
+	{ "ImageType", "ImageType", "imageType", "imageType", 206, 0 },
 	{ "Public", "IsPublic", "isPublic", "isPublic", 41, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 429, 0 },
-	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 429, 0 },
-	{ "Platform", "Platform", "platform", "platform", 377, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 429, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 429, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 429, 0 },
-	{ "State", "ImageState", "imageState", "imageState", 200, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 443, 0 },
+	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 443, 0 },
+	{ "Platform", "Platform", "platform", "platform", 390, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 443, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 443, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 398, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 443, 0 },
+	{ "State", "ImageState", "imageState", "imageState", 205, 0 },
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 39, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "Description", "Description", "description", "description", 443, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 191, 0 },
-	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 429, 0 },
-	{ "Name", "Name", "name", "name", 429, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 122, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 423, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 457, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 196, 0 },
+	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 443, 0 },
+	{ "Name", "Name", "name", "name", 443, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 443, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 127, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 443, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 437, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 450, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 471, 0 },
 	{ "BootMode", "BootMode", "bootMode", "bootMode", 44, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 446, 0 },
-	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 429, 0 },
-	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 202, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 460, 0 },
+	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 443, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 207, 0 },
 };
-static const struct ec2q_member q_ec2_m195[] = {
+static const struct ec2q_member q_ec2_m200[] = {
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 39, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
-	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 291, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 443, 0 },
+	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 296, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 398, 0 },
 	{ "Description", "Description", "description", "description", 21, 0 },
 	{ "KernelId", "Kernel", "kernel", "kernel", 21, 0 },
 	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
@@ -678,7 +702,7 @@ static const struct ec2q_member q_ec2_m195[] = {
 	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 21, 0 },
 	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 21, 0 },
 };
-static const char *const q_ec2_e196[] = {
+static const char *const q_ec2_e201[] = {
 	"description",
 	"kernel",
 	"ramdisk",
@@ -692,7 +716,7 @@ static const char *const q_ec2_e196[] = {
 	"lastLaunchedTime",
 	"imdsSupport",
 };
-static const char *const q_ec2_e200[] = {
+static const char *const q_ec2_e205[] = {
 	"pending",
 	"available",
 	"invalid",
@@ -701,104 +725,104 @@ static const char *const q_ec2_e200[] = {
 	"failed",
 	"error",
 };
-static const char *const q_ec2_e201[] = {
+static const char *const q_ec2_e206[] = {
 	"machine",
 	"kernel",
 	"ramdisk",
 };
-static const char *const q_ec2_e202[] = {
+static const char *const q_ec2_e207[] = {
 	"v2.0",
 };
-static const struct ec2q_member q_ec2_m203[] = {
+static const struct ec2q_member q_ec2_m208[] = {
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 429, EC2Q_REQUIRED },
+	{ "KeyName", "KeyName", "keyName", "keyName", 443, EC2Q_REQUIRED },
 	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 36, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 452, 0 },
 };
-static const struct ec2q_member q_ec2_m204[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+static const struct ec2q_member q_ec2_m209[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 443, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 443, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 443, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 450, 0 },
 };
-static const struct ec2q_member q_ec2_m205[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 208, 0 },
-};
-static const struct ec2q_member q_ec2_m207[] = {
-	{ "Count", "Count", "count", "count", 206, 0 },
-	{ "Name", "Name", "name", "name", 210, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 209, 0 },
-};
-static const struct ec2q_member q_ec2_m211[] = {
-	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 273, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 429, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
-	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 74, 0 },
-	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 356, 0 },
-	{ "Placement", "Placement", "placement", "placement", 371, 0 },
-	{ "Platform", "Platform", "platform", "platform", 377, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
-	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 429, 0 },
-	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 429, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 429, 0 },
-	{ "State", "InstanceState", "instanceState", "instanceState", 253, 0 },
-	{ "StateTransitionReason", "Reason", "reason", "reason", 429, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 429, 0 },
-	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 216, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 429, 0 },
-	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 41, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 191, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 192, 0 },
-	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 233, 0 },
-	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 140, 0 },
-	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 147, 0 },
-	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 247, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 122, 0 },
-	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 184, 0 },
-	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 41, 0 },
-	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 429, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 423, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 457, 0 },
-	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 59, 0 },
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 429, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", "capacityReservationSpecification", 50, 0 },
-	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 187, 0 },
-	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 330, 0 },
-	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 240, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 152, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 44, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 429, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 429, 0 },
-	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 351, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 379, 0 },
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 429, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 429, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 235, 0 },
+static const struct ec2q_member q_ec2_m210[] = {
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 213, 0 },
 };
 static const struct ec2q_member q_ec2_m212[] = {
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 216, 0 },
+	{ "Count", "Count", "count", "count", 211, 0 },
+	{ "Name", "Name", "name", "name", 215, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 214, 0 },
+};
+static const struct ec2q_member q_ec2_m216[] = {
+	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 278, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 443, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 443, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 272, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 443, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 443, 0 },
+	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 76, 0 },
+	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 363, 0 },
+	{ "Placement", "Placement", "placement", "placement", 378, 0 },
+	{ "Platform", "Platform", "platform", "platform", 390, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 443, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 443, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 398, 0 },
+	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 443, 0 },
+	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 443, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 443, 0 },
+	{ "State", "InstanceState", "instanceState", "instanceState", 258, 0 },
+	{ "StateTransitionReason", "Reason", "reason", "reason", 443, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 443, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 443, 0 },
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 221, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 443, 0 },
+	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 41, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 196, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 197, 0 },
+	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 238, 0 },
+	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 145, 0 },
+	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 152, 0 },
+	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 252, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 443, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 443, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 127, 0 },
+	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 189, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 41, 0 },
+	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 443, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 443, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 437, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 450, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 471, 0 },
+	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 59, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 443, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", "capacityReservationSpecification", 50, 0 },
+	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 192, 0 },
+	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 335, 0 },
+	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 245, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 157, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 44, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 443, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 443, 0 },
+	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 356, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 392, 0 },
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 443, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 443, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 240, 0 },
+};
+static const struct ec2q_member q_ec2_m217[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 189, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 221, 0 },
 	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 20, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 20, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 152, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 157, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 20, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 443, 0 },
 	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 21, 0 },
 	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 21, 0 },
 	{ "KernelId", "Kernel", "kernel", "kernel", 21, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 385, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 398, 0 },
 	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
 	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 21, 0 },
 	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 20, 0 },
@@ -806,7 +830,7 @@ static const struct ec2q_member q_ec2_m212[] = {
 	{ "UserData", "UserData", "userData", "userData", 21, 0 },
 	{ "DisableApiStop", "DisableApiStop", "disableApiStop", "disableApiStop", 20, 0 },
 };
-static const char *const q_ec2_e213[] = {
+static const char *const q_ec2_e218[] = {
 	"instanceType",
 	"kernel",
 	"ramdisk",
@@ -824,183 +848,183 @@ static const char *const q_ec2_e213[] = {
 	"enclaveOptions",
 	"disableApiStop",
 };
-static const char *const q_ec2_e214[] = {
+static const char *const q_ec2_e219[] = {
 	"disabled",
 	"default",
 };
-static const struct ec2q_member q_ec2_m215[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 132, 0 },
+static const struct ec2q_member q_ec2_m220[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 443, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 137, 0 },
 };
-static const struct ec2q_member q_ec2_m217[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 429, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 133, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 429, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 429, 0 },
+static const struct ec2q_member q_ec2_m222[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 443, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 138, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 443, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 443, 0 },
 };
-static const char *const q_ec2_e220[] = {
+static const char *const q_ec2_e225[] = {
 	"current",
 	"previous",
 };
-static const char *const q_ec2_e224[] = {
+static const char *const q_ec2_e229[] = {
 	"hibernate",
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m225[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m227[] = {
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 429, 0 },
-};
 static const struct ec2q_member q_ec2_m230[] = {
-	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 429, 0 },
+	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m231[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 429, 0 },
+static const struct ec2q_member q_ec2_m232[] = {
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 443, 0 },
 };
-static const char *const q_ec2_e233[] = {
+static const struct ec2q_member q_ec2_m235[] = {
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m236[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 443, 0 },
+};
+static const char *const q_ec2_e238[] = {
 	"spot",
 	"scheduled",
 };
-static const struct ec2q_member q_ec2_m235[] = {
-	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 214, 0 },
-};
-static const struct ec2q_member q_ec2_m236[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 214, 0 },
-};
-static const struct ec2q_member q_ec2_m237[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 338, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 420, 0 },
-};
-static const char *const q_ec2_e238[] = {
-	"disabled",
-	"enabled",
-};
-static const struct ec2q_member q_ec2_m239[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 190, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 238, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 242, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 243, 0 },
-};
 static const struct ec2q_member q_ec2_m240[] = {
-	{ "State", "State", "state", "state", 241, 0 },
-	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 190, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 238, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 242, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 243, 0 },
+	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 219, 0 },
 };
-static const char *const q_ec2_e241[] = {
-	"pending",
-	"applied",
+static const struct ec2q_member q_ec2_m241[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 219, 0 },
 };
-static const char *const q_ec2_e242[] = {
-	"disabled",
-	"enabled",
+static const struct ec2q_member q_ec2_m242[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 343, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 433, 0 },
 };
 static const char *const q_ec2_e243[] = {
 	"disabled",
 	"enabled",
 };
 static const struct ec2q_member q_ec2_m244[] = {
-	{ "Association", "Association", "association", "association", 245, 0 },
-	{ "Attachment", "Attachment", "attachment", "attachment", 246, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
-	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 228, 0 },
-	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 429, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 429, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 251, 0 },
-	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 41, 0 },
-	{ "Status", "Status", "status", "status", 365, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 429, 0 },
-	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 429, 0 },
-	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 226, 0 },
-	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 232, 0 },
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 195, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 278, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 243, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 247, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 248, 0 },
 };
 static const struct ec2q_member q_ec2_m245[] = {
-	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 429, 0 },
-	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 429, 0 },
-	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 429, 0 },
-	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 429, 0 },
-	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 429, 0 },
+	{ "State", "State", "state", "state", 246, 0 },
+	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 195, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 278, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 243, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 247, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 248, 0 },
 };
-static const struct ec2q_member q_ec2_m246[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
-	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 429, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 273, 0 },
-	{ "Status", "Status", "status", "status", 19, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 273, 0 },
+static const char *const q_ec2_e246[] = {
+	"pending",
+	"applied",
 };
-static const struct ec2q_member q_ec2_m248[] = {
-	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 41, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 273, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 273, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 228, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 364, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 381, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 273, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 429, 0 },
-	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 41, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 429, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 273, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 274, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 273, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 277, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 273, 0 },
+static const char *const q_ec2_e247[] = {
+	"disabled",
+	"enabled",
+};
+static const char *const q_ec2_e248[] = {
+	"disabled",
+	"enabled",
+};
+static const struct ec2q_member q_ec2_m249[] = {
+	{ "Association", "Association", "association", "association", 250, 0 },
+	{ "Attachment", "Attachment", "attachment", "attachment", 251, 0 },
+	{ "Description", "Description", "description", "description", 443, 0 },
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 189, 0 },
+	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 233, 0 },
+	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 443, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 443, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 443, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 443, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 443, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 256, 0 },
+	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 41, 0 },
+	{ "Status", "Status", "status", "status", 372, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 443, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 443, 0 },
+	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 443, 0 },
+	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 231, 0 },
+	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 237, 0 },
 };
 static const struct ec2q_member q_ec2_m250[] = {
-	{ "Association", "Association", "association", "association", 245, 0 },
-	{ "Primary", "Primary", "primary", "primary", 41, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 429, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 443, 0 },
+	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 443, 0 },
+	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 443, 0 },
+	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 443, 0 },
+	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m252[] = {
-	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 451, EC2Q_REQUIRED },
-	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 349, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m251[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 76, 0 },
+	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 443, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 278, 0 },
+	{ "Status", "Status", "status", "status", 19, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 278, 0 },
+};
+static const struct ec2q_member q_ec2_m253[] = {
+	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 41, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Description", "Description", "description", "description", 443, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 278, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 421, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 278, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 233, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 371, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 443, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 394, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 278, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 443, 0 },
+	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 41, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 443, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 278, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 279, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 278, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 282, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 278, 0 },
+};
+static const struct ec2q_member q_ec2_m255[] = {
+	{ "Association", "Association", "association", "association", 250, 0 },
+	{ "Primary", "Primary", "primary", "primary", 41, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 443, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m257[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 465, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 354, EC2Q_REQUIRED },
 	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 58, 0 },
-	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 347, 0 },
-	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 159, 0 },
-	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 221, 0 },
-	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 273, 0 },
-	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 273, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 352, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 164, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 226, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 278, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 278, 0 },
 	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 29, 0 },
 	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 45, 0 },
 	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 41, 0 },
-	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 363, 0 },
-	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 332, 0 },
-	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 334, 0 },
-	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 445, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 370, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 337, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 339, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 459, 0 },
 	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 32, 0 },
 	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
 	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
 	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
 	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
 	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
-	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 358, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 365, 0 },
 	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
 };
-static const struct ec2q_member q_ec2_m253[] = {
-	{ "Code", "Code", "code", "code", 273, 0 },
-	{ "Name", "Name", "name", "name", 256, 0 },
+static const struct ec2q_member q_ec2_m258[] = {
+	{ "Code", "Code", "code", "code", 278, 0 },
+	{ "Name", "Name", "name", "name", 261, 0 },
 };
-static const struct ec2q_member q_ec2_m254[] = {
-	{ "CurrentState", "CurrentState", "currentState", "currentState", 253, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-	{ "PreviousState", "PreviousState", "previousState", "previousState", 253, 0 },
+static const struct ec2q_member q_ec2_m259[] = {
+	{ "CurrentState", "CurrentState", "currentState", "currentState", 258, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 443, 0 },
+	{ "PreviousState", "PreviousState", "previousState", "previousState", 258, 0 },
 };
-static const char *const q_ec2_e256[] = {
+static const char *const q_ec2_e261[] = {
 	"pending",
 	"running",
 	"shutting-down",
@@ -1008,504 +1032,538 @@ static const char *const q_ec2_e256[] = {
 	"stopping",
 	"stopped",
 };
-static const struct ec2q_member q_ec2_m257[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 261, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 253, 0 },
-	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 263, 0 },
-	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 263, 0 },
-};
-static const struct ec2q_member q_ec2_m258[] = {
-	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 74, 0 },
-	{ "Name", "Name", "name", "name", 424, 0 },
-	{ "Status", "Status", "status", "status", 425, 0 },
-};
-static const struct ec2q_member q_ec2_m260[] = {
-	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 219, 0 },
-	{ "Code", "Code", "code", "code", 157, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 74, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 74, 0 },
-	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 74, 0 },
+static const struct ec2q_member q_ec2_m262[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 443, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 443, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 266, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 443, 0 },
+	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 258, 0 },
+	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 268, 0 },
+	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 268, 0 },
 };
 static const struct ec2q_member q_ec2_m263[] = {
-	{ "Details", "Details", "details", "details", 259, 0 },
-	{ "Status", "Status", "status", "status", 432, 0 },
+	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 76, 0 },
+	{ "Name", "Name", "name", "name", 438, 0 },
+	{ "Status", "Status", "status", "status", 439, 0 },
 };
-static const char *const q_ec2_e264[] = {
+static const struct ec2q_member q_ec2_m265[] = {
+	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 224, 0 },
+	{ "Code", "Code", "code", "code", 162, 0 },
+	{ "Description", "Description", "description", "description", 443, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 76, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 76, 0 },
+	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 76, 0 },
+};
+static const struct ec2q_member q_ec2_m268[] = {
+	{ "Details", "Details", "details", "details", 264, 0 },
+	{ "Status", "Status", "status", "status", 446, 0 },
+};
+static const char *const q_ec2_e269[] = {
 	"unsupported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m266[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 126, 0 },
-	{ "Disks", "Disks", "disks", "disks", 125, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 155, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 264, 0 },
+static const struct ec2q_member q_ec2_m271[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 131, 0 },
+	{ "Disks", "Disks", "disks", "disks", 130, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 160, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 269, 0 },
 };
-static const char *const q_ec2_e268[] = {
+static const char *const q_ec2_e273[] = {
 	"nitro",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m269[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
-	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 71, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 171, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 448, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 403, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 458, 0 },
+static const struct ec2q_member q_ec2_m274[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 272, 0 },
+	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 73, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 176, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 462, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 416, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 472, 0 },
 	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 30, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 268, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 382, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 452, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 348, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 265, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 266, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 131, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 362, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 181, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 170, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 373, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 205, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 186, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 273, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 395, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 466, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 353, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 270, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 271, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 136, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 369, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 186, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 175, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 382, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 210, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 191, 0 },
 	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 46, 0 },
-	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 75, 0 },
+	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 77, 0 },
 	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 22, 0 },
 	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 43, 0 },
 };
-static const struct ec2q_member q_ec2_m271[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 267, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 336, 0 },
-	{ "Location", "Location", "location", "location", 335, 0 },
+static const struct ec2q_member q_ec2_m276[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 272, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 341, 0 },
+	{ "Location", "Location", "location", "location", 340, 0 },
 };
-static const struct ec2q_member q_ec2_m275[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 429, 0 },
+static const struct ec2q_member q_ec2_m280[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m278[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 429, 0 },
+static const struct ec2q_member q_ec2_m283[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 443, 0 },
 };
-static const char *const q_ec2_e280[] = {
+static const char *const q_ec2_e285[] = {
 	"pem",
 	"ppk",
 };
-static const struct ec2q_member q_ec2_m282[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 411, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+static const struct ec2q_member q_ec2_m287[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 443, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 424, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 443, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 443, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 450, 0 },
 };
-static const struct ec2q_member q_ec2_m285[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 429, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 429, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 429, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 288, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 429, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 351, 0 },
+static const struct ec2q_member q_ec2_m290[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 443, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 443, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 443, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 293, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 450, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 443, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 356, 0 },
 };
-static const char *const q_ec2_e288[] = {
+static const char *const q_ec2_e293[] = {
 	"rsa",
 	"ed25519",
 };
-static const struct ec2q_member q_ec2_m290[] = {
-	{ "Group", "Group", "group", "group", 370, 0 },
-	{ "UserId", "UserId", "userId", "userId", 429, 0 },
-	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 429, 0 },
-	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 429, 0 },
+static const struct ec2q_member q_ec2_m295[] = {
+	{ "Group", "Group", "group", "group", 377, 0 },
+	{ "UserId", "UserId", "userId", "userId", 443, 0 },
+	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 443, 0 },
+	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m292[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 429, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 318, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 74, 0 },
-	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 429, 0 },
-	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 337, 0 },
-	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 337, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
+static const struct ec2q_member q_ec2_m297[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 443, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 323, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 76, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 443, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 342, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 342, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 450, 0 },
 };
-static const char *const q_ec2_e293[] = {
+static const char *const q_ec2_e298[] = {
 	"default",
 	"disabled",
 };
-static const struct ec2q_member q_ec2_m294[] = {
-	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 429, 0 },
-	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 429, 0 },
-	{ "Ebs", "Ebs", "Ebs", "ebs", 298, 0 },
-	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 429, 0 },
+static const struct ec2q_member q_ec2_m299[] = {
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 443, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 443, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 303, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m296[] = {
+static const struct ec2q_member q_ec2_m301[] = {
 	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 48, 0 },
 	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 51, 0 },
 };
-static const struct ec2q_member q_ec2_m297[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 273, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 273, 0 },
-};
-static const struct ec2q_member q_ec2_m298[] = {
-	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 41, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 289, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, 0 },
-	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 273, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
-};
-static const struct ec2q_member q_ec2_m299[] = {
-	{ "Type", "Type", "Type", "type", 429, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 300, 0 },
-};
 static const struct ec2q_member q_ec2_m302[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 278, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 278, 0 },
 };
 static const struct ec2q_member q_ec2_m303[] = {
+	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 41, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 41, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 278, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 294, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 428, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 278, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 498, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 278, 0 },
+};
+static const struct ec2q_member q_ec2_m304[] = {
+	{ "Type", "Type", "Type", "type", 443, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 305, 0 },
+};
+static const struct ec2q_member q_ec2_m307[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m308[] = {
 	{ "Configured", "Configured", "Configured", "configured", 41, 0 },
 };
-static const char *const q_ec2_e304[] = {
+static const char *const q_ec2_e309[] = {
 	"optional",
 	"required",
 };
-static const struct ec2q_member q_ec2_m305[] = {
-	{ "Arn", "Arn", "Arn", "arn", 429, 0 },
-	{ "Name", "Name", "Name", "name", 429, 0 },
+static const struct ec2q_member q_ec2_m310[] = {
+	{ "Arn", "Arn", "Arn", "arn", 443, 0 },
+	{ "Name", "Name", "Name", "name", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m308[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 293, 0 },
-};
-static const struct ec2q_member q_ec2_m309[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 338, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 324, 0 },
-};
-static const char *const q_ec2_e310[] = {
-	"disabled",
-	"enabled",
-};
-static const struct ec2q_member q_ec2_m311[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 304, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 273, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 310, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 312, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 313, 0 },
-};
-static const char *const q_ec2_e312[] = {
-	"disabled",
-	"enabled",
-};
-static const char *const q_ec2_e313[] = {
-	"disabled",
-	"enabled",
+static const struct ec2q_member q_ec2_m313[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 298, 0 },
 };
 static const struct ec2q_member q_ec2_m314[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 343, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 329, 0 },
+};
+static const char *const q_ec2_e315[] = {
+	"disabled",
+	"enabled",
+};
+static const struct ec2q_member q_ec2_m316[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 309, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 278, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 315, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 317, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 318, 0 },
+};
+static const char *const q_ec2_e317[] = {
+	"disabled",
+	"enabled",
+};
+static const char *const q_ec2_e318[] = {
+	"disabled",
+	"enabled",
+};
+static const struct ec2q_member q_ec2_m319[] = {
 	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 41, 0 },
 	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 41, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 41, 0 },
-	{ "Description", "Description", "Description", "description", 429, 0 },
-	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 273, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 429, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 273, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 229, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 364, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 429, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 381, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 273, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 431, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 273, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 274, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 273, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 277, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 273, 0 },
-};
-static const struct ec2q_member q_ec2_m316[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m320[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 429, 0 },
-	{ "Affinity", "Affinity", "Affinity", "affinity", 429, 0 },
-	{ "GroupName", "GroupName", "GroupName", "groupName", 374, 0 },
-	{ "HostId", "HostId", "HostId", "hostId", 76, 0 },
-	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 440, 0 },
-	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 429, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 429, 0 },
-	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 273, 0 },
-	{ "GroupId", "GroupId", "GroupId", "groupId", 372, 0 },
+	{ "Description", "Description", "Description", "description", 443, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 278, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 421, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 443, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 278, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 234, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 371, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 443, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 394, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 278, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 445, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 278, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 279, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 278, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 282, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 278, 0 },
 };
 static const struct ec2q_member q_ec2_m321[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 189, 0 },
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m325[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 443, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 443, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 384, 0 },
+	{ "HostId", "HostId", "HostId", "hostId", 78, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 454, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 443, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 443, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 278, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 380, 0 },
+};
+static const struct ec2q_member q_ec2_m326[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 194, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m323[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 306, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 429, 0 },
-	{ "Version", "Version", "Version", "version", 429, 0 },
-};
-static const struct ec2q_member q_ec2_m324[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 429, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 419, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 273, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 74, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 224, 0 },
-};
-static const struct ec2q_member q_ec2_m325[] = {
-	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 400, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 436, 0 },
-};
-static const struct ec2q_member q_ec2_m327[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
-};
 static const struct ec2q_member q_ec2_m328[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 311, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 443, 0 },
+	{ "Version", "Version", "Version", "version", 443, 0 },
 };
 static const struct ec2q_member q_ec2_m329[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 429, 0 },
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 443, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 432, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 278, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 76, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 229, 0 },
 };
-static const char *const q_ec2_e332[] = {
+static const struct ec2q_member q_ec2_m330[] = {
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 413, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 450, 0 },
+};
+static const struct ec2q_member q_ec2_m332[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 41, 0 },
+};
+static const struct ec2q_member q_ec2_m333[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 443, 0 },
+};
+static const struct ec2q_member q_ec2_m334[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 443, 0 },
+};
+static const char *const q_ec2_e337[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e333[] = {
+static const char *const q_ec2_e338[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e336[] = {
+static const char *const q_ec2_e341[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const char *const q_ec2_e338[] = {
+static const char *const q_ec2_e343[] = {
 	"spot",
 };
-static const struct ec2q_member q_ec2_m347[] = {
-	{ "Min", "Min", "Min", "min", 128, 0 },
-	{ "Max", "Max", "Max", "max", 128, 0 },
-};
-static const struct ec2q_member q_ec2_m348[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 350, 0 },
-};
-static const struct ec2q_member q_ec2_m349[] = {
-	{ "Min", "Min", "Min", "min", 273, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 273, 0 },
-};
 static const struct ec2q_member q_ec2_m352[] = {
+	{ "Min", "Min", "Min", "min", 133, 0 },
+	{ "Max", "Max", "Max", "max", 133, 0 },
+};
+static const struct ec2q_member q_ec2_m353[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 355, 0 },
+};
+static const struct ec2q_member q_ec2_m354[] = {
+	{ "Min", "Min", "Min", "min", 278, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 278, 0 },
+};
+static const struct ec2q_member q_ec2_m357[] = {
 	{ "SourceDestCheck", "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", 20, 0 },
-	{ "Attribute", "Attribute", "attribute", "attribute", 213, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 218, 0 },
+	{ "Attribute", "Attribute", "attribute", "attribute", 218, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 223, 0 },
 	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 20, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 20, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 20, 0 },
-	{ "Groups", "GroupId", "GroupId", "groupId", 182, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 222, EC2Q_REQUIRED },
+	{ "Groups", "GroupId", "GroupId", "groupId", 187, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 227, EC2Q_REQUIRED },
 	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 21, 0 },
 	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 21, 0 },
 	{ "Kernel", "Kernel", "kernel", "kernel", 21, 0 },
 	{ "Ramdisk", "Ramdisk", "ramdisk", "ramdisk", 21, 0 },
 	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 21, 0 },
 	{ "UserData", "UserData", "userData", "userData", 37, 0 },
-	{ "Value", "Value", "value", "value", 429, 0 },
+	{ "Value", "Value", "value", "value", 443, 0 },
 	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 20, 0 },
 };
-static const struct ec2q_member q_ec2_m353[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 414, 0 },
-	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 68, 0 },
-	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 185, 0 },
-	{ "OperationType", "OperationType", "OperationType", "operationType", 368, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
-	{ "UserIds", "UserId", "UserId", "userId", 449, 0 },
+static const struct ec2q_member q_ec2_m358[] = {
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 227, EC2Q_REQUIRED },
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 195, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 278, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 243, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 247, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 248, 0 },
+};
+static const struct ec2q_member q_ec2_m359[] = {
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 443, 0 },
+	{ "InstanceMetadataOptions", "InstanceMetadataOptions", "instanceMetadataOptions", "instanceMetadataOptions", 245, 0 },
+};
+static const struct ec2q_member q_ec2_m360[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 427, 0 },
+	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 70, 0 },
+	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 190, 0 },
+	{ "OperationType", "OperationType", "OperationType", "operationType", 375, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 428, EC2Q_REQUIRED },
+	{ "UserIds", "UserId", "UserId", "userId", 463, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m354[] = {
+static const struct ec2q_member q_ec2_m361[] = {
 	{ "DryRun", "DryRun", "DryRun", "dryRun", 41, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 464, EC2Q_REQUIRED },
-	{ "Size", "Size", "Size", "size", 273, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 484, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 273, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 273, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 478, EC2Q_REQUIRED },
+	{ "Size", "Size", "Size", "size", 278, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 498, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 278, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 278, 0 },
 	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m355[] = {
-	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 467, 0 },
+static const struct ec2q_member q_ec2_m362[] = {
+	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 481, 0 },
 };
-static const struct ec2q_member q_ec2_m356[] = {
-	{ "State", "State", "state", "state", 357, 0 },
+static const struct ec2q_member q_ec2_m363[] = {
+	{ "State", "State", "state", "state", 364, 0 },
 };
-static const char *const q_ec2_e357[] = {
+static const char *const q_ec2_e364[] = {
 	"disabled",
 	"disabling",
 	"enabled",
 	"pending",
 };
-static const struct ec2q_member q_ec2_m358[] = {
-	{ "Min", "Min", "Min", "min", 128, 0 },
-	{ "Max", "Max", "Max", "max", 128, 0 },
+static const struct ec2q_member q_ec2_m365[] = {
+	{ "Min", "Min", "Min", "min", 133, 0 },
+	{ "Max", "Max", "Max", "max", 133, 0 },
 };
-static const struct ec2q_member q_ec2_m360[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 359, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 366, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 341, 0 },
+static const struct ec2q_member q_ec2_m367[] = {
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 366, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 373, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 346, 0 },
 };
-static const struct ec2q_member q_ec2_m362[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 366, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 341, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 345, 0 },
-	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 77, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 361, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 339, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 340, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 276, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 151, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 138, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 137, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 154, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 150, 0 },
+static const struct ec2q_member q_ec2_m369[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 373, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 346, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 350, 0 },
+	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 79, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 368, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 344, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 345, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 281, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 156, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 143, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 142, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 159, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 155, 0 },
 };
-static const struct ec2q_member q_ec2_m363[] = {
-	{ "Min", "Min", "Min", "min", 273, 0 },
-	{ "Max", "Max", "Max", "max", 273, 0 },
+static const struct ec2q_member q_ec2_m370[] = {
+	{ "Min", "Min", "Min", "min", 278, 0 },
+	{ "Max", "Max", "Max", "max", 278, 0 },
 };
-static const char *const q_ec2_e365[] = {
+static const char *const q_ec2_e372[] = {
 	"available",
 	"associated",
 	"attaching",
 	"in-use",
 	"detaching",
 };
-static const char *const q_ec2_e368[] = {
+static const char *const q_ec2_e375[] = {
 	"add",
 	"remove",
 };
-static const char *const q_ec2_e370[] = {
+static const char *const q_ec2_e377[] = {
 	"all",
 };
-static const struct ec2q_member q_ec2_m371[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
-	{ "Affinity", "Affinity", "affinity", "affinity", 429, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 374, 0 },
-	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 273, 0 },
-	{ "HostId", "HostId", "hostId", "hostId", 429, 0 },
-	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 440, 0 },
-	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 429, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 429, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 372, 0 },
+static const struct ec2q_member q_ec2_m378[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 443, 0 },
+	{ "Affinity", "Affinity", "affinity", "affinity", 443, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 384, 0 },
+	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 278, 0 },
+	{ "HostId", "HostId", "hostId", "hostId", 443, 0 },
+	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 454, 0 },
+	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 443, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 443, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 380, 0 },
 };
-static const struct ec2q_member q_ec2_m373[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 376, 0 },
+static const struct ec2q_member q_ec2_m379[] = {
+	{ "GroupName", "GroupName", "groupName", "groupName", 443, 0 },
+	{ "State", "State", "state", "state", 385, 0 },
+	{ "Strategy", "Strategy", "strategy", "strategy", 389, 0 },
+	{ "PartitionCount", "PartitionCount", "partitionCount", "partitionCount", 278, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 443, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 450, 0 },
+	{ "GroupArn", "GroupArn", "groupArn", "groupArn", 443, 0 },
+	{ "SpreadLevel", "SpreadLevel", "spreadLevel", "spreadLevel", 434, 0 },
 };
-static const char *const q_ec2_e375[] = {
+static const struct ec2q_member q_ec2_m382[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 387, 0 },
+};
+static const char *const q_ec2_e385[] = {
+	"pending",
+	"available",
+	"deleting",
+	"deleted",
+};
+static const char *const q_ec2_e386[] = {
 	"cluster",
 	"partition",
 	"spread",
 };
-static const char *const q_ec2_e377[] = {
+static const char *const q_ec2_e389[] = {
+	"cluster",
+	"spread",
+	"partition",
+};
+static const char *const q_ec2_e390[] = {
 	"Windows",
 };
-static const struct ec2q_member q_ec2_m378[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 189, 0 },
+static const struct ec2q_member q_ec2_m391[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 194, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m379[] = {
-	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 189, 0 },
+static const struct ec2q_member q_ec2_m392[] = {
+	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 194, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", "enableResourceNameDnsARecord", 41, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m380[] = {
+static const struct ec2q_member q_ec2_m393[] = {
 	{ "Primary", "Primary", "primary", "primary", 41, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m382[] = {
+static const struct ec2q_member q_ec2_m395[] = {
 	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 383, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 396, 0 },
 };
-static const struct ec2q_member q_ec2_m384[] = {
-	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 429, 0 },
-	{ "ProductCodeType", "Type", "type", "type", 386, 0 },
+static const struct ec2q_member q_ec2_m397[] = {
+	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 443, 0 },
+	{ "ProductCodeType", "Type", "type", "type", 399, 0 },
 };
-static const char *const q_ec2_e386[] = {
+static const char *const q_ec2_e399[] = {
 	"devpay",
 	"marketplace",
 };
-static const struct ec2q_member q_ec2_m388[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m401[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m389[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 429, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 429, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 429, 0 },
+static const struct ec2q_member q_ec2_m402[] = {
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 443, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 443, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m392[] = {
-	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 429, 0 },
+static const struct ec2q_member q_ec2_m405[] = {
+	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 443, 0 },
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 40, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
+	{ "Description", "Description", "description", "description", 443, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 41, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 279, 0 },
-	{ "Name", "Name", "name", "name", 429, EC2Q_REQUIRED },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 284, 0 },
+	{ "Name", "Name", "name", "name", 443, EC2Q_REQUIRED },
 	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 35, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 387, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 429, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 429, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 429, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 400, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 443, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 443, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 443, 0 },
 	{ "BootMode", "BootMode", "BootMode", "bootMode", 44, 0 },
-	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 446, 0 },
-	{ "UefiData", "UefiData", "UefiData", "uefiData", 430, 0 },
-	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 202, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
+	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 460, 0 },
+	{ "UefiData", "UefiData", "UefiData", "uefiData", 444, 0 },
+	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 207, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 452, 0 },
 };
-static const struct ec2q_member q_ec2_m393[] = {
-	{ "ImageId", "ImageId", "imageId", "imageId", 429, 0 },
+static const struct ec2q_member q_ec2_m406[] = {
+	{ "ImageId", "ImageId", "imageId", "imageId", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m395[] = {
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 279, 0 },
+static const struct ec2q_member q_ec2_m408[] = {
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 284, 0 },
 	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 41, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 305, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 295, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 315, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 197, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 267, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 327, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 320, 0 },
-	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 387, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 310, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 300, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 320, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 202, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 272, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 292, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 332, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 325, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 400, 0 },
 	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 41, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 412, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 429, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 326, 0 },
-	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 143, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 301, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 410, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 309, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 70, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 297, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 296, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 317, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 303, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 311, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 302, 0 },
-	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 252, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 321, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 308, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 425, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 443, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 331, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 148, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 306, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 421, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 423, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 314, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 72, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 302, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 301, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 322, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 308, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 316, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 307, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 257, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 326, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 313, 0 },
 	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m396[] = {
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 184, 0 },
-	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 234, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
-	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 429, 0 },
-	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 429, 0 },
+static const struct ec2q_member q_ec2_m409[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 189, 0 },
+	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 239, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 443, 0 },
+	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 443, 0 },
+	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m398[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 414, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 415, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m411[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 427, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 428, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const char *const q_ec2_e400[] = {
+static const char *const q_ec2_e413[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -1592,262 +1650,266 @@ static const char *const q_ec2_e400[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e402[] = {
+static const char *const q_ec2_e415[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m404[] = {
+static const struct ec2q_member q_ec2_m417[] = {
 	{ "Enabled", "Enabled", "enabled", "enabled", 41, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m405[] = {
+static const struct ec2q_member q_ec2_m418[] = {
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 40, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 197, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 267, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 273, 0 },
-	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 228, 0 },
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 279, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 287, 0 },
-	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 273, EC2Q_REQUIRED },
-	{ "MinCount", "MinCount", "MinCount", "minCount", 273, EC2Q_REQUIRED },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 404, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 371, 0 },
-	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 387, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 408, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 410, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 431, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 406, 0 },
-	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 429, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 429, EC2Q_IDEMPOTENCY },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 202, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 272, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 278, 0 },
+	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 233, 0 },
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 284, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 292, 0 },
+	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 278, EC2Q_REQUIRED },
+	{ "MinCount", "MinCount", "MinCount", "minCount", 278, EC2Q_REQUIRED },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 417, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 378, 0 },
+	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 400, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 421, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 423, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 445, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 419, 0 },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 443, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 443, EC2Q_IDEMPOTENCY },
 	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 41, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 41, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 193, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 412, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 249, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 429, 0 },
-	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 144, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 149, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 438, 0 },
-	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 323, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 237, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 70, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 198, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 425, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 254, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 443, 0 },
+	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 149, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 154, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 452, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 328, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 242, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 72, 0 },
 	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 60, 0 },
 	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 49, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 188, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 331, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 239, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 153, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 378, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 236, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 193, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 336, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 244, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 158, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 391, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 241, 0 },
 	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 41, 0 },
 };
-static const char *const q_ec2_e412[] = {
+static const char *const q_ec2_e425[] = {
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m413[] = {
-	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 429, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
+static const struct ec2q_member q_ec2_m426[] = {
+	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 443, 0 },
+	{ "Description", "Description", "description", "description", 443, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 429, 0 },
-	{ "Progress", "Progress", "progress", "progress", 429, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 74, 0 },
-	{ "State", "Status", "status", "status", 418, 0 },
-	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 429, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 273, 0 },
-	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 429, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 428, 0 },
-	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 351, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 443, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 443, 0 },
+	{ "Progress", "Progress", "progress", "progress", 443, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 443, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 76, 0 },
+	{ "State", "Status", "status", "status", 431, 0 },
+	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 443, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 443, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 278, 0 },
+	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 443, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 443, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 450, 0 },
+	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 442, 0 },
+	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 356, 0 },
 };
-static const char *const q_ec2_e414[] = {
+static const char *const q_ec2_e427[] = {
 	"productCodes",
 	"createVolumePermission",
 };
-static const char *const q_ec2_e418[] = {
+static const char *const q_ec2_e431[] = {
 	"pending",
 	"completed",
 	"error",
 	"recoverable",
 	"recovering",
 };
-static const char *const q_ec2_e419[] = {
+static const char *const q_ec2_e432[] = {
 	"one-time",
 	"persistent",
 };
-static const struct ec2q_member q_ec2_m420[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 429, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 419, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 273, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 74, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 224, 0 },
+static const struct ec2q_member q_ec2_m433[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 443, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 432, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 278, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 76, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 229, 0 },
 };
-static const struct ec2q_member q_ec2_m421[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
-	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 429, 0 },
+static const char *const q_ec2_e434[] = {
+	"host",
+	"rack",
+};
+static const struct ec2q_member q_ec2_m435[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, EC2Q_REQUIRED },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 443, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m422[] = {
-	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
+static const struct ec2q_member q_ec2_m436[] = {
+	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 260, 0 },
 };
-static const struct ec2q_member q_ec2_m423[] = {
-	{ "Code", "Code", "code", "code", 429, 0 },
-	{ "Message", "Message", "message", "message", 429, 0 },
+static const struct ec2q_member q_ec2_m437[] = {
+	{ "Code", "Code", "code", "code", 443, 0 },
+	{ "Message", "Message", "message", "message", 443, 0 },
 };
-static const char *const q_ec2_e424[] = {
+static const char *const q_ec2_e438[] = {
 	"reachability",
 };
-static const char *const q_ec2_e425[] = {
+static const char *const q_ec2_e439[] = {
 	"passed",
 	"failed",
 	"insufficient-data",
 	"initializing",
 };
-static const struct ec2q_member q_ec2_m426[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m440[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, EC2Q_REQUIRED },
 	{ "Hibernate", "Hibernate", "Hibernate", "hibernate", 41, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 	{ "Force", "Force", "force", "force", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m427[] = {
-	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
+static const struct ec2q_member q_ec2_m441[] = {
+	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 260, 0 },
 };
-static const char *const q_ec2_e428[] = {
+static const char *const q_ec2_e442[] = {
 	"archive",
 	"standard",
 };
-static const char *const q_ec2_e432[] = {
+static const char *const q_ec2_e446[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 	"not-applicable",
 	"initializing",
 };
-static const struct ec2q_member q_ec2_m433[] = {
-	{ "Key", "Key", "key", "key", 429, 0 },
-	{ "Value", "Value", "value", "value", 429, 0 },
+static const struct ec2q_member q_ec2_m447[] = {
+	{ "Key", "Key", "key", "key", 443, 0 },
+	{ "Value", "Value", "value", "value", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m434[] = {
-	{ "Key", "Key", "key", "key", 429, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 429, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 400, 0 },
-	{ "Value", "Value", "value", "value", 429, 0 },
+static const struct ec2q_member q_ec2_m448[] = {
+	{ "Key", "Key", "key", "key", 443, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 443, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 413, 0 },
+	{ "Value", "Value", "value", "value", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m437[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 400, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 436, 0 },
+static const struct ec2q_member q_ec2_m451[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 413, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 450, 0 },
 };
-static const char *const q_ec2_e440[] = {
+static const char *const q_ec2_e454[] = {
 	"default",
 	"dedicated",
 	"host",
 };
-static const struct ec2q_member q_ec2_m441[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 223, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m455[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 228, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 41, 0 },
 };
-static const struct ec2q_member q_ec2_m442[] = {
-	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 255, 0 },
+static const struct ec2q_member q_ec2_m456[] = {
+	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 260, 0 },
 };
-static const struct ec2q_member q_ec2_m445[] = {
-	{ "Min", "Min", "Min", "min", 128, 0 },
-	{ "Max", "Max", "Max", "max", 128, 0 },
+static const struct ec2q_member q_ec2_m459[] = {
+	{ "Min", "Min", "Min", "min", 133, 0 },
+	{ "Max", "Max", "Max", "max", 133, 0 },
 };
-static const char *const q_ec2_e446[] = {
+static const char *const q_ec2_e460[] = {
 	"v2.0",
 };
-static const char *const q_ec2_e447[] = {
+static const char *const q_ec2_e461[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m451[] = {
-	{ "Min", "Min", "Min", "min", 273, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 273, 0 },
+static const struct ec2q_member q_ec2_m465[] = {
+	{ "Min", "Min", "Min", "min", 278, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 278, 0 },
 };
-static const struct ec2q_member q_ec2_m452[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 450, 0 },
+static const struct ec2q_member q_ec2_m466[] = {
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 464, 0 },
 	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 55, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 443, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 457, 0 },
 	{ "ValidCores", "ValidCores", "validCores", "validCores", 56, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 444, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 458, 0 },
 };
-static const struct ec2q_member q_ec2_m453[] = {
-	{ "Code", "Code", "code", "code", 429, 0 },
-	{ "Message", "Message", "message", "message", 429, 0 },
+static const struct ec2q_member q_ec2_m467[] = {
+	{ "Code", "Code", "code", "code", 443, 0 },
+	{ "Message", "Message", "message", "message", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m454[] = {
-	{ "Errors", "ErrorSet", "errorSet", "errorSet", 156, 0 },
+static const struct ec2q_member q_ec2_m468[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 161, 0 },
 };
-static const char *const q_ec2_e457[] = {
+static const char *const q_ec2_e471[] = {
 	"hvm",
 	"paravirtual",
 };
-static const struct ec2q_member q_ec2_m459[] = {
-	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 461, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 74, 0 },
+static const struct ec2q_member q_ec2_m473[] = {
+	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 475, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 443, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 76, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 41, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 429, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
-	{ "Size", "Size", "size", "size", 273, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 429, 0 },
-	{ "State", "Status", "status", "status", 470, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
-	{ "Iops", "Iops", "iops", "iops", 273, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 436, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 484, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 443, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 443, 0 },
+	{ "Size", "Size", "size", "size", 278, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 443, 0 },
+	{ "State", "Status", "status", "status", 484, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 443, 0 },
+	{ "Iops", "Iops", "iops", "iops", 278, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 450, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 498, 0 },
 	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 41, 0 },
 	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 41, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 273, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 278, 0 },
 };
-static const struct ec2q_member q_ec2_m460[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 74, 0 },
-	{ "Device", "Device", "device", "device", 429, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
-	{ "State", "Status", "status", "status", 462, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
+static const struct ec2q_member q_ec2_m474[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 76, 0 },
+	{ "Device", "Device", "device", "device", 443, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 443, 0 },
+	{ "State", "Status", "status", "status", 476, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 443, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 41, 0 },
 };
-static const char *const q_ec2_e462[] = {
+static const char *const q_ec2_e476[] = {
 	"attaching",
 	"attached",
 	"detaching",
 	"detached",
 	"busy",
 };
-static const char *const q_ec2_e463[] = {
+static const char *const q_ec2_e477[] = {
 	"autoEnableIO",
 	"productCodes",
 };
-static const struct ec2q_member q_ec2_m467[] = {
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
-	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 469, 0 },
-	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 429, 0 },
-	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 273, 0 },
-	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 273, 0 },
-	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 484, 0 },
-	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 273, 0 },
+static const struct ec2q_member q_ec2_m481[] = {
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 443, 0 },
+	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 483, 0 },
+	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 443, 0 },
+	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 278, 0 },
+	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 278, 0 },
+	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 498, 0 },
+	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 278, 0 },
 	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 41, 0 },
-	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 273, 0 },
-	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 273, 0 },
-	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 484, 0 },
-	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 273, 0 },
+	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 278, 0 },
+	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 278, 0 },
+	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 498, 0 },
+	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 278, 0 },
 	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 41, 0 },
-	{ "Progress", "Progress", "progress", "progress", 337, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 74, 0 },
-	{ "EndTime", "EndTime", "endTime", "endTime", 74, 0 },
+	{ "Progress", "Progress", "progress", "progress", 342, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 76, 0 },
+	{ "EndTime", "EndTime", "endTime", "endTime", 76, 0 },
 };
-static const char *const q_ec2_e469[] = {
+static const char *const q_ec2_e483[] = {
 	"modifying",
 	"optimizing",
 	"completed",
 	"failed",
 };
-static const char *const q_ec2_e470[] = {
+static const char *const q_ec2_e484[] = {
 	"creating",
 	"available",
 	"in-use",
@@ -1855,51 +1917,51 @@ static const char *const q_ec2_e470[] = {
 	"deleted",
 	"error",
 };
-static const struct ec2q_member q_ec2_m471[] = {
-	{ "Code", "Code", "code", "code", 429, 0 },
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 429, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 429, 0 },
+static const struct ec2q_member q_ec2_m485[] = {
+	{ "Code", "Code", "code", "code", 443, 0 },
+	{ "Description", "Description", "description", "description", 443, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 443, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m473[] = {
-	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 429, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+static const struct ec2q_member q_ec2_m487[] = {
+	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 443, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m475[] = {
-	{ "Name", "Name", "name", "name", 483, 0 },
-	{ "Status", "Status", "status", "status", 429, 0 },
+static const struct ec2q_member q_ec2_m489[] = {
+	{ "Name", "Name", "name", "name", 497, 0 },
+	{ "Status", "Status", "status", "status", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m477[] = {
-	{ "Description", "Description", "description", "description", 429, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 429, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 429, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 351, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 351, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 429, 0 },
+static const struct ec2q_member q_ec2_m491[] = {
+	{ "Description", "Description", "description", "description", 443, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 443, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 443, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 356, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 356, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 443, 0 },
 };
-static const struct ec2q_member q_ec2_m479[] = {
-	{ "Details", "Details", "details", "details", 476, 0 },
-	{ "Status", "Status", "status", "status", 480, 0 },
+static const struct ec2q_member q_ec2_m493[] = {
+	{ "Details", "Details", "details", "details", 490, 0 },
+	{ "Status", "Status", "status", "status", 494, 0 },
 };
-static const char *const q_ec2_e480[] = {
+static const char *const q_ec2_e494[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 };
-static const struct ec2q_member q_ec2_m481[] = {
-	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 472, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 429, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 429, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 478, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 429, 0 },
-	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 479, 0 },
-	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 474, 0 },
+static const struct ec2q_member q_ec2_m495[] = {
+	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 486, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 443, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 443, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 492, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 443, 0 },
+	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 493, 0 },
+	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 488, 0 },
 };
-static const char *const q_ec2_e483[] = {
+static const char *const q_ec2_e497[] = {
 	"io-enabled",
 	"io-performance",
 };
-static const char *const q_ec2_e484[] = {
+static const char *const q_ec2_e498[] = {
 	"standard",
 	"io1",
 	"io2",
@@ -1945,7 +2007,7 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[32] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m32, NULL },
 	[33] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[34] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[35] = { "BillingProductList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[35] = { "BillingProductList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[36] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[37] = { "BlobAttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m37, NULL },
 	[38] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m38, NULL },
@@ -1974,477 +2036,495 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[61] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
 	[62] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
 	[63] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
-	[64] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
-	[65] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
-	[66] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
-	[67] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 66, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[68] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
-	[69] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
-	[70] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
-	[71] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[72] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
-	[73] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
-	[74] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[75] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[76] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[77] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[78] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
-	[79] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m79, NULL },
-	[80] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
-	[81] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
-	[82] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
-	[83] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
-	[84] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
-	[85] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
-	[86] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
-	[87] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
-	[88] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
-	[89] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
-	[90] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
-	[91] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
-	[92] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
-	[93] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
-	[94] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
-	[95] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
-	[96] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
-	[97] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
-	[98] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
-	[99] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
-	[100] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
-	[101] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
-	[102] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
-	[103] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
-	[104] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
-	[105] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
-	[106] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
-	[107] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
-	[108] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
-	[109] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
-	[110] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
-	[111] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
-	[112] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
-	[113] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
-	[114] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
-	[115] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
-	[116] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
-	[117] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
-	[118] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
-	[119] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
-	[120] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
-	[121] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
-	[122] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e122 },
-	[123] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[124] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m124, NULL },
-	[125] = { "DiskInfoList", EC2Q_LIST, 0, 0, 124, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[126] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[127] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e127 },
-	[128] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[129] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m129, NULL },
-	[130] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e130 },
-	[131] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m131, NULL },
-	[132] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m132, NULL },
-	[133] = { "EbsInstanceBlockDeviceSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
-	[134] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e134 },
-	[135] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m135, NULL },
-	[136] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e136 },
-	[137] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
-	[138] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[139] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m139, NULL },
-	[140] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 139, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[141] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[142] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m142, NULL },
-	[143] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 142, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[144] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 142, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[145] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m145, NULL },
-	[146] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m146, NULL },
-	[147] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 146, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[148] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[149] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 145, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[150] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[151] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e151 },
-	[152] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m152, NULL },
-	[153] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m153, NULL },
-	[154] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[155] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e155 },
-	[156] = { "ErrorSet", EC2Q_LIST, 0, 0, 453, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[157] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e157 },
-	[158] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
-	[159] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 158, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
-	[160] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[161] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m161, NULL },
-	[162] = { "FilterList", EC2Q_LIST, 0, 0, 161, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[163] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[164] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m164, NULL },
-	[165] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 164, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[166] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[167] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m167, NULL },
-	[168] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[169] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[170] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m170, NULL },
-	[171] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[172] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
-	[173] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m173, NULL },
-	[174] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[175] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m175, NULL },
-	[176] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 175, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[177] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[178] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m178, NULL },
-	[179] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[180] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[181] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m181, NULL },
-	[182] = { "GroupIdStringList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "groupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[183] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
-	[184] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 183, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[185] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 409, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[186] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[187] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m187, NULL },
-	[188] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
-	[189] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e189 },
-	[190] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e190 },
-	[191] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e191 },
-	[192] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
-	[193] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m193, NULL },
-	[194] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m194, NULL },
-	[195] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
-	[196] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e196 },
-	[197] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[198] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 197, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[199] = { "ImageList", EC2Q_LIST, 0, 0, 194, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[200] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e200 },
-	[201] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e201 },
-	[202] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e202 },
-	[203] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m203, NULL },
-	[204] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
-	[205] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m205, NULL },
-	[206] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[207] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m207, NULL },
-	[208] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 207, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[209] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[210] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[211] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m211, NULL },
-	[212] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
-	[213] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e213 },
-	[214] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e214 },
-	[215] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m215, NULL },
-	[216] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 215, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[217] = { "InstanceBlockDeviceMappingSpecification", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m217, NULL },
-	[218] = { "InstanceBlockDeviceMappingSpecificationList", EC2Q_LIST, 0, 0, 217, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[219] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[220] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e220 },
-	[221] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 220, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[222] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[223] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 222, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[224] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e224 },
-	[225] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m225, NULL },
-	[226] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 225, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[227] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m227, NULL },
-	[228] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 227, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[229] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[230] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
-	[231] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m231, NULL },
-	[232] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 231, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[233] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e233 },
-	[234] = { "InstanceList", EC2Q_LIST, 0, 0, 211, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[235] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
-	[236] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m236, NULL },
-	[237] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m237, NULL },
-	[238] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e238 },
-	[239] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m239, NULL },
-	[240] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
-	[241] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e241 },
-	[242] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e242 },
-	[243] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e243 },
-	[244] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m244, NULL },
-	[245] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
-	[246] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m246, NULL },
-	[247] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 244, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[248] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m248, NULL },
-	[249] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 248, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[250] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m250, NULL },
-	[251] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 250, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[252] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m252, NULL },
-	[253] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m253, NULL },
-	[254] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m254, NULL },
-	[255] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 254, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[256] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e256 },
-	[257] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m257, NULL },
-	[258] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
-	[259] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 258, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[260] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m260, NULL },
-	[261] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 260, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[262] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 257, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[263] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
-	[264] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e264 },
-	[265] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[266] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
-	[267] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[268] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e268 },
-	[269] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m269, NULL },
-	[270] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 269, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[271] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
-	[272] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 271, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[273] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[274] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 275, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[275] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m275, NULL },
-	[276] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[277] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 278, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[278] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m278, NULL },
-	[279] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[280] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e280 },
-	[281] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 287, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[282] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m282, NULL },
-	[283] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[284] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 283, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[285] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
-	[286] = { "KeyPairList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[287] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[288] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e288 },
-	[289] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[290] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m290, NULL },
-	[291] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 290, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[292] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m292, NULL },
-	[293] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e293 },
-	[294] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m294, NULL },
-	[295] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 294, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[296] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m296, NULL },
-	[297] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
-	[298] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m298, NULL },
-	[299] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
-	[300] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[301] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 299, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[302] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m302, NULL },
-	[303] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m303, NULL },
-	[304] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e304 },
-	[305] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m305, NULL },
-	[306] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[307] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 306, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[308] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
-	[309] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m309, NULL },
-	[310] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e310 },
-	[311] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m311, NULL },
-	[312] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e312 },
-	[313] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e313 },
-	[314] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m314, NULL },
-	[315] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 314, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[316] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m316, NULL },
-	[317] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 316, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[318] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
-	[319] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 318, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[320] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m320, NULL },
-	[321] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m321, NULL },
-	[322] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[323] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m323, NULL },
-	[324] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
-	[325] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
-	[326] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 325, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[327] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m327, NULL },
-	[328] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
-	[329] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m329, NULL },
-	[330] = { "LicenseList", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[331] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 329, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[332] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e332 },
-	[333] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e333 },
-	[334] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 333, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[335] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[336] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e336 },
-	[337] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[338] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e338 },
-	[339] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[340] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[341] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[342] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[343] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[344] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[345] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[346] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[347] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m347, NULL },
-	[348] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m348, NULL },
-	[349] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m349, NULL },
-	[350] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[351] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[352] = { "ModifyInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m352, NULL },
-	[353] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m353, NULL },
-	[354] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m354, NULL },
-	[355] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m355, NULL },
-	[356] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m356, NULL },
-	[357] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e357 },
-	[358] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m358, NULL },
-	[359] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[360] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m360, NULL },
-	[361] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 360, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[362] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
-	[363] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m363, NULL },
-	[364] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[365] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e365 },
-	[366] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[367] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[368] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e368 },
-	[369] = { "OwnerStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[370] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e370 },
-	[371] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m371, NULL },
-	[372] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[373] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m373, NULL },
-	[374] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[375] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e375 },
-	[376] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 375, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[377] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e377 },
-	[378] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m378, NULL },
-	[379] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m379, NULL },
-	[380] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m380, NULL },
-	[381] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 380, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[382] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m382, NULL },
-	[383] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[384] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m384, NULL },
-	[385] = { "ProductCodeList", EC2Q_LIST, 0, 0, 384, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[386] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e386 },
-	[387] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[388] = { "RebootInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m388, NULL },
-	[389] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m389, NULL },
-	[390] = { "RegionList", EC2Q_LIST, 0, 0, 389, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[391] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[392] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m392, NULL },
-	[393] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m393, NULL },
-	[394] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 267, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[395] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m395, NULL },
-	[396] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m396, NULL },
-	[397] = { "ReservationList", EC2Q_LIST, 0, 0, 396, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[398] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
-	[399] = { "ResourceIdList", EC2Q_LIST, 0, 0, 439, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[400] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e400 },
-	[401] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[402] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e402 },
-	[403] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 402, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[404] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m404, NULL },
-	[405] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m405, NULL },
-	[406] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[407] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[408] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[409] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[410] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 409, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[411] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[412] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e412 },
-	[413] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m413, NULL },
-	[414] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e414 },
-	[415] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[416] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 415, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[417] = { "SnapshotList", EC2Q_LIST, 0, 0, 413, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[418] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e418 },
-	[419] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e419 },
-	[420] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m420, NULL },
-	[421] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m421, NULL },
-	[422] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m422, NULL },
-	[423] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m423, NULL },
-	[424] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e424 },
-	[425] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e425 },
-	[426] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m426, NULL },
-	[427] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m427, NULL },
-	[428] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e428 },
-	[429] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[430] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
-	[431] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[432] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e432 },
-	[433] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m433, NULL },
-	[434] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m434, NULL },
-	[435] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 434, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[436] = { "TagList", EC2Q_LIST, 0, 0, 433, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[437] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m437, NULL },
-	[438] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 437, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[439] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[440] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e440 },
-	[441] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m441, NULL },
-	[442] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m442, NULL },
-	[443] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[444] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[445] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m445, NULL },
-	[446] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e446 },
-	[447] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e447 },
-	[448] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 447, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[449] = { "UserIdStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[450] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[451] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m451, NULL },
-	[452] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m452, NULL },
-	[453] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m453, NULL },
-	[454] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m454, NULL },
-	[455] = { "ValueStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[456] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
-	[457] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e457 },
-	[458] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 457, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[459] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m459, NULL },
-	[460] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m460, NULL },
-	[461] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 460, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[462] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e462 },
-	[463] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e463 },
-	[464] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[465] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 464, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[466] = { "VolumeList", EC2Q_LIST, 0, 0, 459, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[467] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m467, NULL },
-	[468] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 467, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[469] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e469 },
-	[470] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e470 },
-	[471] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m471, NULL },
-	[472] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 471, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[473] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m473, NULL },
-	[474] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 473, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[475] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m475, NULL },
-	[476] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 475, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[477] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m477, NULL },
-	[478] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 477, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[479] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m479, NULL },
-	[480] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e480 },
-	[481] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m481, NULL },
-	[482] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 481, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[483] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e483 },
-	[484] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e484 },
-	[485] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[486] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[487] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[488] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[64] = { "CreatePlacementGroupRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
+	[65] = { "CreatePlacementGroupResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
+	[66] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
+	[67] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
+	[68] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
+	[69] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 68, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[70] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
+	[71] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
+	[72] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
+	[73] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[74] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
+	[75] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
+	[76] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[77] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[78] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[79] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[80] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m80, NULL },
+	[81] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m81, NULL },
+	[82] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m82, NULL },
+	[83] = { "DeletePlacementGroupRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
+	[84] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
+	[85] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
+	[86] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
+	[87] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
+	[88] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
+	[89] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
+	[90] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
+	[91] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
+	[92] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
+	[93] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
+	[94] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
+	[95] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
+	[96] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
+	[97] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
+	[98] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
+	[99] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
+	[100] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
+	[101] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
+	[102] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
+	[103] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
+	[104] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
+	[105] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
+	[106] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[107] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
+	[108] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
+	[109] = { "DescribePlacementGroupsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
+	[110] = { "DescribePlacementGroupsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
+	[111] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
+	[112] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
+	[113] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
+	[114] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
+	[115] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
+	[116] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
+	[117] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
+	[118] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
+	[119] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
+	[120] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
+	[121] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
+	[122] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m122, NULL },
+	[123] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
+	[124] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m124, NULL },
+	[125] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
+	[126] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m126, NULL },
+	[127] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e127 },
+	[128] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[129] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m129, NULL },
+	[130] = { "DiskInfoList", EC2Q_LIST, 0, 0, 129, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[131] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[132] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e132 },
+	[133] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[134] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m134, NULL },
+	[135] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e135 },
+	[136] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m136, NULL },
+	[137] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m137, NULL },
+	[138] = { "EbsInstanceBlockDeviceSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m138, NULL },
+	[139] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e139 },
+	[140] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m140, NULL },
+	[141] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e141 },
+	[142] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m142, NULL },
+	[143] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[144] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
+	[145] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 144, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[146] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[147] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m147, NULL },
+	[148] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 147, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[149] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 147, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[150] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m150, NULL },
+	[151] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m151, NULL },
+	[152] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 151, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[153] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[154] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 150, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[155] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[156] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e156 },
+	[157] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m157, NULL },
+	[158] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m158, NULL },
+	[159] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[160] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e160 },
+	[161] = { "ErrorSet", EC2Q_LIST, 0, 0, 467, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[162] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e162 },
+	[163] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[164] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 163, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[165] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[166] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m166, NULL },
+	[167] = { "FilterList", EC2Q_LIST, 0, 0, 166, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[168] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[169] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m169, NULL },
+	[170] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 169, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[171] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[172] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m172, NULL },
+	[173] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[174] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[175] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m175, NULL },
+	[176] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[177] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m177, NULL },
+	[178] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m178, NULL },
+	[179] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[180] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m180, NULL },
+	[181] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 180, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[182] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[183] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m183, NULL },
+	[184] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[185] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[186] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m186, NULL },
+	[187] = { "GroupIdStringList", EC2Q_LIST, 0, 0, 420, EC2Q_NONE, NULL, "groupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[188] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m188, NULL },
+	[189] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 188, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[190] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[191] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[192] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
+	[193] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m193, NULL },
+	[194] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e194 },
+	[195] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e195 },
+	[196] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e196 },
+	[197] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m197, NULL },
+	[198] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m198, NULL },
+	[199] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m199, NULL },
+	[200] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m200, NULL },
+	[201] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e201 },
+	[202] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[203] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 202, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[204] = { "ImageList", EC2Q_LIST, 0, 0, 199, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[205] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e205 },
+	[206] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e206 },
+	[207] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e207 },
+	[208] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m208, NULL },
+	[209] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m209, NULL },
+	[210] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m210, NULL },
+	[211] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[212] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
+	[213] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 212, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[214] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[215] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[216] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
+	[217] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m217, NULL },
+	[218] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e218 },
+	[219] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e219 },
+	[220] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m220, NULL },
+	[221] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 220, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[222] = { "InstanceBlockDeviceMappingSpecification", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m222, NULL },
+	[223] = { "InstanceBlockDeviceMappingSpecificationList", EC2Q_LIST, 0, 0, 222, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[224] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[225] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e225 },
+	[226] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 225, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[227] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[228] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 227, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[229] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e229 },
+	[230] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m230, NULL },
+	[231] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 230, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[232] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m232, NULL },
+	[233] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 232, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[234] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 235, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[235] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
+	[236] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m236, NULL },
+	[237] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 236, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[238] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e238 },
+	[239] = { "InstanceList", EC2Q_LIST, 0, 0, 216, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[240] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
+	[241] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m241, NULL },
+	[242] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m242, NULL },
+	[243] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e243 },
+	[244] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m244, NULL },
+	[245] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
+	[246] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e246 },
+	[247] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e247 },
+	[248] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e248 },
+	[249] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m249, NULL },
+	[250] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m250, NULL },
+	[251] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m251, NULL },
+	[252] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 249, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[253] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m253, NULL },
+	[254] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 253, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[255] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
+	[256] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 255, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[257] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m257, NULL },
+	[258] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
+	[259] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m259, NULL },
+	[260] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 259, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[261] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e261 },
+	[262] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m262, NULL },
+	[263] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
+	[264] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 263, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[265] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m265, NULL },
+	[266] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 265, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[267] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 262, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[268] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m268, NULL },
+	[269] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e269 },
+	[270] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[271] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
+	[272] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[273] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e273 },
+	[274] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m274, NULL },
+	[275] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 274, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[276] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m276, NULL },
+	[277] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 276, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[278] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[279] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 280, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[280] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m280, NULL },
+	[281] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[282] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 283, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[283] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m283, NULL },
+	[284] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[285] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e285 },
+	[286] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[287] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m287, NULL },
+	[288] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[289] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 288, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[290] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m290, NULL },
+	[291] = { "KeyPairList", EC2Q_LIST, 0, 0, 290, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[292] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[293] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e293 },
+	[294] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[295] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m295, NULL },
+	[296] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 295, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[297] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m297, NULL },
+	[298] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e298 },
+	[299] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
+	[300] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 299, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[301] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m301, NULL },
+	[302] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m302, NULL },
+	[303] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m303, NULL },
+	[304] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
+	[305] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[306] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 304, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[307] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m307, NULL },
+	[308] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
+	[309] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e309 },
+	[310] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m310, NULL },
+	[311] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[312] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 311, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[313] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m313, NULL },
+	[314] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m314, NULL },
+	[315] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e315 },
+	[316] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m316, NULL },
+	[317] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e317 },
+	[318] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e318 },
+	[319] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m319, NULL },
+	[320] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 319, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[321] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m321, NULL },
+	[322] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 321, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[323] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[324] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 323, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[325] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
+	[326] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m326, NULL },
+	[327] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 297, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[328] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
+	[329] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m329, NULL },
+	[330] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m330, NULL },
+	[331] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 330, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[332] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m332, NULL },
+	[333] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m333, NULL },
+	[334] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m334, NULL },
+	[335] = { "LicenseList", EC2Q_LIST, 0, 0, 333, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[336] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 334, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[337] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e337 },
+	[338] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e338 },
+	[339] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 338, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[340] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[341] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e341 },
+	[342] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[343] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e343 },
+	[344] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[345] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[346] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[347] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[348] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[349] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[350] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[351] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[352] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m352, NULL },
+	[353] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m353, NULL },
+	[354] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m354, NULL },
+	[355] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[356] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[357] = { "ModifyInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m357, NULL },
+	[358] = { "ModifyInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m358, NULL },
+	[359] = { "ModifyInstanceMetadataOptionsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m359, NULL },
+	[360] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m360, NULL },
+	[361] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m361, NULL },
+	[362] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
+	[363] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m363, NULL },
+	[364] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e364 },
+	[365] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m365, NULL },
+	[366] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[367] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m367, NULL },
+	[368] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 367, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[369] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m369, NULL },
+	[370] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m370, NULL },
+	[371] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[372] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e372 },
+	[373] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[374] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[375] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e375 },
+	[376] = { "OwnerStringList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[377] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e377 },
+	[378] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m378, NULL },
+	[379] = { "PlacementGroup", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m379, NULL },
+	[380] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[381] = { "PlacementGroupIdStringList", EC2Q_LIST, 0, 0, 380, EC2Q_NONE, NULL, "GroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[382] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m382, NULL },
+	[383] = { "PlacementGroupList", EC2Q_LIST, 0, 0, 379, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[384] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[385] = { "PlacementGroupState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e385 },
+	[386] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e386 },
+	[387] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 386, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[388] = { "PlacementGroupStringList", EC2Q_LIST, 0, 0, 384, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[389] = { "PlacementStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e389 },
+	[390] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e390 },
+	[391] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m391, NULL },
+	[392] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m392, NULL },
+	[393] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m393, NULL },
+	[394] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 393, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[395] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m395, NULL },
+	[396] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[397] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m397, NULL },
+	[398] = { "ProductCodeList", EC2Q_LIST, 0, 0, 397, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[399] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e399 },
+	[400] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[401] = { "RebootInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m401, NULL },
+	[402] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m402, NULL },
+	[403] = { "RegionList", EC2Q_LIST, 0, 0, 402, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[404] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[405] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m405, NULL },
+	[406] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m406, NULL },
+	[407] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 272, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[408] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m408, NULL },
+	[409] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m409, NULL },
+	[410] = { "ReservationList", EC2Q_LIST, 0, 0, 409, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[411] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m411, NULL },
+	[412] = { "ResourceIdList", EC2Q_LIST, 0, 0, 453, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[413] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e413 },
+	[414] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[415] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e415 },
+	[416] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 415, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[417] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m417, NULL },
+	[418] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m418, NULL },
+	[419] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[420] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[421] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 420, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[422] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[423] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 422, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[424] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[425] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e425 },
+	[426] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m426, NULL },
+	[427] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e427 },
+	[428] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[429] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 428, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[430] = { "SnapshotList", EC2Q_LIST, 0, 0, 426, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[431] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e431 },
+	[432] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e432 },
+	[433] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m433, NULL },
+	[434] = { "SpreadLevel", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e434 },
+	[435] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m435, NULL },
+	[436] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m436, NULL },
+	[437] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m437, NULL },
+	[438] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e438 },
+	[439] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e439 },
+	[440] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m440, NULL },
+	[441] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m441, NULL },
+	[442] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e442 },
+	[443] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[444] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
+	[445] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[446] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e446 },
+	[447] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m447, NULL },
+	[448] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m448, NULL },
+	[449] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 448, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[450] = { "TagList", EC2Q_LIST, 0, 0, 447, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[451] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m451, NULL },
+	[452] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 451, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[453] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[454] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e454 },
+	[455] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m455, NULL },
+	[456] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m456, NULL },
+	[457] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[458] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 457, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[459] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m459, NULL },
+	[460] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e460 },
+	[461] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e461 },
+	[462] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 461, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[463] = { "UserIdStringList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[464] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[465] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m465, NULL },
+	[466] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m466, NULL },
+	[467] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m467, NULL },
+	[468] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m468, NULL },
+	[469] = { "ValueStringList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[470] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[471] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e471 },
+	[472] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 471, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[473] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m473, NULL },
+	[474] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m474, NULL },
+	[475] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 474, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[476] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e476 },
+	[477] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e477 },
+	[478] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[479] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 478, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[480] = { "VolumeList", EC2Q_LIST, 0, 0, 473, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[481] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m481, NULL },
+	[482] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 481, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[483] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e483 },
+	[484] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e484 },
+	[485] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m485, NULL },
+	[486] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 485, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[487] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m487, NULL },
+	[488] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 487, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[489] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m489, NULL },
+	[490] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 489, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[491] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m491, NULL },
+	[492] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 491, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[493] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m493, NULL },
+	[494] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e494 },
+	[495] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m495, NULL },
+	[496] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 495, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[497] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e497 },
+	[498] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e498 },
+	[499] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[500] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 443, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[501] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[502] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 106, 107, NULL },
-	{ "DescribeAvailabilityZones", 87, 88, NULL },
-	{ "DescribeAccountAttributes", 85, 86, NULL },
-	{ "CreateKeyPair", 61, 282, NULL },
-	{ "ImportKeyPair", 203, 204, NULL },
-	{ "DescribeKeyPairs", 101, 102, NULL },
-	{ "DeleteKeyPair", 78, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 97, 98, NULL },
-	{ "DescribeInstanceTypeOfferings", 95, 96, NULL },
-	{ "CreateTags", 65, EC2Q_NONE, NULL },
-	{ "DeleteTags", 82, EC2Q_NONE, NULL },
-	{ "DescribeTags", 112, 113, NULL },
+	{ "DescribeRegions", 111, 112, NULL },
+	{ "DescribeAvailabilityZones", 90, 91, NULL },
+	{ "DescribeAccountAttributes", 88, 89, NULL },
+	{ "CreateKeyPair", 61, 287, NULL },
+	{ "ImportKeyPair", 208, 209, NULL },
+	{ "DescribeKeyPairs", 104, 105, NULL },
+	{ "DeleteKeyPair", 80, EC2Q_NONE, NULL },
+	{ "DescribeInstanceTypes", 100, 101, NULL },
+	{ "DescribeInstanceTypeOfferings", 98, 99, NULL },
+	{ "CreateTags", 67, EC2Q_NONE, NULL },
+	{ "DeleteTags", 85, EC2Q_NONE, NULL },
+	{ "DescribeTags", 117, 118, NULL },
 	{ "CreateLaunchTemplate", 62, 63, NULL },
-	{ "DescribeLaunchTemplates", 104, 105, NULL },
-	{ "DeleteLaunchTemplate", 79, 80, NULL },
-	{ "CreateVolume", 69, 459, NULL },
-	{ "DeleteVolume", 83, EC2Q_NONE, NULL },
-	{ "DescribeVolumes", 120, 121, NULL },
-	{ "ModifyVolume", 354, 355, NULL },
-	{ "DescribeVolumesModifications", 118, 119, NULL },
-	{ "DescribeVolumeStatus", 116, 117, NULL },
-	{ "DescribeVolumeAttribute", 114, 115, NULL },
-	{ "CreateSnapshot", 64, 413, NULL },
+	{ "DescribeLaunchTemplates", 107, 108, NULL },
+	{ "DeleteLaunchTemplate", 81, 82, NULL },
+	{ "CreateVolume", 71, 473, NULL },
+	{ "DeleteVolume", 86, EC2Q_NONE, NULL },
+	{ "DescribeVolumes", 125, 126, NULL },
+	{ "ModifyVolume", 361, 362, NULL },
+	{ "DescribeVolumesModifications", 123, 124, NULL },
+	{ "DescribeVolumeStatus", 121, 122, NULL },
+	{ "DescribeVolumeAttribute", 119, 120, NULL },
+	{ "CreateSnapshot", 66, 426, NULL },
 	{ "CopySnapshot", 53, 54, NULL },
-	{ "DeleteSnapshot", 81, EC2Q_NONE, NULL },
-	{ "DescribeSnapshots", 110, 111, NULL },
-	{ "DescribeSnapshotAttribute", 108, 109, NULL },
-	{ "ModifySnapshotAttribute", 353, EC2Q_NONE, NULL },
-	{ "ResetSnapshotAttribute", 398, EC2Q_NONE, NULL },
-	{ "RegisterImage", 392, 393, NULL },
-	{ "DescribeImages", 90, 91, NULL },
-	{ "DeregisterImage", 84, EC2Q_NONE, NULL },
-	{ "DescribeImageAttribute", 89, 195, NULL },
-	{ "RunInstances", 405, 396, NULL },
-	{ "DescribeInstances", 99, 100, NULL },
-	{ "TerminateInstances", 441, 442, NULL },
-	{ "StopInstances", 426, 427, NULL },
-	{ "StartInstances", 421, 422, NULL },
-	{ "DescribeInstanceStatus", 93, 94, NULL },
-	{ "GetConsoleOutput", 172, 173, NULL },
-	{ "DescribeInstanceAttribute", 92, 212, NULL },
-	{ "RebootInstances", 388, EC2Q_NONE, NULL },
-	{ "ModifyInstanceAttribute", 352, EC2Q_NONE, NULL },
+	{ "DeleteSnapshot", 84, EC2Q_NONE, NULL },
+	{ "DescribeSnapshots", 115, 116, NULL },
+	{ "DescribeSnapshotAttribute", 113, 114, NULL },
+	{ "ModifySnapshotAttribute", 360, EC2Q_NONE, NULL },
+	{ "ResetSnapshotAttribute", 411, EC2Q_NONE, NULL },
+	{ "RegisterImage", 405, 406, NULL },
+	{ "DescribeImages", 93, 94, NULL },
+	{ "DeregisterImage", 87, EC2Q_NONE, NULL },
+	{ "DescribeImageAttribute", 92, 200, NULL },
+	{ "RunInstances", 418, 409, NULL },
+	{ "DescribeInstances", 102, 103, NULL },
+	{ "TerminateInstances", 455, 456, NULL },
+	{ "StopInstances", 440, 441, NULL },
+	{ "StartInstances", 435, 436, NULL },
+	{ "DescribeInstanceStatus", 96, 97, NULL },
+	{ "GetConsoleOutput", 177, 178, NULL },
+	{ "DescribeInstanceAttribute", 95, 217, NULL },
+	{ "RebootInstances", 401, EC2Q_NONE, NULL },
+	{ "ModifyInstanceAttribute", 357, EC2Q_NONE, NULL },
+	{ "ModifyInstanceMetadataOptions", 358, 359, NULL },
+	{ "CreatePlacementGroup", 64, 65, NULL },
+	{ "DescribePlacementGroups", 109, 110, NULL },
+	{ "DeletePlacementGroup", 83, EC2Q_NONE, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -2453,9 +2533,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 489,
+	.n_shapes = 503,
 	.ops = q_ec2_ops,
-	.n_ops = 43,
+	.n_ops = 47,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

@@ -50,6 +50,10 @@ enum {
 	EC2Q_EC2_DescribeInstanceAttribute = 40,
 	EC2Q_EC2_RebootInstances = 41,
 	EC2Q_EC2_ModifyInstanceAttribute = 42,
+	EC2Q_EC2_ModifyInstanceMetadataOptions = 43,
+	EC2Q_EC2_CreatePlacementGroup = 44,
+	EC2Q_EC2_DescribePlacementGroups = 45,
+	EC2Q_EC2_DeletePlacementGroup = 46,
 };
 extern const struct ec2q_service ec2q_ec2;
 
