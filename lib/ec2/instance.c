@@ -357,12 +357,11 @@ static int check_placement(const json_t *pl)
 	};
 
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(refused); i++)
-		if (json_object_get(pl, refused[i])) {
-			char what[64];
-
-			snprintf(what, sizeof(what), "Placement.%s", refused[i]);
-			return unsupported(what);
-		}
+		if (json_object_get(pl, refused[i]))
+			return spx_ec2_fault(400, "Unsupported",
+					     "The parameter Placement.%s is not "
+					     "supported here yet.",
+					     refused[i]);
 	if (spx_ec2_str(pl, "GroupName") && spx_ec2_str(pl, "GroupId"))
 		return spx_ec2_fault(400, "InvalidParameterCombination",
 				     "The parameters Placement.GroupName and "

@@ -859,6 +859,15 @@ static void test_pgroup_run(void)
 		  NULL),
 	      -1, "name and id");
 	T_STR(code(), "InvalidParameterCombination", "its code");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"PartitionNumber\": 1}}",
+		  NULL),
+	      -1, "a partition without a group");
+	T_STR(code(), "InvalidParameterCombination", "its code");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupName\": \"sp\", "
+		  "\"HostId\": \"h-0123456789abcdef0\"}}",
+		  NULL),
+	      -1, "a dedicated host");
+	T_STR(code(), "Unsupported", "its code");
 	T_INT(run("{\"ImageId\": \"%A\", \"MinCount\": 2, \"MaxCount\": 2, "
 		  "\"Placement\": {\"GroupName\": \"sp\"}}",
 		  NULL),
