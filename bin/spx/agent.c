@@ -500,6 +500,41 @@ out:
 	return path;
 }
 
+/* The options of a running guest changed (ModifyInstanceMetadataOptions):
+ * its metadata.json, which `spx-vm imds` reads afresh for each guest
+ * connection, replaced at once (a new file renamed over it, so a
+ * connection reads the old or the new one, never a part). Its token key
+ * stays: tokens given out remain good. */
+static void inst_metadata(struct agent *ag, struct spx_inst_work *w)
+{
+	char *dir = guest_dir(ag, w->id);
+	char *path = spx_path_join(dir, "metadata.json"), *text = NULL;
+	json_t *rec = NULL, *md = NULL;
+	int rc = -1;
+
+	if (spx_inst_get(ag->st, w->account, w->id, &rec) < 0)
+		goto out;
+	md = spx_inst_metadata(rec, ag->conf->aws.region);
+	text = md ? json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	if (!text) {
+		spx_error(SPX_FAIL, "cannot encode the metadata");
+		goto out;
+	}
+	rc = spx_write_file(path, text, strlen(text), 0600, false);
+out:
+	if (rc < 0)
+		spx_log(SPX_LOG_WARN, "%s: cannot write '%s': %s", w->id, path,
+			spx_errmsg());
+	else
+		inst_log_rc(w, spx_inst_metadata_applied(ag->st, w),
+			    "metadata options applied");
+	free(text);
+	json_decref(md);
+	json_decref(rec);
+	free(path);
+	free(dir);
+}
+
 /* A terminated guest's metadata file goes (the guest's directory, with
  * its console, stays). */
 static void forget_metadata(const struct agent *ag,
@@ -716,11 +751,15 @@ static void inst_pass(struct agent *ag)
 			break;
 		case SPX_INST_WATCH:
 		case SPX_INST_REBOOT:
+		case SPX_INST_METADATA:
 			ag->guests = true;
 			dir = guest_dir(ag, w[i].id);
 			if (spx_vm_pid(dir) && w[i].step == SPX_INST_REBOOT) {
 				if (ag->njobs < MAX_JOBS)
 					inst_reboot(ag, &w[i]);
+			} else if (spx_vm_pid(dir) &&
+				   w[i].step == SPX_INST_METADATA) {
+				inst_metadata(ag, &w[i]);
 			} else if (!spx_vm_pid(dir)) {
 				const char *code = death_code(dir);
 

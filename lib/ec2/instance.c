@@ -11,6 +11,7 @@
 #include "ec2/instance.h"
 #include "ec2/itype.h"
 #include "ec2/keypair.h"
+#include "ec2/pgroup.h"
 #include "ec2/rec.h"
 #include "ec2/tags.h"
 #include "ec2/volume.h"
@@ -130,6 +131,7 @@ struct launch {
 	char *pubkey;		/* KeyName's, or NULL */
 	json_t *itags, *vtags;	/* TagLists for instances and volumes */
 	json_t *mdopts;		/* MetadataOptions */
+	json_t *pg;		/* the placement group's record, or NULL */
 };
 
 static void launch_release(struct launch *l)
@@ -140,6 +142,7 @@ static void launch_release(struct launch *l)
 	json_decref(l->itags);
 	json_decref(l->vtags);
 	json_decref(l->mdopts);
+	json_decref(l->pg);
 }
 
 static int unsupported(const char *what)
@@ -344,6 +347,36 @@ static int check_mdopts(const json_t *req, struct launch *l)
 	return 0;
 }
 
+/* Placement's group members: GroupName or GroupId (not both), and
+ * PartitionNumber only with one; the group itself is looked up under the
+ * node's lock (group_fit). Dedicated hosts are not here. */
+static int check_placement(const json_t *pl)
+{
+	static const char *const refused[] = {
+		"Affinity", "HostId", "HostResourceGroupArn", "SpreadDomain",
+	};
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(refused); i++)
+		if (json_object_get(pl, refused[i]))
+			return spx_ec2_fault(400, "Unsupported",
+					     "The parameter Placement.%s is not "
+					     "supported here yet.",
+					     refused[i]);
+	if (spx_ec2_str(pl, "GroupName") && spx_ec2_str(pl, "GroupId"))
+		return spx_ec2_fault(400, "InvalidParameterCombination",
+				     "The parameters Placement.GroupName and "
+				     "Placement.GroupId cannot be combined.");
+	if (spx_ec2_str(pl, "GroupName") &&
+	    spx_pg_name_check(spx_ec2_str(pl, "GroupName")) < 0)
+		return -1;
+	if (json_object_get(pl, "PartitionNumber") &&
+	    !spx_ec2_str(pl, "GroupName") && !spx_ec2_str(pl, "GroupId"))
+		return spx_ec2_fault(400, "InvalidParameterCombination",
+				     "Placement.PartitionNumber needs a "
+				     "placement group.");
+	return 0;
+}
+
 static int check_request(struct spx_state *st,
 			 const struct spx_inst_env *env, const char *account,
 			 const json_t *req, struct launch *l)
@@ -383,6 +416,8 @@ static int check_request(struct spx_state *st,
 				     "Invalid availability zone: [%s]", az);
 	if (ten && strcmp(ten, "default"))
 		return unsupported("Placement.Tenancy");
+	if (check_placement(pl) < 0)
+		return -1;
 	if (spx_ec2_str(req, "InstanceInitiatedShutdownBehavior") &&
 	    strcmp(spx_ec2_str(req, "InstanceInitiatedShutdownBehavior"),
 		   "stop"))
@@ -444,6 +479,87 @@ static int fit(struct spx_state *st, const struct spx_inst_env *env,
 				     (long long)(min * mib),
 				     (unsigned long long)taken,
 				     (unsigned long long)env->mem_mib);
+	return 0;
+}
+
+static bool pg_member(const json_t *rec)
+{
+	int c = code_of(rec);
+
+	return c != SPX_INST_SHUTTING_DOWN && c != SPX_INST_TERMINATED;
+}
+
+int spx_inst_pg_members(struct spx_state *st, const char *account,
+			const char *gid, int64_t *n)
+{
+	json_t *all, *r;
+	size_t i;
+
+	*n = 0;
+	if (spx_ec2_kind_list(st, &kind, account, &all) < 0)
+		return -1;
+	json_array_foreach(all, i, r)
+		if (!strcmp(spx_ec2_str0(json_object_get(r, "Placement"),
+					 "GroupId"),
+			    gid) &&
+		    pg_member(r))
+			(*n)++;
+	json_decref(all);
+	return 0;
+}
+
+/* The request's placement group (under the node's lock): l->pg, and *n
+ * cut to what the group takes. A spread group holds one instance on this
+ * node (one host). */
+static int group_fit(struct spx_state *st, const char *account,
+		     const json_t *req, struct launch *l, int64_t *n)
+{
+	const json_t *pl = json_object_get(req, "Placement");
+	const char *name = spx_ec2_str(pl, "GroupName");
+	const char *gid = spx_ec2_str(pl, "GroupId");
+	const json_t *part = json_object_get(pl, "PartitionNumber");
+	const char *strat;
+	int64_t have;
+
+	if (!name && !gid)
+		return 0;
+	if ((name ? spx_pg_find(st, account, name, &l->pg)
+		  : spx_pg_get(st, account, gid, &l->pg)) < 0)
+		return -1;
+	strat = spx_ec2_str0(l->pg, "Strategy");
+	if (part) {
+		int64_t p = json_integer_value(part);
+		int64_t max = num(l->pg, "PartitionCount");
+
+		if (strcmp(strat, "partition"))
+			return spx_ec2_fault(400, "InvalidParameterCombination",
+					     "Placement.PartitionNumber is "
+					     "valid only for a partition "
+					     "placement group.");
+		if (p < 1 || p > max)
+			return spx_ec2_fault(400, "InvalidParameterValue",
+					     "The partition number (%lld) must "
+					     "be between 1 and %lld for "
+					     "placement group '%s'.",
+					     (long long)p, (long long)max,
+					     spx_ec2_str0(l->pg, "GroupName"));
+	}
+	if (strcmp(strat, "spread"))
+		return 0;
+	if (spx_inst_pg_members(st, account, spx_ec2_str0(l->pg, "GroupId"),
+				&have) < 0)
+		return -1;
+	if (have + l->min > 1)
+		return spx_ec2_fault(500, "InsufficientInstanceCapacity",
+				     "We currently do not have sufficient "
+				     "capacity in spread placement group "
+				     "'%s': the spread group is full on this "
+				     "node, which holds one of its instances "
+				     "(it has %lld; %lld requested).",
+				     spx_ec2_str0(l->pg, "GroupName"),
+				     (long long)have, (long long)l->min);
+	if (*n > 1 - have)
+		*n = 1 - have;
 	return 0;
 }
 
@@ -520,6 +636,24 @@ static json_t *new_record(const struct spx_inst_env *env,
 		json_object_set(rec, "KeyName", json_object_get(req, "KeyName"));
 	if ((v = json_object_get(l->image, "BootMode")))
 		json_object_set(rec, "BootMode", v);
+	if (l->pg) {
+		json_t *pl = json_object_get(rec, "Placement");
+		const json_t *part = json_object_get(
+			json_object_get(req, "Placement"), "PartitionNumber");
+
+		json_object_set(pl, "GroupName",
+				json_object_get(l->pg, "GroupName"));
+		json_object_set(pl, "GroupId", json_object_get(l->pg, "GroupId"));
+		if (part)
+			json_object_set(pl, "PartitionNumber", (json_t *)part);
+		else if (!strcmp(spx_ec2_str0(l->pg, "Strategy"), "partition"))
+			/* EC2 spreads them over the partitions itself. */
+			json_object_set_new(
+				pl, "PartitionNumber",
+				json_integer(index % num(l->pg,
+							 "PartitionCount") +
+					     1));
+	}
 	json_object_set_new(rec, "SpxNode", json_string(env->node));
 	json_object_set_new(rec, "SpxAccount", json_string(account));
 	json_object_set_new(rec, "SpxReservationId", json_string(rid));
@@ -641,10 +775,15 @@ int spx_inst_run(struct spx_state *st, const struct spx_inst_env *env,
 		spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
 		goto out;
 	}
-	/* The memory check and the records under the node's lock: two
-	 * launches cannot both take the last memory. */
+	/* The memory and placement group checks and the records under the
+	 * node's lock: two launches cannot both take the last memory, or a
+	 * spread group's one place. */
+	/* The placement group first: an unknown or full one is said as
+	 * such whatever the memory. */
+	n = l.max;
 	if ((lk = lock_node(env->lock)) < 0 ||
-	    fit(st, env, l.type->name, l.type->memory_mib, l.min, l.max, &n) < 0)
+	    group_fit(st, account, req, &l, &n) < 0 ||
+	    fit(st, env, l.type->name, l.type->memory_mib, l.min, n, &n) < 0)
 		goto out;
 	for (int64_t k = 0; k < n; k++) {
 		char id[SPX_ID_SIZE], *key;
@@ -1130,6 +1269,85 @@ int spx_inst_modify(struct spx_state *st, const char *account,
 	return rc < 0 ? -1 : 0;
 }
 
+/* ---- ModifyInstanceMetadataOptions ---------------------------------- */
+
+struct mdmod {
+	const json_t *req;
+	json_t *opts; /* out: the MetadataOptions after */
+};
+
+static int do_mdopts(json_t *rec, void *arg)
+{
+	static const char *const members[] = {
+		"HttpTokens", "HttpPutResponseHopLimit", "HttpEndpoint",
+		"HttpProtocolIpv6", "InstanceMetadataTags",
+	};
+	struct mdmod *m = arg;
+	json_t *mo = json_object_get(rec, "MetadataOptions");
+	int c = code_of(rec);
+
+	if (c == SPX_INST_SHUTTING_DOWN || c == SPX_INST_TERMINATED)
+		return incorrect_state(rec, "modified");
+	if (!json_is_object(mo)) {
+		mo = json_object();
+		json_object_set_new(rec, "MetadataOptions", mo);
+	}
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(members); i++) {
+		json_t *v = json_object_get(m->req, members[i]);
+
+		if (v)
+			json_object_set(mo, members[i], v);
+	}
+	/* A running guest gets the change from the agent (applied then);
+	 * any other on its next start. */
+	json_object_set_new(mo, "State", json_string("pending"));
+	json_object_set_new(rec, "SpxMetadataRev",
+			    json_integer(num(rec, "SpxMetadataRev") + 1));
+	json_decref(m->opts);
+	m->opts = json_deep_copy(mo);
+	return 0;
+}
+
+int spx_inst_modify_mdopts(struct spx_state *st, const char *account,
+			   const json_t *req, json_t **out)
+{
+	const json_t *hop = json_object_get(req, "HttpPutResponseHopLimit");
+	const char *tokens = spx_ec2_str(req, "HttpTokens");
+	const char *ep = spx_ec2_str(req, "HttpEndpoint");
+	const char *v6 = spx_ec2_str(req, "HttpProtocolIpv6");
+	const char *tags = spx_ec2_str(req, "InstanceMetadataTags");
+	struct mdmod m = { req, NULL };
+
+	*out = NULL;
+	if (tokens && strcmp(tokens, "optional") && strcmp(tokens, "required"))
+		return spx_ec2_fault_invalid("HttpTokens", tokens, NULL);
+	if (ep && strcmp(ep, "enabled") && strcmp(ep, "disabled"))
+		return spx_ec2_fault_invalid("HttpEndpoint", ep, NULL);
+	if (hop && (json_integer_value(hop) < 1 || json_integer_value(hop) > 64))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "The HttpPutResponseHopLimit (%lld) must "
+				     "be between 1 and 64.",
+				     (long long)json_integer_value(hop));
+	if (v6 && strcmp(v6, "disabled"))
+		return unsupported("HttpProtocolIpv6");
+	if (tags && strcmp(tags, "disabled"))
+		return unsupported("InstanceMetadataTags");
+	if (!tokens && !ep && !hop && !v6 && !tags)
+		return spx_ec2_fault(400, "InvalidParameterCombination",
+				     "At least one of HttpTokens, "
+				     "HttpPutResponseHopLimit, HttpEndpoint, "
+				     "HttpProtocolIpv6 and InstanceMetadataTags "
+				     "is required.");
+	if (spx_ec2_kind_change(st, &kind, account,
+				spx_ec2_str0(req, "InstanceId"), do_mdopts,
+				&m) < 0) {
+		json_decref(m.opts);
+		return -1;
+	}
+	*out = m.opts;
+	return 0;
+}
+
 struct tags {
 	const json_t *set, *unset;
 };
@@ -1242,6 +1460,7 @@ int spx_inst_pending(struct spx_state *st, const char *node, time_t now,
 		w.cpus = (int)num(r, "SpxCpus");
 		w.port = (int)num(r, "SpxSshPort");
 		w.force = json_is_true(json_object_get(r, "SpxForce"));
+		w.mdrev = num(r, "SpxMetadataRev");
 		switch (c) {
 		case SPX_INST_PENDING:
 			if (spx_ebs_get(st, w.account, w.vol, &v, NULL) < 0) {
@@ -1271,6 +1490,11 @@ int spx_inst_pending(struct spx_state *st, const char *node, time_t now,
 			w.reboot = num(r, "SpxReboot");
 			w.step = w.reboot > num(r, "SpxRebooted")
 					 ? SPX_INST_REBOOT
+				 : !strcmp(spx_ec2_str0(json_object_get(
+						       r, "MetadataOptions"),
+						       "State"),
+					   "pending")
+					 ? SPX_INST_METADATA
 					 : SPX_INST_WATCH;
 			break;
 		case SPX_INST_SHUTTING_DOWN:
@@ -1347,14 +1571,18 @@ static void bdm_status(json_t *rec, const char *status)
 
 static int do_launched(json_t *rec, void *arg)
 {
-	(void)arg;
+	const struct spx_inst_work *w = arg;
+
 	if (code_of(rec) != SPX_INST_PENDING)
 		return 1;
 	set_state(rec, SPX_INST_RUNNING);
 	set_reason(rec, NULL, NULL);
 	json_object_set_new(rec, "StateTransitionReason", json_string(""));
-	json_object_set_new(json_object_get(rec, "MetadataOptions"), "State",
-			    json_string("applied"));
+	/* Options changed since the launch read them stay pending: the
+	 * agent writes them into the running guest's metadata next. */
+	if (num(rec, "SpxMetadataRev") == w->mdrev)
+		json_object_set_new(json_object_get(rec, "MetadataOptions"),
+				    "State", json_string("applied"));
 	bdm_status(rec, "attached");
 	json_object_set_new(rec, "SpxError", json_string(""));
 	return 0;
@@ -1381,7 +1609,25 @@ int spx_inst_launched(struct spx_state *st, const struct spx_inst_work *w,
 	free(key);
 	if (rc < 0 && rc != SPX_STATE_NOTFOUND)
 		return -1;
-	return change(st, w, do_launched, NULL);
+	return change(st, w, do_launched, (void *)w);
+}
+
+static int do_md_applied(json_t *rec, void *arg)
+{
+	const struct spx_inst_work *w = arg;
+	json_t *mo = json_object_get(rec, "MetadataOptions");
+
+	if (code_of(rec) != SPX_INST_RUNNING ||
+	    num(rec, "SpxMetadataRev") != w->mdrev || !json_is_object(mo))
+		return 1;
+	json_object_set_new(mo, "State", json_string("applied"));
+	return 0;
+}
+
+int spx_inst_metadata_applied(struct spx_state *st,
+			      const struct spx_inst_work *w)
+{
+	return change(st, w, do_md_applied, (void *)w);
 }
 
 /* The end of an instance: terminated with reason (NULL: as it is). */

@@ -28,6 +28,9 @@
  *   "SpxForce"           StopInstances asked for Force (while stopping)
  *   "SpxReboot", "SpxRebooted"  reboots asked for and carried out
  *   "SpxTerminatedAt"    when it became terminated (seconds)
+ *   "SpxMetadataRev"     ModifyInstanceMetadataOptions' changes, counted
+ *                        (the agent applies the latest to a running
+ *                        guest)
  *   "SpxError"           why the agent's last step failed ("" if none),
  *                        e.g. a root volume that could not be deleted
  *                        (the volume's own SpxError, copied once)
@@ -55,7 +58,12 @@
  * nothing, when fewer than MinCount fit. The check and the new records
  * are made under a flock of the node (env->lock), so that concurrent
  * launches cannot both take the last memory; StartInstances checks the
- * same way.
+ * same way. A launch into a placement group (pgroup.h) checks the group
+ * under the same lock: Placement.GroupName or GroupId names one of the
+ * account's groups (InvalidPlacementGroup.Unknown), a spread group holds
+ * one member on this node (InsufficientInstanceCapacity beyond it,
+ * nothing recorded), and the instance's Placement shows GroupName,
+ * GroupId (and PartitionNumber in a partition group).
  *
  * Functions record errors with spx_ec2_fault() in EC2's words and return
  * 0 or -1.
@@ -152,6 +160,21 @@ int spx_inst_reboot(struct spx_state *st, const char *account,
  * request; any other is Unsupported. */
 int spx_inst_modify(struct spx_state *st, const char *account,
 		    const json_t *req);
+/* ModifyInstanceMetadataOptions (req the parsed request): HttpTokens,
+ * HttpPutResponseHopLimit (1 to 64), HttpEndpoint change the record's
+ * MetadataOptions, whose State becomes "pending" (SpxMetadataRev counts
+ * the changes); the agent writes them into a running guest's metadata
+ * and records "applied" (a stopped one gets them when it starts).
+ * HttpProtocolIpv6 and InstanceMetadataTags stay "disabled" (Unsupported
+ * otherwise). Shutting-down and terminated instances are
+ * IncorrectInstanceState. *out: the MetadataOptions now (a new
+ * reference). */
+int spx_inst_modify_mdopts(struct spx_state *st, const char *account,
+			   const json_t *req, json_t **out);
+/* The members of account's placement group gid: its instances that are
+ * not shutting-down or terminated (pgroup.h). */
+int spx_inst_pg_members(struct spx_state *st, const char *account,
+			const char *gid, int64_t *n);
 /* Tags (the restype row "instance"). */
 int spx_inst_set_tags(struct spx_state *st, const char *account,
 		      const char *id, const json_t *set, const json_t *unset);
@@ -176,6 +199,9 @@ enum spx_inst_step {
 				   deleted: why goes into SpxError */
 	SPX_INST_REBOOT,	/* running, a reboot asked for: spx-vm
 				   reboot (else as WATCH) */
+	SPX_INST_METADATA,	/* running, its MetadataOptions changed
+				   (State pending): the guest's
+				   metadata.json rewritten (else as WATCH) */
 };
 
 struct spx_inst_work {
@@ -188,6 +214,7 @@ struct spx_inst_work {
 	int port;		/* SpxSshPort */
 	bool force;		/* stop: StopInstances Force */
 	int64_t reboot;		/* reboot: the SpxReboot it carries out */
+	int64_t mdrev;		/* SpxMetadataRev when the step was read */
 	char why[512];		/* FAIL, REPORT: the volume's error */
 };
 
@@ -216,6 +243,11 @@ int spx_inst_died(struct spx_state *st, const struct spx_inst_work *w,
  * to do so is kept in SpxError), stopping -> stopped. */
 int spx_inst_halted(struct spx_state *st, const struct spx_inst_work *w,
 		    time_t now);
+/* The metadata of w's options (w->mdrev) is in the running guest's
+ * metadata.json: MetadataOptions State "applied", unless they changed
+ * again meanwhile. */
+int spx_inst_metadata_applied(struct spx_state *st,
+			      const struct spx_inst_work *w);
 /* The reboot w carries (w->reboot) is done. */
 int spx_inst_rebooted(struct spx_state *st, const struct spx_inst_work *w);
 /* Remove a terminated instance's record. */

@@ -8,6 +8,7 @@
 #include "ec2/instance.h"
 #include "ec2/keypair.h"
 #include "ec2/launchtemplate.h"
+#include "ec2/pgroup.h"
 #include "ec2/snapshot.h"
 #include "ec2/tags.h"
 #include "ec2/volume.h"
@@ -340,6 +341,50 @@ static const struct spx_ec2_restype instances = {
 	"i", "instance", inst_get_tags, inst_set_tags, inst_list_tags,
 };
 
+/* ---- placement groups --------------------------------------------- */
+
+static int pg_id_check(const char *id)
+{
+	if (!spx_pg_id_wellformed(id))
+		return spx_ec2_fault(400, "InvalidID", "The ID '%s' is not valid",
+				     id);
+	return 0;
+}
+
+static int pg_get_tags(struct spx_state *st, const char *account,
+		       const char *id, json_t **tags)
+{
+	json_t *rec;
+
+	*tags = NULL;
+	if (pg_id_check(id) < 0 || spx_pg_get(st, account, id, &rec) < 0)
+		return -1;
+	*tags = rec_tags(rec);
+	return 0;
+}
+
+static int pg_list_tags(struct spx_state *st, const char *account,
+			json_t *out)
+{
+	json_t *all;
+
+	if (spx_pg_list(st, account, &all) < 0)
+		return -1;
+	rec_list_tags(all, "GroupId", out);
+	return 0;
+}
+
+static int pg_set_tags(struct spx_state *st, const char *account,
+		       const char *id, const json_t *set, const json_t *unset)
+{
+	return pg_id_check(id) < 0 ? -1
+				   : spx_pg_set_tags(st, account, id, set, unset);
+}
+
+static const struct spx_ec2_restype placement_groups = {
+	"pg", "placement-group", pg_get_tags, pg_set_tags, pg_list_tags,
+};
+
 const struct spx_ec2_restype *const spx_ec2_restypes[] = {
 	&keypairs,
 	&launch_templates,
@@ -347,5 +392,6 @@ const struct spx_ec2_restype *const spx_ec2_restypes[] = {
 	&snapshots,
 	&images,
 	&instances,
+	&placement_groups,
 	NULL,
 };

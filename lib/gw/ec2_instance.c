@@ -1,7 +1,7 @@
 /* ec2_instance.c: the instance actions (RunInstances, DescribeInstances,
  * TerminateInstances, StopInstances, StartInstances, RebootInstances,
  * DescribeInstanceStatus, GetConsoleOutput, DescribeInstanceAttribute,
- * ModifyInstanceAttribute)
+ * ModifyInstanceAttribute, ModifyInstanceMetadataOptions)
  * over lib/ec2/instance.h. A change is recorded and
  * the node agent is rung; the answer is the state AWS shows at that
  * moment ("pending", "shutting-down"). */
@@ -519,4 +519,17 @@ int ec2_reboot_instances(struct ec2_call *c)
 int ec2_modify_instance_attribute(struct ec2_call *c)
 {
 	return spx_inst_modify(c->gw->state, c->account, c->in);
+}
+
+int ec2_modify_instance_metadata_options(struct ec2_call *c)
+{
+	json_t *mo;
+
+	if (spx_inst_modify_mdopts(c->gw->state, c->account, c->in, &mo) < 0)
+		return -1;
+	wake(c);
+	json_object_set(c->out, "InstanceId",
+			json_object_get(c->in, "InstanceId"));
+	json_object_set_new(c->out, "InstanceMetadataOptions", mo);
+	return 0;
 }

@@ -12,7 +12,7 @@
  *
  * Handlers live one file per resource family (ec2_region.c,
  * ec2_keypair.c, ec2_itype.c, ec2_tags.c, ec2_launchtemplate.c,
- * ec2_volume.c, ec2_snapshot.c, ec2_image.c, ec2_instance.c); the work is
+ * ec2_volume.c, ec2_snapshot.c, ec2_image.c, ec2_instance.c, ec2_pgroup.c); the work is
  * done in lib/ec2.
  */
 #ifndef SPX_GW_EC2_INT_H
@@ -143,6 +143,10 @@ int ec2_get_console_output(struct ec2_call *c);
 int ec2_describe_instance_attribute(struct ec2_call *c);
 int ec2_reboot_instances(struct ec2_call *c);
 int ec2_modify_instance_attribute(struct ec2_call *c);
+int ec2_modify_instance_metadata_options(struct ec2_call *c);
+int ec2_create_placement_group(struct ec2_call *c);
+int ec2_describe_placement_groups(struct ec2_call *c);
+int ec2_delete_placement_group(struct ec2_call *c);
 int sts_get_caller_identity(struct ec2_call *c);
 
 #endif

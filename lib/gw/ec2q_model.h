@@ -53,6 +53,10 @@ enum {
 	EC2Q_EC2_DescribeInstanceAttribute = 43,
 	EC2Q_EC2_RebootInstances = 44,
 	EC2Q_EC2_ModifyInstanceAttribute = 45,
+	EC2Q_EC2_ModifyInstanceMetadataOptions = 46,
+	EC2Q_EC2_CreatePlacementGroup = 47,
+	EC2Q_EC2_DescribePlacementGroups = 48,
+	EC2Q_EC2_DeletePlacementGroup = 49,
 };
 extern const struct ec2q_service ec2q_ec2;
 

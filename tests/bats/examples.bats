@@ -59,3 +59,34 @@ teardown_file() {
 	run awscli2 --endpoint-url "$ep" ec2 describe-key-pairs --query 'length(KeyPairs)'
 	[ "$output" = 0 ]
 }
+
+@test "examples/spread-group.sh (aws CLI): one instance per spread group here, the place freed at terminate, teardown" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	img=$BATS_FILE_TMPDIR/spx.img
+	if [ ! -s "$img" ]; then
+		"$SPX_TOP/scripts/mkimage.sh" "$img" >"$BATS_FILE_TMPDIR/mkimage.out" 2>&1 || {
+			cat "$BATS_FILE_TMPDIR/mkimage.out" >&2
+			return 1
+		}
+	fi
+	PATH="/usr/bin:$PATH" run "$SPX_TOP/examples/spread-group.sh" "$ROOT" "$img"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^pg-[0-9a-f]{17}$ ]]
+	[[ "${lines[1]}" == i-* ]]
+	[ "${lines[2]}" = InsufficientInstanceCapacity ]
+	[[ "${lines[3]}" == i-* ]] && [ "${lines[3]}" != "${lines[1]}" ]
+	[ "${lines[4]}" = done ]
+	# Nothing left: no guest, no volume, no group, no image, no key pair.
+	[ -z "$(pgrep -f -- "run/vm/${lines[1]}/qmp.sock")" ]
+	[ -z "$(pgrep -f -- "run/vm/${lines[3]}/qmp.sock")" ]
+	aws_env
+	ep="https://127.0.0.1:$EC2_PORT"
+	wait_for 30 eval '[ "$(awscli2 --endpoint-url "$ep" ec2 describe-volumes --query "length(Volumes)")" = 0 ]'
+	run awscli2 --endpoint-url "$ep" ec2 describe-placement-groups --query 'length(PlacementGroups)'
+	[ "$output" = 0 ]
+	run awscli2 --endpoint-url "$ep" ec2 describe-images --owners self --query 'length(Images)'
+	[ "$output" = 0 ]
+	run awscli2 --endpoint-url "$ep" ec2 describe-key-pairs --query 'length(KeyPairs)'
+	[ "$output" = 0 ]
+}

@@ -105,7 +105,7 @@ echo $marker" --client-token "$tok" \
 	[ "$output" = "Client.UserInitiatedShutdown	detached" ]
 }
 
-@test "stop and start keep the root volume's data; reboot; a guest's own power-off; get-console-output, describe-instance-status, -attribute and modify-instance-attribute, spx get vms" {
+@test "stop and start keep the root volume's data; reboot; a guest's own power-off; get-console-output, describe-instance-status, -attribute and modify-instance-attribute, modify-instance-metadata-options on a running guest, spx get vms" {
 	run av2 ec2 run-instances --image-id "$AMI" --instance-type t3.nano \
 		--key-name k1 --disable-api-termination \
 		--query 'Instances[0].InstanceId' --output text
@@ -130,6 +130,35 @@ echo $marker" --client-token "$tok" \
 	[[ "$output" == *"\"$IID\""*"127.0.0.1:$port"* ]]
 	run av2 ec2 terminate-instances --instance-ids "$IID"
 	fails_with OperationNotPermitted
+	# IMDSv2 made required while it runs: the agent rewrites the guest's
+	# metadata, which the metadata service reads for each connection, so
+	# the next IMDSv1 GET is refused and a token works, with no restart.
+	d=$ROOT/run/vm/$IID
+	imds() { spx-vm imds "$d" < <(printf '%b' "$1"); }
+	run imds 'GET /latest/meta-data/instance-id HTTP/1.0\r\n\r\n'
+	[[ "$output" == *"200 OK"* && "$output" == *"$IID" ]]
+	run av2 ec2 modify-instance-metadata-options --instance-id "$IID" \
+		--http-tokens required --http-put-response-hop-limit 2 \
+		--query 'InstanceMetadataOptions.[HttpTokens,HttpPutResponseHopLimit,State]' --output text
+	[ "$status" -eq 0 ]
+	[ "$output" = "required	2	pending" ]
+	wait_for 30 grep -q "$IID: metadata options applied" "$ROOT/log/agent.log"
+	run av2 ec2 describe-instances --instance-ids "$IID" \
+		--query 'Reservations[0].Instances[0].MetadataOptions.[HttpTokens,State]' --output text
+	[ "$output" = "required	applied" ]
+	run imds 'GET /latest/meta-data/instance-id HTTP/1.0\r\n\r\n'
+	[[ "$output" == *"401 Unauthorized"* ]]
+	run imds 'PUT /latest/api/token HTTP/1.0\r\nX-aws-ec2-metadata-token-ttl-seconds: 60\r\n\r\n'
+	[[ "$output" == *"200 OK"* ]]
+	token=${lines[${#lines[@]}-1]}
+	run imds "GET /latest/meta-data/instance-id HTTP/1.0\r\nX-aws-ec2-metadata-token: $token\r\n\r\n"
+	[[ "$output" == *"200 OK"* && "$output" == *"$IID" ]]
+	run av2 ec2 modify-instance-metadata-options --instance-id "$IID" \
+		--http-put-response-hop-limit 65
+	fails_with InvalidParameterValue
+	run av2 ec2 modify-instance-metadata-options --instance-id i-0123456789abcdef0 \
+		--http-tokens required
+	fails_with InvalidInstanceID.NotFound
 	run guest "$IID" 'echo kept >/root/data; sync; cat /root/data'
 	[ "$output" = kept ]
 

@@ -4,7 +4,10 @@
  * instance goes through with the agent's steps (launch, watch, stop,
  * shutdown, expiry), StopInstances (Force) and StartInstances (with its
  * own admission), the root volume's attachment and its fate on
- * termination, DisableApiTermination, and the metadata a guest reads. */
+ * termination, DisableApiTermination, and the metadata a guest reads;
+ * placement groups (their rules, a spread group's one place on this node
+ * taken and released) and ModifyInstanceMetadataOptions with the agent's
+ * step that applies it to a running guest. */
 #include "spx.h"
 
 #include <jansson.h>
@@ -13,6 +16,8 @@
 #include "ec2/image.h"
 #include "ec2/instance.h"
 #include "ec2/keypair.h"
+#include "ec2/pgroup.h"
+#include "ec2/rec.h"
 #include "ec2/snapshot.h"
 #include "ec2/volume.h"
 #include "file.h"
@@ -123,7 +128,7 @@ static const char *step_of(const char *id, time_t now,
 {
 	static const char *const names[] = { "launch", "fail",	 "watch",
 					     "shutdown", "stop", "expire",
-					     "report", "reboot" };
+					     "report", "reboot", "metadata" };
 	struct spx_inst_work *w;
 	const char *s = "none";
 	size_t n;
@@ -257,8 +262,10 @@ static void terminate_all(void)
 		abort();
 	json_array_foreach(all, i, r)
 		json_array_append(ids, json_object_get(r, "InstanceId"));
-	if (spx_inst_terminate(st, ACCT, ids, T0, &out) < 0)
+	if (spx_inst_terminate(st, ACCT, ids, T0, &out) < 0) {
+		fprintf(stderr, "terminate_all: %s\n", spx_errmsg());
 		abort();
+	}
 	json_array_foreach(all, i, r) {
 		struct spx_inst_work w = { 0 };
 
@@ -987,6 +994,394 @@ static void test_create_image(void)
 	json_decref(req);
 }
 
+/* CreatePlacementGroup from JSON: 0, or -1 with the code. */
+static int pg_create(const char *txt, json_t **out)
+{
+	json_t *req = json_loads(txt, 0, NULL), *rec = NULL;
+	int rc;
+
+	if (!req)
+		abort();
+	spx_error_clear();
+	rc = spx_pg_create(st, ilock, "us-east-1", ACCT, req, NULL, &rec);
+	json_decref(req);
+	if (out)
+		*out = rec;
+	else
+		json_decref(rec);
+	return rc;
+}
+
+static void test_pgroup_rules(void)
+{
+	char long_name[300], *big;
+	static const struct {
+		const char *req;
+		const char *code;
+		const char *strategy, *level;	/* recorded */
+		int partitions;
+	} cases[] = {
+		{ "{\"GroupName\": \"c1\", \"Strategy\": \"cluster\"}", "-",
+		  "cluster", NULL, 0 },
+		{ "{\"GroupName\": \"s1\", \"Strategy\": \"spread\"}", "-",
+		  "spread", "rack", 0 },
+		{ "{\"GroupName\": \"s2\", \"Strategy\": \"spread\", "
+		  "\"SpreadLevel\": \"rack\"}", "-", "spread", "rack", 0 },
+		{ "{\"GroupName\": \"p1\", \"Strategy\": \"partition\"}", "-",
+		  "partition", NULL, 2 },
+		{ "{\"GroupName\": \"p7\", \"Strategy\": \"partition\", "
+		  "\"PartitionCount\": 7}", "-", "partition", NULL, 7 },
+		{ "{\"GroupName\": \"My group: a/b.c\", \"Strategy\": "
+		  "\"cluster\"}", "-", "cluster", NULL, 0 },
+		{ "{\"GroupName\": \"c1\", \"Strategy\": \"spread\"}",
+		  "InvalidPlacementGroup.Duplicate", NULL, NULL, 0 },
+		{ "{\"GroupName\": \"p8\", \"Strategy\": \"partition\", "
+		  "\"PartitionCount\": 8}", "InvalidParameterValue", NULL, NULL,
+		  0 },
+		{ "{\"GroupName\": \"p0\", \"Strategy\": \"partition\", "
+		  "\"PartitionCount\": 0}", "InvalidParameterValue", NULL, NULL,
+		  0 },
+		{ "{\"GroupName\": \"cp\", \"Strategy\": \"cluster\", "
+		  "\"PartitionCount\": 2}", "InvalidParameterCombination", NULL,
+		  NULL, 0 },
+		{ "{\"GroupName\": \"sh\", \"Strategy\": \"spread\", "
+		  "\"SpreadLevel\": \"host\"}", "InvalidParameterValue", NULL,
+		  NULL, 0 },
+		{ "{\"GroupName\": \"cl\", \"Strategy\": \"cluster\", "
+		  "\"SpreadLevel\": \"rack\"}", "InvalidParameterCombination",
+		  NULL, NULL, 0 },
+		{ "{\"GroupName\": \"x\", \"Strategy\": \"diagonal\"}",
+		  "InvalidParameterValue", NULL, NULL, 0 },
+		{ "{\"GroupName\": \"x\"}", "MissingParameter", NULL, NULL, 0 },
+		{ "{\"Strategy\": \"cluster\"}", "MissingParameter", NULL, NULL,
+		  0 },
+		{ "{\"GroupName\": \"\", \"Strategy\": \"cluster\"}",
+		  "InvalidParameterValue", NULL, NULL, 0 },
+		{ "{\"GroupName\": \"tab\\there\", \"Strategy\": \"cluster\"}",
+		  "InvalidParameterValue", NULL, NULL, 0 },
+		{ "{\"GroupName\": \"caf\\u00e9\", \"Strategy\": \"cluster\"}",
+		  "InvalidParameterValue", NULL, NULL, 0 },
+	};
+	json_t *rec, *all;
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(cases); i++) {
+		size_t n = count("placement-groups/");
+		int rc = pg_create(cases[i].req, &rec);
+
+		T_STR(rc == 0 ? "-" : code(), cases[i].code, "pg %zu: %s", i,
+		      cases[i].req);
+		if (rc < 0) {
+			T_INT(count("placement-groups/"), n,
+			      "pg %zu: nothing recorded", i);
+			continue;
+		}
+		T_OK(spx_pg_id_wellformed(spx_ec2_str(rec, "GroupId")),
+		     "pg %zu: id %s", i, spx_ec2_str0(rec, "GroupId"));
+		T_STR(spx_ec2_str(rec, "State"), "available", "pg %zu: state", i);
+		T_STR(spx_ec2_str(rec, "Strategy"), cases[i].strategy,
+		      "pg %zu: strategy", i);
+		T_STR(spx_ec2_str(rec, "SpreadLevel"), cases[i].level,
+		      "pg %zu: spread level", i);
+		T_INT(json_integer_value(json_object_get(rec, "PartitionCount")),
+		      cases[i].partitions, "pg %zu: partitions", i);
+		json_decref(rec);
+	}
+	/* 255 characters, not 256. */
+	memset(long_name, 'n', 255);
+	long_name[255] = 0;
+	big = spx_xprintf("{\"GroupName\": \"%s\", \"Strategy\": \"cluster\"}",
+			  long_name);
+	T_INT(pg_create(big, &rec), 0, "a name of 255 characters");
+	T_OK(rec && !strncmp(spx_ec2_str0(rec, "GroupArn"),
+			     "arn:aws:ec2:us-east-1:" ACCT ":placement-group/nnn",
+			     49),
+	     "its ARN: %s", spx_ec2_str0(rec, "GroupArn"));
+	json_decref(rec);
+	free(big);
+	long_name[255] = 'n';
+	long_name[256] = 0;
+	big = spx_xprintf("{\"GroupName\": \"%s\", \"Strategy\": \"cluster\"}",
+			  long_name);
+	T_INT(pg_create(big, NULL), -1, "a name of 256 characters");
+	T_STR(code(), "InvalidParameterValue", "its code");
+	free(big);
+	T_INT(spx_pg_find(st, ACCT, "nope", &rec), -1, "an unknown name");
+	T_STR(code(), "InvalidPlacementGroup.Unknown", "its code");
+	T_INT(spx_pg_get(st, ACCT, "pg-0123456789abcdef0", &rec), -1,
+	      "an unknown id");
+	T_STR(code(), "InvalidPlacementGroup.Unknown", "its code");
+	T_INT(spx_pg_get(st, ACCT, "pg-xyz", &rec), -1, "a malformed id");
+	T_STR(code(), "InvalidPlacementGroupId.Malformed", "its code");
+	T_INT(spx_pg_find(st, "210987654321", "c1", &rec), -1,
+	      "another account's name");
+	T_STR(code(), "InvalidPlacementGroup.Unknown", "its code");
+	T_INT(spx_pg_list(st, ACCT, &all), 0, "list");
+	T_INT(json_array_size(all), 7, "the groups made");
+	json_decref(all);
+	T_INT(spx_pg_delete(st, ilock, ACCT, "nope"), -1, "delete unknown");
+	T_STR(code(), "InvalidPlacementGroup.Unknown", "its code");
+	T_INT(spx_pg_delete(st, ilock, ACCT, "s2"), 0, "delete s2");
+	T_INT(spx_pg_find(st, ACCT, "s2", &rec), -1, "s2 is gone");
+	T_INT(pg_create("{\"GroupName\": \"s2\", \"Strategy\": \"cluster\"}",
+			NULL),
+	      0, "its name is free again");
+}
+
+static const char *placement_of(const char *id, const char *member)
+{
+	static char buf[300];
+	json_t *r = inst(id), *it = r ? spx_inst_item(r) : NULL;
+	const json_t *v = json_object_get(json_object_get(it, "Placement"),
+					  member);
+
+	if (json_is_integer(v))
+		snprintf(buf, sizeof(buf), "%lld",
+			 (long long)json_integer_value(v));
+	else
+		snprintf(buf, sizeof(buf), "%s",
+			 json_is_string(v) ? json_string_value(v) : "(none)");
+	json_decref(it);
+	json_decref(r);
+	return buf;
+}
+
+/* A spread group holds one instance on this node; terminating it or a
+ * failed launch frees the place at once; the group cannot be deleted
+ * while it has one. */
+static void test_pgroup_run(void)
+{
+	json_t *res = NULL, *ids, *out = NULL, *g = NULL;
+	struct spx_inst_work w = { 0 };
+	char vol[32], id[32], id2[32], gid[32];
+	size_t ni, nv;
+
+	T_INT(pg_create("{\"GroupName\": \"sp\", \"Strategy\": \"spread\"}",
+			&g),
+	      0, "a spread group");
+	snprintf(gid, sizeof(gid), "%s", spx_ec2_str0(g, "GroupId"));
+	json_decref(g);
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupName\": \"nope\"}}",
+		  NULL),
+	      -1, "an unknown group");
+	T_STR(code(), "InvalidPlacementGroup.Unknown", "its code");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupId\": "
+		  "\"pg-0123456789abcdef0\"}}",
+		  NULL),
+	      -1, "an unknown group id");
+	T_STR(code(), "InvalidPlacementGroup.Unknown", "its code");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupName\": \"sp\", "
+		  "\"GroupId\": \"pg-0123456789abcdef0\"}}",
+		  NULL),
+	      -1, "name and id");
+	T_STR(code(), "InvalidParameterCombination", "its code");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"PartitionNumber\": 1}}",
+		  NULL),
+	      -1, "a partition without a group");
+	T_STR(code(), "InvalidParameterCombination", "its code");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupName\": \"sp\", "
+		  "\"HostId\": \"h-0123456789abcdef0\"}}",
+		  NULL),
+	      -1, "a dedicated host");
+	T_STR(code(), "Unsupported", "its code");
+	T_INT(run("{\"ImageId\": \"%A\", \"MinCount\": 2, \"MaxCount\": 2, "
+		  "\"Placement\": {\"GroupName\": \"sp\"}}",
+		  NULL),
+	      -1, "two into a spread group");
+	T_STR(code(), "InsufficientInstanceCapacity", "its code");
+	T_OK(strstr(spx_errmsg(), "spread group is full on this node"),
+	     "said: %s", spx_errmsg());
+	T_INT(run("{\"ImageId\": \"%A\", \"MinCount\": 1, \"MaxCount\": 3, "
+		  "\"Placement\": {\"GroupName\": \"sp\"}}",
+		  &res),
+	      0, "one to three into it");
+	T_INT(json_array_size(json_object_get(res, "Instances")), 1,
+	      "one launched");
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	T_STR(placement_of(id, "GroupName"), "sp", "its group name");
+	T_STR(placement_of(id, "GroupId"), gid, "its group id");
+	ni = count("instances/");
+	nv = count("volumes/");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupId\": \"pg-x\"}}", NULL),
+	      -1, "a malformed group id");
+	T_STR(code(), "InvalidPlacementGroupId.Malformed", "its code");
+	{
+		char *txt = spx_xprintf("{\"ImageId\": \"%%A\", \"MinCount\": 1, "
+					"\"MaxCount\": 1, \"Placement\": "
+					"{\"GroupId\": \"%s\"}}",
+					gid);
+
+		T_INT(run(txt, NULL), -1, "a second, by id");
+		free(txt);
+	}
+	T_STR(code(), "InsufficientInstanceCapacity", "its code");
+	T_INT(count("instances/"), ni, "no instance recorded");
+	T_INT(count("volumes/"), nv, "no volume recorded");
+	T_INT(spx_pg_delete(st, ilock, ACCT, "sp"), -1, "delete while in use");
+	T_STR(code(), "InvalidPlacementGroup.InUse", "its code");
+	/* Stopped, it keeps its place. */
+	ids = json_pack("[s]", id);
+	vol_made(vol, true);
+	step_of(id, T0, &w);
+	spx_inst_launched(st, &w, T0);
+	spx_inst_stop(st, ACCT, ids, false, T0, &out);
+	json_decref(out);
+	step_of(id, T0, &w);
+	spx_inst_halted(st, &w, T0);
+	T_STR(state_of(id), "stopped", "stopped");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupName\": \"sp\"}}", NULL),
+	      -1, "a stopped member keeps its place");
+	/* Terminated: shutting-down already frees it. */
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate");
+	json_decref(out);
+	json_decref(ids);
+	T_STR(state_of(id), "shutting-down", "shutting-down");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupName\": \"sp\"}}", &res),
+	      0, "the place is free at once");
+	snprintf(id2, sizeof(id2), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	/* A failed launch frees it too. */
+	vol_made(vol, false);
+	T_STR(step_of(id2, T0, &w), "fail", "its root volume failed");
+	T_INT(spx_inst_launch_failed(st, &w, "no space", T0), 0, "failed");
+	T_STR(state_of(id2), "terminated", "terminated");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupName\": \"sp\"}}", &res),
+	      0, "free again");
+	snprintf(id2, sizeof(id2), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	ids = json_pack("[s]", id2);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate it");
+	json_decref(out);
+	json_decref(ids);
+	T_INT(spx_pg_delete(st, ilock, ACCT, "sp"), 0,
+	      "deleted once nothing is in it");
+	/* Partition groups: numbers in range, spread over the partitions. */
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupName\": \"p7\", "
+		  "\"PartitionNumber\": 8}}",
+		  NULL),
+	      -1, "partition 8 of 7");
+	T_STR(code(), "InvalidParameterValue", "its code");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupName\": \"c1\", "
+		  "\"PartitionNumber\": 1}}",
+		  NULL),
+	      -1, "a partition of a cluster group");
+	T_STR(code(), "InvalidParameterCombination", "its code");
+	T_INT(run("{" RUN1 ", \"Placement\": {\"GroupName\": \"p7\", "
+		  "\"PartitionNumber\": 3}}",
+		  &res),
+	      0, "partition 3");
+	T_STR(placement_of(first_id(res, vol, sizeof(vol)), "PartitionNumber"),
+	      "3", "in partition 3");
+	json_decref(res);
+	T_INT(run("{\"ImageId\": \"%A\", \"MinCount\": 3, \"MaxCount\": 3, "
+		  "\"Placement\": {\"GroupName\": \"c1\"}}",
+		  &res),
+	      0, "a cluster group takes many");
+	json_decref(res);
+}
+
+/* ModifyInstanceMetadataOptions from JSON (with "InstanceId" id). */
+static int mdmod(const char *id, const char *body, json_t **out)
+{
+	char *txt = spx_xprintf("{\"InstanceId\": \"%s\"%s%s}", id,
+				*body ? ", " : "", body);
+	json_t *req = json_loads(txt, 0, NULL), *o = NULL;
+	int rc;
+
+	if (!req)
+		abort();
+	spx_error_clear();
+	rc = spx_inst_modify_mdopts(st, ACCT, req, &o);
+	json_decref(req);
+	free(txt);
+	if (out)
+		*out = o;
+	else
+		json_decref(o);
+	return rc;
+}
+
+static void test_mdopts(void)
+{
+	static const struct {
+		const char *req;
+		const char *code;
+	} cases[] = {
+		{ "\"HttpTokens\": \"required\"", "-" },
+		{ "\"HttpTokens\": \"optional\", \"HttpPutResponseHopLimit\": 64",
+		  "-" },
+		{ "\"HttpEndpoint\": \"disabled\"", "-" },
+		{ "\"HttpEndpoint\": \"enabled\"", "-" },
+		{ "\"InstanceMetadataTags\": \"disabled\"", "-" },
+		{ "\"HttpPutResponseHopLimit\": 0", "InvalidParameterValue" },
+		{ "\"HttpPutResponseHopLimit\": 65", "InvalidParameterValue" },
+		{ "\"HttpTokens\": \"sometimes\"", "InvalidParameterValue" },
+		{ "\"HttpEndpoint\": \"off\"", "InvalidParameterValue" },
+		{ "\"HttpProtocolIpv6\": \"enabled\"", "Unsupported" },
+		{ "\"InstanceMetadataTags\": \"enabled\"", "Unsupported" },
+		{ "", "InvalidParameterCombination" },
+	};
+	json_t *res = NULL, *o = NULL, *r, *md, *ids, *out = NULL;
+	struct spx_inst_work w = { 0 }, w2 = { 0 };
+	char vol[32], id[32];
+
+	T_INT(run("{" RUN1 "}", &res), 0, "run");
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(cases); i++)
+		T_STR(mdmod(id, cases[i].req, NULL) == 0 ? "-" : code(),
+		      cases[i].code, "mdopts %zu: %s", i, cases[i].req);
+	T_INT(mdmod("i-0123456789abcdef0", "\"HttpTokens\": \"required\"",
+		    NULL),
+	      -1, "an unknown instance");
+	T_STR(code(), "InvalidInstanceID.NotFound", "its code");
+	/* Pending: the launch reads the options it applies. */
+	vol_made(vol, true);
+	T_STR(step_of(id, T0, &w), "launch", "launch");
+	T_INT(mdmod(id, "\"HttpTokens\": \"required\"", &o), 0,
+	      "changed while it launches");
+	T_STR(spx_ec2_str(o, "State"), "pending", "answered pending");
+	T_STR(spx_ec2_str(o, "HttpTokens"), "required", "answered required");
+	T_INT(json_integer_value(json_object_get(o, "HttpPutResponseHopLimit")),
+	      64, "the hop limit set before stays");
+	json_decref(o);
+	T_INT(spx_inst_launched(st, &w, T0), 0, "launched");
+	T_STR(step_of(id, T0, &w), "metadata",
+	      "the change after the launch read it is applied next");
+	r = inst(id);
+	md = spx_inst_metadata(r, "us-east-1");
+	T_STR(spx_ec2_str(md, "http-tokens"), "required",
+	      "the guest's metadata requires tokens");
+	json_decref(md);
+	json_decref(r);
+	/* Changed again before the agent's write is recorded: still
+	 * pending afterwards. */
+	T_INT(mdmod(id, "\"HttpEndpoint\": \"disabled\"", NULL), 0,
+	      "changed again");
+	T_INT(spx_inst_metadata_applied(st, &w), 0, "the older write");
+	T_STR(placement_of(id, "AvailabilityZone"), "us-east-1a", "(zone)");
+	r = inst(id);
+	T_STR(spx_ec2_str(json_object_get(r, "MetadataOptions"), "State"),
+	      "pending", "still pending");
+	json_decref(r);
+	T_STR(step_of(id, T0, &w2), "metadata", "applied again");
+	T_INT(spx_inst_metadata_applied(st, &w2), 0, "the newer write");
+	r = inst(id);
+	T_STR(spx_ec2_str(json_object_get(r, "MetadataOptions"), "State"),
+	      "applied", "applied");
+	T_STR(spx_ec2_str(json_object_get(r, "MetadataOptions"), "HttpEndpoint"),
+	      "disabled", "endpoint disabled");
+	json_decref(r);
+	T_STR(step_of(id, T0, NULL), "watch", "watched again");
+	ids = json_pack("[s]", id);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate");
+	json_decref(out);
+	json_decref(ids);
+	T_INT(mdmod(id, "\"HttpTokens\": \"optional\"", NULL), -1,
+	      "shutting-down");
+	T_STR(code(), "IncorrectInstanceState", "its code");
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-instance.XXXXXX";
@@ -1041,6 +1436,9 @@ int main(void)
 	test_reboot_modify();
 	test_attach();
 	test_create_image();
+	test_pgroup_rules();
+	test_pgroup_run();
+	test_mdopts();
 	json_decref(zones);
 	spx_state_close(st);
 	free(lock);
