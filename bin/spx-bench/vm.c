@@ -585,7 +585,7 @@ out:
  * busybox can run, the same busybox binary (copied out of the guest) on
  * both sides: MD5 of zeros from dd through a pipe (one CPU), and dd with
  * O_DIRECT writing a file (fsync at the end), then reading it back, on
- * the guest's root file system (its root volume) and on the host's file
+ * the guest's root file system, on its root volume, and on the host's file
  * system under the node. Times from /proc/uptime (10 ms). */
 static const char guest_sh[] =
 	"BB=$1 D=$2 C=$3 M=$4\n"

@@ -19,7 +19,7 @@
  *   "SpxUserData"        the user data as given (base64), or absent
  *   "SpxPublicKey"       KeyName's OpenSSH public key at launch (EC2 keeps
  *                        it on the instance when the key pair goes)
- *   "SpxMemMiB", "SpxCpus"  what the guest gets (the type's)
+ *   "SpxMemMiB", "SpxCpus"  the guest's memory and vCPUs, from its type
  *   "SpxRoot"            the root volume: {VolumeId, DeleteOnTermination}
  *   "SpxSshPort"         the host's loopback port forwarded to the
  *                        guest's port 22 (0 before the first start)
