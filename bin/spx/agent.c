@@ -464,6 +464,24 @@ static void inst_log_rc(const struct spx_inst_work *w, int rc, const char *what)
 		spx_log(SPX_LOG_INFO, "%s: %s", w->id, what);
 }
 
+/* The metadata of w's guest from its record, rec, with the data volumes
+ * attached now (a new reference, or NULL with an error). */
+static json_t *inst_md(const struct agent *ag, const struct spx_inst_work *w,
+		       const json_t *rec)
+{
+	json_t *md = spx_inst_metadata(rec, ag->conf->aws.region);
+	json_t *devs = md ? spx_ebs_data_devices(ag->st, w->account, w->id)
+			  : NULL;
+
+	if (!devs) {
+		json_decref(md);
+		return NULL;
+	}
+	spx_inst_metadata_ebs(md, devs);
+	json_decref(devs);
+	return md;
+}
+
 /* The metadata file of w's guest, written from its record: its path
  * (caller frees), or NULL (logged). */
 static char *write_metadata(const struct agent *ag,
@@ -478,8 +496,10 @@ static char *write_metadata(const struct agent *ag,
 	if (spx_mkdirs(dir, 0700) < 0 ||
 	    spx_inst_get(ag->st, w->account, w->id, &rec) < 0)
 		goto out;
-	md = spx_inst_metadata(rec, ag->conf->aws.region);
-	text = md ? json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	md = inst_md(ag, w, rec);
+	if (!md)
+		goto out;
+	text = json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!text) {
 		spx_error(SPX_FAIL, "cannot encode the metadata");
 		goto out;
@@ -514,8 +534,10 @@ static void inst_metadata(struct agent *ag, struct spx_inst_work *w)
 
 	if (spx_inst_get(ag->st, w->account, w->id, &rec) < 0)
 		goto out;
-	md = spx_inst_metadata(rec, ag->conf->aws.region);
-	text = md ? json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	md = inst_md(ag, w, rec);
+	if (!md)
+		goto out;
+	text = json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!text) {
 		spx_error(SPX_FAIL, "cannot encode the metadata");
 		goto out;

@@ -1417,6 +1417,30 @@ json_t *spx_inst_metadata(const json_t *rec, const char *region)
 	return md;
 }
 
+void spx_inst_metadata_ebs(json_t *md, const json_t *devs)
+{
+	json_t *bdm = json_object_get(json_object_get(md, "meta-data"),
+				      "block-device-mapping");
+	const char *k;
+	json_t *v;
+	void *tmp;
+	size_t i;
+
+	if (!json_is_object(bdm))
+		return;
+	json_object_foreach_safe(bdm, tmp, k, v)
+		if (!strncmp(k, "ebs", 3))
+			json_object_del(bdm, k);
+	json_array_foreach(devs, i, v) {
+		char key[24];
+
+		if (!json_is_string(v))
+			continue;
+		snprintf(key, sizeof(key), "ebs%zu", i + 1);
+		json_object_set(bdm, key, v);
+	}
+}
+
 /* ---- the agent's side ----------------------------------------------- */
 
 static const char *root_vol(const json_t *rec)

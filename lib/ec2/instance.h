@@ -183,6 +183,11 @@ json_t *spx_inst_item(const json_t *rec);
 /* The metadata.json (lib/vm/imds.h) of a record: what the guest reads at
  * 169.254.169.254. */
 json_t *spx_inst_metadata(const json_t *rec, const char *region);
+/* Set md's block-device-mapping/ebs1..ebsN to devs, an array of device
+ * names ("sdf", from spx_ebs_data_devices). As EC2 has it, the data
+ * volumes shown are those attached when the instance last started: a
+ * volume attached later shows from its next start. */
+void spx_inst_metadata_ebs(json_t *md, const json_t *devs);
 /* The state name of a code ("running"), or NULL. */
 const char *spx_inst_state_name(int code);
 

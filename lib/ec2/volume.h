@@ -134,6 +134,11 @@ int spx_ebs_detach(struct spx_state *st, const char *account,
  * or NULL with an error. */
 json_t *spx_ebs_data_volumes(struct spx_state *st, const char *account,
 			     const char *inst);
+/* Their devices without "/dev/" ("sdf"), sorted: what the instance
+ * metadata's block-device-mapping/ebsN show. A new reference, or NULL
+ * with an error. */
+json_t *spx_ebs_data_devices(struct spx_state *st, const char *account,
+			     const char *inst);
 /* Release every data volume of account attached to inst (terminated):
  * each becomes "available" with no attachment. */
 int spx_ebs_release_data(struct spx_state *st, const char *account,

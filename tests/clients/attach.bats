@@ -24,6 +24,19 @@ vstate() {
 }
 # vis VOL "STATE	ATTACHMENT-STATE"
 vis() { [ "$(vstate "$1")" = "$2" ]; }
+# md IID PATH...: in the guest, its metadata at each path, each answer
+# followed by a newline ("-" when the answer was not 200).
+md() {
+	local i=$1
+	shift
+	guest "$i" "for p in $*; do
+		printf 'GET /latest/meta-data/%s HTTP/1.0\\r\\n\\r\\n' \$p |
+			nc -w 2 169.254.169.254 80 | tr -d '\\r' >/tmp/md
+		if head -n 1 /tmp/md | grep -q ' 200 '; then
+			sed '1,/^\$/d' /tmp/md; echo
+		else echo -; fi
+	done"
+}
 has_disk() { # IID VOL: the guest sees the volume's disk
 	[ "$(guest "$1" 'cat /sys/block/vdb/serial 2>/dev/null')" = "${2/-/}" ]
 }
@@ -165,6 +178,20 @@ has_disk() { # IID VOL: the guest sees the volume's disk
 		{ console "$I2" >&2; false; }
 	run guest "$I2" 'for s in /sys/block/vd*/serial; do cat $s; echo; done'
 	[[ "$output" == *"${V/-/}"* && "$output" == *"${W/-/}"* ]]
+	# Its metadata names the data volumes it started with; the first
+	# instance's, whose volume came after it started, names none (EC2's
+	# block-device-mapping/ebsN).
+	run md "$I2" block-device-mapping/ block-device-mapping/ebs1 block-device-mapping/ebs2
+	[ "$output" = "ami
+ebs1
+ebs2
+root
+sdg
+sdh" ] || { echo "$output"; false; }
+	run md "$I1" block-device-mapping/ block-device-mapping/ebs1
+	[ "$output" = "ami
+root
+-" ] || { echo "$output"; false; }
 
 	# CreateImage of the running first instance: its root volume's
 	# snapshot (taken while it runs), an image pending until it is

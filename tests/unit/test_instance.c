@@ -811,7 +811,8 @@ static void test_attach(void)
 	char id[32], id2[32], rootv[32], root2[32], v[32], w2[32], far[32];
 	char many[SPX_EBS_DATA_MAX][32], det[512];
 	const char *s;
-	json_t *ids, *out = NULL, *dv;
+	json_t *ids, *out = NULL, *dv, *r, *md;
+	char *text;
 	struct spx_inst_work iw = { 0 };
 
 	snprintf(id, sizeof(id), "%s", running_one(rootv, sizeof(rootv)));
@@ -851,6 +852,27 @@ static void test_attach(void)
 	T_INT((long long)json_array_size(dv), 1, "one data volume");
 	T_STR(json_string_value(json_array_get(dv, 0)), v, "it");
 	json_decref(dv);
+	/* The metadata's block-device-mapping: ebs1 is its device. */
+	dv = spx_ebs_data_devices(st, ACCT, id);
+	T_INT((long long)json_array_size(dv), 1, "one data device");
+	T_STR(json_string_value(json_array_get(dv, 0)), "sdf", "without /dev/");
+	r = inst(id);
+	md = spx_inst_metadata(r, "us-east-1");
+	spx_inst_metadata_ebs(md, dv);
+	text = json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS);
+	T_OK(strstr(text, "\"block-device-mapping\":{\"ami\":\"/dev/xvda\","
+			  "\"ebs1\":\"sdf\",\"root\":\"/dev/xvda\"}") != NULL,
+	     "ebs1 in the mapping: %s", text);
+	free(text);
+	json_decref(dv);
+	dv = json_array();
+	spx_inst_metadata_ebs(md, dv);
+	text = json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS);
+	T_OK(strstr(text, "\"ebs1\"") == NULL, "none: no ebs1: %s", text);
+	free(text);
+	json_decref(dv);
+	json_decref(md);
+	json_decref(r);
 
 	/* Detach: the attachment named must be the one there. */
 	snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\", \"InstanceId\": \"%s\"}",
