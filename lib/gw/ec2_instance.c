@@ -146,7 +146,7 @@ static void add_data_volumes(json_t *it, const json_t *vols)
 static int selected(struct ec2_call *c, json_t **out)
 {
 	const json_t *ids = ec2_list(c, "InstanceIds");
-	json_t *all = NULL, *vols = NULL, *rec, *v, *sel = json_array();
+	json_t *all = NULL, *vols = NULL, *data, *rec, *v, *sel = json_array();
 	size_t i, j;
 
 	*out = NULL;
@@ -164,6 +164,13 @@ static int selected(struct ec2_call *c, json_t **out)
 		json_decref(sel);
 		return -1;
 	}
+	/* Only the data volumes, looked through once per instance (root
+	 * volumes, one an instance, would make that quadratic). */
+	data = json_array();
+	json_array_foreach(vols, i, v)
+		if (json_is_true(json_object_get(v, "SpxData")))
+			json_array_append(data, v);
+	json_decref(vols);
 	json_array_foreach(all, i, rec) {
 		bool want = !json_array_size(ids);
 		json_t *it;
@@ -173,14 +180,14 @@ static int selected(struct ec2_call *c, json_t **out)
 		if (!want)
 			continue;
 		it = spx_inst_item(rec);
-		add_data_volumes(it, vols);
+		add_data_volumes(it, data);
 		ec2_time_text(it, "LaunchTime");
 		json_object_set(it, "SpxReservationId",
 				json_object_get(rec, "SpxReservationId"));
 		json_array_append_new(sel, it);
 	}
 	json_decref(all);
-	json_decref(vols);
+	json_decref(data);
 	*out = sel;
 	return 0;
 }
@@ -189,27 +196,26 @@ static int selected(struct ec2_call *c, json_t **out)
  * the page has them. */
 static json_t *reservations(const struct ec2_call *c, json_t *page)
 {
-	json_t *res = json_array(), *it, *r;
-	size_t i, j;
+	json_t *res = json_array(), *by_id = json_object(), *it, *r;
+	size_t i;
 
 	json_array_foreach(page, i, it) {
 		const char *rid = spx_ec2_str0(it, "SpxReservationId");
-		json_t *into = NULL;
+		json_t *into = json_object_get(by_id, rid);
 
-		json_array_foreach(res, j, r)
-			if (!strcmp(spx_ec2_str0(r, "ReservationId"), rid))
-				into = json_object_get(r, "Instances");
 		if (!into) {
 			r = json_pack("{s:s, s:s, s:[], s:[]}", "ReservationId",
 				      rid, "OwnerId", c->account, "Groups",
 				      "Instances");
 			json_array_append_new(res, r);
 			into = json_object_get(r, "Instances");
+			json_object_set(by_id, rid, into);
 		}
 		json_object_del(it, "SpxReservationId");
 		ec2_time_text_del(it, "LaunchTime");
 		json_array_append(into, it);
 	}
+	json_decref(by_id);
 	return res;
 }
 
