@@ -91,6 +91,10 @@ has_disk() { # IID VOL: the guest sees the volume's disk
 	run av2 ec2 describe-instances --instance-ids "$I1" "$I2" \
 		--query 'Reservations[].Instances[].State.Name' --output text
 	[ "$output" = "running	running" ]
+	# Launched together: one reservation holding both.
+	run av2 ec2 describe-instances --instance-ids "$I1" "$I2" \
+		--query 'Reservations[].length(Instances)' --output text
+	[ "$output" = 2 ]
 	vis "$V" "in-use	attached"
 	run guest "$I2" 'echo still here'
 	[ "$output" = "still here" ]
