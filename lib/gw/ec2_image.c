@@ -115,7 +115,7 @@ int ec2_create_image(struct ec2_call *c)
 	    spx_ec2_image_create(c->gw->state, lock, c->account, c->in, inst,
 				 itags, stags, c->now, &rec) < 0)
 		goto out;
-	spx_agent_wake(c->gw->conf->paths.run);
+	ec2_wake(c);
 	json_object_set(c->out, "ImageId", json_object_get(rec, "ImageId"));
 	rc = 0;
 out:

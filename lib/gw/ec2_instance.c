@@ -53,11 +53,6 @@ static const struct spx_ec2_filter_table inst_filters = {
 	inst_fields, SPX_ARRAY_SIZE(inst_fields), "Tags"
 };
 
-static void wake(const struct ec2_call *c)
-{
-	spx_agent_wake(c->gw->conf->paths.run);
-}
-
 int ec2_run_instances(struct ec2_call *c)
 {
 	const struct spx_conf *conf = c->gw->conf;
@@ -82,7 +77,7 @@ int ec2_run_instances(struct ec2_call *c)
 	if (spx_inst_run(c->gw->state, &env, c->account, c->in, c->now,
 			 &res) < 0)
 		goto out;
-	wake(c);
+	ec2_wake(c);
 	json_object_update(c->out, res);
 	rc = 0;
 out:
@@ -101,7 +96,7 @@ int ec2_terminate_instances(struct ec2_call *c)
 	if (spx_inst_terminate(c->gw->state, c->account,
 			       ec2_list(c, "InstanceIds"), c->now, &res) < 0)
 		return -1;
-	wake(c);
+	ec2_wake(c);
 	json_object_set_new(c->out, "TerminatingInstances", res);
 	return 0;
 }
@@ -287,7 +282,7 @@ int ec2_stop_instances(struct ec2_call *c)
 	if (spx_inst_stop(c->gw->state, c->account, ec2_list(c, "InstanceIds"),
 			  ec2_bool(c, "Force"), c->now, &res) < 0)
 		return -1;
-	wake(c);
+	ec2_wake(c);
 	json_object_set_new(c->out, "StoppingInstances", res);
 	return 0;
 }
@@ -305,7 +300,7 @@ int ec2_start_instances(struct ec2_call *c)
 	free((char *)env.lock);
 	if (rc < 0)
 		return -1;
-	wake(c);
+	ec2_wake(c);
 	json_object_set_new(c->out, "StartingInstances", res);
 	return 0;
 }
@@ -518,7 +513,7 @@ int ec2_reboot_instances(struct ec2_call *c)
 	if (spx_inst_reboot(c->gw->state, c->account,
 			    ec2_list(c, "InstanceIds")) < 0)
 		return -1;
-	wake(c);
+	ec2_wake(c);
 	return 0;
 }
 
@@ -533,7 +528,7 @@ int ec2_modify_instance_metadata_options(struct ec2_call *c)
 
 	if (spx_inst_modify_mdopts(c->gw->state, c->account, c->in, &mo) < 0)
 		return -1;
-	wake(c);
+	ec2_wake(c);
 	json_object_set(c->out, "InstanceId",
 			json_object_get(c->in, "InstanceId"));
 	json_object_set_new(c->out, "InstanceMetadataOptions", mo);

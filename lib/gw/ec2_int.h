@@ -107,6 +107,8 @@ int ec2_describe_launch_templates(struct ec2_call *c);
 int ec2_delete_launch_template(struct ec2_call *c);
 /* The node's EBS lock file (spx_ebs_lock): a new string. */
 char *ec2_ebs_lock_path(const struct ec2_call *c);
+/* Tell the node's agent that records changed (spx_agent_wake). */
+void ec2_wake(const struct ec2_call *c);
 /* Owners / OwnerIds of DescribeSnapshots and DescribeImages: "self",
  * account ids, and the aliases of owners that have nothing here
  * ("amazon", "aws-marketplace"): does owner match any (none given: yes)? */

@@ -29,11 +29,6 @@ static const struct spx_ec2_filter_table snap_filters = {
 	snap_fields, SPX_ARRAY_SIZE(snap_fields), "Tags"
 };
 
-static void wake(const struct ec2_call *c)
-{
-	spx_agent_wake(c->gw->conf->paths.run);
-}
-
 int ec2_create_snapshot(struct ec2_call *c)
 {
 	json_t *tags = NULL, *rec = NULL, *it;
@@ -44,7 +39,7 @@ int ec2_create_snapshot(struct ec2_call *c)
 	    spx_ebs_snap_create(c->gw->state, c->account, c->in, tags, c->now,
 				&rec) < 0)
 		goto out;
-	wake(c);
+	ec2_wake(c);
 	it = spx_ebs_snap_item(rec);
 	json_object_update(c->out, it);
 	json_decref(it);
@@ -65,7 +60,7 @@ int ec2_copy_snapshot(struct ec2_call *c)
 	    spx_ebs_snap_copy(c->gw->state, c->account, c->gw->conf->aws.region,
 			      c->in, tags, c->now, &rec) < 0)
 		goto out;
-	wake(c);
+	ec2_wake(c);
 	json_object_set(c->out, "SnapshotId", json_object_get(rec, "SnapshotId"));
 	if (json_array_size(json_object_get(rec, "Tags")))
 		json_object_set(c->out, "Tags", json_object_get(rec, "Tags"));
@@ -85,7 +80,7 @@ int ec2_delete_snapshot(struct ec2_call *c)
 	free(lock);
 	if (rc < 0)
 		return -1;
-	wake(c);
+	ec2_wake(c);
 	return 0;
 }
 

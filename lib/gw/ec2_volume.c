@@ -72,11 +72,6 @@ static const struct spx_ec2_filter_table status_filters = {
 	status_fields, SPX_ARRAY_SIZE(status_fields), NULL
 };
 
-static void wake(const struct ec2_call *c)
-{
-	spx_agent_wake(c->gw->conf->paths.run);
-}
-
 /* The node that holds a new volume in zone az: this one when it is in
  * that zone, else the first of the zone. */
 static const char *node_for(const struct spx_conf *conf,
@@ -93,6 +88,11 @@ static const char *node_for(const struct spx_conf *conf,
 char *ec2_ebs_lock_path(const struct ec2_call *c)
 {
 	return spx_path_join(c->gw->conf->paths.run, "ebs.lock");
+}
+
+void ec2_wake(const struct ec2_call *c)
+{
+	spx_agent_wake(c->gw->conf->paths.run);
 }
 
 int ec2_create_volume(struct ec2_call *c)
@@ -119,7 +119,7 @@ int ec2_create_volume(struct ec2_call *c)
 	    spx_ebs_create(c->gw->state, &env, c->account, c->in, tags, c->now,
 			   &rec) < 0)
 		goto out;
-	wake(c);
+	ec2_wake(c);
 	it = spx_ebs_item(rec);
 	json_object_update(c->out, it);
 	json_decref(it);
@@ -137,7 +137,7 @@ int ec2_delete_volume(struct ec2_call *c)
 {
 	if (spx_ebs_delete(c->gw->state, c->account, ec2_str(c, "VolumeId")) < 0)
 		return -1;
-	wake(c);
+	ec2_wake(c);
 	return 0;
 }
 
@@ -147,7 +147,7 @@ int ec2_modify_volume(struct ec2_call *c)
 
 	if (spx_ebs_modify(c->gw->state, c->account, c->in, c->now, &mod) < 0)
 		return -1;
-	wake(c);
+	ec2_wake(c);
 	json_object_set_new(c->out, "VolumeModification", mod);
 	return 0;
 }
@@ -170,7 +170,7 @@ int ec2_attach_volume(struct ec2_call *c)
 	json_decref(inst);
 	if (rc < 0)
 		return -1;
-	wake(c);
+	ec2_wake(c);
 	json_object_update(c->out, att);
 	json_decref(att);
 	return 0;
@@ -182,7 +182,7 @@ int ec2_detach_volume(struct ec2_call *c)
 
 	if (spx_ebs_detach(c->gw->state, c->account, c->in, &att) < 0)
 		return -1;
-	wake(c);
+	ec2_wake(c);
 	json_object_update(c->out, att);
 	json_decref(att);
 	return 0;
