@@ -30,9 +30,9 @@ BENCH="sysbench fio gnuplot-nox nginx"
 # (fdisk), its boot partition made by mkfs.vfat (dosfstools), filled by
 # mtools and made bootable by syslinux (mbr.bin from syslinux-common), its
 # root by mkfs.ext4 (e2fsprogs); the tests' metadata stand-in is Debian's
-# python3.
+# python3. UEFI guests boot OVMF (ovmf).
 IMAGE="qemu-system-x86 qemu-utils syslinux syslinux-common mtools dosfstools
-fdisk e2fsprogs binutils gzip python3"
+fdisk e2fsprogs binutils gzip python3 ovmf"
 
 want=""
 for p in $BUILD $FUZZ $TEST $HARNESS $BENCH $IMAGE; do

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "file.h"
@@ -90,6 +91,7 @@ static int spec_from_args(const struct spx_args *a, const struct vmcli *c,
 {
 	const char *mem = spx_arg(a, "memory"), *accel = spx_arg(a, "accel");
 	const char *vol = spx_arg(a, "volume"), *sock = spx_arg(a, "socket");
+	const char *boot = spx_arg(a, "boot-mode");
 	uint64_t bytes = 256ull << 20;
 	long long cpus, port;
 
@@ -119,6 +121,10 @@ static int spec_from_args(const struct spx_args *a, const struct vmcli *c,
 		return spx_error(SPX_USAGE,
 				 "--accel: auto, tcg or kvm, not '%s'", accel);
 	}
+	if (boot && strcmp(boot, "bios") && strcmp(boot, "uefi"))
+		return spx_error(SPX_USAGE, "--boot-mode: bios or uefi, not '%s'",
+				 boot);
+	s->uefi = boot && !strcmp(boot, "uefi");
 	if (!vol)
 		return spx_error(SPX_USAGE, "--volume is required");
 	if (!spx_vm_name_valid(vol))
@@ -160,6 +166,33 @@ static int put_metadata(const struct spx_args *a, const char *dir,
 	rc = 0;
 out:
 	spx_imds_free(md);
+	spx_buf_release(&b);
+	free(path);
+	return rc;
+}
+
+/* A UEFI guest's variable store, DIR/uefi-vars.fd: OVMF's template
+ * copied at its first start, then kept (its boot entries live there). */
+#define UEFI_VARS_MAX (64 << 20)
+static int uefi_vars(const struct spx_vm_spec *s, const char *dir)
+{
+	char *path = spx_path_join(dir, "uefi-vars.fd");
+	struct spx_buf b = SPX_BUF_INIT;
+	struct stat sb;
+	int rc = 0;
+
+	if (s->uefi && stat(path, &sb) < 0) {
+		rc = spx_buf_read_file(&b, spx_vm_ovmf_vars(), UEFI_VARS_MAX);
+		if (rc < 0) {
+			char why[512];
+
+			snprintf(why, sizeof(why), "%s", spx_errmsg());
+			rc = spx_error(SPX_FAIL, "UEFI needs OVMF (Debian's "
+						 "ovmf): %s", why);
+		} else {
+			rc = spx_write_file(path, b.p, b.len, 0600, false);
+		}
+	}
 	spx_buf_release(&b);
 	free(path);
 	return rc;
@@ -384,7 +417,7 @@ int cmd_start(const struct spx_args *a)
 		goto out;
 	}
 	tidy(dir);
-	if (put_metadata(a, dir, &s) < 0) {
+	if (put_metadata(a, dir, &s) < 0 || uefi_vars(&s, dir) < 0) {
 		rc = vmcli_fail(a);
 		goto out;
 	}

@@ -140,7 +140,10 @@ int vmcli_fail(const struct spx_args *a)
 
 static const struct spx_opt start_opts[] = {
 	SPX_OPT_ROOT,
-	{ "volume", 'v', "ID", "the root volume, booted by BIOS (required)" },
+	{ "volume", 'v', "ID", "the root volume, booted from (required)" },
+	{ "boot-mode", 'b', "MODE",
+	  "bios (default: SeaBIOS) or uefi (OVMF, with a variable store of "
+	  "the guest's own)" },
 	{ "memory", 'm', "SIZE", "guest memory (default 256M)" },
 	{ "cpus", 'c', "N", "virtual CPUs (default 1)" },
 	{ "accel", 0, "ACCEL",

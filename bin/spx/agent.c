@@ -617,6 +617,7 @@ static void inst_launch(struct agent *ag, struct spx_inst_work *w)
 	char *argv[] = { ag->spxvm, "start", "--root", (char *)ag->root,
 			 w->id, "--volume", w->vol, "--memory", mem,
 			 "--cpus", cpus, "--ssh-port", port, "--metadata", md,
+			 "--boot-mode", w->uefi ? "uefi" : "bios",
 			 json_array_size(disks) ? "--disks" : NULL, dl.p, NULL };
 
 	snprintf(ew.account, sizeof(ew.account), "%s", w->account);

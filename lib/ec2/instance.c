@@ -1484,6 +1484,7 @@ int spx_inst_pending(struct spx_state *st, const char *node, time_t now,
 		w.cpus = (int)num(r, "SpxCpus");
 		w.port = (int)num(r, "SpxSshPort");
 		w.force = json_is_true(json_object_get(r, "SpxForce"));
+		w.uefi = !strcmp(spx_ec2_str0(r, "BootMode"), "uefi");
 		w.mdrev = num(r, "SpxMetadataRev");
 		switch (c) {
 		case SPX_INST_PENDING:

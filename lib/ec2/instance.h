@@ -218,6 +218,7 @@ struct spx_inst_work {
 	int cpus;
 	int port;		/* SpxSshPort */
 	bool force;		/* stop: StopInstances Force */
+	bool uefi;		/* BootMode "uefi" (the image's): OVMF */
 	int64_t reboot;		/* reboot: the SpxReboot it carries out */
 	int64_t mdrev;		/* SpxMetadataRev when the step was read */
 	char why[512];		/* FAIL, REPORT: the volume's error */

@@ -54,20 +54,20 @@ static bool path_ok(const char *p)
 
 json_t *spx_vm_spec_json(const struct spx_vm_spec *s)
 {
-	return json_pack("{s:s, s:i, s:i, s:s, s:s, s:s, s:i, s:s, s:b}",
+	return json_pack("{s:s, s:i, s:i, s:s, s:s, s:s, s:i, s:s, s:b, s:s}",
 			 "name", s->name, "mem_mib", (json_int_t)s->mem_mib,
 			 "cpus", (json_int_t)s->cpus, "accel",
 			 s->accel == SPX_VM_KVM ? "kvm" : "tcg", "nbd_socket",
 			 s->nbd_socket, "root", s->root, "ssh_port",
 			 (json_int_t)s->ssh_port, "uuid", s->uuid, "imds",
-			 (int)s->imds);
+			 (int)s->imds, "boot", s->uefi ? "uefi" : "bios");
 }
 
 int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 {
 	json_error_t je;
 	json_t *o;
-	const char *name, *accel, *sock, *root, *uuid;
+	const char *name, *accel, *sock, *root, *uuid, *boot = "bios";
 	json_int_t mem, cpus, port;
 	int imds;
 
@@ -76,11 +76,11 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 	if (!o)
 		return spx_error(SPX_USAGE, "vm spec: %s", je.text);
 	if (json_unpack_ex(o, &je, JSON_STRICT,
-			   "{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:s, s:b}",
+			   "{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:s, s:b, s?:s}",
 			   "name", &name, "mem_mib", &mem, "cpus", &cpus,
 			   "accel", &accel, "nbd_socket", &sock, "root", &root,
-			   "ssh_port", &port, "uuid", &uuid, "imds",
-			   &imds) < 0) {
+			   "ssh_port", &port, "uuid", &uuid, "imds", &imds,
+			   "boot", &boot) < 0) {
 		json_decref(o);
 		return spx_error(SPX_USAGE, "vm spec: %s", je.text);
 	}
@@ -88,7 +88,8 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 	    mem > SPX_VM_MEM_MAX || cpus < 1 || cpus > SPX_VM_CPUS_MAX ||
 	    (strcmp(accel, "kvm") && strcmp(accel, "tcg")) ||
 	    !path_ok(sock) || !spx_vm_name_valid(root) || port < 0 ||
-	    port > 65535 || !uuid_valid(uuid)) {
+	    port > 65535 || !uuid_valid(uuid) ||
+	    (strcmp(boot, "bios") && strcmp(boot, "uefi"))) {
 		json_decref(o);
 		return spx_error(SPX_USAGE, "vm spec: a value out of range");
 	}
@@ -101,6 +102,7 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 	s->ssh_port = (unsigned)port;
 	memcpy(s->uuid, uuid, 37);
 	s->imds = imds;
+	s->uefi = strcmp(boot, "uefi") == 0;
 	json_decref(o);
 	return 0;
 }
@@ -131,6 +133,23 @@ static void args2(struct argv *a, const char *opt, char *val)
 {
 	arg(a, spx_strdup(opt));
 	arg(a, val);
+}
+
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : dflt;
+}
+
+const char *spx_vm_ovmf_code(void)
+{
+	return env_or("SPX_OVMF_CODE", SPX_VM_OVMF_CODE);
+}
+
+const char *spx_vm_ovmf_vars(void)
+{
+	return env_or("SPX_OVMF_VARS", SPX_VM_OVMF_VARS);
 }
 
 json_t *spx_vm_nbd_node(const char *node, const char *sock, const char *vol)
@@ -169,6 +188,12 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 			  "'%s' cannot be put on QEMU's command line", dir);
 		return NULL;
 	}
+	if (s->uefi && !path_ok(spx_vm_ovmf_code())) {
+		spx_error(SPX_USAGE,
+			  "'%s' cannot be put on QEMU's command line",
+			  spx_vm_ovmf_code());
+		return NULL;
+	}
 
 	arg(&a, spx_strdup(qemu && *qemu ? qemu : "qemu-system-x86_64"));
 	args2(&a, "-name", spx_xprintf("guest=%s,debug-threads=on", s->name));
@@ -201,6 +226,18 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 	      spx_xprintf("file,id=con,path=%s/console.log,append=on", dir));
 	args2(&a, "-serial", spx_strdup("chardev:con"));
 	args2(&a, "-pidfile", spx_xprintf("%s/qemu.pid", dir));
+	/* UEFI: OVMF's code read-only, the guest's own variable store
+	 * (its boot entries), kept in its directory across starts. */
+	if (s->uefi) {
+		args2(&a, "-drive",
+		      spx_xprintf("if=pflash,format=raw,unit=0,readonly=on,"
+				  "file=%s",
+				  spx_vm_ovmf_code()));
+		args2(&a, "-drive",
+		      spx_xprintf("if=pflash,format=raw,unit=1,"
+				  "file=%s/uefi-vars.fd",
+				  dir));
+	}
 	/* SMBIOS as EC2 shows it: cloud-init takes a system uuid starting
 	 * "ec2" that matches the serial number for EC2. */
 	args2(&a, "-smbios",

@@ -39,10 +39,19 @@ struct spx_vm_spec {
 			    * serving DIR/metadata.json (imds.h) */
 	char uuid[37];	   /* SMBIOS system uuid, "ec2" first (cloud-init's
 			    * EC2 datasource looks for that) */
+	bool uefi;	   /* firmware: OVMF (UEFI) with DIR/uefi-vars.fd as
+			    * its variable store, instead of SeaBIOS */
 	bool paused;	   /* -S: the CPUs wait for QMP's "cont" (disks are
 			    * plugged first, so the firmware finds them);
 			    * not kept in spec.json */
 };
+/* OVMF's code (read-only, shared) and the template of a guest's own
+ * variable store: $SPX_OVMF_CODE and $SPX_OVMF_VARS, else Debian's ovmf
+ * package's 4 MiB builds (no Secure Boot, so no SMM needed). */
+#define SPX_VM_OVMF_CODE "/usr/share/OVMF/OVMF_CODE_4M.fd"
+#define SPX_VM_OVMF_VARS "/usr/share/OVMF/OVMF_VARS_4M.fd"
+const char *spx_vm_ovmf_code(void);
+const char *spx_vm_ovmf_vars(void);
 /* How long a guest's disk I/O waits for the volume server to come back
  * (spx-vol serve restarting) before it fails. */
 #define SPX_VM_NBD_RECONNECT_S 60

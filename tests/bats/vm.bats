@@ -118,6 +118,35 @@ assert g["uuid"].startswith("ec2"), g
 	no_qemu g2
 }
 
+@test "--boot-mode uefi: OVMF with a variable store of the guest's own, kept across starts" {
+	[ -r /usr/share/OVMF/OVMF_CODE_4M.fd ] || skip "no OVMF (Debian's ovmf)"
+	run vm start u1 --volume "$VOL" --accel tcg --boot-mode uefi
+	[ "$status" -eq 0 ]
+	d=$ROOT/run/vm/u1
+	[ "$(stat -c %a:%s "$d/uefi-vars.fd")" = "600:$(stat -c %s /usr/share/OVMF/OVMF_VARS_4M.fd)" ]
+	grep -q '"boot": "uefi"' "$d/spec.json"
+	tr '\0' ' ' <"/proc/$(field u1 pid)/cmdline" | grep -q "if=pflash,format=raw,unit=1,file=$d/uefi-vars.fd"
+	# The firmware is OVMF: its boot manager, on the serial console,
+	# finds nothing to boot on the empty volume.
+	wait_for 60 grep -q 'BdsDxe: failed to load .* "UEFI Misc Device"' "$d/console.log"
+	ino=$(stat -c %i "$d/uefi-vars.fd")
+	vm kill u1 >/dev/null
+	run vm start u1 --volume "$VOL" --accel tcg --boot-mode uefi
+	[ "$status" -eq 0 ]
+	[ "$(stat -c %i "$d/uefi-vars.fd")" = "$ino" ]
+	vm kill u1 >/dev/null
+	# A BIOS guest has none.
+	vm start b1 --volume "$VOL" --accel tcg >/dev/null
+	[ ! -e "$ROOT/run/vm/b1/uefi-vars.fd" ]
+	grep -q '"boot": "bios"' "$ROOT/run/vm/b1/spec.json"
+	vm kill b1 >/dev/null
+	# No OVMF: a clear error, no QEMU.
+	SPX_OVMF_VARS=/nonexistent run vm start u2 --volume "$VOL" --boot-mode uefi
+	[ "$status" -eq 111 ]
+	[[ "$output" == *"UEFI needs OVMF"* ]]
+	no_qemu u2
+}
+
 @test "a recycled pid in qemu.pid is not taken for the guest" {
 	vm start g3 --volume "$VOL" >/dev/null
 	vm kill g3
@@ -165,6 +194,9 @@ assert g["uuid"].startswith("ec2"), g
 	[ "$status" -eq 100 ]
 	run vm start g6 --volume "$VOL" --accel xen
 	[ "$status" -eq 100 ]
+	run vm start g6 --volume "$VOL" --boot-mode efi
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"--boot-mode: bios or uefi, not 'efi'"* ]]
 	run vm start g6 --volume 'vol-x,file=/etc/passwd'
 	[ "$status" -eq 100 ]
 	run vm info nosuch

@@ -354,6 +354,17 @@ static void test_spec(void)
 		{ SPEC("i-0a", "256", "/run/vol.sock", UUID, ", \"more\": 1"),
 		  -1 },
 		{ SPEC("i-0a", "\"256\"", "/run/vol.sock", UUID, ""), -1 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID,
+		       ", \"boot\": \"uefi\""),
+		  0 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID,
+		       ", \"boot\": \"bios\""),
+		  0 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID,
+		       ", \"boot\": \"efi\""),
+		  -1 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID, ", \"boot\": 1"),
+		  -1 },
 		{ "{}", -1 },
 		{ "", -1 },
 	};
@@ -373,6 +384,8 @@ static void test_spec(void)
 			      "spec %zu round trip", i);
 			T_STR(s2.root, s.root, "spec %zu root", i);
 			T_INT(s2.mem_mib, 256, "spec %zu memory", i);
+			T_INT(s2.uefi, strstr(t[i].text, "uefi") != NULL,
+			      "spec %zu boot mode", i);
 			spx_vm_spec_release(&s2);
 			free(back);
 			json_decref(j);
@@ -419,7 +432,30 @@ static void test_argv(void)
 	T_OK(sandbox, "the sandbox, with fork and setsid for guestfwd");
 	T_OK(blockdev, "the root volume over NBD, in JSON");
 	T_OK(fwd, "ssh forwarded on loopback only, metadata to spx-vm imds");
+	for (p = argv; *p; p++)
+		T_OK(!strstr(*p, "pflash"), "BIOS: no pflash (%s)", *p);
 	spx_vm_argv_free(argv);
+	/* UEFI: OVMF's code read-only, the guest's own variable store. */
+	s.uefi = true;
+	argv = spx_vm_qemu_argv(&s, "/run/spx/vm/i-0a", "/usr/bin/spx-vm");
+	{
+		int code = 0, vars = 0;
+
+		for (p = argv; *p; p++) {
+			code += !strcmp(*p, "if=pflash,format=raw,unit=0,"
+					    "readonly=on,file=" SPX_VM_OVMF_CODE);
+			vars += !strcmp(*p, "if=pflash,format=raw,unit=1,"
+					    "file=/run/spx/vm/i-0a/uefi-vars.fd");
+		}
+		T_OK(code == 1 && vars == 1, "UEFI: OVMF's two flash drives");
+	}
+	spx_vm_argv_free(argv);
+	setenv("SPX_OVMF_CODE", "/usr/share/OVMF,x", 1);
+	T_OK(spx_vm_qemu_argv(&s, "/run/spx/vm/i-0a", "/usr/bin/spx-vm") ==
+		     NULL,
+	     "a comma in the firmware's path is refused");
+	unsetenv("SPX_OVMF_CODE");
+	s.uefi = false;
 	T_OK(spx_vm_qemu_argv(&s, "/run/spx/vm/i-0a", "/usr/bin/spx,vm") == NULL,
 	     "a comma in the program is refused");
 	T_OK(spx_vm_qemu_argv(&s, "/run/it's/vm/i-0a", "/usr/bin/spx-vm") ==
