@@ -63,6 +63,38 @@ has_disk() { # IID VOL: the guest sees the volume's disk
 	wait_for 120 ready "$I1" || { console "$I1" >&2; false; }
 	wait_for 120 ready "$I2" || { console "$I2" >&2; false; }
 
+	# Two clients attach one volume to both guests at once: one wins,
+	# the other is told VolumeInUse; the winner's attachment is whole.
+	run /usr/bin/python3 - "$EC2_PORT" "$ROOT/tls/ca.pem" "$W" "$I1" "$I2" <<-'EOF'
+		import sys, threading, boto3, botocore
+		port, ca, vol, i1, i2 = sys.argv[1:6]
+		go = threading.Barrier(2)
+		got = {}
+		def attach(inst):
+		    ec2 = boto3.Session(profile_name="spx").client(
+		        "ec2", endpoint_url="https://127.0.0.1:%s" % port, verify=ca)
+		    go.wait()
+		    try:
+		        got[inst] = ec2.attach_volume(VolumeId=vol, InstanceId=inst,
+		                                      Device="/dev/sdj")["State"]
+		    except botocore.exceptions.ClientError as e:
+		        got[inst] = e.response["Error"]["Code"]
+		ts = [threading.Thread(target=attach, args=(i,)) for i in (i1, i2)]
+		[t.start() for t in ts]
+		[t.join() for t in ts]
+		print(" ".join(sorted(got.values())))
+		print([i for i in got if got[i] == "attaching"][0])
+	EOF
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "VolumeInUse attaching" ] || { echo "$output"; false; }
+	winner=${lines[1]}
+	wait_for 60 vis "$W" "in-use	attached"
+	run av2 ec2 describe-volumes --volume-ids "$W" \
+		--query 'Volumes[0].Attachments[].[InstanceId,Device]' --output text
+	[ "$output" = "$winner	/dev/sdj" ]
+	av2 ec2 detach-volume --volume-id "$W" >/dev/null
+	wait_for 60 vis "$W" "available	None"
+
 	run av2 ec2 attach-volume --volume-id "$V" --instance-id "$I1" \
 		--device /dev/sdf --query '[State,Device,InstanceId,VolumeId]' --output text
 	[ "$status" -eq 0 ]
@@ -265,4 +297,68 @@ completed True snap" ]
 	av2 ec2 delete-volume --volume-id "$W"
 	wait_for 30 vol_gone "$V"
 	wait_for 30 vol_gone "$W"
+}
+
+@test "another account's instances, volumes and placement groups do not exist for it" {
+	read -r oak osk < <(spx admin account create --root "$ROOT" --name inst-other-$RANDOM --json |
+		/usr/bin/python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"])')
+	other() ( unset AWS_PROFILE; AWS_ACCESS_KEY_ID=$oak AWS_SECRET_ACCESS_KEY=$osk awscli2 --ca-bundle "$ROOT/tls/ca.pem" --region us-east-1 --endpoint-url "https://127.0.0.1:$EC2_PORT" "$@" )
+	av2 ec2 create-placement-group --group-name mine-pg --strategy spread >/dev/null
+	run av2 ec2 run-instances --image-id "$AMI" --instance-type t3.nano \
+		--placement GroupName=mine-pg \
+		--query 'Instances[0].[InstanceId,Placement.AvailabilityZone]' --output text
+	[ "$status" -eq 0 ]
+	read -r I AZ <<<"$output"
+	ROOTV=$(av2 ec2 describe-instances --instance-ids "$I" \
+		--query 'Reservations[0].Instances[0].BlockDeviceMappings[0].Ebs.VolumeId' --output text)
+	[[ "$ROOTV" == vol-* ]]
+	MINE=$(av2 ec2 create-volume --availability-zone "$AZ" --size 1 --query VolumeId --output text)
+	THEIRS=$(other ec2 create-volume --availability-zone "$AZ" --size 1 --query VolumeId --output text)
+	wait_for 30 vis "$MINE" "available	None"
+	wait_for 60 is "$I" running
+
+	# The other account names this one's instance, volumes and group.
+	for verb in describe-instances describe-instance-status stop-instances \
+		start-instances reboot-instances terminate-instances; do
+		run other ec2 $verb --instance-ids "$I"
+		fails_with InvalidInstanceID.NotFound
+	done
+	run other ec2 get-console-output --instance-id "$I"
+	fails_with InvalidInstanceID.NotFound
+	run other ec2 describe-instance-attribute --instance-id "$I" --attribute instanceType
+	fails_with InvalidInstanceID.NotFound
+	run other ec2 modify-instance-metadata-options --instance-id "$I" --http-tokens required
+	fails_with InvalidInstanceID.NotFound
+	run other ec2 create-image --instance-id "$I" --name stolen
+	fails_with InvalidInstanceID.NotFound
+	run other ec2 attach-volume --volume-id "$THEIRS" --instance-id "$I" --device /dev/sdf
+	fails_with InvalidInstanceID.NotFound
+	run other ec2 detach-volume --volume-id "$ROOTV"
+	fails_with InvalidVolume.NotFound
+	run other ec2 attach-volume --volume-id "$MINE" --instance-id "$I" --device /dev/sdf
+	fails_with InvalidInstanceID.NotFound
+	run other ec2 describe-instances --query 'Reservations[].Instances[].InstanceId' --output text
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"$I"* ]]
+	run other ec2 describe-placement-groups --group-names mine-pg
+	fails_with InvalidPlacementGroup.Unknown
+	run other ec2 delete-placement-group --group-name mine-pg
+	fails_with InvalidPlacementGroup.Unknown
+	run other ec2 run-instances --image-id "$AMI" --instance-type t3.nano --placement GroupName=mine-pg
+	[ "$status" -eq 254 ]
+	# ... and this one names the other's volume.
+	run av2 ec2 attach-volume --volume-id "$THEIRS" --instance-id "$I" --device /dev/sdf
+	fails_with InvalidVolume.NotFound
+
+	# Nothing changed: still running, the root volume attached, the group.
+	[ "$(istate "$I")" = running ]
+	vis "$ROOTV" "in-use	attached"
+	vis "$MINE" "available	None"
+	run av2 ec2 describe-placement-groups --group-names mine-pg --query 'PlacementGroups[0].State' --output text
+	[ "$output" = available ]
+	av2 ec2 terminate-instances --instance-ids "$I" >/dev/null
+	wait_for 60 is "$I" terminated
+	av2 ec2 delete-placement-group --group-name mine-pg
+	av2 ec2 delete-volume --volume-id "$MINE"
+	other ec2 delete-volume --volume-id "$THEIRS"
 }
