@@ -3,7 +3,7 @@
 # Debian's packages only, offline once they are cached, without root and
 # without mounting anything.
 #
-#   mkimage.sh OUT.img [--size SIZE] [--cache DIR]
+#   mkimage.sh OUT.img [--size SIZE] [--cache DIR] [--cloud-init]
 #
 # What is in it: Debian's cloud kernel (linux-image-cloud-amd64), a tiny
 # initramfs, busybox-static (init, the shell, udhcpc, acpid, nc) and
@@ -40,6 +40,20 @@
 # into a temporary directory. The host needs apt, dpkg, binutils (readelf),
 # fdisk (sfdisk), dosfstools, mtools, syslinux, syslinux-common (mbr.bin),
 # e2fsprogs and gzip; scripts/deps.sh installs them.
+#
+# --cloud-init: the variant that boots with Debian's real cloud-init and
+# OpenSSH in place of spx-imds, spx-userdata and dropbear. The same
+# kernel, initramfs, layout and busybox; the root holds the closure of
+# cloud-init, openssh-server and base-files as apt resolves it (see
+# cloud_init_closure below: what it leaves out and why), and the files in
+# image/cloud-init/ (cloud-init's configuration, sshd's, the rcS). Init
+# stays busybox's: its rcS runs cloud-init's stages in the order of
+# cloud-init's systemd units (init --local; the network by udhcpc; init;
+# sshd; modules --mode config; modules --mode final), then prints
+# "spx-image: ready". systemd would run the same stages, but it and the
+# udev and journald it brings cost seconds more under TCG, where each
+# cloud-init process already spends about 10 s importing, and the guest
+# needs nothing else of them.
 #
 # stdout gets the result, one "key: value" a line (image, size, allocated,
 # sha256, boot-mode, kernel); progress goes to stderr.
@@ -189,15 +203,16 @@ fetch() {
 	echo "$f"
 }
 
-# What the cloud-init variant installs, and what it leaves out of the
-# dependency closure: the packages only maintainer scripts use (nothing
-# runs them here: packages are unpacked, never configured), and locales,
+# What the cloud-init variant installs (base-files: /etc/os-release, read
+# by lsb_release for cloud-init), and what it leaves out of the dependency
+# closure: the packages only maintainer scripts use (nothing runs them
+# here: packages are unpacked, never configured), and locales,
 # whose locale-gen cloud-init is told not to run (locale: false in
 # image/cloud-init/etc/cloud/cloud.cfg.d/90_spx.cfg; the guest keeps the C
 # locale). busybox stands in for the Essential packages nothing depends
 # on (the shell, coreutils, mount, ...).
-CI_WANT="cloud-init openssh-server"
-CI_LEAVE_OUT="usrmerge perl-base dpkg debconf adduser ucf runit-helper
+CI_WANT="cloud-init openssh-server base-files"
+CI_LEAVE_OUT="usrmerge perl-base debconf adduser ucf runit-helper
 init-system-helpers lsb-base sensible-utils locales"
 
 # cloud_init_closure: set GPKGS (and their candidate versions) to the
