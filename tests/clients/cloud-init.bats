@@ -41,8 +41,11 @@ PY
 	[[ "$IID" == i-* ]]
 	[ "$st" = pending ]
 	wait_for 60 is "$IID" running
+	t0=$SECONDS
 	wait_for 400 ready "$IID" || { console "$IID" >&2; false; }
 	run console "$IID"
+	up=$(echo "$output" | sed -n 's/^spx-image: ready (uptime \([0-9.]*\) s).*/\1/p')
+	echo "# cloud-init image: 'spx-image: ready' at guest uptime $up s ($((SECONDS - t0)) s after running)" >&3
 	# cloud-init's own lines: each stage, and its final message naming
 	# the datasource that found the metadata.
 	[[ "$output" == *"Cloud-init v. 22.4"*"running 'init-local'"* ]]
