@@ -275,7 +275,7 @@ cloud_init_root() {
 	py=$1
 	[ -x "$py" ] && [ -x "$R/lib64/ld-linux-x86-64.so.2" ] ||
 		die "no python3 in the cloud-init closure"
-	PYTHONHOME=$R/usr PYTHONDONTWRITEBYTECODE= "$R/lib64/ld-linux-x86-64.so.2" \
+	PYTHONHOME=$R/usr "$R/lib64/ld-linux-x86-64.so.2" \
 		--library-path "$R/lib/x86_64-linux-gnu:$R/usr/lib/x86_64-linux-gnu" \
 		"$py" -m compileall -q -j 2 -s "$R" -p / \
 		"$R/usr/lib/python3" "$R/usr/lib/${py##*/}" >"$T/compileall" 2>&1 ||
