@@ -210,7 +210,8 @@ fetch() {
 # whose locale-gen cloud-init is told not to run (locale: false in
 # image/cloud-init/etc/cloud/cloud.cfg.d/90_spx.cfg; the guest keeps the C
 # locale). busybox stands in for the Essential packages nothing depends
-# on (the shell, coreutils, mount, ...).
+# on (the shell, coreutils, mount, ...). dpkg stays: cloud-init's
+# apt-configure asks it the architecture.
 CI_WANT="cloud-init openssh-server base-files"
 CI_LEAVE_OUT="usrmerge perl-base debconf adduser ucf runit-helper
 init-system-helpers lsb-base sensible-utils locales"
