@@ -207,7 +207,7 @@ fetch() {
 # by lsb_release for cloud-init), and what it leaves out of the dependency
 # closure: the packages only maintainer scripts use (nothing runs them
 # here: packages are unpacked, never configured), and locales,
-# whose locale-gen cloud-init is told not to run (locale: false in
+# whose locale-gen cloud-init is told not to run (locale: "false" in
 # image/cloud-init/etc/cloud/cloud.cfg.d/90_spx.cfg; the guest keeps the C
 # locale). busybox stands in for the Essential packages nothing depends
 # on (the shell, coreutils, mount, ...). dpkg stays: cloud-init's
