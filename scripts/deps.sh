@@ -30,7 +30,9 @@ BENCH="sysbench fio gnuplot-nox nginx"
 # (fdisk), its boot partition made by mkfs.vfat (dosfstools), filled by
 # mtools and made bootable by syslinux (mbr.bin from syslinux-common), its
 # root by mkfs.ext4 (e2fsprogs); the tests' metadata stand-in is Debian's
-# python3. UEFI guests boot OVMF (ovmf).
+# python3. mkimage.sh --cloud-init (cloud-init.bats) needs nothing more: apt
+# resolves its packages and the guest's own python3 compiles them. UEFI
+# guests boot OVMF (ovmf).
 IMAGE="qemu-system-x86 qemu-utils syslinux syslinux-common mtools dosfstools
 fdisk e2fsprogs binutils gzip python3 ovmf"
 

@@ -3,7 +3,7 @@
 # Debian's packages only, offline once they are cached, without root and
 # without mounting anything.
 #
-#   mkimage.sh OUT.img [--size SIZE] [--cache DIR]
+#   mkimage.sh OUT.img [--size SIZE] [--cache DIR] [--cloud-init]
 #
 # What is in it: Debian's cloud kernel (linux-image-cloud-amd64), a tiny
 # initramfs, busybox-static (init, the shell, udhcpc, acpid, nc) and
@@ -41,6 +41,20 @@
 # fdisk (sfdisk), dosfstools, mtools, syslinux, syslinux-common (mbr.bin),
 # e2fsprogs and gzip; scripts/deps.sh installs them.
 #
+# --cloud-init: the variant that boots with Debian's real cloud-init and
+# OpenSSH in place of spx-imds, spx-userdata and dropbear. The same
+# kernel, initramfs, layout and busybox; the root holds the closure of
+# cloud-init, openssh-server and base-files as apt resolves it (see
+# cloud_init_closure below: what it leaves out and why), and the files in
+# image/cloud-init/ (cloud-init's configuration, sshd's, the rcS). Init
+# stays busybox's: its rcS runs cloud-init's stages in the order of
+# cloud-init's systemd units (init --local; the network by udhcpc; init;
+# sshd; modules --mode config; modules --mode final), then prints
+# "spx-image: ready". systemd would run the same stages, but it and the
+# udev and journald it brings cost seconds more under TCG, where each
+# cloud-init process already spends about 10 s importing, and the guest
+# needs nothing else of them.
+#
 # stdout gets the result, one "key: value" a line (image, size, allocated,
 # sha256, boot-mode, kernel); progress goes to stderr.
 # Exit status: 0 built; 100 usage error; 111 the build failed.
@@ -54,11 +68,14 @@ files=$here/image
 
 usage() {
 	cat <<EOF
-usage: $prog OUT.img [--size SIZE] [--cache DIR]
+usage: $prog OUT.img [--size SIZE] [--cache DIR] [--cloud-init]
   Build spx's BIOS-bootable test image (raw, sparse) into OUT.img.
-  --size SIZE  size of the disk: N with K, M or G (default 256M, at least 64M)
+  --size SIZE  size of the disk: N with K, M or G (default 256M, or 1G with
+               --cloud-init; at least 64M)
   --cache DIR  where downloaded packages are kept
                (default \${SPX_IMAGE_CACHE:-/var/cache/spx/mkimage})
+  --cloud-init the variant that boots with Debian's cloud-init and OpenSSH
+               instead of the image's own metadata script and dropbear
 EOF
 }
 usage_error() {
@@ -72,13 +89,14 @@ die() {
 	exit 111
 }
 
-out="" size=256M cache=${SPX_IMAGE_CACHE:-/var/cache/spx/mkimage}
+out="" size="" variant=default cache=${SPX_IMAGE_CACHE:-/var/cache/spx/mkimage}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--size) [ $# -ge 2 ] || usage_error "--size needs a value"; size=$2; shift 2 ;;
 	--size=*) size=${1#*=}; shift ;;
 	--cache) [ $# -ge 2 ] || usage_error "--cache needs a value"; cache=$2; shift 2 ;;
 	--cache=*) cache=${1#*=}; shift ;;
+	--cloud-init) variant=cloud-init; shift ;;
 	-h | --help) usage; exit 0 ;;
 	--)
 		shift
@@ -92,6 +110,10 @@ done
 [ -n "$out" ] || usage_error "no output file"
 [ -n "$cache" ] || usage_error "empty cache directory"
 [ -d "$(dirname -- "$out")" ] || usage_error "no directory for '$out'"
+if [ -z "$size" ]; then
+	size=256M
+	[ $variant = default ] || size=1G
+fi
 
 MiB=$((1024 * 1024))
 case $size in
@@ -181,6 +203,87 @@ fetch() {
 	echo "$f"
 }
 
+# What the cloud-init variant installs (base-files: /etc/os-release, read
+# by lsb_release for cloud-init), and what it leaves out of the dependency
+# closure: the packages only maintainer scripts use (nothing runs them
+# here: packages are unpacked, never configured), and locales,
+# whose locale-gen cloud-init is told not to run (locale: "false" in
+# image/cloud-init/etc/cloud/cloud.cfg.d/90_spx.cfg; the guest keeps the C
+# locale). busybox stands in for the Essential packages nothing depends
+# on (the shell, coreutils, mount, ...). dpkg stays: cloud-init's
+# apt-configure asks it the architecture.
+CI_WANT="cloud-init openssh-server base-files"
+CI_LEAVE_OUT="usrmerge perl-base debconf adduser ucf runit-helper
+init-system-helpers lsb-base sensible-utils locales"
+
+# cloud_init_closure: set GPKGS (and their candidate versions) to the
+# closure of CI_WANT by apt's own resolver, run against a private dpkg
+# status that holds only CI_LEAVE_OUT (as if installed, so apt takes their
+# dependencies as met), without Recommends. The list is kept in the cache
+# for a build with no package lists.
+cloud_init_closure() {
+	local saved=$cache/cloud-init.closure name ver
+	apt-cache show --no-all-versions $CI_LEAVE_OUT 2>/dev/null | awk '
+		/^(Package|Version|Architecture|Provides|Multi-Arch):/ { print }
+		/^Package:/ { print "Status: install ok installed" }
+		/^$/ { print }' >"$T/status"
+	: >"$T/extended_states"
+	if apt-get -s -q -o Dir::State::status="$T/status" \
+		-o Dir::State::extended_states="$T/extended_states" \
+		-o APT::Install-Recommends=false -o APT::Install-Suggests=false \
+		install $CI_WANT >"$T/resolve" 2>&1; then
+		sed -n 's/^Inst \([^ ]*\) \(\[[^]]*\] \)\{0,1\}(\([^ ]*\) .*/\1 \3/p' \
+			"$T/resolve" >"$T/closure"
+	else
+		: >"$T/closure"
+	fi
+	if grep -q '^cloud-init ' "$T/closure"; then
+		cp "$T/closure" "$saved.new" && mv -f "$saved.new" "$saved"
+	elif [ -s "$saved" ]; then
+		log "apt cannot resolve $CI_WANT; using the closure saved in $saved"
+		cp "$saved" "$T/closure"
+	else
+		sed 's/^/  /' "$T/resolve" >&2
+		die "apt cannot resolve $CI_WANT (apt-get update?)"
+	fi
+	while read -r name ver; do
+		GPKGS="$GPKGS $name"
+		candidate[$name]=$ver
+	done <"$T/closure"
+	log "cloud-init closure: $(wc -l <"$T/closure") packages, leaving out $(echo $CI_LEAVE_OUT)"
+}
+
+# cloud_init_root: what the packages' maintainer scripts would have done
+# and the image's own files, on top of the unpacked closure in $R (the
+# default image's files, copied into $R before, are shared: inittab, rcK,
+# the power button, udhcpc's script).
+cloud_init_root() {
+	local py
+	rm -f "$R/usr/sbin/spx-imds" "$R/usr/sbin/spx-userdata"
+	cp -R --preserve=mode "$files/cloud-init/." "$R/"
+	# openssh-server's postinst installs sshd_config with ucf.
+	[ -f "$R/usr/share/openssh/sshd_config" ] ||
+		die "openssh-server has no /usr/share/openssh/sshd_config"
+	cp "$R/usr/share/openssh/sshd_config" "$R/etc/ssh/sshd_config"
+	mkdir -p "$R/var/lib/cloud" "$R/var/log"
+	# Documentation a guest never reads.
+	rm -rf "$R/usr/share/doc" "$R/usr/share/man" "$R/usr/share/info" \
+		"$R/usr/share/locale" "$R/usr/share/lintian"
+	# Python's bytecode, made now with the guest's own interpreter (run
+	# from the unpacked tree): otherwise the first boot compiles every
+	# module cloud-init imports, which is slow under TCG.
+	set -- "$R"/usr/bin/python3.[0-9]*
+	py=$1
+	[ -x "$py" ] && [ -x "$R/lib64/ld-linux-x86-64.so.2" ] ||
+		die "no python3 in the cloud-init closure"
+	PYTHONHOME=$R/usr "$R/lib64/ld-linux-x86-64.so.2" \
+		--library-path "$R/lib/x86_64-linux-gnu:$R/usr/lib/x86_64-linux-gnu" \
+		"$py" -m compileall -q -j 2 -s "$R" -p / \
+		"$R/usr/lib/python3" "$R/usr/lib/${py##*/}" >"$T/compileall" 2>&1 ||
+		log "compileall: some modules did not compile (not used by cloud-init): $(grep -c '^\*\*\*' "$T/compileall")"
+	log "cloud-init: $(cat "$R/usr/lib/python3/dist-packages/cloudinit/version.py" 2>/dev/null | sed -n 's/^__VERSION__ = "\(.*\)"$/\1/p') with ${py##*/}"
+}
+
 # The cloud kernel is a metapackage; the kernel itself is the package it
 # depends on (linux-image-VERSION-cloud-amd64).
 cloud_kernel() {
@@ -202,10 +305,21 @@ if [ -z "$kpkg" ]; then
 	kpkg=${kpkg%%_*}
 fi
 
-PKGS="$kpkg busybox-static dropbear-bin libc6 zlib1g libcrypt1 libtomcrypt1 libtommath1 libgmp10"
+declare -A candidate=()
+R=$T/root
+mkdir -p "$R"
+GPKGS=""
+if [ $variant = default ]; then
+	PKGS="$kpkg busybox-static dropbear-bin libc6 zlib1g libcrypt1 libtomcrypt1 libtommath1 libgmp10"
+else
+	# The kernel and busybox (initramfs, init, the shell and the small
+	# tools) as for the default image; the rest of the guest is
+	# cloud-init's closure, unpacked straight into the root filesystem.
+	PKGS="$kpkg busybox-static"
+	cloud_init_closure
+fi
 # The version apt would install of each, in one call (each costs half a
 # second).
-declare -A candidate=()
 while read -r name ver; do
 	candidate[$name]=$ver
 done < <(apt-cache policy $PKGS 2>/dev/null | awk '
@@ -217,6 +331,11 @@ for p in $PKGS; do
 	deb=$(fetch "$p")
 	dpkg-deb -x "$deb" "$P" || die "cannot unpack $deb"
 	# Versions for /etc/spx-image-release.
+	echo "$p $(dpkg-deb -f "$deb" Version)" >>"$T/versions"
+done
+for p in $GPKGS; do
+	deb=$(fetch "$p")
+	dpkg-deb -x "$deb" "$R" || die "cannot unpack $deb"
 	echo "$p $(dpkg-deb -f "$deb" Version)" >>"$T/versions"
 done
 
@@ -317,8 +436,7 @@ chmod 755 "$I/init"
 	die "cannot build the initramfs"
 
 # --- the root filesystem ---------------------------------------------------
-R=$T/root
-mkdir -p "$R"
+# $R holds the unpacked packages of the cloud-init variant already.
 for d in bin sbin usr/bin usr/sbin lib lib64 etc/dropbear root dev proc sys \
 	run tmp var/lib/spx-image var/log mnt; do
 	mkdir -p "$R/$d"
@@ -331,6 +449,8 @@ chmod 1777 "$R/tmp"
 "$bb" --list-full >"$T/applets"
 while IFS= read -r a; do
 	[ "${a##*/}" = busybox ] && continue
+	# What a Debian package installed stays (the cloud-init variant).
+	[ -e "$R/$a" ] || [ -L "$R/$a" ] && continue
 	mkdir -p "$R/${a%/*}"
 	ln -sf /bin/busybox "$R/$a"
 done <"$T/applets"
@@ -340,41 +460,45 @@ cp "$bb" "$R/bin/busybox"
 
 cp -R --preserve=mode "$files/rootfs/." "$R/"
 
-# dropbear and what it links: the ELF interpreter and each NEEDED library,
-# recursively, taken from the unpacked Debian packages, never the host.
-cp "$P/usr/sbin/dropbear" "$R/usr/sbin/dropbear"
-cp "$P/usr/bin/dropbearkey" "$R/usr/bin/dropbearkey"
-libdirs="lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu"
-libfile() { # libfile SONAME: the unpacked file, relative to $P
-	local d
-	for d in $libdirs; do
-		[ -e "$P/$d/$1" ] && { echo "$d/$1"; return 0; }
+if [ $variant = default ]; then
+	# dropbear and what it links: the ELF interpreter and each NEEDED library,
+	# recursively, taken from the unpacked Debian packages, never the host.
+	cp "$P/usr/sbin/dropbear" "$R/usr/sbin/dropbear"
+	cp "$P/usr/bin/dropbearkey" "$R/usr/bin/dropbearkey"
+	libdirs="lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu"
+	libfile() { # libfile SONAME: the unpacked file, relative to $P
+		local d
+		for d in $libdirs; do
+			[ -e "$P/$d/$1" ] && { echo "$d/$1"; return 0; }
+		done
+		return 1
+	}
+	copied=""
+	copy_needs() { # copy_needs ELF: copy the libraries ELF needs into $R
+		local lib rel
+		for lib in $(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
+			case " $copied " in *" $lib "*) continue ;; esac
+			rel=$(libfile "$lib") ||
+				die "$lib, needed by ${1##*/}, is in none of the packages: $PKGS"
+			mkdir -p "$R/${rel%/*}"
+			cp -L "$P/$rel" "$R/$rel"
+			copied="$copied $lib"
+			copy_needs "$R/$rel"
+		done
+	}
+	for e in "$R/usr/sbin/dropbear" "$R/usr/bin/dropbearkey"; do
+		copy_needs "$e"
 	done
-	return 1
-}
-copied=""
-copy_needs() { # copy_needs ELF: copy the libraries ELF needs into $R
-	local lib rel
-	for lib in $(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'); do
-		case " $copied " in *" $lib "*) continue ;; esac
-		rel=$(libfile "$lib") ||
-			die "$lib, needed by ${1##*/}, is in none of the packages: $PKGS"
-		mkdir -p "$R/${rel%/*}"
-		cp -L "$P/$rel" "$R/$rel"
-		copied="$copied $lib"
-		copy_needs "$R/$rel"
-	done
-}
-for e in "$R/usr/sbin/dropbear" "$R/usr/bin/dropbearkey"; do
-	copy_needs "$e"
-done
-interp=$(readelf -l "$R/usr/sbin/dropbear" | sed -n 's/.*Requesting program interpreter: \(.*\)\]$/\1/p')
-[ -n "$interp" ] || die "dropbear has no ELF interpreter"
-rel=$(libfile "${interp##*/}") || die "no ${interp##*/} in libc6"
-mkdir -p "$R/${rel%/*}" "$R/${interp%/*}"
-cp -L "$P/$rel" "$R/$rel"
-[ "/$rel" = "$interp" ] || ln -sf "/$rel" "$R$interp"
-log "dropbear links:$copied (interpreter $interp)"
+	interp=$(readelf -l "$R/usr/sbin/dropbear" | sed -n 's/.*Requesting program interpreter: \(.*\)\]$/\1/p')
+	[ -n "$interp" ] || die "dropbear has no ELF interpreter"
+	rel=$(libfile "${interp##*/}") || die "no ${interp##*/} in libc6"
+	mkdir -p "$R/${rel%/*}" "$R/${interp%/*}"
+	cp -L "$P/$rel" "$R/$rel"
+	[ "/$rel" = "$interp" ] || ln -sf "/$rel" "$R$interp"
+	log "dropbear links:$copied (interpreter $interp)"
+else
+	cloud_init_root
+fi
 
 cat >"$R/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/bin/sh
@@ -386,6 +510,12 @@ EOF
 # No password: root logs in by SSH key only ('*', not '!': dropbear takes
 # '!' for a locked account and refuses keys too).
 echo 'root:*:19000:0:99999:7:::' >"$R/etc/shadow"
+if [ $variant = cloud-init ]; then
+	# OpenSSH's privilege separation user, as its postinst makes it.
+	echo 'sshd:x:100:65534::/run/sshd:/usr/sbin/nologin' >>"$R/etc/passwd"
+	echo 'nogroup:x:65534:' >>"$R/etc/group"
+	echo 'sshd:*:19000:0:99999:7:::' >>"$R/etc/shadow"
+fi
 chmod 600 "$R/etc/shadow"
 printf '/bin/sh\n/bin/ash\n' >"$R/etc/shells"
 printf 'passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n' >"$R/etc/nsswitch.conf"
@@ -397,7 +527,7 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 PS1='\h:\w\$ '
 EOF
 {
-	echo "spx test image, built by scripts/mkimage.sh"
+	echo "spx test image$([ $variant = default ] || echo " ($variant)"), built by scripts/mkimage.sh"
 	echo "kernel $kver"
 	cat "$T/versions"
 } >"$R/etc/spx-image-release"

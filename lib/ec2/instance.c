@@ -1369,12 +1369,50 @@ int spx_inst_set_tags(struct spx_state *st, const char *account,
 
 /* ---- metadata ------------------------------------------------------- */
 
+/* The instance identity document, as EC2 serves it at
+ * /latest/dynamic/instance-identity/document (cloud-init's Ec2 datasource
+ * reads it on AWS, and finds no metadata without it): JSON text. */
+static json_t *identity_doc(const json_t *rec, const char *region)
+{
+	time_t t = (time_t)num(rec, "LaunchTime");
+	struct tm tm;
+	char when[32] = "";
+	json_t *doc;
+	char *text;
+
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	doc = json_pack(
+		"{s:s, s:s, s:s, s:n, s:n, s:s, s:s, s:s, s:n, s:n, s:s, "
+		"s:s, s:n, s:s, s:s}",
+		"accountId", spx_ec2_str0(rec, "SpxAccount"), "architecture",
+		spx_ec2_str0(rec, "Architecture"), "availabilityZone",
+		spx_ec2_str0(json_object_get(rec, "Placement"),
+			     "AvailabilityZone"),
+		"billingProducts", "devpayProductCodes", "imageId",
+		spx_ec2_str0(rec, "ImageId"), "instanceId",
+		spx_ec2_str0(rec, "InstanceId"), "instanceType",
+		spx_ec2_str0(rec, "InstanceType"), "kernelId",
+		"marketplaceProductCodes", "pendingTime", when, "privateIp",
+		spx_ec2_str0(rec, "PrivateIpAddress"), "ramdiskId", "region",
+		region, "version", "2017-09-30");
+	if (!doc)
+		return NULL;
+	text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(doc);
+	if (!text)
+		return NULL;
+	doc = json_pack("{s:{s:s}}", "instance-identity", "document", text);
+	free(text);
+	return doc;
+}
+
 json_t *spx_inst_metadata(const json_t *rec, const char *region)
 {
 	const json_t *mo = json_object_get(rec, "MetadataOptions");
 	const char *root = spx_ec2_str0(rec, "RootDeviceName");
 	char idx[24];
-	json_t *md, *meta;
+	json_t *md, *meta, *dyn;
 
 	snprintf(idx, sizeof(idx), "%lld",
 		 (long long)num(rec, "AmiLaunchIndex"));
@@ -1405,6 +1443,14 @@ json_t *spx_inst_metadata(const json_t *rec, const char *region)
 		       spx_ec2_str(mo, "HttpEndpoint")
 			       ? spx_ec2_str(mo, "HttpEndpoint")
 			       : "enabled");
+	if (!md)
+		return NULL;
+	dyn = identity_doc(rec, region);
+	if (!dyn) {
+		json_decref(md);
+		return NULL;
+	}
+	json_object_set_new(md, "dynamic", dyn);
 	if (spx_ec2_str(rec, "SpxPublicKey"))
 		json_object_set_new(
 			md, "public-keys",

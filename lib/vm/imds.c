@@ -17,6 +17,7 @@
 struct spx_imds {
 	json_t *root;
 	json_t *md;   /* root's "meta-data" (borrowed) */
+	json_t *dyn;  /* root's "dynamic" or NULL (borrowed) */
 	json_t *keys; /* root's "public-keys" or NULL (borrowed) */
 	unsigned char *ud;
 	size_t udlen;
@@ -109,6 +110,12 @@ int spx_imds_load(const char *text, size_t len, struct spx_imds **out)
 				goto fail;
 			}
 			md->md = v;
+		} else if (strcmp(k, "dynamic") == 0) {
+			if (!json_is_object(v) || check_tree(v, 1) < 0) {
+				spx_error_prefix("dynamic");
+				goto fail;
+			}
+			md->dyn = v;
 		} else if (strcmp(k, "public-keys") == 0) {
 			if (check_keys(v) < 0)
 				goto fail;
@@ -401,11 +408,33 @@ static void listing(json_t *dir, bool keys, struct spx_buf *body)
 	free(names);
 }
 
+/* The path segs[0..n) in the tree under top into body: 0, or 404. keys:
+ * top's listing names public-keys too. */
+static int tree(json_t *top, bool keys, char **segs, size_t n,
+		struct spx_buf *body)
+{
+	json_t *cur = top;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		cur = json_object_get(cur, segs[i]);
+		if (!cur)
+			return 404;
+		if (!json_is_object(cur) && i + 1 < n)
+			return 404;
+	}
+	if (json_is_object(cur))
+		listing(cur, cur == top && keys, body);
+	else
+		spx_buf_adds(body, json_string_value(cur));
+	return 0;
+}
+
 /* The meta-data path segs[0..n) into body: 0, or 404. */
 static int meta(const struct spx_imds *md, char **segs, size_t n,
 		struct spx_buf *body)
 {
-	json_t *cur = md->md, *k;
+	json_t *k;
 	size_t i;
 
 	if (n >= 1 && md->keys && strcmp(segs[0], "public-keys") == 0) {
@@ -436,18 +465,7 @@ static int meta(const struct spx_imds *md, char **segs, size_t n,
 			     json_string_value(json_object_get(k, "openssh-key")));
 		return 0;
 	}
-	for (i = 0; i < n; i++) {
-		cur = json_object_get(cur, segs[i]);
-		if (!cur)
-			return 404;
-		if (!json_is_object(cur) && i + 1 < n)
-			return 404;
-	}
-	if (json_is_object(cur))
-		listing(cur, cur == md->md && md->keys, body);
-	else
-		spx_buf_adds(body, json_string_value(cur));
-	return 0;
+	return tree(md->md, md->keys, segs, n, body);
 }
 
 /* A version segment: "latest" or a dated one (cloud-init asks for
@@ -505,10 +523,12 @@ void spx_imds_answer(const struct spx_imds *md, const struct spx_imds_req *r,
 	} else if (!version_ok(segs[0])) {
 		code = 404;
 	} else if (n == 1) {
-		spx_buf_addf(&body, "meta-data%s",
+		spx_buf_addf(&body, "%smeta-data%s", md->dyn ? "dynamic\n" : "",
 			     md->have_ud ? "\nuser-data" : "");
 	} else if (strcmp(segs[1], "meta-data") == 0) {
 		code = meta(md, segs + 2, n - 2, &body);
+	} else if (strcmp(segs[1], "dynamic") == 0 && md->dyn) {
+		code = tree(md->dyn, false, segs + 2, n - 2, &body);
 	} else if (strcmp(segs[1], "user-data") == 0 && n == 2 && md->have_ud) {
 		spx_buf_add(&body, md->ud, md->udlen);
 	} else if (strcmp(segs[1], "api") == 0) {

@@ -121,7 +121,7 @@ console_has() { grep -qF -- "$1" "$F/console.log"; }
 	run "$SPX_TOP/scripts/mkimage.sh"
 	[ "$status" -eq 100 ]
 	[ "${lines[0]}" = "mkimage.sh: no output file" ]
-	[ "${lines[1]}" = "usage: mkimage.sh OUT.img [--size SIZE] [--cache DIR]" ]
+	[ "${lines[1]}" = "usage: mkimage.sh OUT.img [--size SIZE] [--cache DIR] [--cloud-init]" ]
 	run "$SPX_TOP/scripts/mkimage.sh" "$F/x.img" --size 12X
 	[ "$status" -eq 100 ]
 	[ "${lines[0]}" = "mkimage.sh: bad size '12X'" ]
@@ -139,7 +139,7 @@ console_has() { grep -qF -- "$1" "$F/console.log"; }
 	[ "${lines[0]}" = "mkimage.sh: --size needs a value" ]
 	run "$SPX_TOP/scripts/mkimage.sh" --help
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "usage: mkimage.sh OUT.img [--size SIZE] [--cache DIR]" ]
+	[ "${lines[0]}" = "usage: mkimage.sh OUT.img [--size SIZE] [--cache DIR] [--cloud-init]" ]
 	[ ! -e "$F/x.img" ]
 }
 

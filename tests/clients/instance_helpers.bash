@@ -2,9 +2,11 @@
 # the test image imported as an AMI (its id in $F/ami) and a key pair k1
 # ($F/k1.pem), and the helpers that watch guests.
 
+# inst_setup_file [MKIMAGE-OPTION...]: the options pick the image's variant
+# (cloud-init.bats passes --cloud-init); none builds the default image.
 inst_setup_file() {
 	export ROOT EC2_PORT S3_PORT
-	"$SPX_TOP/scripts/mkimage.sh" "$F/spx.img" >"$F/mkimage.out" 2>&1 || {
+	"$SPX_TOP/scripts/mkimage.sh" "$F/spx.img" "$@" >"$F/mkimage.out" 2>&1 || {
 		cat "$F/mkimage.out" >&2
 		return 1
 	}

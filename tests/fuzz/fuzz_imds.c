@@ -11,6 +11,7 @@ static const char md_json[] =
 	"{\"meta-data\": {\"instance-id\": \"i-1\", \"placement\": "
 	"{\"availability-zone\": \"us-east-1a\"}}, \"public-keys\": "
 	"[{\"name\": \"k\", \"openssh-key\": \"ssh-ed25519 AAAA k\"}], "
+	"\"dynamic\": {\"instance-identity\": {\"document\": \"{}\"}}, "
 	"\"user-data\": \"aGk=\"}";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

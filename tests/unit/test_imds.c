@@ -16,6 +16,8 @@ static const char md_json[] =
 	"\"/dev/xvda\"}}, "
 	"\"public-keys\": [{\"name\": \"k1\", \"openssh-key\": "
 	"\"ssh-ed25519 AAAAC3Nz k1\"}], "
+	"\"dynamic\": {\"instance-identity\": {\"document\": "
+	"\"{\\\"instanceId\\\": \\\"i-0123456789abcdef0\\\"}\"}}, "
 	"\"user-data\": \"IyEvYmluL3NoCmVjaG8gaGkK\"}";
 
 static const unsigned char key[SPX_IMDS_KEY_LEN] = "0123456789abcdef0123456789abcde";
@@ -58,7 +60,14 @@ static void test_answers(void)
 		const char *body;
 	} t[] = {
 		{ GET("/"), 200, "latest" },
-		{ GET("/latest/"), 200, "meta-data\nuser-data" },
+		{ GET("/latest/"), 200, "dynamic\nmeta-data\nuser-data" },
+		{ GET("/latest/dynamic/"), 200, "instance-identity/" },
+		{ GET("/latest/dynamic/instance-identity/"), 200, "document" },
+		{ GET("/2021-03-23/dynamic/instance-identity/document"), 200,
+		  "{\"instanceId\": \"i-0123456789abcdef0\"}" },
+		{ GET("/latest/dynamic/instance-identity/pkcs7"), 404, "404\n" },
+		{ GET("/latest/dynamic/instance-identity/document/x"), 404,
+		  "404\n" },
 		{ GET("/latest/meta-data/"), 200,
 		  "ami-id\nblock-device-mapping/\ninstance-id\ninstance-type\n"
 		  "local-ipv4\nplacement/\npublic-keys/" },
@@ -205,6 +214,8 @@ static void test_load(void)
 		"{\"meta-data\": {}, \"user-data\": \"!!\"}",
 		"{\"meta-data\": {}, \"http-tokens\": \"always\"}",
 		"{\"meta-data\": {}, \"other\": 1}",
+		"{\"meta-data\": {}, \"dynamic\": []}",
+		"{\"meta-data\": {}, \"dynamic\": {\"a\": 1}}",
 		"{\"meta-data\": {}, \"meta-data\": {}}",
 	};
 	struct spx_buf big = SPX_BUF_INIT;

@@ -368,6 +368,24 @@ static void test_lifecycle(void)
 		     strstr(text, ".ec2.internal\"") &&
 		     strstr(text, "\"availability-zone\":\"us-east-1a\""),
 	     "metadata holds what the guest needs");
+	{
+		const char *doc = json_string_value(json_object_get(
+			json_object_get(json_object_get(md, "dynamic"),
+					"instance-identity"),
+			"document"));
+		json_t *d = doc ? json_loads(doc, 0, NULL) : NULL;
+
+		T_OK(d && !strncmp(spx_ec2_str0(d, "instanceId"), "i-", 2) &&
+			     !strcmp(spx_ec2_str0(d, "region"), "us-east-1") &&
+			     !strcmp(spx_ec2_str0(d, "availabilityZone"),
+				     "us-east-1a") &&
+			     !strcmp(spx_ec2_str0(d, "imageId"),
+				     spx_ec2_str0(r, "ImageId")) &&
+			     strlen(spx_ec2_str0(d, "pendingTime")) == 20 &&
+			     *spx_ec2_str0(d, "accountId"),
+		     "the instance identity document: %s", doc ? doc : "none");
+		json_decref(d);
+	}
 	spx_imds_free(im);
 	free(text);
 	json_decref(md);
