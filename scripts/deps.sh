@@ -32,9 +32,10 @@ BENCH="sysbench fio gnuplot-nox nginx"
 # root by mkfs.ext4 (e2fsprogs); the tests' metadata stand-in is Debian's
 # python3. mkimage.sh --cloud-init (cloud-init.bats) needs nothing more: apt
 # resolves its packages and the guest's own python3 compiles them. UEFI
-# guests boot OVMF (ovmf).
+# guests boot OVMF (ovmf); the test image boots under it too, by
+# syslinux's EFI build (syslinux-efi).
 IMAGE="qemu-system-x86 qemu-utils syslinux syslinux-common mtools dosfstools
-fdisk e2fsprogs binutils gzip python3 ovmf"
+fdisk e2fsprogs binutils gzip python3 ovmf syslinux-efi"
 
 want=""
 for p in $BUILD $FUZZ $TEST $HARNESS $BENCH $IMAGE; do

@@ -22,7 +22,10 @@
 #               the one filesystem a boot loader can be installed on from
 #               a plain file; made by mkfs.vfat as a file of its own (its
 #               hidden-sectors field set to where it will sit), filled with
-#               mcopy and spliced in with dd
+#               mcopy and spliced in with dd. It boots under UEFI as well:
+#               \EFI\BOOT\BOOTX64.EFI is syslinux's EFI build, with the
+#               same syslinux.cfg (so the image suits --boot-mode bios
+#               and uefi)
 #   vda2        ext4, the root filesystem, writable and persistent: made by
 #               mkfs.ext4 -d from a staging directory into a file, spliced
 #               in with dd (sparse)
@@ -38,7 +41,8 @@
 # when apt cannot say (no lists, no network) the newest cached one is used.
 # Nothing is installed on the host: packages are unpacked with dpkg-deb -x
 # into a temporary directory. The host needs apt, dpkg, binutils (readelf),
-# fdisk (sfdisk), dosfstools, mtools, syslinux, syslinux-common (mbr.bin),
+# fdisk (sfdisk), dosfstools, mtools, syslinux, syslinux-common (mbr.bin,
+# ldlinux.e64), syslinux-efi (syslinux.efi),
 # e2fsprogs and gzip; scripts/deps.sh installs them.
 #
 # --cloud-init: the variant that boots with Debian's real cloud-init and
@@ -135,7 +139,7 @@ disk_mib=$(((bytes + MiB - 1) / MiB))
 [ $disk_mib -ge 64 ] || usage_error "size '$size' too small: the image needs at least 64M"
 [ $disk_mib -lt $((2 * 1024 * 1024)) ] || usage_error "size '$size' too large for an MBR disk (2T)"
 
-tools="apt-get apt-cache dpkg dpkg-deb readelf sfdisk mkfs.vfat mcopy syslinux
+tools="apt-get apt-cache dpkg dpkg-deb readelf sfdisk mkfs.vfat mcopy mmd syslinux
 mkfs.ext4 gzip sha256sum dd truncate"
 [ "$(id -u)" = 0 ] || tools="$tools debugfs"
 for t in $tools; do
@@ -146,6 +150,11 @@ for f in /usr/lib/syslinux/mbr/mbr.bin /usr/lib/SYSLINUX/mbr.bin /usr/share/sysl
 	[ -f "$f" ] && { mbr=$f; break; }
 done
 [ -n "$mbr" ] || die "needs syslinux's mbr.bin (package syslinux-common)"
+# UEFI: syslinux's EFI loader and its core module, on the same partition.
+efi_loader=/usr/lib/SYSLINUX.EFI/efi64/syslinux.efi
+efi_core=/usr/lib/syslinux/modules/efi64/ldlinux.e64
+[ -f "$efi_loader" ] || die "needs $efi_loader (package syslinux-efi)"
+[ -f "$efi_core" ] || die "needs $efi_core (package syslinux-common)"
 [ "$(dpkg --print-architecture)" = amd64 ] || die "builds an amd64 guest from this host's amd64 packages: run it on amd64"
 [ -d "$files" ] || die "no guest files in $files"
 
@@ -562,6 +571,13 @@ mcopy -i "$T/boot.img" "$vmlinuz" ::/vmlinuz || die "mcopy failed"
 mcopy -i "$T/boot.img" "$T/initrd.gz" ::/initrd.gz || die "mcopy failed"
 mcopy -i "$T/boot.img" "$T/syslinux.cfg" ::/syslinux.cfg || die "mcopy failed"
 syslinux --install "$T/boot.img" || die "syslinux failed"
+# The same partition boots under UEFI too: firmware with no boot entry
+# for the disk loads \EFI\BOOT\BOOTX64.EFI (the removable-media path)
+# from it, syslinux's EFI build, which reads syslinux.cfg beside itself.
+mmd -i "$T/boot.img" ::/EFI ::/EFI/BOOT || die "mmd failed"
+mcopy -i "$T/boot.img" "$efi_loader" ::/EFI/BOOT/BOOTX64.EFI || die "mcopy failed"
+mcopy -i "$T/boot.img" "$efi_core" ::/EFI/BOOT/ldlinux.e64 || die "mcopy failed"
+mcopy -i "$T/boot.img" "$T/syslinux.cfg" ::/EFI/BOOT/syslinux.cfg || die "mcopy failed"
 
 # --- the root partition ----------------------------------------------------
 truncate -s $((root_sectors * 512)) "$T/root.img"
@@ -604,6 +620,6 @@ image: $out
 size: $((disk_mib * MiB))
 allocated: $alloc
 sha256: $sum
-boot-mode: bios
+boot-mode: bios uefi
 kernel: $kver
 EOF

@@ -148,7 +148,7 @@ console_has() { grep -qF -- "$1" "$F/console.log"; }
 	grep -qx "image: $IMG" "$F/build.out"
 	grep -qx "size: 268435456" "$F/build.out"
 	[ "$(stat -c %s "$IMG")" -eq 268435456 ]
-	grep -qx "boot-mode: bios" "$F/build.out"
+	grep -qx "boot-mode: bios uefi" "$F/build.out"
 	grep -qx "sha256: $(sha256sum "$IMG" | cut -d' ' -f1)" "$F/build.out"
 	alloc=$(sed -n 's/^allocated: //p' "$F/build.out")
 	[ "$alloc" -eq $(($(stat -c %b "$IMG") * $(stat -c %B "$IMG"))) ]
@@ -178,6 +178,13 @@ console_has() { grep -qF -- "$1" "$F/console.log"; }
 	run mtype -i "$IMG@@$((p1 * 512))" ::/syslinux.cfg
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -q "^  APPEND root=/dev/vda2 rw console=ttyS0,115200"
+	# ... and for UEFI, syslinux's EFI loader on the removable-media path.
+	run mdir -a -b -i "$IMG@@$((p1 * 512))" ::/EFI/BOOT
+	[ "$status" -eq 0 ]
+	for f in BOOTX64.EFI LDLINUX.E64 SYSLINUX.CFG; do
+		echo "$output" | grep -qix "::/EFI/BOOT/$f"
+	done
+	cmp <(mtype -i "$IMG@@$((p1 * 512))" ::/EFI/BOOT/BOOTX64.EFI) /usr/lib/SYSLINUX.EFI/efi64/syslinux.efi
 
 	# The root filesystem: busybox itself (not a link to itself), init,
 	# dropbear and each library it needs, all root's.

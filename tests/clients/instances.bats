@@ -218,6 +218,29 @@ echo $marker" --client-token "$tok" \
 	wait_for 60 is "$IID" terminated
 }
 
+@test "an image whose boot mode is uefi boots under OVMF; the instance shows it" {
+	[ -r /usr/share/OVMF/OVMF_CODE_4M.fd ] || skip "no OVMF (Debian's ovmf)"
+	U=$(spx admin images import --root "$ROOT" "$F/spx.img" --name spx-uefi --boot-mode uefi 2>/dev/null)
+	[[ "$U" == ami-* ]]
+	run av2 ec2 run-instances --image-id "$U" --instance-type t3.nano --key-name k1 \
+		--query 'Instances[0].[InstanceId,BootMode]' --output text
+	[ "$status" -eq 0 ]
+	read -r IID mode <<<"$output"
+	[ "$mode" = uefi ]
+	wait_for 60 is "$IID" running
+	grep -q "run: .*spx-vm start --root $ROOT $IID .*--boot-mode uefi" "$ROOT/log/agent.log"
+	wait_for 180 ready "$IID" || { console "$IID" >&2; false; }
+	# OVMF's boot manager started the disk's EFI loader; the kernel
+	# sees EFI firmware.
+	console "$IID" | grep -q 'BdsDxe: starting Boot[0-9A-F]* "UEFI Misc Device"'
+	run guest "$IID" '[ -d /sys/firmware/efi ] && echo efi'
+	[ "$output" = efi ]
+	[ -s "$ROOT/run/vm/$IID/uefi-vars.fd" ]
+	av2 ec2 terminate-instances --instance-ids "$IID" >/dev/null
+	wait_for 60 is "$IID" terminated
+	av2 ec2 deregister-image --image-id "$U"
+}
+
 @test "boto3 with its waiters: a guest whose QEMU dies is stopped with a reason; DeleteOnTermination false keeps the root volume" {
 	run /usr/bin/python3 - "$EC2_PORT" "$ROOT/tls/ca.pem" "$AMI" "$ROOT" <<'EOF'
 import os, signal, sys, time
