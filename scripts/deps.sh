@@ -12,9 +12,10 @@ openssl ca-certificates"
 FUZZ="clang libclang-rt-14-dev"
 # Tests: bats, the real clients (aws v2, boto3, node for the npm SDK v3),
 # valgrind for the leak check of the unit tests; ssh-keygen (openssh-client)
-# and puttygen (putty-tools) read the key pairs test_keypair makes.
+# and puttygen (putty-tools) read the key pairs test_keypair makes; nbdinfo
+# (libnbd-bin) asks the volume server what it exports (vol.bats).
 TEST="bats awscli python3-boto3 nodejs valgrind curl procps groff-base
-openssh-client putty-tools"
+openssh-client putty-tools libnbd-bin"
 # Third-party S3 harnesses (tests/clients/s3-tools.bats, minio-go.bats): the
 # tools, and Go with minio-go's sources for its functional suite, built
 # offline from /usr/share/gocode.
