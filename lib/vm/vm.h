@@ -42,6 +42,9 @@ struct spx_vm_spec {
 	bool paused;	   /* -S: the CPUs wait for QMP's "cont" (disks are
 			    * plugged first, so the firmware finds them);
 			    * not kept in spec.json */
+	uint32_t runas;	   /* QEMU drops to this uid and gid once set up
+			    * (-runas; runas.h); 0: stays who started it.
+			    * Not kept in spec.json (DIR/user is) */
 };
 /* How long a guest's disk I/O waits for the volume server to come back
  * (spx-vol serve restarting) before it fails. */

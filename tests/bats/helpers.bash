@@ -16,6 +16,14 @@ free_port() {
 make_node() {
 	# In setup_file there is no test dir yet: use the file's.
 	ROOT=$(mktemp -d "${BATS_TEST_TMPDIR:-$BATS_FILE_TMPDIR}/node.XXXXXX")
+	# As root, spx-vm runs each guest's QEMU as a user of its own, which
+	# must find its way to the node's run directory (bats makes 0700
+	# directories).
+	local d=$ROOT
+	while [ "$d" != / ]; do
+		chmod o+x "$d"
+		d=$(dirname "$d")
+	done
 	EC2_PORT=$(free_port)
 	S3_PORT=$(free_port)
 	while [ "$S3_PORT" = "$EC2_PORT" ]; do S3_PORT=$(free_port); done

@@ -45,7 +45,12 @@ assert g["uuid"].startswith("ec2"), g
 ' "$VOL"
 	pid=$(field g1 pid)
 	[ "$(cat "$ROOT/run/vm/g1/qemu.pid")" = "$pid" ]
-	[ "$(stat -c %a "$ROOT/run/vm/g1")" = 700 ]
+	# Searched by its QEMU's user only (as root; else its caller's own).
+	if [ "$(id -u)" = 0 ]; then
+		[ "$(stat -c %u:%g:%a "$ROOT/run/vm/g1")" = "0:$(cat "$ROOT/run/vm/g1/user"):710" ]
+	else
+		[ "$(stat -c %a "$ROOT/run/vm/g1")" = 700 ]
+	fi
 	run vm ls
 	[ "$status" -eq 0 ]
 	[[ "${lines[1]}" =~ ^g1\ +\|\ running\ +\|\ $pid\ +\|\ tcg ]]
@@ -225,4 +230,80 @@ assert g["uuid"].startswith("ec2"), g
 	[[ "$output" == *"429 Too Many Requests"* ]]
 	kill "${pids[@]}" 2>/dev/null || true
 	pkill -f "spx-vm imds $d" || true
+}
+
+# as UID CMD...: CMD as that uid and the gid of the same number (a guest's
+# QEMU user), without root's groups.
+as() { local u=$1; shift; setpriv --reuid "$u" --regid "$u" --clear-groups "$@"; }
+# nbd UID VOL: open VOL over the node's socket as UID.
+nbd() { as "$1" qemu-img info "nbd+unix:///$2?socket=$ROOT/run/vol.sock"; }
+
+@test "as root, each guest's QEMU runs as a user of its own, which reaches that guest's metadata and volumes only" {
+	[ "$(id -u)" = 0 ] || skip "spx-vm gives QEMU a user of its own only as root"
+	W=$(spx-vol create --root "$ROOT" --size 16M)
+	V2=$(spx-vol create --root "$ROOT" --size 64M)
+	md=$BATS_TEST_TMPDIR/md.json
+	echo '{"meta-data": {"instance-id": "i-0123456789abcdef0"}}' >"$md"
+	run vm start g1 --volume "$VOL" --disks "$W" --memory 128M --accel tcg --metadata "$md"
+	[ "$status" -eq 0 ]
+	run vm start g2 --volume "$V2" --memory 128M --accel tcg --metadata "$md"
+	[ "$status" -eq 0 ]
+	u1=$(ps -o uid= -p "$(cat "$ROOT/run/vm/g1/qemu.pid")" | tr -d ' ')
+	u2=$(ps -o uid= -p "$(cat "$ROOT/run/vm/g2/qemu.pid")" | tr -d ' ')
+	[ "$u1" -gt 0 ]
+	[ "$u2" -gt 0 ]
+	[ "$u1" != "$u2" ]
+	[ "$(ps -o gid= -p "$(cat "$ROOT/run/vm/g1/qemu.pid")" | tr -d ' ')" = "$u1" ]
+	[ "$(cat "$ROOT/run/vm/g1/user")" = "$u1" ]
+	# The metadata service (QEMU's child, so g1's user) reads g1's files;
+	# g2's user reads none of them.
+	run as "$u1" spx-vm imds "$ROOT/run/vm/g1" < <(printf 'GET /latest/meta-data/instance-id HTTP/1.0\r\n\r\n')
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"200 OK"* && "$output" == *"i-0123456789abcdef0" ]]
+	run as "$u1" cat "$ROOT/run/vm/g1/imds.key"
+	[ "$status" -eq 0 ]
+	for f in metadata.json imds.key spec.json console.log; do
+		run as "$u2" cat "$ROOT/run/vm/g1/$f"
+		[ "$status" -ne 0 ]
+	done
+	run as "$u2" spx-vm imds "$ROOT/run/vm/g1" </dev/null
+	[ "$status" -eq 111 ]
+	run as "$u1" cat "$ROOT/run/vm/g1/spec.json"
+	[ "$status" -ne 0 ]
+	# Over the node's NBD socket each user opens its guest's volumes only.
+	run nbd "$u1" "$VOL"
+	[ "$status" -eq 0 ]
+	run nbd "$u1" "$W"
+	[ "$status" -eq 0 ]
+	run nbd "$u2" "$V2"
+	[ "$status" -eq 0 ]
+	for v in "$VOL" "$W"; do
+		run nbd "$u2" "$v"
+		[ "$status" -ne 0 ]
+		[[ "$output" != *"virtual size"* ]]
+	done
+	run nbd "$u1" "$V2"
+	[ "$status" -ne 0 ]
+	run nbd 0 "$V2"
+	[ "$status" -eq 0 ]
+	# A volume attached to g2 (as EBS moves it) is g2's from then on.
+	run vm attach g2 "$W"
+	[ "$status" -eq 0 ]
+	run nbd "$u2" "$W"
+	[ "$status" -eq 0 ]
+	run nbd "$u1" "$W"
+	[ "$status" -ne 0 ]
+	# Stopped, g1 gives its user up: its files are root's again, and the
+	# user opens nothing.
+	run vm stop g1 --force
+	[ "$status" -eq 0 ]
+	[ ! -e "$ROOT/run/vm/g1/user" ]
+	[ "$(stat -c %u:%g:%a "$ROOT/run/vm/g1/metadata.json")" = 0:0:600 ]
+	[ "$(stat -c %u:%g:%a "$ROOT/run/vm/g1")" = 0:0:700 ]
+	run nbd "$u1" "$VOL"
+	[ "$status" -ne 0 ]
+	# Started again, it takes the lowest free user: its old one.
+	run vm start g1 --volume "$VOL" --memory 128M --accel tcg
+	[ "$status" -eq 0 ]
+	[ "$(ps -o uid= -p "$(cat "$ROOT/run/vm/g1/qemu.pid")" | tr -d ' ')" = "$u1" ]
 }
