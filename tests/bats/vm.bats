@@ -307,3 +307,23 @@ nbd() { as "$1" qemu-img info "nbd+unix:///$2?socket=$ROOT/run/vol.sock"; }
 	[ "$status" -eq 0 ]
 	[ "$(ps -o uid= -p "$(cat "$ROOT/run/vm/g1/qemu.pid")" | tr -d ' ')" = "$u1" ]
 }
+
+@test "the volume server restarts under a guest: its QEMU, as the guest's user, reconnects to its volume" {
+	vm start g6 --volume "$VOL" --memory 128M --accel tcg >/dev/null
+	pid=$(field g6 pid)
+	spx down --root "$ROOT" >/dev/null
+	start_node
+	[ "$(field g6 pid)" = "$pid" ]
+	# QEMU writes to the volume (qemu-io on the guest's disk; it reports
+	# in its log), over a connection made after the restart.
+	run vm qmp g6 '{"execute": "human-monitor-command", "arguments": {"command-line": "qemu-io -d /machine/peripheral/root-disk/virtio-backend \"write -P 0x5a 1M 4k\""}}'
+	[ "$status" -eq 0 ]
+	grep -q "wrote 4096/4096 bytes at offset 1048576" "$ROOT/run/vm/g6/qemu.log"
+	! grep -q "failed" "$ROOT/run/vm/g6/qemu.log"
+	[ "$(spx-vol cat --root "$ROOT" --socket "$ROOT/run/vol.sock" "$VOL" | dd bs=4096 skip=256 count=1 2>/dev/null | head -c 4)" = ZZZZ ]
+	# The new connection is the guest user's (as root), and was let in.
+	if [ "$(id -u)" = 0 ]; then
+		[ "$(ps -o uid= -p "$pid" | tr -d ' ')" = "$(cat "$ROOT/run/vm/g6/user")" ]
+		! grep -q "refused to uid" "$ROOT/log/vol.log"
+	fi
+}
