@@ -31,7 +31,6 @@
 
 #include "spx.h"
 
-#define SPX_VM_UID_BASE_DEFAULT 2113929216u /* 0x7E000000 */
 #define SPX_VM_USERS 65536u
 
 /* Guest dir's recorded user: 1 with *uid, 0 when it has none, -1 with
