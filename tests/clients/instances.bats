@@ -66,6 +66,13 @@ echo $marker" --client-token "$tok" \
 		--query 'Reservations[].Instances[].InstanceId' --output text
 	[ "$output" = "$IID" ]
 	wait_for 120 ready "$IID" || { console "$IID" >&2; false; }
+	# As root, its QEMU runs as a user of its own (and yet the guest read
+	# its metadata and user data, below).
+	if [ "$(id -u)" = 0 ]; then
+		quid=$(ps -o uid= -p "$(cat "$ROOT/run/vm/$IID/qemu.pid")" | tr -d ' ')
+		[ "$quid" -gt 0 ]
+		[ "$quid" = "$(cat "$ROOT/run/vm/$IID/user")" ]
+	fi
 	run console "$IID"
 	[[ "$output" == *"spx-image: instance-id $IID"* ]]
 	[[ "$output" == *"spx-image: hostname $DNS"* ]]
