@@ -52,12 +52,14 @@ out:
 }
 
 /* Does guest dir hold its slot? Its QEMU runs, or someone holds its
- * lock (a start or a stop under way). */
-static bool holds(const char *dir)
+ * lock (a start or a stop under way). When not, *lock is its lock,
+ * taken, so that no start of it begins while its claim is given up. */
+static bool holds(const char *dir, int *lock)
 {
 	char *path;
 	int fd;
 
+	*lock = -1;
 	if (spx_vm_pid(dir))
 		return true;
 	path = spx_path_join(dir, "lock");
@@ -69,8 +71,12 @@ static bool holds(const char *dir)
 		spx_error_clear();
 		return busy;
 	}
-	close(fd);
-	return spx_vm_pid(dir) != 0;
+	if (spx_vm_pid(dir)) {
+		close(fd);
+		return true;
+	}
+	*lock = fd;
+	return false;
 }
 
 int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
@@ -110,17 +116,19 @@ int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
 	}
 	while ((e = readdir(d))) {
 		char *dir;
+		int glock = -1;
 
 		if (!spx_vm_name_valid(e->d_name) || !strcmp(e->d_name, name))
 			continue;
 		dir = spx_path_join(vms, e->d_name);
 		r = spx_vm_user_read(dir, &u);
 		spx_error_clear();
-		if (r > 0 && !holds(dir)) {
+		if (r > 0 && !holds(dir, &glock)) {
 			/* Its QEMU is gone: so is its claim. */
 			if (spx_vm_user_release(dir) < 0)
 				spx_warn("%s", spx_errmsg());
 			spx_error_clear();
+			close(glock);
 		} else if (r > 0 && u >= base && u - base < SPX_VM_USERS) {
 			used[(u - base) / 8] |= (unsigned char)(1u << ((u - base) % 8));
 		}

@@ -327,3 +327,29 @@ nbd() { as "$1" qemu-img info "nbd+unix:///$2?socket=$ROOT/run/vol.sock"; }
 		! grep -q "refused to uid" "$ROOT/log/vol.log"
 	fi
 }
+
+@test "as root, a guest whose QEMU died gives its user up to the next start; the new holder reaches none of the old guest's files or volumes" {
+	[ "$(id -u)" = 0 ] || skip "spx-vm gives QEMU a user of its own only as root"
+	V2=$(spx-vol create --root "$ROOT" --size 64M)
+	md=$BATS_TEST_TMPDIR/md.json
+	echo '{"meta-data": {"instance-id": "i-0123456789abcdef0"}}' >"$md"
+	run vm start g1 --volume "$VOL" --memory 128M --accel tcg --metadata "$md"
+	[ "$status" -eq 0 ]
+	u=$(cat "$ROOT/run/vm/g1/user")
+	# Killed behind spx-vm's back: its record stays for now.
+	kill -9 "$(cat "$ROOT/run/vm/g1/qemu.pid")"
+	wait_for 10 no_qemu g1
+	[ "$(cat "$ROOT/run/vm/g1/user")" = "$u" ]
+	run vm start g2 --volume "$V2" --memory 128M --accel tcg --metadata "$md"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$ROOT/run/vm/g2/user")" = "$u" ]
+	[ ! -e "$ROOT/run/vm/g1/user" ]
+	[ "$(stat -c %u:%g:%a "$ROOT/run/vm/g1")" = 0:0:700 ]
+	[ "$(stat -c %u "$ROOT/run/vm/g1/metadata.json")" = 0 ]
+	run as "$u" cat "$ROOT/run/vm/g1/metadata.json"
+	[ "$status" -ne 0 ]
+	run nbd "$u" "$VOL"
+	[ "$status" -ne 0 ]
+	run nbd "$u" "$V2"
+	[ "$status" -eq 0 ]
+}
