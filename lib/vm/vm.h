@@ -1,10 +1,12 @@
 /* vm.h: a guest's directory, its QEMU command line and its process.
  *
- * Each guest has a directory RUN/vm/NAME (0700) holding
+ * Each guest has a directory RUN/vm/NAME (0700; 0710 to its QEMU's group
+ * while that runs as a user of its own, runas.h) holding
  *   spec.json    what it was started with (struct spx_vm_spec)
  *   qmp.sock     QEMU's QMP socket (qmp.h)
  *   qemu.pid     QEMU's pid, written by QEMU itself (-pidfile)
  *   console.log  the serial console (appended; see spx_vm_console_trim)
+ *   user         the uid its QEMU runs as, when spx-vm runs as root
  * QEMU runs daemonized in its own session, so a guest outlives every spx
  * tool, the agent and the gateway; whoever looks later finds it again by
  * its pid file, checked against /proc so that a recycled pid is never
