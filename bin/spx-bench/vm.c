@@ -1127,7 +1127,9 @@ static int setup(struct vmb *v)
 	v->dir = spx_path_join(v->base, pid);
 	v->root = spx_path_join(v->dir, "node");
 	v->logs = spx_path_join(v->dir, "logs");
-	if (spx_mkdirs(v->logs, 0700) < 0)
+	/* Searched by the guests' QEMU users (spx-vm as root): the node
+	 * is below. */
+	if (spx_mkdirs(v->dir, 0711) < 0 || spx_mkdirs(v->logs, 0700) < 0)
 		return -1;
 	v->spx = spx_find_prog("spx");
 	v->spxvm = spx_find_prog("spx-vm");

@@ -10,7 +10,9 @@
 #include "file.h"
 #include "proc.h"
 #include "vm/qmp.h"
+#include "vm/runas.h"
 #include "vm/vm.h"
+#include "vol/grant.h"
 #include "vmcli.h"
 
 #define QMP_MS 5000
@@ -111,19 +113,59 @@ int vm_plug(struct spx_qmp *q, const char *sock, const char *vol,
 	return -1;
 }
 
+/* A guest whose QEMU runs as a user of its own (runas.h) may open vol
+ * over sock once granted (grant.h): before blockdev-add, which QEMU
+ * runs as that user. *fresh: the grant was not there before. */
+static int grant(const struct disk *d, const char *sock, const char *vol,
+		 bool *fresh)
+{
+	char *dir = spx_vol_grants_dir(sock);
+	struct spx_vol_grant g = { 0 }, old;
+	uint32_t uid;
+	int rc = spx_vm_user_read(d->g.dir, &uid);
+
+	*fresh = false;
+	if (rc <= 0)
+		goto out;
+	g.uid = uid;
+	snprintf(g.guest, sizeof(g.guest), "%s", d->g.name);
+	rc = spx_vol_grant_read(dir, vol, &old);
+	spx_error_clear();
+	*fresh = !(rc > 0 && old.uid == g.uid && !strcmp(old.guest, g.guest));
+	rc = spx_vol_grant_write(dir, vol, &g);
+out:
+	free(dir);
+	return rc < 0 ? -1 : 0;
+}
+
+static void ungrant(const struct disk *d, const char *sock, const char *vol)
+{
+	char *dir = spx_vol_grants_dir(sock);
+
+	if (spx_vol_grant_drop(dir, vol, d->g.name) < 0)
+		spx_warn("%s: %s", vol, spx_errmsg());
+	free(dir);
+}
+
 int cmd_attach(const struct spx_args *a)
 {
 	const char *vol = a->argv[1], *sockopt = spx_arg(a, "socket");
 	struct disk d;
 	char serial[SPX_VM_SERIAL_SIZE], *sock = NULL;
-	bool already;
+	bool already, fresh;
 	int rc = disk_open(a, &d);
 
 	if (rc)
 		goto out;
 	sock = sockopt ? spx_path_abs(sockopt) : spx_strdup(d.spec.nbd_socket);
+	if (grant(&d, sock, vol, &fresh) < 0) {
+		rc = vmcli_fail(a);
+		goto out;
+	}
 	if (vm_plug(d.g.q, sock, vol, &already) < 0) {
 		rc = vmcli_fail(a);
+		if (fresh)
+			ungrant(&d, sock, vol);
 		goto out;
 	}
 	if (already)
@@ -218,6 +260,8 @@ int cmd_detach(const struct spx_args *a)
 		goto out;
 	}
 	spx_error_clear();
+	/* Its QEMU may not open the volume again. */
+	ungrant(&d, d.spec.nbd_socket, vol);
 	printf("%s: %s %s\n", a->argv[0], vol,
 	       was ? "detached" : "was not attached");
 	rc = SPX_OK;

@@ -16,7 +16,7 @@
 /* Connections of one guest answered at once; more get 429. QEMU runs a
  * process for each connection the guest opens, so without a bound a
  * guest could fill the host with them. */
-#define SLOTS 8
+#define SLOTS SPX_IMDS_SLOTS
 /* Requests answered on one connection at most. */
 #define REQUESTS_MAX 1000
 

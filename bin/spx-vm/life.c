@@ -14,7 +14,9 @@
 #include "proc.h"
 #include "vm/imds.h"
 #include "vm/qmp.h"
+#include "vm/runas.h"
 #include "vm/vm.h"
+#include "vol/grant.h"
 #include "vmcli.h"
 
 #define QMP_MS 2000 /* one QMP exchange with a live QEMU */
@@ -63,7 +65,7 @@ static int kill_now(const char *dir)
 		return spx_error(SPX_FAIL, "QEMU (pid %d) outlived SIGKILL",
 				 (int)pid);
 	tidy(dir);
-	return 0;
+	return spx_vm_user_release(dir);
 }
 
 static void new_uuid(char out[37])
@@ -381,6 +383,35 @@ out:
 	return rc;
 }
 
+/* As root: the guest's QEMU runs as a user of its own (runas.h), which
+ * may open its root volume and its disks over the NBD socket (grant.h). */
+static int give_user(const struct vmcli *c, struct spx_vm_spec *s,
+		     const char *dir, char **disks)
+{
+	char *grants = spx_vol_grants_dir(s->nbd_socket);
+	struct spx_vol_grant g = { 0 };
+	uint32_t uid;
+	int rc = -1;
+
+	if (spx_vm_user_searchable(c->run) < 0 ||
+	    spx_vm_user_searchable(c->vms) < 0 ||
+	    spx_vm_user_take(c->vms, s->name, c->uid_base, grants, &uid) < 0 ||
+	    spx_vm_user_prepare(dir, uid) < 0)
+		goto out;
+	g.uid = uid;
+	snprintf(g.guest, sizeof(g.guest), "%s", s->name);
+	if (spx_vol_grant_write(grants, s->root, &g) < 0)
+		goto out;
+	for (size_t i = 0; disks[i]; i++)
+		if (spx_vol_grant_write(grants, disks[i], &g) < 0)
+			goto out;
+	s->runas = uid;
+	rc = 0;
+out:
+	free(grants);
+	return rc;
+}
+
 int cmd_start(const struct spx_args *a)
 {
 	const char *name = a->argv[0];
@@ -405,6 +436,9 @@ int cmd_start(const struct spx_args *a)
 		goto out;
 	}
 	s.paused = disks[0] != NULL;
+	/* What QEMU makes before it drops privileges (its console) is
+	 * root's alone. */
+	umask(077);
 	long long deadline = spx_mono_ms() + secs * 1000;
 
 	if (spx_mkdirs(dir, 0700) < 0 || (lock = vmcli_lock(dir)) < 0) {
@@ -424,9 +458,16 @@ int cmd_start(const struct spx_args *a)
 	j = spx_vm_spec_json(&s);
 	text = json_dumps(j, JSON_INDENT(1) | JSON_SORT_KEYS);
 	path = spx_path_join(dir, "spec.json");
+	/* The spec first: it says which grants a release removes. */
 	if (spx_write_file(path, text, strlen(text), 0600, false) < 0 ||
-	    launch(&s, dir, deadline) < 0) {
+	    (geteuid() == 0 && give_user(&c, &s, dir, disks) < 0)) {
 		rc = vmcli_fail(a);
+		spx_vm_user_release(dir);
+		goto out;
+	}
+	if (launch(&s, dir, deadline) < 0) {
+		rc = vmcli_fail(a);
+		spx_vm_user_release(dir);
 		goto out;
 	}
 	/* A guest without the disks it was started with is no start. */
@@ -487,6 +528,10 @@ int cmd_stop(const struct spx_args *a)
 done:
 	spx_error_clear();
 	tidy(g.dir);
+	if (spx_vm_user_release(g.dir) < 0) {
+		rc = vmcli_fail(a);
+		goto out;
+	}
 	printf("%s: %s\n", g.name, how);
 out:
 	free(sock);

@@ -30,6 +30,7 @@ int vmcli_open(const struct spx_args *a, struct vmcli *c)
 	}
 	c->run = spx_strdup(conf.paths.run);
 	c->vms = spx_path_join(conf.paths.run, "vm");
+	c->uid_base = (uint32_t)spx_conf_self(&conf)->vm.uid_base;
 	spx_conf_release(&conf);
 	spx_node_loc_release(&loc);
 	return 0;

@@ -9,6 +9,7 @@ struct spx_vm_spec;
 struct vmcli {
 	char *run;  /* the node's run directory */
 	char *vms;  /* RUN/vm: one directory a guest */
+	uint32_t uid_base; /* the guests' users (nodes.*.vm.uid_base) */
 };
 
 /* Find the node (--root, $SPX_ROOT, the system layout); on failure print

@@ -19,6 +19,7 @@
 #include "file.h"
 #include "node/svc.h"
 #include "proc.h"
+#include "vol/grant.h"
 #include "volcli.h"
 
 /* How long nbdkit may take to listen, and to stop after SIGTERM. nbdkit
@@ -217,8 +218,12 @@ static int serve_loop(struct serve *s)
 		if (!ready && !stopping) {
 			if (volcli_probe(s->sock) == 0) {
 				ready = true;
-				/* Only the node's own processes may connect. */
-				if (chmod(s->sock, 0600) < 0)
+				/* As root, guests' QEMUs (each a user of its
+				 * own) connect too: the plugin opens them
+				 * only the volumes granted to them
+				 * (lib/vol/grant.h). Else only this user's
+				 * processes may connect. */
+				if (chmod(s->sock, geteuid() ? 0600 : 0666) < 0)
 					spx_warn_errno("serve: chmod '%s'", s->sock);
 				spx_log(SPX_LOG_INFO, "serving volumes on %s",
 					s->sock);
@@ -311,14 +316,18 @@ int cmd_serve(const struct spx_args *a)
 	{
 		char *conf = spx_xprintf("conf=%s", c.conf);
 		char *root = spx_xprintf("root=%s", c.root);
+		char *gdir = spx_vol_grants_dir(sock);
+		char *grants = spx_xprintf("grants=%s", gdir);
 		char *argv[] = { (char *)volcli_nbdkit(), "-f", "-U", sock,
 				 "--exit-with-parent", "--threads", tstr,
-				 plugin, dir, conf, root, NULL };
+				 plugin, dir, conf, root, grants, NULL };
 
 		fflush(NULL);
 		s.pid = start_nbdkit(argv, pipefd[1]);
 		free(conf);
 		free(root);
+		free(gdir);
+		free(grants);
 	}
 	close(pipefd[1]);
 	s.out = pipefd[0];

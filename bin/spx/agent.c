@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -542,7 +543,18 @@ static void inst_metadata(struct agent *ag, struct spx_inst_work *w)
 		spx_error(SPX_FAIL, "cannot encode the metadata");
 		goto out;
 	}
-	rc = spx_write_file(path, text, strlen(text), 0600, false);
+	/* Owned as before: the guest's QEMU user reads it (runas.h). */
+	{
+		struct stat st;
+
+		if (stat(path, &st) == 0)
+			rc = spx_write_file_owned(path, text, strlen(text),
+						  st.st_mode & 0600, false,
+						  st.st_uid, st.st_gid);
+		else
+			rc = spx_write_file(path, text, strlen(text), 0600,
+					    false);
+	}
 out:
 	if (rc < 0)
 		spx_log(SPX_LOG_WARN, "%s: cannot write '%s': %s", w->id, path,

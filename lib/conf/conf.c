@@ -178,6 +178,13 @@ static const struct field fields[] = {
 	  NODE(ebs.overcommit_percent) },
 	{ S_NODE, "ebs.cache_size_mb", K_INT, "128", 0, 65536, 0,
 	  "the block cache in MiB; 0 disables it", NODE(ebs.cache_size_mb) },
+	{ S_NODE, "vm.uid_base", K_INT, "2113929216", 65536, 2147418112, 0,
+	  "the first of the 65536 numeric uids (and gids) the guests' QEMUs "
+	  "run as when spx-vm runs as root, one per running guest: no user "
+	  "or group of the host may have one, nor another node on the same "
+	  "host; the default, 0x7E000000, is above login.defs' and "
+	  "subordinate ids and systemd's container ranges",
+	  NODE(vm.uid_base) },
 };
 
 #define NFIELDS SPX_ARRAY_SIZE(fields)

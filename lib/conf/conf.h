@@ -85,6 +85,9 @@ struct spx_conf_node {
 		int cache_size_mb;	/* 0 disables the cache */
 		int overcommit_percent; /* of the volume store's size */
 	} ebs;
+	struct {
+		int64_t uid_base;	/* guests' QEMU users (lib/vm/runas.h) */
+	} vm;
 	int line, col;		/* where the node's table starts */
 };
 

@@ -147,6 +147,13 @@ int spx_fsync_dir(const char *dir)
 int spx_write_file(const char *path, const void *data, size_t len,
 		   mode_t mode, bool excl)
 {
+	return spx_write_file_owned(path, data, len, mode, excl, (uid_t)-1,
+				    (gid_t)-1);
+}
+
+int spx_write_file_owned(const char *path, const void *data, size_t len,
+			 mode_t mode, bool excl, uid_t uid, gid_t gid)
+{
 	char *dcopy = spx_strdup(path), *dir = dirname(dcopy);
 	char *tmp = spx_xprintf("%s/.tmp.XXXXXX", dir);
 	const char *p = data;
@@ -159,6 +166,10 @@ int spx_write_file(const char *path, const void *data, size_t len,
 	}
 	if (fchmod(fd, mode) < 0) {
 		spx_error_errno(SPX_FAIL, "cannot chmod '%s'", tmp);
+		goto fail;
+	}
+	if ((uid != (uid_t)-1 || gid != (gid_t)-1) && fchown(fd, uid, gid) < 0) {
+		spx_error_errno(SPX_FAIL, "cannot chown '%s'", tmp);
 		goto fail;
 	}
 	while (len) {

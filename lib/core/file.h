@@ -11,6 +11,11 @@
  * failure errno is that of the step that failed. */
 int spx_write_file(const char *path, const void *data, size_t len,
 		   mode_t mode, bool excl);
+/* spx_write_file, the new file owned by uid:gid (chown(2)'s -1 leaves
+ * one as it is) before it takes path's name: a reader running as that
+ * user never finds the name on a file it cannot read. */
+int spx_write_file_owned(const char *path, const void *data, size_t len,
+			 mode_t mode, bool excl, uid_t uid, gid_t gid);
 /* write(2) all n bytes of p to fd, across short writes and EINTR.
  * Returns 0, or -1 with "cannot write 'what'" recorded (SPX_FAIL) and
  * errno kept as write(2) left it. */

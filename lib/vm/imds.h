@@ -34,6 +34,9 @@
 #define SPX_IMDS_REQ_MAX 8192	      /* a request's line and headers */
 #define SPX_IMDS_KEY_LEN 32
 #define SPX_IMDS_TTL_MAX 21600
+/* Connections of one guest answered at once (DIR/imds-slot-0.., locked
+ * by each `spx-vm imds` while it runs). */
+#define SPX_IMDS_SLOTS 8
 
 struct spx_imds;
 

@@ -213,11 +213,17 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 	/* QEMU may not change its scheduling or use obsolete system calls.
 	 * It may fork, exec and setsid: user networking's guestfwd does all
 	 * three for each connection to the metadata service (a child killed
-	 * by SIGSYS under elevateprivileges=deny was seen). XXX: the real
-	 * bound on a compromised QEMU is running it as a user of its own
-	 * (-run-with user=), not done yet. */
+	 * by SIGSYS under elevateprivileges=deny was seen). Nor can
+	 * elevateprivileges=deny or =children go with -runas: QEMU 7.2
+	 * installs the filter before it drops privileges, and is killed by
+	 * its own setgid (seen). The bound on a compromised QEMU is the user
+	 * it runs as (runas.h). */
 	args2(&a, "-sandbox",
 	      spx_strdup("on,obsolete=deny,resourcecontrol=deny"));
+	if (s->runas)
+		args2(&a, "-runas",
+		      spx_xprintf("%lu:%lu", (unsigned long)s->runas,
+				  (unsigned long)s->runas));
 	args2(&a, "-chardev",
 	      spx_xprintf("socket,id=qmp,path=%s/qmp.sock,server=on,wait=off",
 			  dir));

@@ -1,10 +1,12 @@
 /* vm.h: a guest's directory, its QEMU command line and its process.
  *
- * Each guest has a directory RUN/vm/NAME (0700) holding
+ * Each guest has a directory RUN/vm/NAME (0700; 0710 to its QEMU's group
+ * while that runs as a user of its own, runas.h) holding
  *   spec.json    what it was started with (struct spx_vm_spec)
  *   qmp.sock     QEMU's QMP socket (qmp.h)
  *   qemu.pid     QEMU's pid, written by QEMU itself (-pidfile)
  *   console.log  the serial console (appended; see spx_vm_console_trim)
+ *   user         the uid its QEMU runs as, when spx-vm runs as root
  * QEMU runs daemonized in its own session, so a guest outlives every spx
  * tool, the agent and the gateway; whoever looks later finds it again by
  * its pid file, checked against /proc so that a recycled pid is never
@@ -44,6 +46,9 @@ struct spx_vm_spec {
 	bool paused;	   /* -S: the CPUs wait for QMP's "cont" (disks are
 			    * plugged first, so the firmware finds them);
 			    * not kept in spec.json */
+	uint32_t runas;	   /* QEMU drops to this uid and gid once set up
+			    * (-runas; runas.h); 0: stays who started it.
+			    * Not kept in spec.json (DIR/user is) */
 };
 /* OVMF's code (read-only, shared) and the template of a guest's own
  * variable store: $SPX_OVMF_CODE and $SPX_OVMF_VARS, else Debian's ovmf

@@ -13,6 +13,7 @@ load helpers
 setup() {
 	RES="$BATS_TEST_TMPDIR/results"
 	export BENCHDIR="$BATS_TEST_TMPDIR/scratch" SPX_BENCH_RESULTS="$RES"
+	searchable "$BATS_TEST_TMPDIR"
 }
 
 # Nothing spx-bench started is left: no node, no QEMU, no scratch.

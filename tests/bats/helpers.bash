@@ -13,9 +13,21 @@ free_port() {
 
 # A fresh node root under the test's temp dir, with random ports.
 # Sets ROOT, EC2_PORT, S3_PORT. Extra arguments go to spx admin init.
+# searchable DIR: DIR and every directory above it searchable by others.
+# As root, spx-vm runs each guest's QEMU as a user of its own, which must
+# find its way to the node's run directory; bats makes 0700 directories.
+searchable() {
+	local d=$1
+	while [ "$d" != / ]; do
+		chmod o+x "$d"
+		d=$(dirname "$d")
+	done
+}
+
 make_node() {
 	# In setup_file there is no test dir yet: use the file's.
 	ROOT=$(mktemp -d "${BATS_TEST_TMPDIR:-$BATS_FILE_TMPDIR}/node.XXXXXX")
+	searchable "$ROOT"
 	EC2_PORT=$(free_port)
 	S3_PORT=$(free_port)
 	while [ "$S3_PORT" = "$EC2_PORT" ]; do S3_PORT=$(free_port); done

@@ -61,6 +61,14 @@ guest() {
 	done
 	[ "$status" -eq 0 ]
 	echo "$SSH_PORT" >"$F/port"
+	# As root, QEMU runs as the guest's user of its own: the metadata
+	# service it runs for each connection reads the guest's files as that
+	# user.
+	if [ "$(id -u)" = 0 ]; then
+		uid=$(ps -o uid= -p "$(cat "$ROOT/run/vm/g/qemu.pid")" | tr -d ' ')
+		[ "$uid" -gt 0 ]
+		[ "$uid" = "$(cat "$ROOT/run/vm/g/user")" ]
+	fi
 	wait_for 180 readies 1 || { console >&2; false; }
 	run console
 	[[ "$output" == *"spx-image: hostname vm-boot-test"* ]]
@@ -100,6 +108,16 @@ guest() {
 	[ "$output" = "g: $w detached" ]
 	run guest '[ -b /dev/vdb ]'
 	[ "$status" -ne 0 ]
+	# Detached, the volume is no longer the guest's user's to open.
+	if [ "$(id -u)" = 0 ]; then
+		u=$(cat "$ROOT/run/vm/g/user")
+		run setpriv --reuid "$u" --regid "$u" --clear-groups \
+			qemu-img info "nbd+unix:///$w?socket=$ROOT/run/vol.sock"
+		[ "$status" -ne 0 ]
+		run setpriv --reuid "$u" --regid "$u" --clear-groups \
+			qemu-img info "nbd+unix:///$(cat "$F/vol")?socket=$ROOT/run/vol.sock"
+		[ "$status" -eq 0 ]
+	fi
 	[ "$(spx-vol cat --root "$ROOT" --socket "$ROOT/run/vol.sock" "$w" | dd bs=4096 skip=1 count=1 2>/dev/null | head -c 11)" = guest-wrote ]
 	run spx-vm detach --root "$ROOT" g "$w"
 	[ "$status" -eq 0 ]

@@ -26,15 +26,18 @@ field() {
 serve() {
 	spx-vol serve --root "$ROOT" "$@" 2>>"$BATS_TEST_TMPDIR/serve.log" &
 	SERVE_PID=$!
-	# Served once the socket accepts and is the node's own (0600):
-	# nbdkit binds it with a mode of its own (0755) first, spx-vol then
-	# narrows it.
+	# Served once the socket accepts and has its mode (sockmode): nbdkit
+	# binds it with a mode of its own first, spx-vol then sets it.
 	wait_for 10 served
 }
 
+# The socket's mode: the node's user's only (0600); as root, any local
+# process's, for the guests' QEMU users, the plugin deciding per export.
+sockmode() { if [ "$(id -u)" = 0 ]; then echo 666; else echo 600; fi; }
+
 served() {
 	nbdinfo --list "nbd+unix:///?socket=$SOCK" >/dev/null 2>&1 &&
-		[ "$(stat -c %a "$SOCK")" = 600 ]
+		[ "$(stat -c %a "$SOCK")" = "$(sockmode)" ]
 }
 
 uri() { echo "nbd+unix:///$1?socket=$SOCK"; }
@@ -172,9 +175,9 @@ assert {x["size"] for x in v} == {30 << 30, 1 << 20}, v
 	v=$(spx-vol create --root "$ROOT" --size 64M)
 	w=$(spx-vol create --root "$ROOT" --size 1M)
 	serve
-	# serve makes it 0600 once it answers, which may be just after the
+	# serve sets its mode once it answers, which may be just after the
 	# probe above succeeded.
-	wait_for 5 bash -c "[ \"\$(stat -c %a '$SOCK')\" = 600 ]"
+	wait_for 5 bash -c "[ \"\$(stat -c %a '$SOCK')\" = $(sockmode) ]"
 	run nbdinfo --list --json "nbd+unix:///?socket=$SOCK"
 	[ "$status" -eq 0 ]
 	echo "$output" | python3 -c '
@@ -344,13 +347,49 @@ assert b[8 << 20] == 0x55
 ' "$BATS_TEST_TMPDIR/back"
 }
 
+@test "served as root, a volume opens to another uid only while SOCKET.grants names it; a bad grant refuses, the server serves on" {
+	[ "$(id -u)" = 0 ] || skip "the socket is this user's alone when not root"
+	v=$(spx-vol create --root "$ROOT" --size 4M)
+	w=$(spx-vol create --root "$ROOT" --size 4M)
+	start_node
+	chmod o+x "$ROOT/run"
+	u=2113999999
+	as_u() { setpriv --reuid "$u" --regid "$u" --clear-groups qemu-img info "$(uri "$1")"; }
+	run as_u "$v"
+	[ "$status" -ne 0 ]
+	[[ "$output" != *"virtual size"* ]]
+	wait_for 10 grep -q "nbdkit: .*$v: refused to uid $u (not granted to it)" "$ROOT/log/vol.log"
+	# Refused before it is looked up: no volume is not told apart.
+	run as_u vol-0123456789abcdef0
+	[ "$status" -ne 0 ]
+	wait_for 10 grep -q "vol-0123456789abcdef0: refused to uid $u" "$ROOT/log/vol.log"
+	mkdir -p -m 0700 "$SOCK.grants"
+	echo "$u g1" >"$SOCK.grants/$v"
+	run as_u "$v"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"virtual size: 4 MiB"* ]]
+	run as_u "$w"
+	[ "$status" -ne 0 ]
+	for bad in "$((u + 1)) g1" "$u" "0$u g1" "$u G1" "$(head -c 200 /dev/zero | tr '\0' 1) g1"; do
+		echo "$bad" >"$SOCK.grants/$w"
+		run as_u "$w"
+		[ "$status" -ne 0 ]
+	done
+	rm "$SOCK.grants/$v"
+	run as_u "$v"
+	[ "$status" -ne 0 ]
+	# Root opens any, and the server lives on.
+	qemu-img info "$(uri "$w")" >/dev/null
+	[ "$(spx status --root "$ROOT" --json | python3 -c 'import json,sys; print({x["service"]: x for x in json.load(sys.stdin)}["vol"]["restarts"])')" = 0 ]
+}
+
 @test "spx up serves the volumes: a supervised service, restarted if killed" {
 	v=$(spx-vol create --root "$ROOT" --size 4M)
 	start_node
 	run spx status --root "$ROOT"
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -q "^vol  *| running .*| nbd+unix:///?socket=$SOCK\$"
-	[ "$(stat -c %a "$SOCK")" = 600 ]
+	[ "$(stat -c %a "$SOCK")" = "$(sockmode)" ]
 	# nbdkit's errors reach the service log, with a timestamp.
 	! nbdinfo --size "$(uri vol-0123456789abcdef0)" 2>/dev/null
 	wait_for 10 grep -q "Z spx-vol: warn: nbdkit: .*no volume 'vol-0123456789abcdef0'" "$ROOT/log/vol.log"

@@ -66,6 +66,13 @@ echo $marker" --client-token "$tok" \
 		--query 'Reservations[].Instances[].InstanceId' --output text
 	[ "$output" = "$IID" ]
 	wait_for 120 ready "$IID" || { console "$IID" >&2; false; }
+	# As root, its QEMU runs as a user of its own (and yet the guest read
+	# its metadata and user data, below).
+	if [ "$(id -u)" = 0 ]; then
+		quid=$(ps -o uid= -p "$(cat "$ROOT/run/vm/$IID/qemu.pid")" | tr -d ' ')
+		[ "$quid" -gt 0 ]
+		[ "$quid" = "$(cat "$ROOT/run/vm/$IID/user")" ]
+	fi
 	run console "$IID"
 	[[ "$output" == *"spx-image: instance-id $IID"* ]]
 	[[ "$output" == *"spx-image: hostname $DNS"* ]]
@@ -146,6 +153,13 @@ echo $marker" --client-token "$tok" \
 	run av2 ec2 describe-instances --instance-ids "$IID" \
 		--query 'Reservations[0].Instances[0].MetadataOptions.[HttpTokens,State]' --output text
 	[ "$output" = "required	applied" ]
+	# Rewritten, it is still the guest's QEMU user's, who reads it.
+	if [ "$(id -u)" = 0 ]; then
+		u=$(cat "$d/user")
+		[ "$(stat -c %u:%g:%a "$d/metadata.json")" = "$u:$u:400" ]
+		run setpriv --reuid "$u" --regid "$u" --clear-groups spx-vm imds "$d" < <(printf 'GET /latest/meta-data/instance-id HTTP/1.0\r\n\r\n')
+		[[ "$output" == *"401 Unauthorized"* ]]
+	fi
 	run imds 'GET /latest/meta-data/instance-id HTTP/1.0\r\n\r\n'
 	[[ "$output" == *"401 Unauthorized"* ]]
 	run imds 'PUT /latest/api/token HTTP/1.0\r\nX-aws-ec2-metadata-token-ttl-seconds: 60\r\n\r\n'

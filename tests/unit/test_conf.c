@@ -209,6 +209,7 @@ static void test_defaults(void)
 	T_INT(n->ebs.default_threads, 16, "default default_threads");
 	T_INT(n->ebs.cache_size_mb, 128, "default cache_size_mb");
 	T_INT(n->ebs.overcommit_percent, 100, "default overcommit_percent");
+	T_INT(n->vm.uid_base, 2113929216, "default vm.uid_base");
 	spx_conf_release(&c);
 
 	T_OK(parse("[aws]\nregion = 'ap-south-1'\n[paths]\ndata = 'x'\n"
@@ -465,6 +466,9 @@ static const struct ecase ecases[] = {
 	{ N "[nodes.n.ebs]\ncache_size_mb = 65537\n",
 	  "c.toml:3:17: 'nodes.n.ebs.cache_size_mb' must be between 0 and "
 	  "65536, not 65537" },
+	{ N "[nodes.n.vm]\nuid_base = 1000\n",
+	  "c.toml:3:12: 'nodes.n.vm.uid_base' must be between 65536 and "
+	  "2147418112, not 1000" },
 	{ N "[nodes.n.obj]\ndrives = []\n",
 	  "c.toml:3:10: 'nodes.n.obj.drives' must have 1 to 64 items, not 0" },
 	/* the gateway */
@@ -678,7 +682,7 @@ static void test_schema(void)
 		n++;
 		bad += tabs != 3;
 	}
-	T_INT(n, 45, "one line per key");
+	T_INT(n, 46, "one line per key");
 	T_INT(bad, 0, "every line has four columns");
 	free(out);
 }

@@ -7,6 +7,7 @@
 
 #include "file.h"
 #include "t.h"
+#include "vol/grant.h"
 #include "vol/vol.h"
 
 static char *tmp;
@@ -248,6 +249,92 @@ static void test_probe(void)
 	T_INT(spx_vol_format_parse(""), -1, "''");
 }
 
+/* Grants (grant.h): the parser from a table, then write, read, drop and
+ * purge on a directory. */
+static void test_grants(void)
+{
+	static const struct {
+		const char *in;
+		uint32_t uid;	/* 0: refused */
+		const char *guest;
+	} t[] = {
+		{ "2113929216 i-0123456789abcdef0\n", 2113929216u,
+		  "i-0123456789abcdef0" },
+		{ "1 g\n", 1, "g" },
+		{ "4294967294 g\n", 4294967294u, "g" },
+		{ "4294967295 g\n", 0, NULL },	/* (uid_t)-1 */
+		{ "99999999999999999999 g\n", 0, NULL },
+		{ "0 g\n", 0, NULL },
+		{ "01 g\n", 0, NULL },
+		{ "-1 g\n", 0, NULL },
+		{ "1 g", 0, NULL },		/* no newline */
+		{ "1 g\n\n", 0, NULL },	/* more after it */
+		{ "1  g\n", 0, NULL },
+		{ "1 -g\n", 0, NULL },
+		{ "1 G\n", 0, NULL },
+		{ "1 g/x\n", 0, NULL },
+		{ "1 \n", 0, NULL },
+		{ "1\n", 0, NULL },
+		{ "", 0, NULL },
+		{ "1 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+		  1, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" },
+		{ "1 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+		  0, NULL },			/* 64 */
+	};
+	struct spx_vol_grant g, w = { .uid = 7, .guest = "g1" };
+	char *dir = at("vol.sock.grants"), *sock = at("vol.sock");
+	char *want = spx_xprintf("%s.grants", sock);
+	const char *v1 = "vol-0123456789abcdef0", *v2 = "vol-0123456789abcdef1";
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(t); i++) {
+		int rc = spx_vol_grant_parse(t[i].in, strlen(t[i].in), &g);
+
+		T_INT(rc, t[i].uid ? 0 : -1, "grant parse %zu", i);
+		T_INT(g.uid, t[i].uid, "grant parse %zu: uid", i);
+		if (t[i].guest)
+			T_STR(g.guest, t[i].guest, "grant parse %zu: guest", i);
+		spx_error_clear();
+	}
+	{
+		char *got = spx_vol_grants_dir(sock);
+
+		T_STR(got, want, "the grants beside the socket");
+		free(got);
+	}
+	T_INT(spx_vol_grant_read(dir, v1, &g), 0, "no grants dir: none");
+	T_INT(spx_vol_grant_write(dir, v1, &w), 0, "grant written");
+	T_INT(spx_vol_grant_read(dir, v1, &g), 1, "grant read");
+	T_INT(g.uid, 7, "its uid");
+	T_STR(g.guest, "g1", "its guest");
+	T_INT(spx_vol_grant_read(dir, "../x", &g), -1, "not a volume id");
+	w.uid = 0;
+	T_INT(spx_vol_grant_write(dir, v2, &w), -1, "no grant to root");
+	w.uid = 8;
+	snprintf(w.guest, sizeof(w.guest), "g2");
+	T_INT(spx_vol_grant_write(dir, v2, &w), 0, "a second grant");
+	T_INT(spx_vol_grant_drop(dir, v1, "g2"), 0, "another guest's: kept");
+	T_INT(spx_vol_grant_read(dir, v1, &g), 1, "kept");
+	T_INT(spx_vol_grant_drop(dir, v1, "g1"), 0, "its guest's: dropped");
+	T_INT(spx_vol_grant_read(dir, v1, &g), 0, "dropped");
+	T_INT(spx_vol_grant_write(dir, v1, &w), 0, "v1 to g2 too");
+	T_INT(spx_vol_grant_purge(dir, 9, "g1"), 0, "purge of others");
+	T_INT(spx_vol_grant_read(dir, v2, &g), 1, "g2's stays");
+	T_INT(spx_vol_grant_purge(dir, 8, NULL), 0, "purge of uid 8");
+	T_INT(spx_vol_grant_read(dir, v1, &g) + spx_vol_grant_read(dir, v2, &g),
+	      0, "uid 8's grants gone");
+	put("vol.sock.grants/vol-0123456789abcdef2", "1 g\nmore");
+	T_INT(spx_vol_grant_read(dir, "vol-0123456789abcdef2", &g), -1,
+	      "a malformed grant");
+	T_INT(spx_errstatus(), SPX_USAGE, "is SPX_USAGE");
+	T_INT(spx_vol_grant_purge(dir, 0, "nobody"), 0, "purge clears it");
+	T_INT(spx_vol_grant_read(dir, "vol-0123456789abcdef2", &g), 0,
+	      "malformed: gone");
+	spx_error_clear();
+	free(dir);
+	free(sock);
+	free(want);
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-vol.XXXXXX";
@@ -265,6 +352,7 @@ int main(void)
 	test_refusals(vs);
 	test_leftovers(vs);
 	test_probe();
+	test_grants();
 	spx_vol_store_close(vs);
 	free(dir);
 	spx_rmtree(tmp);

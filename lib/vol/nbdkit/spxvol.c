@@ -2,6 +2,12 @@
  * NBD, one export per volume, named by its id.
  *
  *   nbdkit -U SOCKET nbdkit-spxvol-plugin.so dir=STORE [conf=FILE root=DIR]
+ *                                            [grants=SOCKET.grants]
+ *
+ * Who may open a volume: root and the server's own user any; any other
+ * peer (a guest's QEMU running as a user of its own) only the volumes
+ * granted to its uid in grants= (lib/vol/grant.h), checked on each open;
+ * without grants=, none. Others list no exports.
  *
  * Why nbdkit with a plugin of ours (docs/ARCHITECTURE.md says more):
  * nbdkit is the well-kept NBD server (newstyle handshake, TLS, multi-conn,
@@ -44,6 +50,7 @@
 #include <nbdkit-plugin.h>
 
 #include "obj/obj.h"
+#include "vol/grant.h"
 #include "vol/snap.h"
 #include "vol/track.h"
 #include "vol/vol.h"
@@ -54,7 +61,7 @@
 #define RETRY_MIN_MS 100
 #define RETRY_MAX_MS 5000
 
-static char *store_dir, *conf_file, *root_dir;
+static char *store_dir, *conf_file, *root_dir, *grants_dir;
 static struct spx_vol_store *vs;
 /* The snapshot store, opened on first need (fetching). */
 static pthread_mutex_t ss_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -94,6 +101,7 @@ static void spxvol_unload(void)
 	free(store_dir);
 	free(conf_file);
 	free(root_dir);
+	free(grants_dir);
 }
 
 static int spxvol_config(const char *key, const char *value)
@@ -101,6 +109,7 @@ static int spxvol_config(const char *key, const char *value)
 	char **to = !strcmp(key, "dir")	   ? &store_dir
 		    : !strcmp(key, "conf") ? &conf_file
 		    : !strcmp(key, "root") ? &root_dir
+		    : !strcmp(key, "grants") ? &grants_dir
 					   : NULL;
 
 	if (!to) {
@@ -379,13 +388,49 @@ static int spxvol_config_complete(void)
 	return 0;
 }
 
+/* Who is on the other end may open any volume: root, or this server's
+ * own user (grant.h). A peer whose uid is unknown (not a unix socket)
+ * may not. */
+static bool peer_trusted(int64_t *uid)
+{
+	*uid = nbdkit_peer_uid();
+	return *uid == 0 || (*uid > 0 && (uint64_t)*uid == (uint64_t)geteuid());
+}
+
+/* May the peer open volume name? 0, or -1 with the NBD error's errno
+ * set and the reason logged. Read on each open: a grant removed holds
+ * the next connection off. */
+static int authorize(const char *name)
+{
+	struct spx_vol_grant g;
+	int64_t uid;
+	int r;
+
+	if (peer_trusted(&uid))
+		return 0;
+	r = grants_dir ? spx_vol_grant_read(grants_dir, name, &g) : 0;
+	if (r > 0 && uid > 0 && (uint64_t)uid == g.uid)
+		return 0;
+	if (r < 0)
+		nbdkit_error("%s: %s", name, spx_errmsg());
+	nbdkit_error("%s: refused to uid %lld (not granted to it)", name,
+		     (long long)uid);
+	spx_error_clear();
+	errno = EACCES;
+	return -1;
+}
+
 static int spxvol_list_exports(int readonly, int is_tls,
 			       struct nbdkit_exports *exports)
 {
 	struct spx_vol_info *v = NULL;
 	size_t n = 0;
+	int64_t uid;
 	int rc = 0;
 
+	/* A guest's user learns no volume's name from here. */
+	if (!peer_trusted(&uid))
+		return 0;
 	if (spx_vol_list(vs, &v, &n) < 0) {
 		nbdkit_error("%s", spx_errmsg());
 		return -1;
@@ -409,6 +454,8 @@ static void *spxvol_open(int readonly)
 		errno = ENOENT;
 		return NULL;
 	}
+	if (authorize(name) < 0)
+		return NULL;
 	if (spx_vol_info(vs, name, &v) < 0) {
 		nbdkit_error("%s", spx_errmsg());
 		errno = ENOENT;

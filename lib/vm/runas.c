@@ -1,0 +1,301 @@
+/* runas.c: a user of its own for each guest's QEMU (runas.h). */
+#include "spx.h"
+
+#include <dirent.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "file.h"
+#include "vm/imds.h"
+#include "vm/runas.h"
+#include "vm/vm.h"
+#include "vol/grant.h"
+
+int spx_vm_user_read(const char *dir, uint32_t *uid)
+{
+	char *path = spx_path_join(dir, "user");
+	char buf[16];
+	size_t len = 0, i;
+	ssize_t r = 0;
+	uint64_t v = 0;
+	int fd, rc = -1;
+
+	*uid = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		rc = errno == ENOENT ? 0
+				     : spx_error_errno(SPX_FAIL,
+						       "cannot open '%s'", path);
+		goto out;
+	}
+	while (len < sizeof(buf) &&
+	       (r = read(fd, buf + len, sizeof(buf) - len)) > 0)
+		len += (size_t)r;
+	close(fd);
+	if (r < 0) {
+		spx_error_errno(SPX_FAIL, "cannot read '%s'", path);
+		goto out;
+	}
+	/* "UID\n", UID 1..2^31-1 without leading zeros. */
+	for (i = 0; i < len && buf[i] >= '0' && buf[i] <= '9' && i < 10; i++)
+		v = v * 10 + (uint64_t)(buf[i] - '0');
+	if (i == 0 || buf[0] == '0' || i + 1 != len || buf[i] != '\n' ||
+	    v > INT32_MAX) {
+		spx_error(SPX_USAGE, "'%s': not a uid", path);
+		goto out;
+	}
+	*uid = (uint32_t)v;
+	rc = 1;
+out:
+	free(path);
+	return rc;
+}
+
+/* Does guest dir hold its slot? Its QEMU runs, or someone holds its
+ * lock (a start or a stop under way). When not, *lock is its lock,
+ * taken, so that no start of it begins while its claim is given up. */
+static bool holds(const char *dir, int *lock)
+{
+	char *path;
+	int fd;
+
+	*lock = -1;
+	if (spx_vm_pid(dir))
+		return true;
+	path = spx_path_join(dir, "lock");
+	fd = spx_lock_path(path, LOCK_EX | LOCK_NB, "busy");
+	free(path);
+	if (fd < 0) {
+		bool busy = spx_errstatus() == SPX_NO;
+
+		spx_error_clear();
+		return busy;
+	}
+	if (spx_vm_pid(dir)) {
+		close(fd);
+		return true;
+	}
+	*lock = fd;
+	return false;
+}
+
+int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
+		     const char *grants, uint32_t *uid)
+{
+	char *lockp = spx_path_join(vms, ".users.lock");
+	char *mine = spx_path_join(vms, name);
+	unsigned char *used = NULL;
+	DIR *d = NULL;
+	struct dirent *e;
+	int lock, rc = -1, r;
+	uint32_t u, slot;
+
+	*uid = 0;
+	if (base < 1 || base > UINT32_MAX - SPX_VM_USERS) {
+		free(lockp);
+		free(mine);
+		return spx_error(SPX_USAGE, "uid base %lu out of range",
+				 (unsigned long)base);
+	}
+	lock = spx_lock_path(lockp, LOCK_EX, "busy");
+	if (lock < 0)
+		goto out;
+	r = spx_vm_user_read(mine, &u);
+	if (r < 0)
+		goto out;
+	if (r > 0 && u >= base && u - base < SPX_VM_USERS)
+		goto found;
+	/* A record from another base (the setting changed): given up. */
+	if (r > 0 && spx_vm_user_release(mine) < 0)
+		goto out;
+	used = spx_calloc(SPX_VM_USERS / 8, 1);
+	d = opendir(vms);
+	if (!d) {
+		spx_error_errno(SPX_FAIL, "cannot open '%s'", vms);
+		goto out;
+	}
+	while ((e = readdir(d))) {
+		char *dir;
+		int glock = -1;
+
+		if (!spx_vm_name_valid(e->d_name) || !strcmp(e->d_name, name))
+			continue;
+		dir = spx_path_join(vms, e->d_name);
+		r = spx_vm_user_read(dir, &u);
+		spx_error_clear();
+		if (r > 0 && !holds(dir, &glock)) {
+			/* Its QEMU is gone: so is its claim. */
+			if (spx_vm_user_release(dir) < 0)
+				spx_warn("%s", spx_errmsg());
+			spx_error_clear();
+			close(glock);
+		} else if (r > 0 && u >= base && u - base < SPX_VM_USERS) {
+			used[(u - base) / 8] |= (unsigned char)(1u << ((u - base) % 8));
+		}
+		free(dir);
+	}
+	for (slot = 0; slot < SPX_VM_USERS; slot++)
+		if (!(used[slot / 8] & (1u << (slot % 8))))
+			break;
+	if (slot == SPX_VM_USERS) {
+		spx_error(SPX_FAIL, "every one of the %u guest users is taken",
+			  SPX_VM_USERS);
+		goto out;
+	}
+	u = base + slot;
+	{
+		char text[16], *path = spx_path_join(mine, "user");
+		int n = snprintf(text, sizeof(text), "%lu\n", (unsigned long)u);
+
+		r = spx_write_file(path, text, (size_t)n, 0600, false);
+		free(path);
+		if (r < 0)
+			goto out;
+	}
+found:
+	/* Whatever was granted to this uid or this guest before (volumes
+	 * detached since, a guest gone) is void: the start grants anew. */
+	if (grants && spx_vol_grant_purge(grants, u, name) < 0)
+		goto out;
+	*uid = u;
+	rc = 0;
+out:
+	if (d)
+		closedir(d);
+	if (lock >= 0)
+		close(lock);
+	free(used);
+	free(lockp);
+	free(mine);
+	return rc;
+}
+
+/* chown name in dir to uid:uid (0: root) and chmod it; a missing file
+ * is left missing unless create. */
+static int own(const char *dir, const char *name, uint32_t uid, mode_t mode,
+	       bool create)
+{
+	char *path = spx_path_join(dir, name);
+	int fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+				(create ? O_CREAT : 0),
+		  0600);
+	if (fd < 0) {
+		rc = errno == ENOENT && !create
+			     ? 0
+			     : spx_error_errno(SPX_FAIL, "cannot open '%s'",
+					       path);
+		goto out;
+	}
+	if (fchown(fd, uid, uid) < 0 || fchmod(fd, mode) < 0)
+		spx_error_errno(SPX_FAIL, "cannot give '%s' to %lu", path,
+				(unsigned long)uid);
+	else
+		rc = 0;
+	close(fd);
+out:
+	free(path);
+	return rc;
+}
+
+int spx_vm_user_prepare(const char *dir, uint32_t uid)
+{
+	char name[32];
+
+	if (own(dir, "metadata.json", uid, 0400, false) < 0 ||
+	    own(dir, "imds.key", uid, 0400, false) < 0)
+		return -1;
+	for (int i = 0; i < SPX_IMDS_SLOTS; i++) {
+		snprintf(name, sizeof(name), "imds-slot-%d", i);
+		if (own(dir, name, uid, 0600, true) < 0)
+			return -1;
+	}
+	if (chown(dir, 0, uid) < 0 || chmod(dir, 0710) < 0)
+		return spx_error_errno(SPX_FAIL, "cannot give '%s' to %lu",
+				       dir, (unsigned long)uid);
+	return 0;
+}
+
+int spx_vm_user_release(const char *dir)
+{
+	struct spx_buf b = SPX_BUF_INIT;
+	struct spx_vm_spec s;
+	char name[32], *path;
+	uint32_t uid;
+	int r = spx_vm_user_read(dir, &uid), rc = -1;
+
+	memset(&s, 0, sizeof(s));
+	if (r < 0 && spx_errstatus() != SPX_USAGE)
+		return -1;
+	spx_error_clear();
+	if (r == 0)
+		return 0;
+	if (chown(dir, 0, 0) < 0 || chmod(dir, 0700) < 0) {
+		spx_error_errno(SPX_FAIL, "cannot take '%s' back", dir);
+		goto out;
+	}
+	if (own(dir, "metadata.json", 0, 0600, false) < 0 ||
+	    own(dir, "imds.key", 0, 0600, false) < 0)
+		goto out;
+	for (int i = 0; i < SPX_IMDS_SLOTS; i++) {
+		snprintf(name, sizeof(name), "imds-slot-%d", i);
+		if (own(dir, name, 0, 0600, false) < 0)
+			goto out;
+	}
+	/* The volumes granted to it or to this guest: by its spec, which
+	 * names the socket (and so the grants) it used. */
+	path = spx_path_join(dir, "spec.json");
+	if (spx_buf_read_file(&b, path, 1 << 16) == 0 &&
+	    spx_vm_spec_parse(b.p, b.len, &s) == 0) {
+		char *grants = spx_vol_grants_dir(s.nbd_socket);
+		int g = spx_vol_grant_purge(grants, r > 0 ? uid : 0, s.name);
+
+		free(grants);
+		if (g < 0) {
+			free(path);
+			goto out;
+		}
+	}
+	spx_error_clear();
+	free(path);
+	path = spx_path_join(dir, "user");
+	if (unlink(path) < 0 && errno != ENOENT)
+		spx_error_errno(SPX_FAIL, "cannot remove '%s'", path);
+	else
+		rc = 0;
+	free(path);
+out:
+	spx_vm_spec_release(&s);
+	spx_buf_release(&b);
+	return rc;
+}
+
+int spx_vm_user_searchable(const char *path)
+{
+	char *up = spx_strdup(path), *slash;
+	struct stat st;
+
+	/* The way there is the host's: checked, never changed. */
+	while ((slash = strrchr(up, '/'))) {
+		slash[slash == up] = 0;
+		if (stat(up, &st) < 0 || !(st.st_mode & S_IXOTH)) {
+			spx_error(SPX_FAIL,
+				  "'%s' is not searchable by others (o+x): a "
+				  "guest's QEMU user could not reach '%s'",
+				  up, path);
+			free(up);
+			return -1;
+		}
+		if (slash == up)
+			break;
+	}
+	free(up);
+	if (stat(path, &st) < 0)
+		return spx_error_errno(SPX_FAIL, "cannot stat '%s'", path);
+	if ((st.st_mode & 0111) == 0111)
+		return 0;
+	if (chmod(path, (st.st_mode & 07777) | 0111) < 0)
+		return spx_error_errno(SPX_FAIL, "cannot chmod '%s'", path);
+	return 0;
+}
