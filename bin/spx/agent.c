@@ -467,20 +467,26 @@ static void inst_log_rc(const struct spx_inst_work *w, int rc, const char *what)
 
 /* The metadata of w's guest from its record, rec, with the data volumes
  * attached now (a new reference, or NULL with an error). */
-static json_t *inst_md(const struct agent *ag, const struct spx_inst_work *w,
-		       const json_t *rec)
+/* The metadata of w's guest, encoded from its record with the data
+ * volumes attached now (caller frees), or NULL with an error. */
+static char *inst_md(const struct agent *ag, const struct spx_inst_work *w)
 {
-	json_t *md = spx_inst_metadata(rec, ag->conf->aws.region);
-	json_t *devs = md ? spx_ebs_data_devices(ag->st, w->account, w->id)
-			  : NULL;
+	json_t *rec = NULL, *md = NULL, *devs = NULL;
+	char *text = NULL;
 
-	if (!devs) {
-		json_decref(md);
-		return NULL;
-	}
+	if (spx_inst_get(ag->st, w->account, w->id, &rec) < 0 ||
+	    !(md = spx_inst_metadata(rec, ag->conf->aws.region)) ||
+	    !(devs = spx_ebs_data_devices(ag->st, w->account, w->id)))
+		goto out;
 	spx_inst_metadata_ebs(md, devs);
+	text = json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!text)
+		spx_error(SPX_FAIL, "cannot encode the metadata");
+out:
 	json_decref(devs);
-	return md;
+	json_decref(md);
+	json_decref(rec);
+	return text;
 }
 
 /* The metadata file of w's guest, written from its record: its path
@@ -491,22 +497,10 @@ static char *write_metadata(const struct agent *ag,
 	char *dir = spx_path_join(ag->conf->paths.run, "instances");
 	char *name = spx_xprintf("%s.json", w->id);
 	char *path = spx_path_join(dir, name), *text = NULL;
-	json_t *rec = NULL, *md = NULL;
 	int rc = -1;
 
-	if (spx_mkdirs(dir, 0700) < 0 ||
-	    spx_inst_get(ag->st, w->account, w->id, &rec) < 0)
-		goto out;
-	md = inst_md(ag, w, rec);
-	if (!md)
-		goto out;
-	text = json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS);
-	if (!text) {
-		spx_error(SPX_FAIL, "cannot encode the metadata");
-		goto out;
-	}
-	rc = spx_write_file(path, text, strlen(text), 0600, false);
-out:
+	if (spx_mkdirs(dir, 0700) == 0 && (text = inst_md(ag, w)))
+		rc = spx_write_file(path, text, strlen(text), 0600, false);
 	if (rc < 0) {
 		spx_log(SPX_LOG_WARN, "%s: cannot write '%s': %s", w->id, path,
 			spx_errmsg());
@@ -514,8 +508,6 @@ out:
 		path = NULL;
 	}
 	free(text);
-	json_decref(md);
-	json_decref(rec);
 	free(name);
 	free(dir);
 	return path;
@@ -524,38 +516,23 @@ out:
 /* The options of a running guest changed (ModifyInstanceMetadataOptions):
  * its metadata.json, which `spx-vm imds` reads afresh for each guest
  * connection, replaced at once (a new file renamed over it, so a
- * connection reads the old or the new one, never a part). Its token key
+ * connection reads the old or the new one, never a part), owned as
+ * before: the guest's QEMU user reads it (runas.h). Its token key
  * stays: tokens given out remain good. */
 static void inst_metadata(struct agent *ag, struct spx_inst_work *w)
 {
 	char *dir = guest_dir(ag, w->id);
-	char *path = spx_path_join(dir, "metadata.json"), *text = NULL;
-	json_t *rec = NULL, *md = NULL;
+	char *path = spx_path_join(dir, "metadata.json");
+	char *text = inst_md(ag, w);
+	struct stat st;
 	int rc = -1;
 
-	if (spx_inst_get(ag->st, w->account, w->id, &rec) < 0)
-		goto out;
-	md = inst_md(ag, w, rec);
-	if (!md)
-		goto out;
-	text = json_dumps(md, JSON_COMPACT | JSON_SORT_KEYS);
-	if (!text) {
-		spx_error(SPX_FAIL, "cannot encode the metadata");
-		goto out;
-	}
-	/* Owned as before: the guest's QEMU user reads it (runas.h). */
-	{
-		struct stat st;
-
-		if (stat(path, &st) == 0)
-			rc = spx_write_file_owned(path, text, strlen(text),
-						  st.st_mode & 0600, false,
-						  st.st_uid, st.st_gid);
-		else
-			rc = spx_write_file(path, text, strlen(text), 0600,
-					    false);
-	}
-out:
+	if (text && stat(path, &st) == 0)
+		rc = spx_write_file_owned(path, text, strlen(text),
+					  st.st_mode & 0600, false, st.st_uid,
+					  st.st_gid);
+	else if (text)
+		rc = spx_write_file(path, text, strlen(text), 0600, false);
 	if (rc < 0)
 		spx_log(SPX_LOG_WARN, "%s: cannot write '%s': %s", w->id, path,
 			spx_errmsg());
@@ -563,8 +540,6 @@ out:
 		inst_log_rc(w, spx_inst_metadata_applied(ag->st, w),
 			    "metadata options applied");
 	free(text);
-	json_decref(md);
-	json_decref(rec);
 	free(path);
 	free(dir);
 }
