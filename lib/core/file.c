@@ -272,3 +272,21 @@ int spx_lock_path(const char *path, int how, const char *busy)
 	}
 	return fd;
 }
+
+int spx_read_small(const char *path, void *buf, size_t cap, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t r = 0;
+
+	*len = 0;
+	if (fd < 0)
+		return errno == ENOENT ? 0
+				       : spx_error_errno(SPX_FAIL,
+							 "cannot open '%s'", path);
+	while (*len < cap && (r = read(fd, (char *)buf + *len, cap - *len)) > 0)
+		*len += (size_t)r;
+	close(fd);
+	if (r < 0)
+		return spx_error_errno(SPX_FAIL, "cannot read '%s'", path);
+	return 1;
+}

@@ -29,6 +29,10 @@ int spx_rmtree(const char *path);
 /* fsync a directory by path. */
 int spx_fsync_dir(const char *dir);
 bool spx_exists(const char *path);
+/* Read at most cap bytes of the small file path (a final symlink is not
+ * followed) into buf, *len what was read (cap: that much or more).
+ * Returns 1, 0 when there is no such file, or -1 with an error. */
+int spx_read_small(const char *path, void *buf, size_t cap, size_t *len);
 /* Open path (made 0600 if absent) and flock it: how is LOCK_SH or LOCK_EX,
  * with LOCK_NB to fail at once, with SPX_NO and the message busy, when
  * another holds it. Returns the descriptor, which is the lock (close it

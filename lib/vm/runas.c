@@ -16,26 +16,14 @@ int spx_vm_user_read(const char *dir, uint32_t *uid)
 	char *path = spx_path_join(dir, "user");
 	char buf[16];
 	size_t len = 0, i;
-	ssize_t r = 0;
 	uint64_t v = 0;
-	int fd, rc = -1;
+	int rc;
 
 	*uid = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		rc = errno == ENOENT ? 0
-				     : spx_error_errno(SPX_FAIL,
-						       "cannot open '%s'", path);
+	rc = spx_read_small(path, buf, sizeof(buf), &len);
+	if (rc <= 0)
 		goto out;
-	}
-	while (len < sizeof(buf) &&
-	       (r = read(fd, buf + len, sizeof(buf) - len)) > 0)
-		len += (size_t)r;
-	close(fd);
-	if (r < 0) {
-		spx_error_errno(SPX_FAIL, "cannot read '%s'", path);
-		goto out;
-	}
+	rc = -1;
 	/* "UID\n", UID 1..2^31-1 without leading zeros. */
 	for (i = 0; i < len && buf[i] >= '0' && buf[i] <= '9' && i < 10; i++)
 		v = v * 10 + (uint64_t)(buf[i] - '0');

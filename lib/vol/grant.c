@@ -55,29 +55,17 @@ int spx_vol_grant_read(const char *dir, const char *vol,
 	char buf[SPX_VOL_GRANT_MAX + 1];
 	char *path;
 	size_t len = 0;
-	ssize_t r = 0;
-	int fd, rc = -1;
+	int rc;
 
 	memset(g, 0, sizeof(*g));
 	if (!spx_vol_id_valid(vol))
 		return spx_error(SPX_USAGE, "not a volume id: '%s'", vol);
 	path = spx_path_join(dir, vol);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		rc = errno == ENOENT ? 0
-				     : spx_error_errno(SPX_FAIL,
-						       "cannot open '%s'", path);
-		goto out;
-	}
 	/* One byte more than a grant may have: a longer file is refused. */
-	while (len < sizeof(buf) &&
-	       (r = read(fd, buf + len, sizeof(buf) - len)) > 0)
-		len += (size_t)r;
-	close(fd);
-	if (r < 0) {
-		spx_error_errno(SPX_FAIL, "cannot read '%s'", path);
+	rc = spx_read_small(path, buf, sizeof(buf), &len);
+	if (rc <= 0)
 		goto out;
-	}
+	rc = -1;
 	if (spx_vol_grant_parse(buf, len, g) < 0) {
 		spx_error_prefix("'%s'", path);
 		goto out;
