@@ -758,6 +758,12 @@ static int limit_boot(struct vmb *v)
 		spx_error(SPX_FAIL, "spx-vol import: no volume id");
 		goto out;
 	}
+	/* The guest is "limit" in every run and QEMU appends to its
+	 * console: the last run's lines would read as this one's. */
+	if (unlink(con) < 0 && errno != ENOENT) {
+		spx_error_errno(SPX_FAIL, "cannot remove %s", con);
+		goto out;
+	}
 	/* A port taken meanwhile makes QEMU fail at once: try another. */
 	st = -1;
 	for (int try = 0; try < 3 && st != 0; try++) {

@@ -91,6 +91,15 @@ readme_results() {
 	grep -q '^Snapshots, in each run on the same node: a thin volume of 10 GiB, 2 GiB of random bytes' "$f"
 }
 
+@test "the README's instance figures are the committed results file, word for word" {
+	readme_results vm
+	local f="$SPX_TOP/bench/results/vm.md"
+	grep -q '^| boot, from the request (API polled every 50 ms) | instance, median \[min-max\] | limit: spx-vm start, no API | limit, median \[min-max\] | instance/limit |$' "$f"
+	grep -q '^| to an SSH login with the key | ' "$f"
+	grep -q '^| DescribeInstances, 1000 records | ' "$f"
+	! grep -q '^- --quick: ' "$f"
+}
+
 @test "bench-readme.sh refuses a file that is not a summary, and a --quick run" {
 	printf 'hello\n' >"$BATS_TEST_TMPDIR/x.md"
 	run "$SPX_TOP/scripts/bench-readme.sh" "$BATS_TEST_TMPDIR/x.md"
