@@ -5,13 +5,25 @@
  * killed server left behind (but never takes over a live one), says it
  * is ready only once the socket accepts connections, relays nbdkit's
  * messages into the service's log with timestamps (so SIGHUP's log
- * reopen covers them), and on SIGTERM stops nbdkit and waits for it.
- * nbdkit runs with --exit-with-parent: a server never outlives this
- * process to hold the socket unsupervised. */
+ * reopen covers them), and on SIGTERM kills nbdkit and waits for it.
+ * nbdkit dies with this process (PR_SET_PDEATHSIG): a server never
+ * outlives it to hold the socket unsupervised.
+ *
+ * Why killed, never stopped: on SIGTERM (and so with its own
+ * --exit-with-parent, which sends SIGTERM) nbdkit answers every request
+ * it reads from then on with NBD_ESHUTDOWN, and QEMU hands that to the
+ * guest as a failed write: ext4 remounts its root read-only. A server
+ * that is killed answers nothing; QEMU sees the connection end, and
+ * sends its requests in flight again once it has reconnected
+ * (lib/vm/vm.c: reconnect-delay). Nothing acknowledged is lost: what a
+ * client flushed is on disk, what it wrote without a flush is in the
+ * page cache, which outlives the process, and the change map marks a
+ * chunk before it is written (lib/vol/track.h). */
 #include "spx.h"
 
 #include <libnbd.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -22,15 +34,8 @@
 #include "vol/grant.h"
 #include "volcli.h"
 
-/* How long nbdkit may take to listen, and to stop after SIGTERM. nbdkit
- * waits for its clients to hang up, and a running guest's QEMU never
- * does: it is killed after STOP_TIMEOUT_MS, well inside the 10 s the
- * supervisor gives this process (lib/node/sup.c), so that it is never
- * left behind holding the socket. That is safe: what a client flushed is
- * on disk, and QEMU sends its requests in flight again when it has
- * reconnected (lib/vm/vm.c: reconnect-delay). */
+/* How long nbdkit may take to listen. */
 #define READY_TIMEOUT_MS 30000
-#define STOP_TIMEOUT_MS 3000
 /* How often the socket is tried while nbdkit starts. */
 #define PROBE_MS 20
 /* nbdkit's lines, relayed whole up to this length. */
@@ -113,11 +118,15 @@ static void relay_flush(struct relay *r, bool eof)
 static pid_t start_nbdkit(char *const argv[], int out)
 {
 	sigset_t none;
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	int null;
 
 	if (pid)
 		return pid;
+	/* Killed when this process ends, however it ends; if it has
+	 * already, the parent is no longer ours. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(SPX_FAIL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	null = open("/dev/null", O_RDONLY);
@@ -166,7 +175,7 @@ static void relay_read(struct serve *s)
 /* Run until nbdkit is gone; the exit status of spx-vol serve. */
 static int serve_loop(struct serve *s)
 {
-	int64_t start = spx_mono_ms(), stop_at = 0;
+	int64_t start = spx_mono_ms();
 	bool ready = false, stopping = false;
 	int status;
 
@@ -202,19 +211,13 @@ static int serve_loop(struct serve *s)
 						"stopping on signal %u",
 						si.ssi_signo);
 					spx_svc_notify("STOPPING=1");
-					kill(s->pid, SIGTERM);
+					kill(s->pid, SIGKILL);
 					stopping = true;
-					stop_at = spx_mono_ms() + STOP_TIMEOUT_MS;
 				}
 			}
 		}
 		if (waitpid(s->pid, &status, WNOHANG) == s->pid)
 			break;
-		if (stopping && spx_mono_ms() > stop_at) {
-			spx_log(SPX_LOG_WARN, "nbdkit still has clients; killing it");
-			kill(s->pid, SIGKILL);
-			stop_at = INT64_MAX;
-		}
 		if (!ready && !stopping) {
 			if (volcli_probe(s->sock) == 0) {
 				ready = true;
@@ -235,7 +238,6 @@ static int serve_loop(struct serve *s)
 					 s->sock, READY_TIMEOUT_MS / 1000);
 				kill(s->pid, SIGKILL);
 				stopping = true;
-				stop_at = INT64_MAX;
 			}
 		}
 	}
@@ -319,7 +321,7 @@ int cmd_serve(const struct spx_args *a)
 		char *gdir = spx_vol_grants_dir(sock);
 		char *grants = spx_xprintf("grants=%s", gdir);
 		char *argv[] = { (char *)volcli_nbdkit(), "-f", "-U", sock,
-				 "--exit-with-parent", "--threads", tstr,
+				 "--threads", tstr,
 				 plugin, dir, conf, root, grants, NULL };
 
 		fflush(NULL);

@@ -383,6 +383,39 @@ assert b[8 << 20] == 0x55
 	[ "$(spx status --root "$ROOT" --json | python3 -c 'import json,sys; print({x["service"]: x for x in json.load(sys.stdin)}["vol"]["restarts"])')" = 0 ]
 }
 
+@test "the server stopped and started under QEMU's NBD client, five times: its writes wait for the new server, none fails" {
+	v=$(spx-vol create --root "$ROOT" --size 64M)
+	serve
+	out=$BATS_TEST_TMPDIR/qemu-io
+	# QEMU's NBD driver as spx-vm gives it a guest's disk (lib/vm/vm.c:
+	# reconnect-delay), writing without a pause until told to stop.
+	(
+		j=0
+		while [ ! -e "$BATS_TEST_TMPDIR/enough" ]; do
+			echo "write -P $((j % 255 + 1)) $((j % 4096 * 4096)) 4k"
+			j=$((j + 1))
+		done
+	) | qemu-io --image-opts "driver=nbd,server.type=unix,server.path=$SOCK,export=$v,reconnect-delay=60" >"$out" 2>&1 &
+	q=$!
+	wrote() { grep -c "wrote 4096/4096" "$out" || true; }
+	more_than() { [ "$(wrote)" -gt "$1" ]; }
+	for round in 1 2 3 4 5; do
+		wait_for 30 more_than "$(wrote)"
+		kill "$SERVE_PID"
+		wait "$SERVE_PID" || true
+		SERVE_PID=
+		serve
+	done
+	wait_for 30 more_than "$(wrote)"
+	touch "$BATS_TEST_TMPDIR/enough"
+	wait "$q" || { grep -viE "^(qemu-io> )*wrote|^4 KiB" "$out" | sort | uniq -c | head; false; }
+	# nbdkit stopped with SIGTERM answers what it reads then with
+	# ESHUTDOWN, which QEMU hands to the guest ("Cannot send after
+	# transport endpoint shutdown"); spx-vol serve kills it instead.
+	! grep -iE "failed|error|shutdown" "$out"
+	[ "$(wrote)" -gt 5 ]
+}
+
 @test "spx up serves the volumes: a supervised service, restarted if killed" {
 	v=$(spx-vol create --root "$ROOT" --size 4M)
 	start_node
