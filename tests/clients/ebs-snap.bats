@@ -56,20 +56,56 @@ fails_with() { # CODE
 agent_pid() { cat "$ROOT/run/agent.pid"; }
 # A volume v of 128 MiB of random bytes ($BATS_TEST_TMPDIR/a), a snapshot s
 # of it, and the agent's spx-vol snapshot (pid) stopped with SIGSTOP once
-# it has stored some chunks (the store held before of them).
+# it has stored some chunks (the store held before of them). The step
+# takes about a second: a watcher of its own catches it, where a loop of
+# pgrep and spx-obj ls on a busy machine can miss it whole.
 stopped_midway() {
 	v=$(volume --size 1)
 	head -c 128M /dev/urandom >"$BATS_TEST_TMPDIR/a"
 	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/a"
 	before=$(chunks)
 	chunk_list >"$BATS_TEST_TMPDIR/chunks-before"
+	# Watching before the step starts: it may be over before the aws CLI is.
+	stop_when_written "spx-vol snapshot .*--id snap-[0-9a-f]+ $v\$" $((16 << 20)) >"$BATS_TEST_TMPDIR/pid" &
 	s=$(av2 ec2 create-snapshot --volume-id "$v" --query SnapshotId --output text)
-	child() { pgrep -f -- "spx-vol snapshot .*--id $s $v"; }
-	wait_for 30 child
-	some() { [ "$(chunks)" -ge $((before + 8)) ]; }
-	wait_for 30 some
-	pid=$(child)
-	kill -STOP "$pid"
+	wait $! || return 1
+	pid=$(cat "$BATS_TEST_TMPDIR/pid")
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "--id $s $v" || { echo "stopped $pid, not the step of $s"; return 1; }
+	[ "$(chunks)" -ge $((before + 4)) ] || { echo "$(chunks) chunks, $before before"; return 1; }
+}
+# stop_when_written REGEX BYTES: the pid of the process whose command line
+# matches REGEX, stopped with SIGSTOP once it has written BYTES (its wchar
+# in /proc/PID/io); fails after 60 s, or when the process ends first.
+stop_when_written() {
+	python3 - "$@" <<'PY'
+import os, re, signal, sys, time
+pat, want = re.compile(sys.argv[1]), int(sys.argv[2])
+mine, end, pid, last = {os.getpid(), os.getppid()}, time.monotonic() + 60, None, None
+while time.monotonic() < end:
+    if pid is None:
+        for p in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{p}/cmdline", "rb") as f:
+                    cl = f.read().rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if int(p) not in mine and pat.search(cl):
+                pid = int(p)
+                break
+    if pid is not None:
+        try:
+            with open(f"/proc/{pid}/io") as f:
+                io = dict(l.split(": ") for l in f.read().splitlines())
+        except OSError:
+            sys.exit(f"process {pid} ended before it wrote {want} bytes (last {last})")
+        last = io
+        if int(io["wchar"]) >= want:
+            os.kill(pid, signal.SIGSTOP)
+            print(pid)
+            sys.exit(0)
+    time.sleep(0.002)
+sys.exit(f"no process matched {pat.pattern!r} and wrote {want} bytes in 60 s")
+PY
 }
 chunks() { spx-obj ls --root "$ROOT" sthree-spx-snapshots | grep -c '^c/' || true; }
 chunk_list() { spx-obj ls --root "$ROOT" sthree-spx-snapshots | grep '^c/' | sort || true; }
