@@ -4,6 +4,15 @@
 # BUILD_DIR holds bin/ and tests/ (make's O=). FILTER, a substring, limits
 # which unit binaries and bats files run. Every part speaks TAP; this script
 # counts the lines. Exit status: 0 when nothing failed.
+#
+# SPX_TEST_JOBS (default: the number of CPUs, at most 2) files run at once.
+# Each bats file makes its own node (its own root, ports picked by the
+# kernel) and kills only what it started, so files do not meet; most of a
+# file's time is a client's start-up or a TCG guest, one core each. The
+# files listed in tests/slow start first, so that the longest do not end
+# the run alone. SPX_TEST_SKIP: a space-separated list of bats files
+# (as tests/bats/x.bats is named, bats/x.bats) not to run; each is counted
+# as skipped.
 set -u
 memcheck=0
 if [ "${1:-}" = --memcheck ]; then memcheck=1; shift; fi
@@ -14,7 +23,18 @@ O=$(cd "$top" && cd "$O" && pwd)
 export SPX_BUILD="$O" SPX_TOP="$top"
 export PATH="$O/bin:$PATH"
 log=$(mktemp -d /tmp/spx-test.XXXXXX)
-trap 'rm -rf "$log"' EXIT
+jobs=${SPX_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case "$jobs" in '' | *[!0-9]* | 0) jobs=1 ;; esac
+[ -n "${SPX_TEST_JOBS:-}" ] || [ "$jobs" -le 2 ] || jobs=2
+
+declare -A running=() # pid -> name
+cleanup() {
+	local p
+	for p in "${!running[@]}"; do kill -- "$p" 2>/dev/null; done
+	rm -rf "$log"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 pass=0 fail=0 skip=0
 tally() { # $1: name, $2: file with TAP output, $3: exit status, $4: seconds
@@ -37,36 +57,79 @@ tally() { # $1: name, $2: file with TAP output, $3: exit status, $4: seconds
 	fi
 }
 
+# one NAME OUT CMD...: run CMD with its TAP on OUT and its stderr on
+# OUT.err; write its exit status and seconds to OUT.rc when it ends.
+one() {
+	local n=$1 out=$2 t0=$SECONDS rc
+	shift 2
+	"$@" >"$out" 2>"$out.err"
+	rc=$?
+	echo "$rc $((SECONDS - t0))" >"$out.rc"
+}
+
+# reap: wait for one running part to end and count it.
+reap() {
+	local p n out rc secs
+	wait -n -p p "${!running[@]}"
+	n=${running[$p]}
+	unset "running[$p]"
+	out="$log/$(echo "$n" | tr / _).tap"
+	read -r rc secs <"$out.rc" 2>/dev/null || { rc=1 secs=?; }
+	case "$n" in
+	*.bats) cat "$out.err" >>"$out" ;;
+	*) [ "$rc" -ne 0 ] && sed 's/^/# /' "$out.err" >>"$out" ;;
+	esac
+	tally "$n" "$out" "$rc" "$secs"
+}
+
+# start NAME CMD...: run a part once fewer than $jobs run.
+start() {
+	local n=$1
+	shift
+	while [ "${#running[@]}" -ge "$jobs" ]; do reap; done
+	one "$n" "$log/$(echo "$n" | tr / _).tap" "$@" &
+	running[$!]=$n
+}
+drain() { while [ "${#running[@]}" -gt 0 ]; do reap; done; }
+
 echo "== unit tests"
 for t in "$O"/tests/test_*; do
 	[ -x "$t" ] || continue
 	n=$(basename "$t")
 	case "$n" in *"$filter"*) ;; *) continue ;; esac
-	out="$log/$n.tap"
-	t0=$SECONDS
 	if [ $memcheck = 1 ]; then
-		valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
-			--error-exitcode=99 --trace-children=no "$t" >"$out" 2>"$log/$n.err"
+		start "$n" valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect \
+			--error-exitcode=99 --trace-children=no "$t"
 	else
-		"$t" >"$out" 2>"$log/$n.err"
+		start "$n" "$t"
 	fi
-	rc=$?
-	[ $rc -ne 0 ] && sed 's/^/# /' "$log/$n.err" >>"$out"
-	tally "$n" "$out" $rc $((SECONDS - t0))
 done
+drain
 
 if [ $memcheck = 0 ]; then
 	if command -v bats >/dev/null 2>&1; then
-		echo "== bats and real-client tests"
+		echo "== bats and real-client tests ($jobs at a time)"
+		files=()
+		while read -r f; do
+			[ -f "$top/tests/$f" ] && files+=("$top/tests/$f")
+		done < <(grep -v '^#' "$top/tests/slow" 2>/dev/null)
 		for b in "$top"/tests/bats/*.bats "$top"/tests/clients/*.bats; do
+			case " ${files[*]} " in *" $b "*) continue ;; esac
+			files+=("$b")
+		done
+		for b in "${files[@]}"; do
 			[ -f "$b" ] || continue
 			n=${b#"$top"/tests/}
 			case "$n" in *"$filter"*) ;; *) continue ;; esac
-			out="$log/$(echo "$n" | tr / _).tap"
-			t0=$SECONDS
-			bats --tap "$b" >"$out" 2>&1
-			tally "$n" "$out" $? $((SECONDS - t0))
+			case " ${SPX_TEST_SKIP:-} " in *" $n "*)
+				echo "ok   $n (skipped: SPX_TEST_SKIP)"
+				skip=$((skip + 1))
+				continue
+				;;
+			esac
+			start "$n" bats --tap "$b"
 		done
+		drain
 	else
 		echo "not ok - bats is not installed (run scripts/deps.sh)"
 		fail=$((fail + 1))
