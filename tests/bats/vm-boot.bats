@@ -124,6 +124,31 @@ guest() {
 	[ "$output" = "g: $w was not attached" ]
 }
 
+@test "the guest writes without a pause while the node stops and starts three times: no I/O error, its root stays writable" {
+	SSH_PORT=$(cat "$F/port")
+	# Small synchronous writes, one after another, until told to stop.
+	base=$(guest 'dmesg | wc -l')
+	guest 'rm -f /root/stop /root/n /root/dd.err
+		setsid sh -c "i=0; while [ ! -e /root/stop ]; do
+			dd if=/dev/urandom of=/root/w bs=4k count=4 conv=fsync 2>/dev/null || echo dd failed >>/root/dd.err
+			i=\$((i + 1)); echo \$i >/root/n; done" </dev/null >/dev/null 2>&1 &'
+	n() { guest 'cat /root/n 2>/dev/null || echo 0'; }
+	more_than() { [ "$(n)" -gt "$1" ]; }
+	for round in 1 2 3; do
+		wait_for 60 more_than "$(n)"
+		# spx down stops the volume server under the running guest; its
+		# QEMU waits and sends its requests again to the next one.
+		spx down --root "$ROOT" >/dev/null
+		start_node
+	done
+	wait_for 60 more_than "$(n)"
+	guest 'touch /root/stop'
+	# The kernel's messages since the writes began: none of a failed
+	# request or a file system gone read-only.
+	run guest "cat /root/dd.err 2>/dev/null; dmesg | tail -n +$((base + 1)) | grep -iE 'I/O error|read-only|EXT4-fs (error|warning)'; touch /root/still-writable && echo writable"
+	[ "$output" = writable ] || { echo "$output"; false; }
+}
+
 @test "the guest writes to its volume; the power button powers it off" {
 	SSH_PORT=$(cat "$F/port")
 	guest 'echo persisted >/root/mark && sync'
