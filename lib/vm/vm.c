@@ -157,11 +157,14 @@ json_t *spx_vm_nbd_node(const char *node, const char *sock, const char *vol)
 	/* JSON, so that no value is parsed by QEMU's key=value syntax. When
 	 * the server restarts, the guest's I/O waits (up to
 	 * SPX_VM_NBD_RECONNECT_S) and is sent again once QEMU has
-	 * reconnected: never an EIO. */
-	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:b, s:i}", "driver",
-			 "nbd", "node-name", node, "server", "type", "unix",
-			 "path", sock, "export", vol, "read-only", 0,
-			 "reconnect-delay", SPX_VM_NBD_RECONNECT_S);
+	 * reconnected: never an EIO. discard "unmap": the guest's TRIM
+	 * goes to the volume as NBD_CMD_TRIM (a hole punched); QEMU's
+	 * default, "ignore", acknowledges it and drops it. */
+	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:b, s:i, s:s}",
+			 "driver", "nbd", "node-name", node, "server", "type",
+			 "unix", "path", sock, "export", vol, "read-only", 0,
+			 "reconnect-delay", SPX_VM_NBD_RECONNECT_S, "discard",
+			 "unmap");
 }
 
 void spx_vm_serial(const char *vol, char out[SPX_VM_SERIAL_SIZE])

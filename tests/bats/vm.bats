@@ -360,6 +360,23 @@ nbd() { as "$1" qemu-img info "nbd+unix:///$2?socket=$ROOT/run/vol.sock"; }
 	fi
 }
 
+@test "the guest's TRIM reaches its volume: the blocks it discards are freed and read as zeros" {
+	vm start g8 --volume "$VOL" --memory 128M --accel tcg >/dev/null
+	# qemu-io on the guest's disk, as the guest's driver would ask.
+	io() { vm qmp g8 "{\"execute\": \"human-monitor-command\", \"arguments\": {\"command-line\": \"qemu-io -d /machine/peripheral/root-disk/virtio-backend \\\"$1\\\"\"}}" >/dev/null; }
+	allocated() { spx-vol info --root "$ROOT" --json "$VOL" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["allocated"])'; }
+	io "write -P 0x5a 8M 8M"
+	io "flush"
+	full=$(allocated)
+	[ "$full" -ge $((8 << 20)) ]
+	io "discard 8M 8M"
+	io "flush"
+	grep -q "discard 8388608/8388608 bytes at offset 8388608" "$ROOT/run/vm/g8/qemu.log"
+	[ "$(allocated)" -le $((full - (8 << 20))) ] || { echo "allocated $(allocated), was $full"; false; }
+	[ "$(spx-vol cat --root "$ROOT" --socket "$ROOT/run/vol.sock" "$VOL" | dd bs=1M skip=8 count=8 2>/dev/null | tr -d '\0' | wc -c)" = 0 ]
+	vm kill g8 >/dev/null
+}
+
 @test "as root, a guest whose QEMU died gives its user up to the next start; the new holder reaches none of the old guest's files or volumes" {
 	[ "$(id -u)" = 0 ] || skip "spx-vm gives QEMU a user of its own only as root"
 	V2=$(spx-vol create --root "$ROOT" --size 64M)

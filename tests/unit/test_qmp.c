@@ -417,7 +417,8 @@ static void test_argv(void)
 				      "\"server\":{\"type\":\"unix\",\"path\":"
 				      "\"/run/spx/vol.sock\"},\"export\":"
 				      "\"vol-0123456789abcdef0\",\"read-only\":"
-				      "false,\"reconnect-delay\":60}");
+				      "false,\"reconnect-delay\":60,"
+				      "\"discard\":\"unmap\"}");
 		if (!strcmp(*p, "-netdev"))
 			fwd = !strcmp(p[1],
 				      "user,id=n0,net=169.254.169.0/24,"
