@@ -5,6 +5,7 @@ _spx_vm() {
 	case " $words " in
 	*" stop "*) COMPREPLY=($(compgen -W "--help --root --timeout --force " -- "$cur")); return ;;
 	*" start "*) COMPREPLY=($(compgen -W "--help --root --volume --boot-mode --memory --cpus --accel --socket --ssh-port --metadata --disks --timeout --json " -- "$cur")); return ;;
+	*" resize "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" reboot "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" qmp "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" probe "*) COMPREPLY=($(compgen -W "--help --root --accel --json " -- "$cur")); return ;;
@@ -18,6 +19,6 @@ _spx_vm() {
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "attach console detach imds info kill ls probe qmp reboot start stop  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "attach console detach imds info kill ls probe qmp reboot resize start stop  --help -v" -- "$cur"))
 }
 complete -F _spx_vm spx-vm

@@ -224,6 +224,10 @@ static const struct spx_verb verbs[] = {
 	  "hot-plug a volume into a running guest as a virtio disk", 2, 2 },
 	{ "detach", cmd_detach, detach_opts, "NAME VOLUME",
 	  "ask the guest to let a volume go, then unplug it", 2, 2 },
+	{ "resize", cmd_resize, root_opts, "NAME VOLUME",
+	  "give the running guest's disk of a volume the volume's size now "
+	  "(after spx-vol resize); the guest is told",
+	  2, 2 },
 	{ "imds", cmd_imds, NULL, "DIR",
 	  "answer one guest connection to the metadata service on stdin and "
 	  "stdout from DIR/metadata.json (QEMU runs this)",

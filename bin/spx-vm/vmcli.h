@@ -74,6 +74,7 @@ int cmd_qmp(const struct spx_args *a);
 int cmd_imds(const struct spx_args *a);
 int cmd_attach(const struct spx_args *a);
 int cmd_detach(const struct spx_args *a);
+int cmd_resize(const struct spx_args *a);
 int cmd_probe(const struct spx_args *a);
 
 #endif

@@ -241,8 +241,9 @@ static char **step_argv(const struct agent *ag, const struct spx_ebs_work *w)
 	case SPX_EBS_SNAP_DELETE:
 		v[n++] = spx_strdup("snapshot-rm");
 		break;
-	case SPX_EBS_ATTACH: /* spx-vm's: attach_step() */
+	case SPX_EBS_ATTACH: /* spx-vm's: attach_step(), grow_step() */
 	case SPX_EBS_DETACH:
+	case SPX_EBS_GROW:
 		break;
 	}
 	v[n++] = spx_strdup("--root");
@@ -706,6 +707,33 @@ static void attach_step(struct agent *ag, const struct spx_ebs_work *w)
 	spawn_job(ag, argv, w, NULL);
 }
 
+/* A volume grown while attached: its guest's disk grows too, when the
+ * guest runs (one that starts later opens it at its new size). */
+static void grow_step(struct agent *ag, const struct spx_ebs_work *w)
+{
+	char *dir = *w->inst ? guest_dir(ag, w->inst) : NULL;
+	bool up = dir && spx_vm_pid(dir) > 0;
+
+	free(dir);
+	if (running(ag, w->inst))
+		return;
+	if (!up) {
+		if (spx_ebs_done(ag->st, w, true, NULL, time(NULL)) < 0)
+			spx_log(SPX_LOG_WARN, "%s: cannot record the "
+				"modification: %s", w->id, spx_errmsg());
+		else
+			spx_log(SPX_LOG_INFO, "%s: done (no guest runs)",
+				w->id);
+		spx_error_clear();
+		return;
+	}
+	char *argv[] = { ag->spxvm,	      "resize", "--root",
+			 (char *)ag->root, (char *)w->inst, (char *)w->id,
+			 NULL };
+
+	spawn_job(ag, argv, w, NULL);
+}
+
 /* One look at the instance records: start what they ask for. */
 static void inst_pass(struct agent *ag)
 {
@@ -901,7 +929,8 @@ static void finish(struct agent *ag, struct job *j, int ws)
 		    w->step == SPX_EBS_SNAP_DELETE ||
 		    w->step == SPX_EBS_ATTACH || w->step == SPX_EBS_DETACH)
 			final = false;
-		else if (w->step != SPX_EBS_RESIZE && rc != SPX_USAGE &&
+		else if (w->step != SPX_EBS_RESIZE &&
+			 w->step != SPX_EBS_GROW && rc != SPX_USAGE &&
 			 !(w->step == SPX_EBS_SNAP_TAKE &&
 			   !vol_has(ag, w->src, 0)) &&
 			 !(w->step == SPX_EBS_CREATE && !*w->src))
@@ -1072,6 +1101,8 @@ static void pass(struct agent *ag)
 			continue;
 		if (w[i].step == SPX_EBS_ATTACH || w[i].step == SPX_EBS_DETACH)
 			attach_step(ag, &w[i]);
+		else if (w[i].step == SPX_EBS_GROW)
+			grow_step(ag, &w[i]);
 		else
 			start(ag, &w[i]);
 	}

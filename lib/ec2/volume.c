@@ -950,6 +950,10 @@ int spx_ebs_pending(struct spx_state *st, const char *node,
 			w.step = SPX_EBS_RESIZE;
 			w.bytes = (uint64_t)num(json_object_get(r, "SpxModification"),
 						"TargetSize") * GIB;
+		} else if (ms && !strcmp(ms, "optimizing")) {
+			w.step = SPX_EBS_GROW;
+			snprintf(w.inst, sizeof(w.inst), "%s",
+				 spx_ec2_str0(attachment(r), "InstanceId"));
 		} else if (json_is_true(json_object_get(r, "SpxData")) &&
 			   attach_work(st, r, &w)) {
 			/* w says */
@@ -998,15 +1002,28 @@ static int do_done(json_t *rec, void *arg)
 	case SPX_EBS_RESIZE:
 		if (!mod || strcmp(spx_ec2_str0(mod, "ModificationState"), "modifying"))
 			return 1;
-		json_object_set_new(mod, "ModificationState",
-				    json_string(d->ok ? "completed" : "failed"));
-		json_object_set_new(mod, "EndTime", json_integer(d->now));
+		/* Grown, and attached: "optimizing" (as EBS says while the
+		 * volume is usable at its new size) until the guest's disk
+		 * has grown too (SPX_EBS_GROW). */
+		if (d->ok && !strcmp(spx_ec2_str0(attachment(rec), "State"),
+				     "attached")) {
+			json_object_set_new(mod, "ModificationState",
+					    json_string("optimizing"));
+			json_object_set_new(mod, "Progress", json_integer(50));
+		} else {
+			json_object_set_new(mod, "ModificationState",
+					    json_string(d->ok ? "completed"
+							      : "failed"));
+			json_object_set_new(mod, "EndTime",
+					    json_integer(d->now));
+		}
 		if (!d->ok) {
 			json_object_set_new(mod, "StatusMessage",
 					    json_string(d->why));
 			return 0;
 		}
-		json_object_set_new(mod, "Progress", json_integer(100));
+		if (!strcmp(spx_ec2_str0(mod, "ModificationState"), "completed"))
+			json_object_set_new(mod, "Progress", json_integer(100));
 		json_object_set(rec, "Size", json_object_get(mod, "TargetSize"));
 		json_object_set(rec, "VolumeType",
 				json_object_get(mod, "TargetVolumeType"));
@@ -1043,6 +1060,18 @@ static int do_done(json_t *rec, void *arg)
 			return 1;
 		if (d->ok)
 			return do_detached(rec, (void *)d->w->inst);
+		return 0;
+	case SPX_EBS_GROW:
+		/* The volume has its size whatever the guest's disk did (a
+		 * failure is the agent's log's): a guest that starts again
+		 * sees it. */
+		if (!mod || strcmp(spx_ec2_str0(mod, "ModificationState"),
+				   "optimizing"))
+			return 1;
+		json_object_set_new(mod, "ModificationState",
+				    json_string("completed"));
+		json_object_set_new(mod, "Progress", json_integer(100));
+		json_object_set_new(mod, "EndTime", json_integer(d->now));
 		return 0;
 	default:
 		return 1;

@@ -168,6 +168,9 @@ enum spx_ebs_step {
 	SPX_EBS_ATTACH,	/* an attachment "attaching": spx-vm attach */
 	SPX_EBS_DETACH,	/* "detaching", or its instance gone: spx-vm
 			   detach */
+	SPX_EBS_GROW,	/* a modification "optimizing" (the volume grown,
+			   and attached): spx-vm resize, when its
+			   instance's guest runs */
 };
 
 struct spx_ebs_work {
@@ -178,8 +181,8 @@ struct spx_ebs_work {
 	/* create: the snapshot to restore ("": none); snapshot: its
 	 * volume; copy: the snapshot copied */
 	char src[32];
-	/* attach, detach: the instance and its state code (-1: no such
-	 * instance), whether Force was asked for */
+	/* attach, detach, grow: the instance, and (attach, detach) its
+	 * state code (-1: no such instance), whether Force was asked for */
 	char inst[32];
 	int inst_code;
 	bool force;

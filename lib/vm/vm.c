@@ -167,6 +167,19 @@ json_t *spx_vm_nbd_node(const char *node, const char *sock, const char *vol)
 			 "unmap");
 }
 
+json_t *spx_vm_raw_node(const char *node, const char *file)
+{
+	/* discard as on the NBD node: each node drops TRIM unless told. */
+	return json_pack("{s:s, s:s, s:s, s:s}", "driver", "raw", "node-name",
+			 node, "file", file, "discard", "unmap");
+}
+
+void spx_vm_nbd_name(const char *vol, unsigned gen,
+		     char out[SPX_VM_NODE_SIZE])
+{
+	snprintf(out, SPX_VM_NODE_SIZE, "n%u-%s", gen & 1, vol);
+}
+
 void spx_vm_serial(const char *vol, char out[SPX_VM_SERIAL_SIZE])
 {
 	size_t o = 0;
@@ -184,7 +197,7 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 	struct argv a = { 0 };
 	json_t *nbd;
 	char *js, *net;
-	char serial[SPX_VM_SERIAL_SIZE];
+	char serial[SPX_VM_SERIAL_SIZE], node[SPX_VM_NODE_SIZE];
 
 	if (!path_ok(dir) || (s->imds && (!prog || !path_ok(prog)))) {
 		spx_error(SPX_USAGE,
@@ -254,8 +267,14 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 			  "serial=%s,uuid=%s",
 			  s->uuid, s->uuid));
 	args2(&a, "-object", spx_strdup("iothread,id=io0"));
-	/* The root volume straight from the node's NBD server. */
-	nbd = spx_vm_nbd_node("root", s->nbd_socket, s->root);
+	/* The root volume from the node's NBD server, under a raw node
+	 * "root" (see spx_vm_raw_node). */
+	spx_vm_nbd_name(s->root, 0, node);
+	nbd = spx_vm_nbd_node(node, s->nbd_socket, s->root);
+	js = json_dumps(nbd, JSON_COMPACT);
+	json_decref(nbd);
+	args2(&a, "-blockdev", js);
+	nbd = spx_vm_raw_node("root", node);
 	js = json_dumps(nbd, JSON_COMPACT);
 	json_decref(nbd);
 	args2(&a, "-blockdev", js);

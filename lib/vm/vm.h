@@ -91,10 +91,22 @@ void spx_vm_argv_free(char **argv);
  * its NVMe serial. */
 #define SPX_VM_SERIAL_SIZE 21
 void spx_vm_serial(const char *vol, char out[SPX_VM_SERIAL_SIZE]);
-/* The -blockdev / blockdev-add arguments for volume vol on the NBD
- * socket sock, as node node. */
+/* A disk is two block nodes: a raw node that the device drives ("root",
+ * or d-VOL for a hot-plugged one) over an NBD node n0-VOL or n1-VOL. To
+ * grow a disk live (spx-vm resize), a second NBD node, whose fresh
+ * connection sees the volume's new size, takes the first one's place
+ * under the raw node (QEMU's NBD driver keeps the size it connected
+ * with, and the device has no other way to a new node).
+ *
+ * The -blockdev / blockdev-add arguments of the NBD node node for volume
+ * vol on the socket sock, and of the raw node node over file. */
 struct json_t *spx_vm_nbd_node(const char *node, const char *sock,
 			       const char *vol);
+struct json_t *spx_vm_raw_node(const char *node, const char *file);
+/* The name of NBD node gen (0 or 1) of volume vol. */
+#define SPX_VM_NODE_SIZE (SPX_VM_NAME_MAX + 4)
+void spx_vm_nbd_name(const char *vol, unsigned gen,
+		     char out[SPX_VM_NODE_SIZE]);
 
 /* The pid of the QEMU running for dir, or 0 when there is none (no pid
  * file, a dead pid, or a pid now used by another program). */

@@ -86,7 +86,7 @@ guest() {
 	[ "$status" -ne 0 ]
 }
 
-@test "a volume attached while the guest runs appears as a disk with its id; the guest's writes stay after detach" {
+@test "a volume attached while the guest runs appears as a disk with its id, grows live; the guest's writes stay after detach" {
 	SSH_PORT=$(cat "$F/port")
 	w=$(spx-vol create --root "$ROOT" --size 16M)
 	printf 'spx-attach-pattern' | spx-vol write --root "$ROOT" --socket "$ROOT/run/vol.sock" "$w"
@@ -103,9 +103,24 @@ guest() {
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "${w/-/}" ]
 	[ "${lines[1]}" = spx-attach-pattern ]
+	# Grown while it runs: the guest's kernel sees the new size (512-byte
+	# sectors) at once, and writes past the old end.
+	spx-vol resize --root "$ROOT" "$w" 32M
+	run spx-vm resize --root "$ROOT" g "$w"
+	[ "$status" -eq 0 ]
+	[ "$output" = "g: $w grown to 33554432 bytes" ]
+	run guest 'for i in $(seq 100); do [ "$(cat /sys/block/vdb/size)" = 65536 ] && break; sleep 0.1; done
+		cat /sys/block/vdb/size
+		printf past-the-old-end | dd of=/dev/vdb bs=1M seek=24 conv=fsync 2>/dev/null'
+	[ "$status" -eq 0 ]
+	[ "$output" = 65536 ]
 	run spx-vm detach --root "$ROOT" g "$w"
 	[ "$status" -eq 0 ]
 	[ "$output" = "g: $w detached" ]
+	# Its block nodes went with it, the resize's NBD node too.
+	run spx-vm qmp --root "$ROOT" g '{"execute": "query-named-block-nodes"}'
+	[[ "$output" != *"$w"* ]]
+	[ "$(spx-vol cat --root "$ROOT" --socket "$ROOT/run/vol.sock" "$w" | dd bs=1M skip=24 count=1 iflag=fullblock 2>/dev/null | head -c 16)" = past-the-old-end ]
 	run guest '[ -b /dev/vdb ]'
 	[ "$status" -ne 0 ]
 	# Detached, the volume is no longer the guest's user's to open.

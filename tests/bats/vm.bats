@@ -377,6 +377,46 @@ nbd() { as "$1" qemu-img info "nbd+unix:///$2?socket=$ROOT/run/vol.sock"; }
 	vm kill g8 >/dev/null
 }
 
+@test "resize: the running guest's disks take their volumes' new size, root and hot-plugged, again and again" {
+	W=$(spx-vol create --root "$ROOT" --size 16M)
+	vm start g9 --volume "$VOL" --memory 128M --accel tcg >/dev/null
+	vm attach g9 "$W" >/dev/null
+	# size NODE: what QEMU has for the disk's raw node.
+	size() { vm qmp g9 '{"execute": "query-named-block-nodes"}' | python3 -c 'import json,sys; print([n["image"]["virtual-size"] for n in json.load(sys.stdin)["return"] if n["node-name"] == sys.argv[1]][0])' "$1"; }
+	io() { vm qmp g9 "{\"execute\": \"human-monitor-command\", \"arguments\": {\"command-line\": \"qemu-io -d /machine/peripheral/$1/virtio-backend \\\"$2\\\"\"}}" >/dev/null; }
+	run vm resize g9 "$VOL"
+	[ "$status" -eq 0 ]
+	[ "$output" = "g9: $VOL is 67108864 bytes already" ]
+	spx-vol resize --root "$ROOT" "$VOL" 128M
+	run vm resize g9 "$VOL"
+	[ "$status" -eq 0 ]
+	[ "$output" = "g9: $VOL grown to 134217728 bytes" ]
+	[ "$(size root)" = 134217728 ]
+	# Past the old end, through the guest's disk.
+	io root-disk "write -P 0x61 100M 4k"
+	grep -q "wrote 4096/4096 bytes at offset 104857600" "$ROOT/run/vm/g9/qemu.log"
+	[ "$(spx-vol cat --root "$ROOT" --socket "$ROOT/run/vol.sock" "$VOL" | dd bs=4096 skip=25600 count=1 2>/dev/null | head -c 4)" = aaaa ]
+	# The hot-plugged disk, twice (its NBD node n0, then n1, then n0).
+	for n in 32 48; do
+		spx-vol resize --root "$ROOT" "$W" ${n}M
+		run vm resize g9 "$W"
+		[ "$status" -eq 0 ]
+		[ "$output" = "g9: $W grown to $((n << 20)) bytes" ]
+		[ "$(size "d-$W")" = $((n << 20)) ]
+	done
+	io "disk-$W" "write -P 0x62 40M 4k"
+	grep -q "wrote 4096/4096 bytes at offset 41943040" "$ROOT/run/vm/g9/qemu.log"
+	! grep -q failed "$ROOT/run/vm/g9/qemu.log"
+	# Not a disk of the guest; a guest that is not running.
+	V2=$(spx-vol create --root "$ROOT" --size 4M)
+	run vm resize g9 "$V2"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"'$V2' is not a disk of g9"* ]]
+	run vm resize nosuch "$W"
+	[ "$status" -eq 1 ]
+	vm kill g9 >/dev/null
+}
+
 @test "as root, a guest whose QEMU died gives its user up to the next start; the new holder reaches none of the old guest's files or volumes" {
 	[ "$(id -u)" = 0 ] || skip "spx-vm gives QEMU a user of its own only as root"
 	V2=$(spx-vol create --root "$ROOT" --size 64M)

@@ -112,6 +112,15 @@ has_disk() { # IID VOL: the guest sees the volume's disk
 	marker="spx-data-$RANDOM$RANDOM"
 	run guest "$I1" "printf $marker | dd of=/dev/vdb conv=fsync 2>/dev/null"
 	[ "$status" -eq 0 ]
+	# Grown while attached: optimizing until the guest's disk has grown
+	# too; the guest sees 2 GiB (512-byte sectors) without a restart.
+	run av2 ec2 modify-volume --volume-id "$V" --size 2 --query VolumeModification.ModificationState --output text
+	[ "$output" = modifying ]
+	mstate() { [ "$(av2 ec2 describe-volumes-modifications --volume-ids "$V" --query 'VolumesModifications[0].[ModificationState,Progress]' --output text)" = "completed	100" ]; }
+	wait_for 60 mstate
+	grep -q "run: .*spx-vm resize --root $ROOT $I1 $V" "$ROOT/log/agent.log"
+	wait_for 30 eval '[ "$(guest "$I1" "cat /sys/block/vdb/size")" = 4194304 ]'
+	[ "$(av2 ec2 describe-volumes --volume-ids "$V" --query 'Volumes[0].Size' --output text)" = 2 ]
 
 	# The gateway and the agent killed while both guests run: they come
 	# back, the guests run on, visible and attached as they were.

@@ -399,7 +399,8 @@ static void test_argv(void)
 	struct spx_vm_spec s = { .mem_mib = 512, .cpus = 2,
 				 .accel = SPX_VM_TCG, .ssh_port = 2222 };
 	char **argv, **p;
-	bool sandbox = false, blockdev = false, fwd = false, daemonize = false;
+	bool sandbox = false, blockdev = false, raw = false, fwd = false;
+	bool daemonize = false;
 
 	memcpy(s.name, "i-0a", 5);
 	memcpy(s.uuid, UUID, sizeof(UUID));
@@ -411,9 +412,16 @@ static void test_argv(void)
 		if (!strcmp(*p, "-sandbox"))
 			sandbox = !strcmp(p[1], "on,obsolete=deny,"
 						"resourcecontrol=deny");
-		if (!strcmp(*p, "-blockdev"))
+		if (!strcmp(*p, "-blockdev") &&
+		    !strncmp(p[1], "{\"driver\":\"raw\"", 15))
+			raw = !strcmp(p[1], "{\"driver\":\"raw\",\"node-name\":"
+					    "\"root\",\"file\":\"n0-vol-"
+					    "0123456789abcdef0\",\"discard\":"
+					    "\"unmap\"}");
+		else if (!strcmp(*p, "-blockdev"))
 			blockdev = !strcmp(
-				p[1], "{\"driver\":\"nbd\",\"node-name\":\"root\","
+				p[1], "{\"driver\":\"nbd\",\"node-name\":"
+				      "\"n0-vol-0123456789abcdef0\","
 				      "\"server\":{\"type\":\"unix\",\"path\":"
 				      "\"/run/spx/vol.sock\"},\"export\":"
 				      "\"vol-0123456789abcdef0\",\"read-only\":"
@@ -432,6 +440,7 @@ static void test_argv(void)
 	T_OK(!daemonize, "no -daemonize: spx-vm starts QEMU in a session");
 	T_OK(sandbox, "the sandbox, with fork and setsid for guestfwd");
 	T_OK(blockdev, "the root volume over NBD, in JSON");
+	T_OK(raw, "a raw node root over it, which the device drives");
 	T_OK(fwd, "ssh forwarded on loopback only, metadata to spx-vm imds");
 	for (p = argv; *p; p++)
 		T_OK(!strstr(*p, "pflash"), "BIOS: no pflash (%s)", *p);
