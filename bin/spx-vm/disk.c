@@ -79,6 +79,20 @@ static int del_nodes(struct spx_qmp *q, const char *raw, const char *vol)
 	return rc;
 }
 
+/* A step failed: delete node (with vol, all of vol's disk nodes under
+ * raw node node) again, keeping the failure as the error to report. */
+static void undo(struct spx_qmp *q, const char *node, const char *vol,
+		 const char *verb)
+{
+	char *why = spx_strdup(spx_errmsg());
+	int status = spx_errstatus();
+
+	if ((vol ? del_nodes(q, node, vol) : del_node(q, node)) < 0)
+		spx_warn("%s: rollback: %s", verb, spx_errmsg());
+	spx_error(status, "%s", why);
+	free(why);
+}
+
 static bool duplicate(int rc)
 {
 	return rc < 0 && spx_errstatus() == SPX_NO &&
@@ -105,9 +119,8 @@ int vm_plug(struct spx_qmp *q, const char *sock, const char *vol,
 	char node[SPX_VM_NAME_MAX + 3], dev[SPX_VM_NAME_MAX + 6];
 	char serial[SPX_VM_SERIAL_SIZE], bus[16], nbd[SPX_VM_NODE_SIZE];
 	json_t *args;
-	char *why;
 	unsigned i;
-	int rc, status;
+	int rc;
 	bool made;
 
 	*already = false;
@@ -123,12 +136,8 @@ int vm_plug(struct spx_qmp *q, const char *sock, const char *vol,
 	spx_error_clear();
 	rc = add_node(q, spx_vm_raw_node(node, nbd));
 	if (rc < 0 && !duplicate(rc)) {
-		why = spx_strdup(spx_errmsg());
-		status = spx_errstatus();
-		if (made && del_node(q, nbd) < 0)
-			spx_warn("attach: rollback: %s", spx_errmsg());
-		spx_error(status, "%s", why);
-		free(why);
+		if (made)
+			undo(q, nbd, NULL, "attach");
 		return -1;
 	}
 	spx_error_clear();
@@ -165,12 +174,7 @@ int vm_plug(struct spx_qmp *q, const char *sock, const char *vol,
 	if (i == SPX_VM_HOTPLUG_SLOTS)
 		spx_error(SPX_NO, "no free slot for '%s' (%d at most)", vol,
 			  SPX_VM_HOTPLUG_SLOTS);
-	why = spx_strdup(spx_errmsg());
-	status = spx_errstatus();
-	if (del_nodes(q, node, vol) < 0)
-		spx_warn("attach: rollback: %s", spx_errmsg());
-	spx_error(status, "%s", why);
-	free(why);
+	undo(q, node, vol, "attach");
 	return -1;
 }
 
@@ -448,13 +452,7 @@ int cmd_resize(const struct spx_args *a)
 	/* QEMU drains the disk's requests; then the raw node reads and
 	 * writes through the new connection. */
 	if (reopen(d.g.q, raw, next) < 0) {
-		char *why = spx_strdup(spx_errmsg());
-		int status = spx_errstatus();
-
-		if (del_node(d.g.q, next) < 0)
-			spx_warn("resize: rollback: %s", spx_errmsg());
-		spx_error(status, "%s", why);
-		free(why);
+		undo(d.g.q, next, NULL, "resize");
 		goto fail;
 	}
 	json_decref(nodes);

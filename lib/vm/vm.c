@@ -135,6 +135,13 @@ static void args2(struct argv *a, const char *opt, char *val)
 	arg(a, val);
 }
 
+/* -blockdev with node (taken) in JSON. */
+static void blockdev(struct argv *a, json_t *node)
+{
+	args2(a, "-blockdev", json_dumps(node, JSON_COMPACT));
+	json_decref(node);
+}
+
 static const char *env_or(const char *name, const char *dflt)
 {
 	const char *v = getenv(name);
@@ -195,7 +202,6 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 {
 	const char *qemu = getenv("SPX_QEMU");
 	struct argv a = { 0 };
-	json_t *nbd;
 	char *js, *net;
 	char serial[SPX_VM_SERIAL_SIZE], node[SPX_VM_NODE_SIZE];
 
@@ -270,14 +276,8 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 	/* The root volume from the node's NBD server, under a raw node
 	 * "root" (see spx_vm_raw_node). */
 	spx_vm_nbd_name(s->root, 0, node);
-	nbd = spx_vm_nbd_node(node, s->nbd_socket, s->root);
-	js = json_dumps(nbd, JSON_COMPACT);
-	json_decref(nbd);
-	args2(&a, "-blockdev", js);
-	nbd = spx_vm_raw_node("root", node);
-	js = json_dumps(nbd, JSON_COMPACT);
-	json_decref(nbd);
-	args2(&a, "-blockdev", js);
+	blockdev(&a, spx_vm_nbd_node(node, s->nbd_socket, s->root));
+	blockdev(&a, spx_vm_raw_node("root", node));
 	spx_vm_serial(s->root, serial);
 	args2(&a, "-device",
 	      spx_xprintf("virtio-blk-pci,drive=root,iothread=io0,bootindex=0,"
