@@ -45,6 +45,11 @@ static int dir_add(json_t *job, const char *name, struct spx_fio_dir *d)
 	    num(o, name, "bw", MAX_BW, &bw) < 0 ||
 	    num(o, name, "io_bytes", MAX_BYTES, &bytes) < 0)
 		return -1;
+	/* A count of bytes: a fraction would move bytes and count none. */
+	if (bytes != floor(bytes))
+		return spx_error(SPX_FAIL, "fio's report: %s.io_bytes is not "
+					   "a whole number",
+				 name);
 	if (bytes == 0)
 		return 0;
 	/* Latency percentiles exist once a direction did I/O. */
