@@ -108,9 +108,9 @@ static const struct spx_opt data_opts[] = {
 
 static const struct spx_opt snapshot_opts[] = {
 	SPX_OPT_ROOT,
-	{ "id", 0, "SNAP",
-	  "this snapshot id instead of a new one (done already when it is "
-	  "stored)" },
+	{ "id", 0, "SNAP[,SNAP...]",
+	  "this snapshot id instead of a new one, one per volume in their "
+	  "order (done already when stored)" },
 	{ "parent", 0, "SNAP",
 	  "count from this snapshot (default: the one the volume was last "
 	  "snapshotted or restored from)" },
@@ -198,10 +198,10 @@ static const struct spx_verb verbs[] = {
 	  1, 1 },
 	{ "export", cmd_export, export_opts, "ID FILE",
 	  "write a volume to a new raw or qcow2 image FILE", 2, 2 },
-	{ "snapshot", cmd_snapshot, snapshot_opts, "ID",
-	  "snapshot a volume into the object store, storing only the chunks "
-	  "the store lacks; print the snapshot's id",
-	  1, 1 },
+	{ "snapshot", cmd_snapshot, snapshot_opts, "ID...",
+	  "snapshot volumes into the object store (several: at one moment), "
+	  "storing only the chunks the store lacks; print the snapshots' ids",
+	  1, SPX_SNAP_SET_MAX },
 	{ "snapshot-copy", cmd_snapshot_copy, copy_opts, "SNAP",
 	  "copy a snapshot (a new manifest naming the same chunks: nothing is "
 	  "uploaded); print the copy's id",

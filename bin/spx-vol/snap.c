@@ -90,22 +90,68 @@ static int print_report(struct spx_table *t, const char *id, bool json)
 	return rc;
 }
 
+/* --id's list: one id per volume, comma-separated. */
+static int split_ids(const struct spx_args *a, char *buf, const char **ids)
+{
+	int n = 0;
+
+	for (char *p = buf, *comma; p; p = comma ? comma + 1 : NULL) {
+		comma = strchr(p, ',');
+		if (comma)
+			*comma = '\0';
+		if (n == a->argc) {
+			n++;
+			break;
+		}
+		ids[n++] = p;
+	}
+	if (n != a->argc) {
+		spx_warn("snapshot: --id names %d snapshot%s for %d volume%s",
+			 n, n == 1 ? "" : "s", a->argc, a->argc == 1 ? "" : "s");
+		return SPX_USAGE;
+	}
+	return 0;
+}
+
 int cmd_snapshot(const struct spx_args *a)
 {
-	struct spx_snap_opts o = { .id = spx_arg(a, "id"),
-				   .parent = spx_arg(a, "parent"),
+	struct spx_snap_opts o = { .parent = spx_arg(a, "parent"),
 				   .full = spx_flag(a, "full") };
-	struct spx_snap_report r;
+	const char *ids[SPX_SNAP_SET_MAX];
+	struct spx_snap_report r[SPX_SNAP_SET_MAX];
+	char *idbuf = NULL;
 	struct volcli c;
 	struct prog p;
 	int rc;
 
-	if ((rc = volcli_snaps(a, &c)))
+	if (spx_arg(a, "id")) {
+		idbuf = spx_strdup(spx_arg(a, "id"));
+		if ((rc = split_ids(a, idbuf, ids))) {
+			free(idbuf);
+			return rc;
+		}
+	}
+	if (a->argc > 1 && o.parent) {
+		free(idbuf);
+		spx_warn("snapshot: --parent is for one volume; a set counts "
+			 "each from its own last snapshot");
+		return SPX_USAGE;
+	}
+	if ((rc = volcli_snaps(a, &c))) {
+		free(idbuf);
 		return rc;
+	}
 	prog_init(&p, a, a->argv[0]);
 	o.progress = progress;
 	o.ctx = &p;
-	rc = spx_snap_create(c.ss, a->argv[0], &o, &r);
+	if (a->argc == 1) {
+		o.id = idbuf ? ids[0] : NULL;
+		rc = spx_snap_create(c.ss, a->argv[0], &o, r);
+	} else {
+		rc = spx_snap_create_set(c.ss, (const char *const *)a->argv,
+					 idbuf ? ids : NULL, (size_t)a->argc,
+					 &o, r);
+	}
 	prog_end(&p);
 	if (rc < 0) {
 		rc = volcli_fail(a);
@@ -114,20 +160,28 @@ int cmd_snapshot(const struct spx_args *a)
 			"ID", "VOLUME", "PARENT", "SIZE", "CREATED", "CHUNKS",
 			"INCREMENTAL", "READ", "UPLOADED", "UPLOADED BYTES", NULL);
 
-		spx_table_row(t);
-		spx_table_str(t, r.id);
-		spx_table_str(t, r.volume);
-		id_cell(t, r.parent);
-		size_cell(t, r.size);
-		time_cell(t, r.created_ms);
-		int_cell(t, r.chunks);
-		spx_table_json(t, r.incremental ? "yes" : "no",
-			       json_boolean(r.incremental));
-		int_cell(t, r.read);
-		int_cell(t, r.uploaded);
-		size_cell(t, r.uploaded_bytes);
-		rc = print_report(t, r.id, spx_flag(a, "json"));
+		for (int i = 0; i < a->argc; i++) {
+			spx_table_row(t);
+			spx_table_str(t, r[i].id);
+			spx_table_str(t, r[i].volume);
+			id_cell(t, r[i].parent);
+			size_cell(t, r[i].size);
+			time_cell(t, r[i].created_ms);
+			int_cell(t, r[i].chunks);
+			spx_table_json(t, r[i].incremental ? "yes" : "no",
+				       json_boolean(r[i].incremental));
+			int_cell(t, r[i].read);
+			int_cell(t, r[i].uploaded);
+			size_cell(t, r[i].uploaded_bytes);
+		}
+		if (spx_flag(a, "json"))
+			rc = spx_table_print(t, stdout, true) < 0 ? SPX_FAIL : 0;
+		else
+			for (int i = 0; i < a->argc; i++)
+				printf("%s\n", r[i].id);
+		spx_table_free(t);
 	}
+	free(idbuf);
 	volcli_close(&c);
 	return rc;
 }

@@ -1029,23 +1029,235 @@ out:
 	return rc;
 }
 
+/* One volume's part of a snapshot (of a set of them). */
+struct job {
+	const char *vol;
+	const char *id;		/* the id wanted, or NULL */
+	const char *want_parent; /* opts.parent, or NULL */
+	const char *pid;	/* the parent taken, or NULL */
+	struct spx_snap_manifest parent, src, m;
+	struct spx_vol_snapstate st;
+	struct spx_vol_track *t;
+	struct spx_vol_info vi;
+	struct pick pk;
+	struct result *res;
+	char *dir, *data;
+	uint64_t total;		/* chunks to read */
+	int datafd;
+	bool session;
+};
+
+/* Everything before the moment: the volume, its tracking, its parent,
+ * and (for a full snapshot) the chunks that hold data. */
+static int job_prepare(struct spx_snap_store *ss, struct job *j, bool full)
+{
+	j->datafd = -1;
+	if (spx_vol_info(ss->vs, j->vol, &j->vi) < 0)
+		return -1;
+	j->dir = spx_vol_dir(ss->vs, j->vol);
+	j->data = spx_vol_data_path(ss->vs, j->vol);
+	if (spx_vol_track_open(j->dir, j->vi.size, SPX_TRACK_CREATE, &j->t) < 0 ||
+	    spx_vol_snapstate_read(j->dir, &j->st) < 0)
+		return -1;
+	/* The parent: the one asked for, else the last one if it is still
+	 * there. */
+	j->pid = j->want_parent ? j->want_parent
+				: *j->st.base ? j->st.base : NULL;
+	if (j->pid) {
+		int rc = spx_snap_manifest_read(ss, j->pid, 0, &j->parent);
+
+		if (rc < 0 && (j->want_parent || spx_errstatus() != SPX_NO))
+			return -1;
+		if (rc < 0) {
+			spx_error_clear();
+			/* A volume restoring lazily holds its source's
+			 * manifest, and the chunks it names, itself. */
+			if (!strcmp(j->pid, j->st.source))
+				rc = source_read(j->dir, j->st.source, &j->parent);
+			if (rc < 0)
+				j->pid = NULL;
+		}
+	}
+	if (j->pid && j->parent.size > j->vi.size)
+		return spx_error(SPX_USAGE, "'%s' is of %llu bytes, '%s' of "
+					    "%llu: a volume only grows",
+				 j->pid, (unsigned long long)j->parent.size,
+				 j->vol, (unsigned long long)j->vi.size);
+	if (*j->st.source && source_read(j->dir, j->st.source, &j->src) < 0)
+		return -1;
+	/* Only the changed chunks when the tracking counts from the parent
+	 * (or from the empty volume when there is none). */
+	j->pk.incremental = !full && j->st.valid &&
+			    (j->pid ? !strcmp(j->pid, j->st.base) : !*j->st.base);
+	j->pk.nw = (nchunks_of(j->vi.size) + 63) / 64;
+	j->pk.data = spx_calloc(j->pk.nw ? j->pk.nw : 1, sizeof(uint64_t));
+	j->pk.capture = spx_calloc(j->pk.nw ? j->pk.nw : 1, sizeof(uint64_t));
+	j->pk.unfilled = spx_calloc(j->pk.nw ? j->pk.nw : 1, sizeof(uint64_t));
+	if (!j->pk.incremental) {
+		j->datafd = open(j->data, O_RDONLY | O_CLOEXEC);
+		if (j->datafd < 0)
+			return spx_error_errno(SPX_FAIL, "cannot open '%s'",
+					       j->data);
+		if (data_map(j->datafd, j->vi.size, j->pk.data) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* After the moment: the manifest's header, and what is to read. */
+static int job_begun(struct job *j)
+{
+	j->session = true;
+	snprintf(j->m.volume, sizeof(j->m.volume), "%s", j->vol);
+	snprintf(j->m.parent, sizeof(j->m.parent), "%s", j->pid ? j->pid : "");
+	j->m.size = j->vi.size;
+	j->m.chunk = SPX_SNAP_CHUNK;
+	j->m.created_ms = spx_wall_ms();
+	if (j->id)
+		snprintf(j->m.id, sizeof(j->m.id), "%s", j->id);
+	else if (spx_id_new(j->m.id, sizeof(j->m.id), "snap") < 0)
+		return -1;
+	for (uint64_t g = 0; g < j->pk.nw; g++)
+		j->total += (uint64_t)__builtin_popcountll(j->pk.capture[g]);
+	j->res = spx_calloc(j->total ? j->total : 1, sizeof(*j->res));
+	return 0;
+}
+
+/* Read and store the chunks, then write the manifest (the commit point)
+ * and count the next snapshot from it. */
+static int job_commit(struct spx_snap_store *ss, struct job *j,
+		      const struct spx_snap_opts *o, struct spx_snap_report *out)
+{
+	struct spx_snap_report r = { 0 };
+	size_t cap = 0, pi = 0;
+
+	if (upload(ss, j->t, &j->pk, j->vi.size, j->total, j->res, o, &r) < 0)
+		return -1;
+	for (uint64_t c = 0, seq = 0; c < nchunks_of(j->vi.size); c++) {
+		const struct spx_snap_entry *e = NULL;
+
+		if (bit(j->pk.capture, c)) {
+			if (!j->res[seq].zero)
+				add_entry(&j->m, &cap, c, j->res[seq].hash);
+			seq++;
+			continue;
+		}
+		if (bit(j->pk.unfilled, c))
+			e = spx_snap_manifest_find(&j->src, c);
+		else if (j->pk.incremental && j->pid) {
+			while (pi < j->parent.count && j->parent.v[pi].idx < c)
+				pi++;
+			if (pi < j->parent.count && j->parent.v[pi].idx == c)
+				e = &j->parent.v[pi];
+		}
+		if (e)
+			add_entry(&j->m, &cap, c, e->hash);
+	}
+	if (write_manifest(ss, &j->m) < 0)
+		return -1;
+	if (spx_vol_snapstate_update(j->dir, set_base, j->m.id) < 0) {
+		/* Stored, but the next one reads everything. */
+		spx_log(SPX_LOG_WARN, "vol: %s", spx_errmsg());
+		spx_error_clear();
+		spx_vol_track_session_end(j->t, false);
+	} else {
+		spx_vol_track_session_end(j->t, true);
+	}
+	j->session = false;
+	report_of(&j->m, &r);
+	r.incremental = j->pk.incremental;
+	*out = r;
+	return 0;
+}
+
+static void job_release(struct job *j)
+{
+	if (j->session)
+		spx_vol_track_session_end(j->t, false);
+	if (j->datafd >= 0)
+		close(j->datafd);
+	free(j->pk.data);
+	free(j->pk.capture);
+	free(j->pk.unfilled);
+	free(j->res);
+	spx_snap_manifest_release(&j->m);
+	spx_snap_manifest_release(&j->parent);
+	spx_snap_manifest_release(&j->src);
+	spx_vol_track_close(j->t);
+	free(j->dir);
+	free(j->data);
+}
+
+/* The progress of a set: its volumes one after another. */
+struct set_prog {
+	const struct spx_snap_opts *o;
+	uint64_t before, total;
+};
+
+static void set_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct set_prog *sp = ctx;
+
+	(void)total;
+	sp->o->progress(sp->o->ctx, sp->before + done, sp->total);
+}
+
+/* Take the n jobs (distinct volumes, sorted by id) at one moment, store
+ * them, and report each into out[i]. The caller holds the collection
+ * lock shared. */
+static int take(struct spx_snap_store *ss, struct job *jobs, size_t n,
+		const struct spx_snap_opts *o, struct spx_snap_report *out)
+{
+	struct spx_vol_track **ts = spx_calloc(n, sizeof(*ts));
+	void **ctx = spx_calloc(n, sizeof(*ctx));
+	struct set_prog sp = { .o = o };
+	struct spx_snap_opts each = *o;
+	int rc = -1, slot = -1;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (job_prepare(ss, &jobs[i], o->full) < 0)
+			goto out;
+	for (i = 0; i < n; i++) {
+		ts[i] = jobs[i].t;
+		ctx[i] = &jobs[i].pk;
+	}
+	if (spx_vol_track_session_begin_set(ts, n, pick_fn, ctx) < 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		jobs[i].session = true;
+	for (i = 0; i < n; i++) {
+		if (job_begun(&jobs[i]) < 0)
+			goto out;
+		sp.total += jobs[i].total;
+	}
+	if (o->progress) {
+		each.progress = set_progress;
+		each.ctx = &sp;
+	}
+	if (sp.total && (slot = upload_slot(ss)) < 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (job_commit(ss, &jobs[i], &each, &out[i]) < 0)
+			goto out;
+		sp.before += jobs[i].total;
+	}
+	rc = 0;
+out:
+	if (slot >= 0)
+		close(slot);
+	free(ts);
+	free(ctx);
+	return rc;
+}
+
 int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 		    const struct spx_snap_opts *o, struct spx_snap_report *out)
 {
 	static const struct spx_snap_opts none = { 0 };
-	struct spx_snap_manifest parent = { 0 }, src = { 0 }, m = { 0 };
-	struct spx_vol_snapstate st;
-	struct spx_vol_track *t = NULL;
-	struct spx_vol_info vi;
-	struct pick pk = { 0 };
-	struct spx_snap_report r = { 0 };
-	struct result *res = NULL;
-	char *dir = NULL, *data = NULL;
-	const char *pid;
-	uint64_t total = 0;
-	size_t cap = 0, pi = 0;
-	int lk = -1, rc = -1, datafd = -1, slot = -1;
-	bool session = false;
+	struct spx_snap_report r;
+	struct job j = { .vol = vol, .datafd = -1 };
+	int lk, rc;
 
 	if (!o)
 		o = &none;
@@ -1053,143 +1265,109 @@ int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 		return -1;
 	if (o->id && id_check(o->id) < 0)
 		return -1;
-	if (spx_vol_info(ss->vs, vol, &vi) < 0)
-		return -1;
 	if ((lk = gc_lock(ss, LOCK_SH)) < 0)
 		return -1;
-	if (o->id) {
-		rc = stored_already(ss, o->id, vol, NULL, out);
-		if (rc != 0) {
-			close(lk);
-			return rc < 0 ? -1 : 0;
-		}
-		rc = -1;
+	if (o->id && (rc = stored_already(ss, o->id, vol, NULL, out)) != 0) {
+		close(lk);
+		return rc < 0 ? -1 : 0;
 	}
-	dir = spx_vol_dir(ss->vs, vol);
-	data = spx_vol_data_path(ss->vs, vol);
-	if (spx_vol_track_open(dir, vi.size, SPX_TRACK_CREATE, &t) < 0 ||
-	    spx_vol_snapstate_read(dir, &st) < 0)
-		goto out;
-	/* The parent: the one asked for, else the last one if it is still
-	 * there. */
-	pid = o->parent ? o->parent : *st.base ? st.base : NULL;
-	if (pid) {
-		rc = spx_snap_manifest_read(ss, pid, 0, &parent);
-		if (rc < 0 && (o->parent || spx_errstatus() != SPX_NO))
-			goto out;
-		if (rc < 0) {
-			spx_error_clear();
-			/* A volume restoring lazily holds its source's
-			 * manifest, and the chunks it names, itself. */
-			if (!strcmp(pid, st.source))
-				rc = source_read(dir, st.source, &parent);
-			if (rc < 0)
-				pid = NULL;
-		}
-		rc = -1;
-	}
-	if (pid && parent.size > vi.size) {
-		spx_error(SPX_USAGE, "'%s' is of %llu bytes, '%s' of %llu: a "
-				     "volume only grows",
-			  pid, (unsigned long long)parent.size, vol,
-			  (unsigned long long)vi.size);
-		goto out;
-	}
-	if (*st.source && source_read(dir, st.source, &src) < 0)
-		goto out;
-	/* Only the changed chunks when the tracking counts from the parent
-	 * (or from the empty volume when there is none). */
-	pk.incremental = !o->full && st.valid &&
-			 (pid ? !strcmp(pid, st.base) : !*st.base);
-	pk.nw = (nchunks_of(vi.size) + 63) / 64;
-	pk.data = spx_calloc(pk.nw ? pk.nw : 1, sizeof(uint64_t));
-	pk.capture = spx_calloc(pk.nw ? pk.nw : 1, sizeof(uint64_t));
-	pk.unfilled = spx_calloc(pk.nw ? pk.nw : 1, sizeof(uint64_t));
-	if (!pk.incremental) {
-		datafd = open(data, O_RDONLY | O_CLOEXEC);
-		if (datafd < 0) {
-			spx_error_errno(SPX_FAIL, "cannot open '%s'", data);
-			goto out;
-		}
-		if (data_map(datafd, vi.size, pk.data) < 0)
-			goto out;
-	}
-	if (spx_vol_track_session_begin(t, pick_fn, &pk) < 0)
-		goto out;
-	session = true;
-	snprintf(m.volume, sizeof(m.volume), "%s", vol);
-	snprintf(m.parent, sizeof(m.parent), "%s", pid ? pid : "");
-	m.size = vi.size;
-	m.chunk = SPX_SNAP_CHUNK;
-	m.created_ms = spx_wall_ms();
-	if (o->id)
-		snprintf(m.id, sizeof(m.id), "%s", o->id);
-	else if (spx_id_new(m.id, sizeof(m.id), "snap") < 0)
-		goto out;
-	for (uint64_t g = 0; g < pk.nw; g++)
-		total += (uint64_t)__builtin_popcountll(pk.capture[g]);
-	res = spx_calloc(total ? total : 1, sizeof(*res));
-	if (total && (slot = upload_slot(ss)) < 0)
-		goto out;
-	if (upload(ss, t, &pk, vi.size, total, res, o, &r) < 0)
-		goto out;
-	if (slot >= 0) {
-		close(slot);
-		slot = -1;
-	}
-	for (uint64_t c = 0, seq = 0; c < nchunks_of(vi.size); c++) {
-		const struct spx_snap_entry *e = NULL;
-
-		if (bit(pk.capture, c)) {
-			if (!res[seq].zero)
-				add_entry(&m, &cap, c, res[seq].hash);
-			seq++;
-			continue;
-		}
-		if (bit(pk.unfilled, c))
-			e = spx_snap_manifest_find(&src, c);
-		else if (pk.incremental && pid) {
-			while (pi < parent.count && parent.v[pi].idx < c)
-				pi++;
-			if (pi < parent.count && parent.v[pi].idx == c)
-				e = &parent.v[pi];
-		}
-		if (e)
-			add_entry(&m, &cap, c, e->hash);
-	}
-	/* The commit point. */
-	if (write_manifest(ss, &m) < 0)
-		goto out;
-	if (spx_vol_snapstate_update(dir, set_base, m.id) < 0) {
-		/* Stored, but the next one reads everything. */
-		spx_log(SPX_LOG_WARN, "vol: %s", spx_errmsg());
-		spx_vol_track_session_end(t, false);
-	} else {
-		spx_vol_track_session_end(t, true);
-	}
-	session = false;
-	report_of(&m, &r);
-	r.incremental = pk.incremental;
-	if (out)
+	j.id = o->id;
+	j.want_parent = o->parent;
+	rc = take(ss, &j, 1, o, &r);
+	job_release(&j);
+	if (rc == 0 && out)
 		*out = r;
+	gc_unlock(ss, lk, rc);
+	return rc;
+}
+
+static int by_vol(const void *a, const void *b)
+{
+	return strcmp(((const struct job *)a)->vol, ((const struct job *)b)->vol);
+}
+
+int spx_snap_create_set(struct spx_snap_store *ss, const char *const *vols,
+			const char *const *ids, size_t n,
+			const struct spx_snap_opts *o,
+			struct spx_snap_report *out)
+{
+	static const struct spx_snap_opts none = { 0 };
+	struct spx_snap_report *r = NULL;
+	struct job *jobs;
+	size_t stored = 0, i;
+	int lk, rc = -1;
+	bool bad = false;
+
+	if (!o)
+		o = &none;
+	if (!n || n > SPX_SNAP_SET_MAX)
+		return spx_error(SPX_USAGE, "a set is of 1 to %d volumes",
+				 SPX_SNAP_SET_MAX);
+	if (o->id || o->parent)
+		return spx_error(SPX_USAGE, "a set takes ids per volume, and "
+					    "each volume's own parent");
+	jobs = spx_calloc(n, sizeof(*jobs));
+	for (i = 0; i < n; i++) {
+		jobs[i].vol = vols[i];
+		jobs[i].id = ids ? ids[i] : NULL;
+		jobs[i].datafd = -1;
+	}
+	qsort(jobs, n, sizeof(*jobs), by_vol);
+	for (i = 0; i < n && !bad; i++) {
+		if (jobs[i].id && id_check(jobs[i].id) < 0)
+			bad = true;
+		else if (i && !strcmp(jobs[i - 1].vol, jobs[i].vol))
+			bad = spx_error(SPX_USAGE, "'%s' is in the set twice",
+					jobs[i].vol) < 0;
+		for (size_t k = 0; !bad && jobs[i].id && k < i; k++)
+			if (jobs[k].id && !strcmp(jobs[k].id, jobs[i].id))
+				bad = spx_error(SPX_USAGE, "'%s' is named twice",
+						jobs[i].id) < 0;
+	}
+	if (bad) {
+		free(jobs);
+		return -1;
+	}
+	if ((lk = gc_lock(ss, LOCK_SH)) < 0) {
+		free(jobs);
+		return -1;
+	}
+	r = spx_calloc(n, sizeof(*r));
+	for (i = 0; i < n; i++) {
+		int s = jobs[i].id ? stored_already(ss, jobs[i].id, jobs[i].vol,
+						    NULL, &r[i])
+				   : 0;
+
+		if (s < 0)
+			goto out;
+		stored += (size_t)s;
+	}
+	if (stored && stored < n) {
+		/* A set cut short (a crash between its manifests): its
+		 * snapshots are one moment or none, so the stored ones go
+		 * and the set is taken again. Nothing uses them yet: the
+		 * records name them pending until every one is stored. */
+		for (i = 0; i < n; i++)
+			if (r[i].existed && spx_snap_remove(ss, jobs[i].id) < 0)
+				goto out;
+		spx_log(SPX_LOG_INFO, "vol: a set of %zu snapshots was cut "
+				      "short at %zu: taking it again",
+			n, stored);
+		memset(r, 0, n * sizeof(*r));
+	}
+	if (stored < n && take(ss, jobs, n, o, r) < 0)
+		goto out;
+	/* In the caller's order. */
+	for (i = 0; i < n; i++)
+		for (size_t k = 0; k < n; k++)
+			if (!strcmp(r[k].volume, vols[i]))
+				out[i] = r[k];
 	rc = 0;
 out:
-	if (session)
-		spx_vol_track_session_end(t, false);
-	if (slot >= 0)
-		close(slot);
-	if (datafd >= 0)
-		close(datafd);
-	free(pk.data);
-	free(pk.capture);
-	free(pk.unfilled);
-	free(res);
-	spx_snap_manifest_release(&m);
-	spx_snap_manifest_release(&parent);
-	spx_snap_manifest_release(&src);
-	spx_vol_track_close(t);
-	free(dir);
-	free(data);
+	for (i = 0; i < n; i++)
+		job_release(&jobs[i]);
+	free(jobs);
+	free(r);
 	gc_unlock(ss, lk, rc);
 	return rc;
 }

@@ -189,6 +189,21 @@ struct spx_snap_report {
 int spx_snap_create(struct spx_snap_store *ss, const char *vol,
 		    const struct spx_snap_opts *o, struct spx_snap_report *out);
 
+/* Snapshots of the n volumes vols at one moment, crash-consistent as a
+ * guest's disks after a power cut (CreateSnapshots of an instance): no
+ * write to one volume that followed a write to another is in the set
+ * without the other (track.h). ids[i] is vols[i]'s snapshot id (ids, or
+ * an entry, NULL: a new one); o->id and o->parent must be NULL (each
+ * volume counts from its own last snapshot); progress counts the set's
+ * chunks. out[i] reports vols[i]. A set stored already is done
+ * (existed); one stored in part (a crash between its manifests) is
+ * removed and taken again, so a set is one moment or none. */
+#define SPX_SNAP_SET_MAX 32
+int spx_snap_create_set(struct spx_snap_store *ss, const char *const *vols,
+			const char *const *ids, size_t n,
+			const struct spx_snap_opts *o,
+			struct spx_snap_report *out);
+
 /* A copy of snapshot src under id (NULL: a new id): a manifest naming
  * the same chunks, with src as its parent, so nothing is uploaded. A copy
  * named id of src that exists already is done (existed); SPX_NO when id

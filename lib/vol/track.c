@@ -812,6 +812,21 @@ static int drain(struct spx_vol_track *t)
 	return 0;
 }
 
+/* A session that did not begin: nothing PENDING, no cow, no lock. */
+static void session_fail(struct spx_vol_track *t)
+{
+	plane_zero(t, SPX_TRACK_PENDING);
+	if (t->cowfd >= 0) {
+		char *p = at(t->dir, "cow");
+
+		close(t->cowfd);
+		t->cowfd = -1;
+		unlink(p);
+		free(p);
+	}
+	session_unlock(t);
+}
+
 static int new_cow(struct spx_vol_track *t)
 {
 	char *p = at(t->dir, "cow");
@@ -829,12 +844,10 @@ static int new_cow(struct spx_vol_track *t)
 	return rc;
 }
 
-int spx_vol_track_session_begin(struct spx_vol_track *t,
-				spx_vol_track_pick_fn pick, void *ctx)
+/* Take SNAPPER and SESSION of t and clean up after a dead snapshot
+ * (a new cow). On failure nothing is held. */
+static int session_lock(struct spx_vol_track *t)
 {
-	uint64_t nw = nwords(t), *changed = NULL, *capture = NULL;
-	int rc = -1;
-
 	if (lock_byte(t->lockfd, F_OFD_SETLK, F_WRLCK, SPX_TRACK_LOCK_SNAPPER) <
 	    0) {
 		if (errno == EAGAIN || errno == EACCES)
@@ -854,31 +867,39 @@ int spx_vol_track_session_begin(struct spx_vol_track *t,
 	/* What a dead snapshot left. */
 	plane_zero(t, SPX_TRACK_PENDING);
 	plane_zero(t, SPX_TRACK_COWED);
-	if (new_cow(t) < 0)
-		goto fail;
-	changed = spx_calloc(nw ? nw : 1, sizeof(uint64_t));
-	capture = spx_calloc(nw ? nw : 1, sizeof(uint64_t));
-	__atomic_store_n(&t->h->pausing, 1, __ATOMIC_SEQ_CST);
-	if (drain(t) < 0)
-		goto fail;
-	/* No write is in flight and none starts: the moment of the
-	 * snapshot. */
+	if (new_cow(t) < 0) {
+		session_fail(t);
+		return -1;
+	}
+	return 0;
+}
+
+/* Writers of t are paused and drained: let pick choose, and move DIRTY
+ * to TAKEN durably. PENDING is set by mark(). */
+static int session_pick(struct spx_vol_track *t, spx_vol_track_pick_fn pick,
+			void *ctx, uint64_t *changed, uint64_t *capture)
+{
+	uint64_t nw = nwords(t);
+
 	for (uint64_t g = 0; g < nw; g++)
 		changed[g] = *word(t, SPX_TRACK_DIRTY, g * 64) |
 			     *word(t, SPX_TRACK_TAKEN, g * 64);
 	if (t->nchunks % 64 && nw)
 		changed[nw - 1] &= ((uint64_t)1 << (t->nchunks % 64)) - 1;
 	if (pick(ctx, t, changed, capture, t->nchunks) < 0)
-		goto fail;
+		return -1;
 	/* TAKEN is durable before DIRTY forgets: a crash from here on still
 	 * knows every change since base. */
 	for (uint64_t g = 0; g < nw; g++)
 		__atomic_fetch_or(word(t, SPX_TRACK_TAKEN, g * 64),
 				  *word(t, SPX_TRACK_DIRTY, g * 64) & inside(t, g),
 				  __ATOMIC_SEQ_CST);
-	if (spx_vol_track_sync(t) < 0)
-		goto fail;
-	for (uint64_t g = 0; g < nw; g++) {
+	return spx_vol_track_sync(t);
+}
+
+static void session_mark(struct spx_vol_track *t, const uint64_t *capture)
+{
+	for (uint64_t g = 0; g < nwords(t); g++) {
 		/* Chunks past the end (the volume grew meanwhile) stay
 		 * DIRTY for the next snapshot. */
 		__atomic_fetch_and(word(t, SPX_TRACK_DIRTY, g * 64),
@@ -886,25 +907,67 @@ int spx_vol_track_session_begin(struct spx_vol_track *t,
 		__atomic_store_n(word(t, SPX_TRACK_PENDING, g * 64), capture[g],
 				 __ATOMIC_SEQ_CST);
 	}
-	resume(t);
+}
+
+int spx_vol_track_session_begin_set(struct spx_vol_track *const *t, size_t n,
+				    spx_vol_track_pick_fn pick,
+				    void *const *ctx)
+{
+	uint64_t **capture = spx_calloc(n ? n : 1, sizeof(*capture));
+	uint64_t *changed = NULL, maxw = 1;
+	size_t locked = 0, i;
+	int rc = -1;
+
+	for (i = 0; i < n; i++) {
+		uint64_t nw = nwords(t[i]);
+
+		if (nw > maxw)
+			maxw = nw;
+		capture[i] = spx_calloc(nw ? nw : 1, sizeof(uint64_t));
+	}
+	changed = spx_calloc(maxw, sizeof(uint64_t));
+	/* In the caller's order (the volumes' ids): two sets never wait on
+	 * each other. */
+	for (; locked < n; locked++)
+		if (session_lock(t[locked]) < 0)
+			goto fail;
+	/* Every volume's writers are held back before any is read: no write
+	 * to one volume that follows a write to another (the guest waited
+	 * for the first) is in without the first. */
+	for (i = 0; i < n; i++)
+		__atomic_store_n(&t[i]->h->pausing, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < n; i++)
+		if (drain(t[i]) < 0)
+			goto fail;
+	/* No write is in flight on any and none starts: the moment. */
+	for (i = 0; i < n; i++) {
+		memset(changed, 0, maxw * sizeof(uint64_t));
+		if (session_pick(t[i], pick, ctx[i], changed, capture[i]) < 0)
+			goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		session_mark(t[i], capture[i]);
+		resume(t[i]);
+	}
 	rc = 0;
 	goto out;
 fail:
-	plane_zero(t, SPX_TRACK_PENDING);
-	resume(t);
-	if (t->cowfd >= 0) {
-		char *p = at(t->dir, "cow");
-
-		close(t->cowfd);
-		t->cowfd = -1;
-		unlink(p);
-		free(p);
-	}
-	session_unlock(t);
+	for (i = 0; i < n; i++)
+		resume(t[i]);
+	for (i = 0; i < locked; i++)
+		session_fail(t[i]);
 out:
-	free(changed);
+	for (i = 0; i < n; i++)
+		free(capture[i]);
 	free(capture);
+	free(changed);
 	return rc;
+}
+
+int spx_vol_track_session_begin(struct spx_vol_track *t,
+				spx_vol_track_pick_fn pick, void *ctx)
+{
+	return spx_vol_track_session_begin_set(&t, 1, pick, &ctx);
 }
 
 int spx_vol_track_capture(struct spx_vol_track *t, uint64_t c, void *buf,

@@ -178,6 +178,15 @@ typedef int (*spx_vol_track_pick_fn)(void *ctx, struct spx_vol_track *t,
  * On failure every lock is released. */
 int spx_vol_track_session_begin(struct spx_vol_track *t,
 				spx_vol_track_pick_fn pick, void *ctx);
+/* The same for n volumes at one moment (crash-consistent, as a guest's
+ * disks after a power cut): every volume's writers are paused and
+ * drained before any chooses, so a write to one that followed a write to
+ * another is in the set only with the first. t in the volumes' id order
+ * (the locks are taken in it); ctx[i] is pick's for t[i]. All begin or
+ * none does. */
+int spx_vol_track_session_begin_set(struct spx_vol_track *const *t, size_t n,
+				    spx_vol_track_pick_fn pick,
+				    void *const *ctx);
 /* The bytes of chunk c (PENDING when the session began) as they were
  * then: len bytes into buf (len is the chunk's length). */
 int spx_vol_track_capture(struct spx_vol_track *t, uint64_t c, void *buf,

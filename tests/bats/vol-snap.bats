@@ -543,3 +543,45 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	r=$(spx-vol restore --root "$ROOT" --eager "$cp")
 	cmp <(spx-vol cat --root "$ROOT" "$r") <(spx-vol cat --root "$ROOT" "$v")
 }
+
+@test "snapshot of several volumes: one moment, one row each, a retried set is done" {
+	v=$(spx-vol create --root "$ROOT" --size 4M)
+	w=$(spx-vol create --root "$ROOT" --size 2M)
+	head -c 3M /dev/urandom >"$BATS_TEST_TMPDIR/v"
+	head -c 1M /dev/urandom >"$BATS_TEST_TMPDIR/w"
+	spx-vol write --root "$ROOT" "$v" <"$BATS_TEST_TMPDIR/v"
+	spx-vol write --root "$ROOT" "$w" <"$BATS_TEST_TMPDIR/w"
+	ids=snap-0123456789abcdef2,snap-0123456789abcdef3
+	run spx-vol snapshot --root "$ROOT" --id "$ids" "$w" "$v" --json
+	[ "$status" -eq 0 ]
+	echo "$output" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+w, v = sys.argv[1:3]
+assert [x["volume"] for x in r] == [w, v], r
+assert [x["id"] for x in r] == ["snap-0123456789abcdef2", "snap-0123456789abcdef3"], r
+assert [x["uploaded"] for x in r] == [2, 6], r
+' "$w" "$v"
+	# Again (the agent after a crash): done, nothing read; one id a line.
+	run spx-vol snapshot --root "$ROOT" --id "$ids" "$w" "$v"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'snap-0123456789abcdef2\nsnap-0123456789abcdef3')" ]
+	r=$(spx-vol restore --root "$ROOT" --eager snap-0123456789abcdef3)
+	spx-vol cat --root "$ROOT" "$r" | cmp -n 3145728 - "$BATS_TEST_TMPDIR/v"
+	# Refused: ids not one per volume, --parent for a set, a volume
+	# twice, an unknown one; nothing is stored.
+	n=$(spx-vol snapshots --root "$ROOT" | wc -l)
+	run spx-vol snapshot --root "$ROOT" --id snap-0123456789abcdef4 "$w" "$v"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"--id names 1 snapshot for 2 volumes"* ]]
+	run spx-vol snapshot --root "$ROOT" --id "$ids,snap-0123456789abcdef5" "$w" "$v"
+	[ "$status" -eq 100 ]
+	run spx-vol snapshot --root "$ROOT" --parent snap-0123456789abcdef2 "$w" "$v"
+	[ "$status" -eq 100 ]
+	run spx-vol snapshot --root "$ROOT" "$v" "$v"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"is in the set twice"* ]]
+	run spx-vol snapshot --root "$ROOT" "$v" vol-0123456789abcdef0
+	[ "$status" -eq 1 ]
+	[ "$(spx-vol snapshots --root "$ROOT" | wc -l)" = "$n" ]
+}
