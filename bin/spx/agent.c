@@ -65,6 +65,9 @@
  * detachment gives it less. The detachment stays "detaching", tried
  * again, until the guest lets go or stops. */
 #define VM_DETACH_TIMEOUT "30"
+/* The records of a CreateSnapshots set are awaited this long (seconds
+ * from its StartTime) before the ones seen are taken without the rest. */
+#define SET_WAIT_S 30
 /* A launch that fails is tried again (1 s, 2 s, ... apart) this many
  * times in all, then the instance is terminated with the reason. */
 #define LAUNCH_TRIES 4
@@ -85,6 +88,10 @@ struct job {
 	int pct;		/* progress recorded */
 	int64_t pct_at;
 	bool cancelled;		/* asked to stop: its snapshot was deleted */
+	/* A set of snapshots (CreateSnapshots) taken by one spx-vol run:
+	 * the members besides w */
+	struct spx_ebs_work *set;
+	size_t nset;
 };
 
 /* A step that failed and waits to be tried again. */
@@ -194,30 +201,89 @@ static bool retry_later(struct agent *ag, const struct spx_ebs_work *w)
 
 static bool running(const struct agent *ag, const char *id)
 {
-	for (size_t i = 0; i < ag->njobs; i++)
+	for (size_t i = 0; i < ag->njobs; i++) {
 		if (!strcmp(ag->jobs[i].w.id, id))
 			return true;
+		for (size_t k = 0; k < ag->jobs[i].nset; k++)
+			if (!strcmp(ag->jobs[i].set[k].id, id))
+				return true;
+	}
+	return false;
+}
+
+/* Is a snapshot of volume vol being taken (alone or in a set)? */
+static bool snapping(const struct agent *ag, const char *vol)
+{
+	for (size_t i = 0; i < ag->njobs; i++) {
+		const struct job *j = &ag->jobs[i];
+
+		if (j->w.step != SPX_EBS_SNAP_TAKE)
+			continue;
+		if (!strcmp(j->w.src, vol))
+			return true;
+		for (size_t k = 0; k < j->nset; k++)
+			if (!strcmp(j->set[k].src, vol))
+				return true;
+	}
 	return false;
 }
 
 /* Is a snapshot of the volume w snapshots being taken? One at a time
  * (spx-vol refuses a second): the next starts when it ends. */
-static bool volume_busy(const struct agent *ag, const struct spx_ebs_work *w)
+static bool volume_busy(const struct agent *ag, const struct spx_ebs_work *w,
+			const struct spx_ebs_work *set, size_t nset)
 {
 	if (w->step != SPX_EBS_SNAP_TAKE)
 		return false;
-	for (size_t i = 0; i < ag->njobs; i++)
-		if (ag->jobs[i].w.step == SPX_EBS_SNAP_TAKE &&
-		    !strcmp(ag->jobs[i].w.src, w->src))
+	if (snapping(ag, w->src))
+		return true;
+	for (size_t k = 0; k < nset; k++)
+		if (snapping(ag, set[k].src))
 			return true;
 	return false;
 }
 
+/* The other members of w's set among the n steps all (w is all[i]): the
+ * snapshots CreateSnapshots recorded with it, still pending. *out (free
+ * it) holds them; their count, or -1 while the gateway may still be
+ * writing the set's records (fewer seen than it has, for a little
+ * while: a set is taken whole). */
+static ssize_t set_of(const struct spx_ebs_work *all, size_t n, size_t i,
+		      struct spx_ebs_work **out)
+{
+	const struct spx_ebs_work *w = &all[i];
+	size_t m = 0, seen = 1;
+
+	*out = NULL;
+	if (w->step != SPX_EBS_SNAP_TAKE || !*w->set)
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		if (k == i || strcmp(all[k].set, w->set) ||
+		    strcmp(all[k].account, w->account))
+			continue;
+		seen++;	/* deleting ones too */
+		if (all[k].step == SPX_EBS_SNAP_TAKE) {
+			*out = spx_realloc(*out, (m + 1) * sizeof(**out));
+			(*out)[m++] = all[k];
+		}
+	}
+	/* After a while, what there is: the gateway died midway, or the
+	 * agent did while recording the end of a set (the stored ones are
+	 * found stored). */
+	if (seen < w->set_size && time(NULL) - w->set_time < SET_WAIT_S) {
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return (ssize_t)m;
+}
+
 /* The command line of step w (NULL-ended, strings the caller frees with
  * argv_free). */
-static char **step_argv(const struct agent *ag, const struct spx_ebs_work *w)
+static char **step_argv(const struct agent *ag, const struct spx_ebs_work *w,
+			const struct spx_ebs_work *set, size_t nset)
 {
-	char size[32], **v = spx_calloc(12, sizeof(char *));
+	char size[32], **v = spx_calloc(12 + nset, sizeof(char *));
 	size_t n = 0;
 
 	snprintf(size, sizeof(size), "%llu", (unsigned long long)w->bytes);
@@ -269,8 +335,25 @@ static char **step_argv(const struct agent *ag, const struct spx_ebs_work *w)
 		if (w->step == SPX_EBS_SNAP_TAKE)
 			v[n++] = spx_strdup("--progress");
 		v[n++] = spx_strdup("--id");
-		v[n++] = spx_strdup(w->id);
+		if (nset) {
+			/* A set: one spx-vol run takes every volume at one
+			 * moment; the ids in the volumes' order. */
+			struct spx_buf ids = SPX_BUF_INIT;
+
+			spx_buf_adds(&ids, w->id);
+			for (size_t k = 0; k < nset; k++) {
+				spx_buf_addc(&ids, ',');
+				spx_buf_adds(&ids, set[k].id);
+			}
+			spx_buf_addc(&ids, '\0');
+			v[n++] = spx_strdup(ids.p);
+			spx_buf_release(&ids);
+		} else {
+			v[n++] = spx_strdup(w->id);
+		}
 		v[n++] = spx_strdup(w->src);
+		for (size_t k = 0; k < nset; k++)
+			v[n++] = spx_strdup(set[k].src);
 		break;
 	default:
 		v[n++] = spx_strdup(w->id);
@@ -311,12 +394,22 @@ static void spawn_job(struct agent *ag, char **argv,
 	ag->njobs++;
 }
 
-static void start(struct agent *ag, const struct spx_ebs_work *w)
+/* Start step w (with the other members of its set, which the job then
+ * owns). */
+static void start(struct agent *ag, const struct spx_ebs_work *w,
+		  struct spx_ebs_work *set, size_t nset)
 {
-	char **argv = step_argv(ag, w);
+	char **argv = step_argv(ag, w, set, nset);
+	size_t before = ag->njobs;
 
 	spawn_job(ag, argv, w, NULL);
 	argv_free(argv);
+	if (ag->njobs > before) {
+		ag->jobs[before].set = set;
+		ag->jobs[before].nset = nset;
+	} else {
+		free(set);
+	}
 }
 
 /* One line the step said: progress ("...: N%") goes into the record,
@@ -339,10 +432,15 @@ static void said(struct agent *ag, struct job *j, const char *l)
 			     j->w.step == SPX_EBS_SNAP_COPY) &&
 			    pct != j->pct &&
 			    (now - j->pct_at >= PROGRESS_MS || pct >= 99)) {
-				if (spx_ebs_snap_progress(ag->st, &j->w,
-							  (int)pct) < 0)
-					spx_log(SPX_LOG_WARN, "%s: %s", j->w.id,
-						spx_errmsg());
+				for (size_t k = 0; k <= j->nset; k++) {
+					const struct spx_ebs_work *m =
+						k ? &j->set[k - 1] : &j->w;
+
+					if (spx_ebs_snap_progress(ag->st, m,
+								  (int)pct) < 0)
+						spx_log(SPX_LOG_WARN, "%s: %s",
+							m->id, spx_errmsg());
+				}
 				j->pct = (int)pct;
 				j->pct_at = now;
 			}
@@ -897,6 +995,18 @@ static void inst_finish(struct agent *ag, struct job *j, int ws)
 }
 
 /* The step of j ended with wait status ws: record it. */
+/* Are the volumes of snapshot step j (every one of a set) still there?
+ * A snapshot of a volume gone can never be taken. */
+static bool set_has(const struct agent *ag, const struct job *j)
+{
+	if (!vol_has(ag, j->w.src, 0))
+		return false;
+	for (size_t k = 0; k < j->nset; k++)
+		if (!vol_has(ag, j->set[k].src, 0))
+			return false;
+	return true;
+}
+
 static void finish(struct agent *ag, struct job *j, int ws)
 {
 	const struct spx_ebs_work *w = &j->w;
@@ -932,7 +1042,7 @@ static void finish(struct agent *ag, struct job *j, int ws)
 		else if (w->step != SPX_EBS_RESIZE &&
 			 w->step != SPX_EBS_GROW && rc != SPX_USAGE &&
 			 !(w->step == SPX_EBS_SNAP_TAKE &&
-			   !vol_has(ag, w->src, 0)) &&
+			   !set_has(ag, j)) &&
 			 !(w->step == SPX_EBS_CREATE && !*w->src))
 			final = !retry_later(ag, w);
 		if (!final && w->step != SPX_EBS_DELETE &&
@@ -951,6 +1061,9 @@ static void finish(struct agent *ag, struct job *j, int ws)
 		r = 0;
 	} else if (snap) {
 		r = spx_ebs_snap_done(ag->st, w, ok, final, why);
+		/* A set ends as one: every member as the run did. */
+		for (size_t k = 0; k < j->nset && r == 0; k++)
+			r = spx_ebs_snap_done(ag->st, &j->set[k], ok, final, why);
 	} else if (ok || final || w->step == SPX_EBS_DELETE ||
 		   w->step == SPX_EBS_ATTACH || w->step == SPX_EBS_DETACH) {
 		/* A deletion that failed stays "deleting", its reason in
@@ -986,6 +1099,7 @@ static size_t reap(struct agent *ag)
 		finish(ag, j, ws);
 		free(j->cmd);
 		free(j->last);
+		free(j->set);
 		spx_buf_release(&j->line);
 		ag->jobs[i] = ag->jobs[--ag->njobs];
 		ended++;
@@ -1046,8 +1160,9 @@ static int list_work(struct agent *ag, struct spx_ebs_work **w, size_t *n)
 
 static void pass(struct agent *ag)
 {
-	struct spx_ebs_work *w = NULL, *later = NULL;
+	struct spx_ebs_work *w = NULL, *later = NULL, *set;
 	size_t n = 0, nlater = 0;
+	ssize_t nset;
 	int64_t now = spx_mono_ms();
 	bool removal = false;
 
@@ -1086,8 +1201,13 @@ static void pass(struct agent *ag)
 			for (size_t k = 0; k < ag->njobs; k++) {
 				struct job *j = &ag->jobs[k];
 
-				/* Deleted while being taken: stop it. */
-				if (!strcmp(j->w.id, w[i].id) &&
+				bool member = !strcmp(j->w.id, w[i].id);
+
+				for (size_t m = 0; m < j->nset; m++)
+					member |= !strcmp(j->set[m].id, w[i].id);
+				/* Deleted while being taken: stop it (a set
+				 * is taken again without it). */
+				if (member &&
 				    j->w.step != SPX_EBS_SNAP_DELETE &&
 				    !j->cancelled) {
 					j->cancelled = true;
@@ -1095,16 +1215,21 @@ static void pass(struct agent *ag)
 				}
 			}
 		if (ag->njobs == MAX_JOBS || running(ag, w[i].id) ||
-		    volume_busy(ag, &w[i]) ||
 		    (r && r->at > now) || waits(&w[i], w, n) ||
 		    waits(&w[i], later, nlater))
 			continue;
+		if ((nset = set_of(w, n, i, &set)) < 0)
+			continue;
+		if (volume_busy(ag, &w[i], set, (size_t)nset)) {
+			free(set);
+			continue;
+		}
 		if (w[i].step == SPX_EBS_ATTACH || w[i].step == SPX_EBS_DETACH)
 			attach_step(ag, &w[i]);
 		else if (w[i].step == SPX_EBS_GROW)
 			grow_step(ag, &w[i]);
 		else
-			start(ag, &w[i]);
+			start(ag, &w[i], set, (size_t)nset);
 	}
 	free(w);
 	free(later);
@@ -1130,6 +1255,7 @@ static void stop_jobs(struct agent *ag)
 				close(j->err);
 			free(j->cmd);
 			free(j->last);
+			free(j->set);
 			spx_buf_release(&j->line);
 			ag->njobs--;
 		} else {

@@ -5,6 +5,7 @@
 
 #include "ec2/fault.h"
 #include "ec2/image.h"
+#include "ec2/instance.h"
 #include "ec2/rec.h"
 #include "ec2/snapshot.h"
 #include "ec2/tags.h"
@@ -208,6 +209,212 @@ int spx_ebs_snap_create(struct spx_state *st, const char *account,
 		json_object_set(rec, "KmsKeyId", json_object_get(vol, "KmsKeyId"));
 	json_decref(vol);
 	return put_new(st, account, rec, out);
+}
+
+/* The volumes of CreateSnapshots: inst's root volume unless excluded,
+ * then its data volumes but those excluded, sorted by id (the order the
+ * set is taken in). A new array of VolumeId strings, or NULL with a
+ * fault. */
+static json_t *set_volumes(struct spx_state *st, const char *account,
+			   const json_t *inst, const json_t *spec)
+{
+	const char *iid = spx_ec2_str0(inst, "InstanceId");
+	const char *root = spx_ec2_str(json_object_get(inst, "SpxRoot"),
+				       "VolumeId");
+	const json_t *ex = json_object_get(spec, "ExcludeDataVolumeIds"), *e;
+	json_t *data = spx_ebs_data_volumes(st, account, iid), *out, *v;
+	size_t i, k;
+
+	if (!data)
+		return NULL;
+	json_array_foreach(ex, i, e) {
+		const char *id = json_string_value(e);
+		bool attached = false;
+
+		if (!id || !spx_ebs_id_wellformed(id)) {
+			json_decref(data);
+			spx_ec2_fault(400, "InvalidVolumeID.Malformed",
+				      "Invalid id: \"%s\"", id ? id : "");
+			return NULL;
+		}
+		if (root && !strcmp(id, root)) {
+			json_decref(data);
+			spx_ec2_fault(400, "InvalidParameterValue",
+				      "The volume '%s' is the root volume of "
+				      "'%s': use ExcludeBootVolume to leave it "
+				      "out.",
+				      id, iid);
+			return NULL;
+		}
+		json_array_foreach(data, k, v)
+			attached |= !strcmp(json_string_value(v), id);
+		if (!attached) {
+			json_decref(data);
+			spx_ec2_fault(400, "InvalidParameterValue",
+				      "The volume '%s' is not attached to "
+				      "'%s'.",
+				      id, iid);
+			return NULL;
+		}
+	}
+	out = json_array();
+	if (root && !json_is_true(json_object_get(spec, "ExcludeBootVolume")))
+		json_array_append_new(out, json_string(root));
+	json_array_foreach(data, i, v) {
+		bool excluded = false;
+
+		json_array_foreach(ex, k, e)
+			excluded |= !strcmp(json_string_value(e),
+					    json_string_value(v));
+		if (!excluded)
+			json_array_append(out, v);
+	}
+	json_decref(data);
+	/* By id: the order spx-vol takes a set's locks in. */
+	for (i = 1; i < json_array_size(out); i++)
+		for (k = i; k > 0 &&
+			    strcmp(json_string_value(json_array_get(out, k - 1)),
+				   json_string_value(json_array_get(out, k))) > 0;
+		     k--) {
+			json_t *a = json_incref(json_array_get(out, k - 1));
+
+			json_array_set(out, k - 1, json_array_get(out, k));
+			json_array_set_new(out, k, a);
+		}
+	return out;
+}
+
+/* The tags of one snapshot of a set: the volume's (CopyTagsFromSource
+ * "volume"), then those asked for, which win over a volume's of the same
+ * key. A new reference. */
+static json_t *set_tags(const json_t *vol, const json_t *tags, bool copy)
+{
+	json_t *out = json_array(), *t, *a;
+	size_t i, k;
+
+	if (copy)
+		json_array_foreach(json_object_get(vol, "Tags"), i, t) {
+			const char *key = spx_ec2_str0(t, "Key");
+			bool asked = false;
+
+			json_array_foreach(tags, k, a)
+				asked |= !strcmp(spx_ec2_str0(a, "Key"), key);
+			if (!asked && strncasecmp(key, "aws:", 4))
+				json_array_append_new(out, json_deep_copy(t));
+		}
+	json_array_foreach(tags, i, a)
+		json_array_append_new(out, json_deep_copy(a));
+	return out;
+}
+
+int spx_ebs_snap_create_set(struct spx_state *st, const char *account,
+			    const json_t *req, const json_t *inst,
+			    const json_t *tags, time_t now, json_t **out)
+{
+	const json_t *spec = json_object_get(req, "InstanceSpecification");
+	const char *copy = spx_ec2_str(req, "CopyTagsFromSource");
+	const char *iid = spx_ec2_str0(inst, "InstanceId");
+	int code = (int)json_integer_value(
+		json_object_get(json_object_get(inst, "State"), "Code"));
+	json_t *vids = NULL, *vols = json_array(), *recs = json_array(), *v;
+	char set[SPX_ID_SIZE] = "";
+	size_t i;
+	int rc = -1;
+
+	*out = NULL;
+	if (json_object_get(req, "OutpostArn"))
+		spx_ec2_fault(400, "InvalidParameterValue",
+			      "Snapshots on Outposts are not available here.");
+	else if (spx_ec2_desc_check(spx_ec2_str(req, "Description"),
+				    SPX_EBS_SNAP_DESC_MAX) < 0)
+		;
+	else if (copy && strcmp(copy, "volume"))
+		spx_ec2_fault(400, "InvalidParameterValue",
+			      "Value (%s) for parameter CopyTagsFromSource is "
+			      "invalid. Expected: 'volume'.",
+			      copy);
+	else if (code != SPX_INST_RUNNING && code != SPX_INST_STOPPING &&
+		 code != SPX_INST_STOPPED)
+		spx_ec2_fault(400, "IncorrectState",
+			      "The instance '%s' is '%s': its volumes are "
+			      "snapshotted while it is running or stopped.",
+			      iid,
+			      spx_inst_state_name(code) ? spx_inst_state_name(code)
+							: "");
+	else
+		vids = set_volumes(st, account, inst, spec);
+	if (!vids)
+		goto out;
+	if (!json_array_size(vids)) {
+		spx_ec2_fault(400, "InvalidParameterValue",
+			      "The instance '%s' has no volume left to "
+			      "snapshot.",
+			      iid);
+		goto out;
+	}
+	/* Every volume first: a set is recorded whole or not at all. */
+	json_array_foreach(vids, i, v) {
+		json_t *vol;
+		const char *s;
+
+		if (spx_ebs_get(st, account, json_string_value(v), &vol, NULL) <
+		    0)
+			goto out;
+		json_array_append_new(vols, vol);
+		s = spx_ec2_str0(vol, "State");
+		if (strcmp(s, "available") && strcmp(s, "in-use")) {
+			spx_ec2_fault(400, "IncorrectState",
+				      "The volume '%s' is '%s'; a snapshot "
+				      "needs it 'available' or 'in-use'.",
+				      json_string_value(v), s);
+			goto out;
+		}
+	}
+	json_array_foreach(vols, i, v) {
+		char id[SPX_ID_SIZE];
+		json_t *t, *rec;
+
+		if (spx_id_new(id, sizeof(id), "snap") < 0) {
+			spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
+			goto undo;
+		}
+		if (!*set)
+			snprintf(set, sizeof(set), "%s", id);
+		t = set_tags(v, tags, copy != NULL);
+		rec = new_record(account, id, spx_ec2_str0(v, "VolumeId"),
+				 json_integer_value(json_object_get(v, "Size")),
+				 spx_ec2_str0(v, "SpxNode"),
+				 spx_ec2_str(req, "Description"),
+				 json_is_true(json_object_get(v, "Encrypted")),
+				 t, now);
+		json_decref(t);
+		if (spx_ec2_str(v, "KmsKeyId"))
+			json_object_set(rec, "KmsKeyId",
+					json_object_get(v, "KmsKeyId"));
+		json_object_set_new(rec, "SpxSet", json_string(set));
+		json_object_set_new(rec, "SpxSetSize",
+				    json_integer((json_int_t)json_array_size(vols)));
+		if (put_new(st, account, rec, &rec) < 0)
+			goto undo;
+		json_array_append_new(recs, rec);
+	}
+	*out = json_incref(recs);
+	rc = 0;
+	goto out;
+undo:
+	/* The agent takes a set from the records it finds: take back the
+	 * ones written, so that no part of the set is taken alone. */
+	json_array_foreach(recs, i, v) {
+		char *key = rec_key(account, spx_ec2_str0(v, "SnapshotId"));
+
+		spx_state_delete(st, key, 0);
+		free(key);
+	}
+out:
+	json_decref(vids);
+	json_decref(vols);
+	json_decref(recs);
+	return rc;
 }
 
 int spx_ebs_snap_copy(struct spx_state *st, const char *account,
@@ -536,12 +743,17 @@ int spx_ebs_snap_pending(struct spx_state *st, const char *node,
 			json_decref(r);
 			continue;
 		}
+		snprintf(w.set, sizeof(w.set), "%s", spx_ec2_str0(r, "SpxSet"));
+		w.set_size = (unsigned)json_integer_value(
+			json_object_get(r, "SpxSetSize"));
+		w.set_time = json_integer_value(json_object_get(r, "StartTime"));
 		if (json_is_true(json_object_get(r, "SpxDeleting"))) {
 			w.step = SPX_EBS_SNAP_DELETE;
 		} else if (!strcmp(spx_ec2_str0(r, "State"), "pending")) {
 			w.step = src ? SPX_EBS_SNAP_COPY : SPX_EBS_SNAP_TAKE;
 			snprintf(w.src, sizeof(w.src), "%s",
 				 src ? src : spx_ec2_str0(r, "VolumeId"));
+
 		} else {
 			json_decref(r);
 			continue;

@@ -16,6 +16,8 @@
  *                     every caller; the agent removes the manifest, then
  *                     the record
  *   "SpxError"        why the agent's last try failed ("" if none)
+ *   "SpxSet"          CreateSnapshots: the first snapshot id of the set
+ *                     taken with this one at one moment
  *
  * States, as EC2's: CreateSnapshot and CopySnapshot record "pending" with
  * Progress "0%" and wake the agent, which runs `spx-vol snapshot --id
@@ -56,6 +58,17 @@ bool spx_ebs_snap_id_wellformed(const char *id);
 int spx_ebs_snap_create(struct spx_state *st, const char *account,
 			const json_t *req, const json_t *tags, time_t now,
 			json_t **out);
+/* CreateSnapshots: a snapshot of each volume of instance inst (its
+ * record, account's) that req.InstanceSpecification names (the root
+ * volume unless ExcludeBootVolume, the data volumes but
+ * ExcludeDataVolumeIds), one set taken at one moment (crash-consistent
+ * across the volumes: the agent runs `spx-vol snapshot --id S1,S2 V1
+ * V2`). Each record has "SpxSet", the id of the set's first snapshot;
+ * tags go on each (and the volume's with CopyTagsFromSource "volume").
+ * *out: the records, sorted by VolumeId (a new reference). */
+int spx_ebs_snap_create_set(struct spx_state *st, const char *account,
+			    const json_t *req, const json_t *inst,
+			    const json_t *tags, time_t now, json_t **out);
 /* CopySnapshot: req.SourceSnapshotId, completed, seen by account, in
  * req.SourceRegion, which must be region. */
 int spx_ebs_snap_copy(struct spx_state *st, const char *account,

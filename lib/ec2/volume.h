@@ -186,6 +186,12 @@ struct spx_ebs_work {
 	char inst[32];
 	int inst_code;
 	bool force;
+	/* snapshot: the set it is taken with (CreateSnapshots' SpxSet),
+	 * "" for none; how many snapshots the set has, and when it was
+	 * asked for (StartTime) */
+	char set[32];
+	unsigned set_size;
+	int64_t set_time;
 };
 
 /* The steps waiting on node's volumes, across accounts; *out (free it)

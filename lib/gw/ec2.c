@@ -16,6 +16,8 @@ const struct ec2_action gw_ec2_actions[] = {
 	{ EC2Q_EC2_CopySnapshot, ec2_copy_snapshot, EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_CreateSnapshot, ec2_create_snapshot,
 	  EC2_DRYRUN | EC2_MUTATING },
+	{ EC2Q_EC2_CreateSnapshots, ec2_create_snapshots,
+	  EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_CreatePlacementGroup, ec2_create_placement_group,
 	  EC2_DRYRUN | EC2_MUTATING },
 	{ EC2Q_EC2_CreateTags, ec2_create_tags, EC2_DRYRUN | EC2_MUTATING },

@@ -124,6 +124,7 @@ int ec2_describe_volumes_modifications(struct ec2_call *c);
 int ec2_describe_volume_status(struct ec2_call *c);
 int ec2_describe_volume_attribute(struct ec2_call *c);
 int ec2_create_snapshot(struct ec2_call *c);
+int ec2_create_snapshots(struct ec2_call *c);
 int ec2_copy_snapshot(struct ec2_call *c);
 int ec2_delete_snapshot(struct ec2_call *c);
 int ec2_describe_snapshots(struct ec2_call *c);

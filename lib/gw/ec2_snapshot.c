@@ -6,6 +6,7 @@
 #include "spx.h"
 
 #include "ec2/filter.h"
+#include "ec2/instance.h"
 #include "ec2/rec.h"
 #include "ec2/snapshot.h"
 #include "ec2/tags.h"
@@ -46,6 +47,50 @@ int ec2_create_snapshot(struct ec2_call *c)
 	rc = 0;
 out:
 	json_decref(rec);
+	json_decref(tags);
+	return rc;
+}
+
+int ec2_create_snapshots(struct ec2_call *c)
+{
+	const json_t *spec = json_object_get(c->in, "InstanceSpecification");
+	const char *iid = spx_ec2_str(spec, "InstanceId");
+	json_t *tags = NULL, *inst = NULL, *recs = NULL, *list, *r;
+	size_t i;
+	int rc = -1;
+
+	if (!iid) {
+		spx_ec2_fault_missing("InstanceSpecification.InstanceId");
+		goto out;
+	}
+	if (spx_ec2_tagspec(json_object_get(c->in, "TagSpecifications"),
+			    "snapshot", &tags) < 0 ||
+	    spx_inst_get(c->gw->state, c->account, iid, &inst) < 0 ||
+	    spx_ebs_snap_create_set(c->gw->state, c->account, c->in, inst,
+				    tags, c->now, &recs) < 0)
+		goto out;
+	ec2_wake(c);
+	list = json_array();
+	json_array_foreach(recs, i, r) {
+		/* SnapshotInfo: a part of the Snapshot item. */
+		static const char *const keep[] = {
+			"Description", "Tags", "Encrypted", "VolumeId",
+			"State", "VolumeSize", "StartTime", "Progress",
+			"OwnerId", "SnapshotId",
+		};
+		json_t *it = json_object();
+
+		for (size_t k = 0; k < SPX_ARRAY_SIZE(keep); k++)
+			if (json_object_get(r, keep[k]))
+				json_object_set(it, keep[k],
+						json_object_get(r, keep[k]));
+		json_array_append_new(list, it);
+	}
+	json_object_set_new(c->out, "Snapshots", list);
+	rc = 0;
+out:
+	json_decref(recs);
+	json_decref(inst);
 	json_decref(tags);
 	return rc;
 }

@@ -5,8 +5,8 @@
 #include "gw/ec2q_model.h"
 
 static const struct ec2q_member q_ec2_m0[] = {
-	{ "Min", "Min", "Min", "min", 283, 0 },
-	{ "Max", "Max", "Max", "max", 283, 0 },
+	{ "Min", "Min", "Min", "min", 287, 0 },
+	{ "Max", "Max", "Max", "max", 287, 0 },
 };
 static const char *const q_ec2_e1[] = {
 	"nvidia",
@@ -26,8 +26,8 @@ static const char *const q_ec2_e3[] = {
 	"k520",
 };
 static const struct ec2q_member q_ec2_m5[] = {
-	{ "Min", "Min", "Min", "min", 283, 0 },
-	{ "Max", "Max", "Max", "max", 283, 0 },
+	{ "Min", "Min", "Min", "min", 287, 0 },
+	{ "Max", "Max", "Max", "max", 287, 0 },
 };
 static const char *const q_ec2_e6[] = {
 	"gpu",
@@ -35,11 +35,11 @@ static const char *const q_ec2_e6[] = {
 	"inference",
 };
 static const struct ec2q_member q_ec2_m8[] = {
-	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 448, 0 },
+	{ "AttributeName", "AttributeName", "attributeName", "attributeName", 454, 0 },
 	{ "AttributeValues", "AttributeValueSet", "attributeValueSet", "attributeValueSet", 13, 0 },
 };
 static const struct ec2q_member q_ec2_m12[] = {
-	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 448, 0 },
+	{ "AttributeValue", "AttributeValue", "attributeValue", "attributeValue", 454, 0 },
 };
 static const char *const q_ec2_e16[] = {
 	"i386",
@@ -56,9 +56,9 @@ static const char *const q_ec2_e18[] = {
 	"arm64_mac",
 };
 static const struct ec2q_member q_ec2_m19[] = {
-	{ "Device", "Device", "Device", "device", 448, EC2Q_REQUIRED },
-	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 231, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 483, EC2Q_REQUIRED },
+	{ "Device", "Device", "Device", "device", 454, EC2Q_REQUIRED },
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 234, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 489, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const char *const q_ec2_e20[] = {
@@ -71,23 +71,23 @@ static const struct ec2q_member q_ec2_m21[] = {
 	{ "Value", "Value", "value", "value", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m22[] = {
-	{ "Value", "Value", "value", "value", 448, 0 },
+	{ "Value", "Value", "value", "value", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m24[] = {
 	{ "State", "ZoneState", "zoneState", "zoneState", 29, 0 },
 	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 28, 0 },
 	{ "Messages", "MessageSet", "messageSet", "messageSet", 27, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 448, 0 },
-	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 448, 0 },
-	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 448, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 448, 0 },
-	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 448, 0 },
-	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 448, 0 },
-	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 448, 0 },
-	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 448, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 454, 0 },
+	{ "ZoneName", "ZoneName", "zoneName", "zoneName", 454, 0 },
+	{ "ZoneId", "ZoneId", "zoneId", "zoneId", 454, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 454, 0 },
+	{ "NetworkBorderGroup", "NetworkBorderGroup", "networkBorderGroup", "networkBorderGroup", 454, 0 },
+	{ "ZoneType", "ZoneType", "zoneType", "zoneType", 454, 0 },
+	{ "ParentZoneName", "ParentZoneName", "parentZoneName", "parentZoneName", 454, 0 },
+	{ "ParentZoneId", "ParentZoneId", "parentZoneId", "parentZoneId", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m26[] = {
-	{ "Message", "Message", "message", "message", 448, 0 },
+	{ "Message", "Message", "message", "message", 454, 0 },
 };
 static const char *const q_ec2_e28[] = {
 	"opt-in-not-required",
@@ -106,17 +106,17 @@ static const char *const q_ec2_e30[] = {
 	"excluded",
 };
 static const struct ec2q_member q_ec2_m33[] = {
-	{ "Min", "Min", "Min", "min", 283, 0 },
-	{ "Max", "Max", "Max", "max", 283, 0 },
+	{ "Min", "Min", "Min", "min", 287, 0 },
+	{ "Max", "Max", "Max", "max", 287, 0 },
 };
 static const struct ec2q_member q_ec2_m38[] = {
 	{ "Value", "Value", "value", "value", 37, 0 },
 };
 static const struct ec2q_member q_ec2_m39[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 448, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 448, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 138, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 448, 0 },
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 454, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 454, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 141, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 454, 0 },
 };
 static const char *const q_ec2_e43[] = {
 	"legacy-bios",
@@ -145,578 +145,592 @@ static const struct ec2q_member q_ec2_m51[] = {
 };
 static const struct ec2q_member q_ec2_m52[] = {
 	{ "CapacityReservationId", "CapacityReservationId", "CapacityReservationId", "capacityReservationId", 48, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 448, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m53[] = {
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 448, 0 },
-	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 448, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 454, 0 },
+	{ "CapacityReservationResourceGroupArn", "CapacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", "capacityReservationResourceGroupArn", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m54[] = {
-	{ "Description", "Description", "Description", "description", 448, 0 },
-	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 448, 0 },
-	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 448, 0 },
+	{ "Description", "Description", "Description", "description", 454, 0 },
+	{ "DestinationOutpostArn", "DestinationOutpostArn", "DestinationOutpostArn", "destinationOutpostArn", 454, 0 },
+	{ "DestinationRegion", "DestinationRegion", "destinationRegion", "destinationRegion", 454, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 299, 0 },
-	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 448, 0 },
-	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 448, EC2Q_REQUIRED },
-	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 448, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 457, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 303, 0 },
+	{ "PresignedUrl", "PresignedUrl", "presignedUrl", "presignedUrl", 454, 0 },
+	{ "SourceRegion", "SourceRegion", "SourceRegion", "sourceRegion", 454, EC2Q_REQUIRED },
+	{ "SourceSnapshotId", "SourceSnapshotId", "SourceSnapshotId", "sourceSnapshotId", 454, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 463, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m55[] = {
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 448, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 455, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 454, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 461, 0 },
 };
-static const char *const q_ec2_e58[] = {
+static const char *const q_ec2_e56[] = {
+	"volume",
+};
+static const char *const q_ec2_e59[] = {
 	"intel",
 	"amd",
 	"amazon-web-services",
 };
-static const struct ec2q_member q_ec2_m60[] = {
-	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 283, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 283, 0 },
-};
 static const struct ec2q_member q_ec2_m61[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 283, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 283, 0 },
+	{ "CoreCount", "CoreCount", "coreCount", "coreCount", 287, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", "threadsPerCore", 287, 0 },
 };
 static const struct ec2q_member q_ec2_m62[] = {
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 41, 0 },
-	{ "Description", "Description", "description", "description", 448, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 231, EC2Q_REQUIRED },
-	{ "Name", "Name", "name", "name", 448, EC2Q_REQUIRED },
-	{ "NoReboot", "NoReboot", "noReboot", "noReboot", 42, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 457, 0 },
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 287, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 287, 0 },
 };
 static const struct ec2q_member q_ec2_m63[] = {
-	{ "ImageId", "ImageId", "imageId", "imageId", 448, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 41, 0 },
+	{ "Description", "Description", "description", "description", 454, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 234, EC2Q_REQUIRED },
+	{ "Name", "Name", "name", "name", 454, EC2Q_REQUIRED },
+	{ "NoReboot", "NoReboot", "noReboot", "noReboot", 42, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 463, 0 },
 };
 static const struct ec2q_member q_ec2_m64[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 448, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "KeyType", "KeyType", "KeyType", "keyType", 298, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 457, 0 },
-	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 290, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m65[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 448, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 328, EC2Q_REQUIRED },
-	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 475, 0 },
-	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 413, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 457, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 454, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "KeyType", "KeyType", "KeyType", "keyType", 302, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 463, 0 },
+	{ "KeyFormat", "KeyFormat", "KeyFormat", "keyFormat", 294, 0 },
 };
 static const struct ec2q_member q_ec2_m66[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 302, 0 },
-	{ "Warning", "Warning", "warning", "warning", 473, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 454, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 332, EC2Q_REQUIRED },
+	{ "VersionDescription", "VersionDescription", "VersionDescription", "versionDescription", 481, 0 },
+	{ "LaunchTemplateData", "LaunchTemplateData", "LaunchTemplateData", "launchTemplateData", 417, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 463, 0 },
 };
 static const struct ec2q_member q_ec2_m67[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 448, 0 },
-	{ "Strategy", "Strategy", "strategy", "strategy", 394, 0 },
-	{ "PartitionCount", "PartitionCount", "PartitionCount", "partitionCount", 283, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 457, 0 },
-	{ "SpreadLevel", "SpreadLevel", "SpreadLevel", "spreadLevel", 439, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 306, 0 },
+	{ "Warning", "Warning", "warning", "warning", 479, 0 },
 };
 static const struct ec2q_member q_ec2_m68[] = {
-	{ "PlacementGroup", "PlacementGroup", "placementGroup", "placementGroup", 384, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 454, 0 },
+	{ "Strategy", "Strategy", "strategy", "strategy", 398, 0 },
+	{ "PartitionCount", "PartitionCount", "PartitionCount", "partitionCount", 287, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 463, 0 },
+	{ "SpreadLevel", "SpreadLevel", "SpreadLevel", "spreadLevel", 445, 0 },
 };
 static const struct ec2q_member q_ec2_m69[] = {
-	{ "Description", "Description", "Description", "description", 448, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 448, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 483, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 457, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "PlacementGroup", "PlacementGroup", "placementGroup", "placementGroup", 388, 0 },
 };
 static const struct ec2q_member q_ec2_m70[] = {
+	{ "Description", "Description", "Description", "description", 454, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 454, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 489, EC2Q_REQUIRED },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 463, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "Resources", "ResourceId", "ResourceId", "resourceId", 417, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "Tag", "tag", 455, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m71[] = {
-	{ "Group", "Group", "group", "group", 382, 0 },
-	{ "UserId", "UserId", "userId", "userId", 448, 0 },
+	{ "Description", "Description", "Description", "description", 454, 0 },
+	{ "InstanceSpecification", "InstanceSpecification", "InstanceSpecification", "instanceSpecification", 266, EC2Q_REQUIRED },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 454, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 463, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "CopyTagsFromSource", "CopyTagsFromSource", "CopyTagsFromSource", "copyTagsFromSource", 56, 0 },
+};
+static const struct ec2q_member q_ec2_m72[] = {
+	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 441, 0 },
 };
 static const struct ec2q_member q_ec2_m73[] = {
-	{ "Add", "Add", "Add", "add", 72, 0 },
-	{ "Remove", "Remove", "Remove", "remove", 72, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Resources", "ResourceId", "ResourceId", "resourceId", 421, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "Tag", "tag", 461, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m74[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 448, EC2Q_REQUIRED },
+	{ "Group", "Group", "group", "group", 386, 0 },
+	{ "UserId", "UserId", "userId", "userId", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m76[] = {
+	{ "Add", "Add", "Add", "add", 75, 0 },
+	{ "Remove", "Remove", "Remove", "remove", 75, 0 },
+};
+static const struct ec2q_member q_ec2_m77[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 454, EC2Q_REQUIRED },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 283, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 299, 0 },
-	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 448, 0 },
-	{ "Size", "Size", "Size", "size", 283, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 433, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 504, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 287, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 303, 0 },
+	{ "OutpostArn", "OutpostArn", "OutpostArn", "outpostArn", 454, 0 },
+	{ "Size", "Size", "Size", "size", 287, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 437, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 510, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 457, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 463, 0 },
 	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 42, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 283, 0 },
-	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 448, EC2Q_IDEMPOTENCY },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 287, 0 },
+	{ "ClientToken", "ClientToken", "ClientToken", "clientToken", 454, EC2Q_IDEMPOTENCY },
 };
-static const struct ec2q_member q_ec2_m75[] = {
-	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 448, EC2Q_REQUIRED },
-};
-static const struct ec2q_member q_ec2_m83[] = {
-	{ "KeyName", "KeyName", "KeyName", "keyName", 297, 0 },
-	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 293, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m84[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 316, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 328, 0 },
-};
-static const struct ec2q_member q_ec2_m85[] = {
-	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 302, 0 },
+static const struct ec2q_member q_ec2_m78[] = {
+	{ "CpuCredits", "CpuCredits", "CpuCredits", "cpuCredits", 454, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m86[] = {
+	{ "KeyName", "KeyName", "KeyName", "keyName", 301, 0 },
+	{ "KeyPairId", "KeyPairId", "KeyPairId", "keyPairId", 297, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 389, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m87[] = {
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 433, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 320, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 332, 0 },
 };
 static const struct ec2q_member q_ec2_m88[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "Resources", "ResourceId", "resourceId", "resourceId", 417, EC2Q_REQUIRED },
-	{ "Tags", "Tag", "tag", "tag", 455, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "launchTemplate", "launchTemplate", 306, 0 },
 };
 static const struct ec2q_member q_ec2_m89[] = {
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 483, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 393, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m90[] = {
-	{ "ImageId", "ImageId", "ImageId", "imageId", 206, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 437, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m91[] = {
-	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Resources", "ResourceId", "resourceId", "resourceId", 421, EC2Q_REQUIRED },
+	{ "Tags", "Tag", "tag", "tag", 461, 0 },
 };
 static const struct ec2q_member q_ec2_m92[] = {
-	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 489, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m93[] = {
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 506, 0 },
-	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 505, 0 },
-	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 42, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 209, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m94[] = {
-	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 25, 0 },
+	{ "AttributeNames", "AttributeName", "attributeName", "attributeName", 11, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m95[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 205, EC2Q_REQUIRED },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 206, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "AccountAttributes", "AccountAttributeSet", "accountAttributeSet", "accountAttributeSet", 9, 0 },
 };
 static const struct ec2q_member q_ec2_m96[] = {
-	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 169, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "ImageIds", "ImageId", "ImageId", "imageId", 207, 0 },
-	{ "Owners", "Owner", "Owner", "owner", 381, 0 },
-	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 42, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "ZoneNames", "ZoneName", "ZoneName", "zoneName", 512, 0 },
+	{ "ZoneIds", "ZoneId", "ZoneId", "zoneId", 511, 0 },
+	{ "AllAvailabilityZones", "AllAvailabilityZones", "AllAvailabilityZones", "allAvailabilityZones", 42, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 283, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 448, 0 },
 };
 static const struct ec2q_member q_ec2_m97[] = {
-	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 208, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
+	{ "AvailabilityZones", "AvailabilityZoneInfo", "availabilityZoneInfo", "availabilityZoneInfo", 25, 0 },
 };
 static const struct ec2q_member q_ec2_m98[] = {
-	{ "Attribute", "Attribute", "attribute", "attribute", 222, EC2Q_REQUIRED },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 208, EC2Q_REQUIRED },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 209, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 231, EC2Q_REQUIRED },
 };
 static const struct ec2q_member q_ec2_m99[] = {
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 233, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 283, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 448, 0 },
+	{ "ExecutableUsers", "ExecutableBy", "ExecutableBy", "executableBy", 172, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "ImageIds", "ImageId", "ImageId", "imageId", 210, 0 },
+	{ "Owners", "Owner", "Owner", "owner", 385, 0 },
+	{ "IncludeDeprecated", "IncludeDeprecated", "IncludeDeprecated", "includeDeprecated", 42, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 287, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m100[] = {
+	{ "Images", "ImagesSet", "imagesSet", "imagesSet", 211, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m101[] = {
+	{ "Attribute", "Attribute", "attribute", "attribute", 225, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 234, EC2Q_REQUIRED },
+};
+static const struct ec2q_member q_ec2_m102[] = {
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 236, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 287, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 454, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "IncludeAllInstances", "IncludeAllInstances", "includeAllInstances", "includeAllInstances", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m100[] = {
-	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 272, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m101[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "LocationType", "LocationType", "LocationType", "locationType", 346, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 78, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 379, 0 },
-};
-static const struct ec2q_member q_ec2_m102[] = {
-	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 282, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 379, 0 },
-};
 static const struct ec2q_member q_ec2_m103[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 412, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 77, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 379, 0 },
+	{ "InstanceStatuses", "InstanceStatusSet", "instanceStatusSet", "instanceStatusSet", 276, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m104[] = {
-	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 280, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 379, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "LocationType", "LocationType", "LocationType", "locationType", 350, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 81, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 383, 0 },
 };
 static const struct ec2q_member q_ec2_m105[] = {
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 233, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 283, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
+	{ "InstanceTypeOfferings", "InstanceTypeOfferingSet", "instanceTypeOfferingSet", "instanceTypeOfferingSet", 286, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 383, 0 },
 };
 static const struct ec2q_member q_ec2_m106[] = {
-	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 415, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "InstanceTypes", "InstanceType", "InstanceType", "instanceType", 416, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 80, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 383, 0 },
 };
 static const struct ec2q_member q_ec2_m107[] = {
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "KeyNames", "KeyName", "KeyName", "keyName", 291, 0 },
-	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 294, 0 },
+	{ "InstanceTypes", "InstanceTypeSet", "instanceTypeSet", "instanceTypeSet", 284, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 383, 0 },
+};
+static const struct ec2q_member q_ec2_m108[] = {
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 236, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 287, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m109[] = {
+	{ "Reservations", "ReservationSet", "reservationSet", "reservationSet", 419, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m110[] = {
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "KeyNames", "KeyName", "KeyName", "keyName", 295, 0 },
+	{ "KeyPairIds", "KeyPairId", "KeyPairId", "keyPairId", 298, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "IncludePublicKey", "IncludePublicKey", "IncludePublicKey", "includePublicKey", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m108[] = {
-	{ "KeyPairs", "KeySet", "keySet", "keySet", 296, 0 },
-};
-static const struct ec2q_member q_ec2_m110[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 317, 0 },
-	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 329, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 448, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 109, 0 },
-};
 static const struct ec2q_member q_ec2_m111[] = {
-	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 332, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m112[] = {
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "GroupNames", "GroupName", "groupName", "groupName", 393, 0 },
-	{ "GroupIds", "GroupId", "GroupId", "groupId", 386, 0 },
+	{ "KeyPairs", "KeySet", "keySet", "keySet", 300, 0 },
 };
 static const struct ec2q_member q_ec2_m113[] = {
-	{ "PlacementGroups", "PlacementGroupSet", "placementGroupSet", "placementGroupSet", 388, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "LaunchTemplateIds", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 321, 0 },
+	{ "LaunchTemplateNames", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 333, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 454, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 112, 0 },
 };
 static const struct ec2q_member q_ec2_m114[] = {
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "RegionNames", "RegionName", "RegionName", "regionName", 409, 0 },
+	{ "LaunchTemplates", "LaunchTemplates", "launchTemplates", "launchTemplates", 336, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m115[] = {
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "GroupNames", "GroupName", "groupName", "groupName", 397, 0 },
+	{ "GroupIds", "GroupId", "GroupId", "groupId", 390, 0 },
+};
+static const struct ec2q_member q_ec2_m116[] = {
+	{ "PlacementGroups", "PlacementGroupSet", "placementGroupSet", "placementGroupSet", 392, 0 },
+};
+static const struct ec2q_member q_ec2_m117[] = {
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "RegionNames", "RegionName", "RegionName", "regionName", 413, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "AllRegions", "AllRegions", "AllRegions", "allRegions", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m115[] = {
-	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 408, 0 },
-};
-static const struct ec2q_member q_ec2_m116[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 432, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 433, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m117[] = {
-	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 72, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 403, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 448, 0 },
-};
 static const struct ec2q_member q_ec2_m118[] = {
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 283, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 448, 0 },
-	{ "OwnerIds", "Owner", "Owner", "owner", 381, 0 },
-	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 419, 0 },
-	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 434, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Regions", "RegionInfo", "regionInfo", "regionInfo", 412, 0 },
 };
 static const struct ec2q_member q_ec2_m119[] = {
-	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 435, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 436, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 437, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m120[] = {
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 283, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
+	{ "CreateVolumePermissions", "CreateVolumePermission", "createVolumePermission", "createVolumePermission", 75, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 407, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m121[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 454, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 287, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 454, 0 },
+	{ "OwnerIds", "Owner", "Owner", "owner", 385, 0 },
+	{ "RestorableByUserIds", "RestorableBy", "RestorableBy", "restorableBy", 423, 0 },
+	{ "SnapshotIds", "SnapshotId", "SnapshotId", "snapshotId", 438, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m122[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 482, EC2Q_REQUIRED },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 483, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Snapshots", "SnapshotSet", "snapshotSet", "snapshotSet", 440, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m123[] = {
-	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 21, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 403, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 448, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 287, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m124[] = {
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 283, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 448, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 484, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 460, 0 },
 };
 static const struct ec2q_member q_ec2_m125[] = {
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
-	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 502, 0 },
+	{ "Attribute", "Attribute", "Attribute", "attribute", 488, EC2Q_REQUIRED },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 489, EC2Q_REQUIRED },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m126[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 484, 0 },
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "NextToken", "NextToken", "NextToken", "nextToken", 448, 0 },
-	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 283, 0 },
+	{ "AutoEnableIO", "AutoEnableIO", "autoEnableIO", "autoEnableIO", 21, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 407, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m127[] = {
-	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 488, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 287, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 454, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 490, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
 static const struct ec2q_member q_ec2_m128[] = {
-	{ "Filters", "Filter", "Filter", "filter", 171, 0 },
-	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 484, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 283, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
+	{ "VolumeStatuses", "VolumeStatusSet", "volumeStatusSet", "volumeStatusSet", 508, 0 },
 };
 static const struct ec2q_member q_ec2_m129[] = {
-	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 486, 0 },
-	{ "NextToken", "NextToken", "nextToken", "nextToken", 448, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 490, 0 },
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "NextToken", "NextToken", "NextToken", "nextToken", 454, 0 },
+	{ "MaxResults", "MaxResults", "MaxResults", "maxResults", 287, 0 },
 };
 static const struct ec2q_member q_ec2_m130[] = {
-	{ "Device", "Device", "Device", "device", 448, 0 },
+	{ "VolumesModifications", "VolumeModificationSet", "volumeModificationSet", "volumeModificationSet", 494, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m131[] = {
+	{ "Filters", "Filter", "Filter", "filter", 174, 0 },
+	{ "VolumeIds", "VolumeId", "VolumeId", "volumeId", 490, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "MaxResults", "MaxResults", "maxResults", "maxResults", 287, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m132[] = {
+	{ "Volumes", "VolumeSet", "volumeSet", "volumeSet", 492, 0 },
+	{ "NextToken", "NextToken", "nextToken", "nextToken", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m133[] = {
+	{ "Device", "Device", "Device", "device", 454, 0 },
 	{ "Force", "Force", "Force", "force", 42, 0 },
-	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 232, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 485, EC2Q_REQUIRED },
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 235, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 491, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const char *const q_ec2_e131[] = {
+static const char *const q_ec2_e134[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m133[] = {
-	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 135, 0 },
-	{ "Count", "Count", "count", "count", 132, 0 },
-	{ "Type", "Type", "type", "type", 136, 0 },
+static const struct ec2q_member q_ec2_m136[] = {
+	{ "SizeInGB", "SizeInGB", "sizeInGB", "sizeInGB", 138, 0 },
+	{ "Count", "Count", "count", "count", 135, 0 },
+	{ "Type", "Type", "type", "type", 139, 0 },
 };
-static const char *const q_ec2_e136[] = {
+static const char *const q_ec2_e139[] = {
 	"hdd",
 	"ssd",
 };
-static const struct ec2q_member q_ec2_m138[] = {
+static const struct ec2q_member q_ec2_m141[] = {
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "Iops", "Iops", "iops", "iops", 283, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 433, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 283, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 504, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 448, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 283, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 448, 0 },
+	{ "Iops", "Iops", "iops", "iops", 287, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 437, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 287, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 510, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 454, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 287, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 454, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
 };
-static const char *const q_ec2_e139[] = {
+static const char *const q_ec2_e142[] = {
 	"unsupported",
 	"supported",
 };
-static const struct ec2q_member q_ec2_m140[] = {
-	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 145, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 139, 0 },
-	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 144, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 143, 0 },
+static const struct ec2q_member q_ec2_m143[] = {
+	{ "EbsOptimizedSupport", "EbsOptimizedSupport", "ebsOptimizedSupport", "ebsOptimizedSupport", 148, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 142, 0 },
+	{ "EbsOptimizedInfo", "EbsOptimizedInfo", "ebsOptimizedInfo", "ebsOptimizedInfo", 147, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 146, 0 },
 };
-static const struct ec2q_member q_ec2_m141[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 79, 0 },
+static const struct ec2q_member q_ec2_m144[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 82, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
 	{ "Status", "Status", "status", "status", 20, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 448, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 454, 0 },
 };
-static const struct ec2q_member q_ec2_m142[] = {
+static const struct ec2q_member q_ec2_m145[] = {
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 483, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 489, 0 },
 };
-static const char *const q_ec2_e143[] = {
+static const char *const q_ec2_e146[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m144[] = {
+static const struct ec2q_member q_ec2_m147[] = {
 	{ "BaselineBandwidthInMbps", "BaselineBandwidthInMbps", "baselineBandwidthInMbps", "baselineBandwidthInMbps", 32, 0 },
 	{ "BaselineThroughputInMBps", "BaselineThroughputInMBps", "baselineThroughputInMBps", "baselineThroughputInMBps", 35, 0 },
 	{ "BaselineIops", "BaselineIops", "baselineIops", "baselineIops", 34, 0 },
-	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 352, 0 },
-	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 356, 0 },
-	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 354, 0 },
+	{ "MaximumBandwidthInMbps", "MaximumBandwidthInMbps", "maximumBandwidthInMbps", "maximumBandwidthInMbps", 356, 0 },
+	{ "MaximumThroughputInMBps", "MaximumThroughputInMBps", "maximumThroughputInMBps", "maximumThroughputInMBps", 360, 0 },
+	{ "MaximumIops", "MaximumIops", "maximumIops", "maximumIops", 358, 0 },
 };
-static const char *const q_ec2_e145[] = {
+static const char *const q_ec2_e148[] = {
 	"unsupported",
 	"supported",
 	"default",
 };
-static const struct ec2q_member q_ec2_m146[] = {
-	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 353, 0 },
-};
-static const struct ec2q_member q_ec2_m148[] = {
-	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 150, 0 },
-	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 448, 0 },
-	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 448, 0 },
-	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 448, 0 },
+static const struct ec2q_member q_ec2_m149[] = {
+	{ "MaximumEfaInterfaces", "MaximumEfaInterfaces", "maximumEfaInterfaces", "maximumEfaInterfaces", 357, 0 },
 };
 static const struct ec2q_member q_ec2_m151[] = {
-	{ "Type", "Type", "Type", "type", 448, EC2Q_REQUIRED },
+	{ "ElasticGpuId", "ElasticGpuId", "elasticGpuId", "elasticGpuId", 153, 0 },
+	{ "ElasticGpuAssociationId", "ElasticGpuAssociationId", "elasticGpuAssociationId", "elasticGpuAssociationId", 454, 0 },
+	{ "ElasticGpuAssociationState", "ElasticGpuAssociationState", "elasticGpuAssociationState", "elasticGpuAssociationState", 454, 0 },
+	{ "ElasticGpuAssociationTime", "ElasticGpuAssociationTime", "elasticGpuAssociationTime", "elasticGpuAssociationTime", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m154[] = {
-	{ "Type", "Type", "Type", "type", 448, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 157, 0 },
+	{ "Type", "Type", "Type", "type", 454, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m155[] = {
-	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 448, 0 },
-	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 448, 0 },
-	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 448, 0 },
-	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 79, 0 },
+static const struct ec2q_member q_ec2_m157[] = {
+	{ "Type", "Type", "Type", "type", 454, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 160, 0 },
 };
-static const char *const q_ec2_e160[] = {
+static const struct ec2q_member q_ec2_m158[] = {
+	{ "ElasticInferenceAcceleratorArn", "ElasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", "elasticInferenceAcceleratorArn", 454, 0 },
+	{ "ElasticInferenceAcceleratorAssociationId", "ElasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", "elasticInferenceAcceleratorAssociationId", 454, 0 },
+	{ "ElasticInferenceAcceleratorAssociationState", "ElasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", "elasticInferenceAcceleratorAssociationState", 454, 0 },
+	{ "ElasticInferenceAcceleratorAssociationTime", "ElasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", "elasticInferenceAcceleratorAssociationTime", 82, 0 },
+};
+static const char *const q_ec2_e163[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m161[] = {
+static const struct ec2q_member q_ec2_m164[] = {
 	{ "Enabled", "Enabled", "enabled", "enabled", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m162[] = {
+static const struct ec2q_member q_ec2_m165[] = {
 	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
 };
-static const char *const q_ec2_e164[] = {
+static const char *const q_ec2_e167[] = {
 	"unsupported",
 	"supported",
 	"required",
 };
-static const char *const q_ec2_e166[] = {
+static const char *const q_ec2_e169[] = {
 	"instance-reboot",
 	"system-reboot",
 	"system-maintenance",
 	"instance-retirement",
 	"instance-stop",
 };
-static const struct ec2q_member q_ec2_m170[] = {
-	{ "Name", "Name", "Name", "name", 448, 0 },
-	{ "Values", "Value", "Value", "value", 474, 0 },
-};
 static const struct ec2q_member q_ec2_m173[] = {
-	{ "Name", "Name", "name", "name", 178, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 175, 0 },
-	{ "Count", "Count", "count", "count", 172, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 176, 0 },
+	{ "Name", "Name", "Name", "name", 454, 0 },
+	{ "Values", "Value", "Value", "value", 480, 0 },
 };
 static const struct ec2q_member q_ec2_m176[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 177, 0 },
+	{ "Name", "Name", "name", "name", 181, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 178, 0 },
+	{ "Count", "Count", "count", "count", 175, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 179, 0 },
 };
 static const struct ec2q_member q_ec2_m179[] = {
-	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 174, 0 },
-	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 507, 0 },
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 180, 0 },
 };
-static const struct ec2q_member q_ec2_m181[] = {
-	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 231, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m182[] = {
+	{ "Fpgas", "Fpgas", "fpgas", "fpgas", 177, 0 },
+	{ "TotalFpgaMemoryInMiB", "TotalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", "totalFpgaMemoryInMiB", 513, 0 },
+};
+static const struct ec2q_member q_ec2_m184[] = {
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 234, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "Latest", "Latest", "Latest", "latest", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m182[] = {
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 448, 0 },
-	{ "Output", "Output", "output", "output", 448, 0 },
-	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 79, 0 },
-};
-static const struct ec2q_member q_ec2_m184[] = {
-	{ "Name", "Name", "name", "name", 189, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 186, 0 },
-	{ "Count", "Count", "count", "count", 183, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 187, 0 },
+static const struct ec2q_member q_ec2_m185[] = {
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 454, 0 },
+	{ "Output", "Output", "output", "output", 454, 0 },
+	{ "Timestamp", "Timestamp", "timestamp", "timestamp", 82, 0 },
 };
 static const struct ec2q_member q_ec2_m187[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 188, 0 },
+	{ "Name", "Name", "name", "name", 192, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 189, 0 },
+	{ "Count", "Count", "count", "count", 186, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 190, 0 },
 };
 static const struct ec2q_member q_ec2_m190[] = {
-	{ "Gpus", "Gpus", "gpus", "gpus", 185, 0 },
-	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 508, 0 },
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 191, 0 },
 };
-static const struct ec2q_member q_ec2_m192[] = {
-	{ "GroupName", "GroupName", "groupName", "groupName", 448, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 448, 0 },
+static const struct ec2q_member q_ec2_m193[] = {
+	{ "Gpus", "Gpus", "gpus", "gpus", 188, 0 },
+	{ "TotalGpuMemoryInMiB", "TotalGpuMemoryInMiB", "totalGpuMemoryInMiB", "totalGpuMemoryInMiB", 514, 0 },
 };
-static const struct ec2q_member q_ec2_m196[] = {
+static const struct ec2q_member q_ec2_m195[] = {
+	{ "GroupName", "GroupName", "groupName", "groupName", 454, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m199[] = {
 	{ "Configured", "Configured", "configured", "configured", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m197[] = {
+static const struct ec2q_member q_ec2_m200[] = {
 	{ "Configured", "Configured", "Configured", "configured", 42, 0 },
 };
-static const char *const q_ec2_e198[] = {
+static const char *const q_ec2_e201[] = {
 	"ip-name",
 	"resource-name",
 };
-static const char *const q_ec2_e199[] = {
+static const char *const q_ec2_e202[] = {
 	"optional",
 	"required",
 };
-static const char *const q_ec2_e200[] = {
+static const char *const q_ec2_e203[] = {
 	"ovm",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m201[] = {
-	{ "Arn", "Arn", "arn", "arn", 448, 0 },
-	{ "Id", "Id", "id", "id", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m202[] = {
-	{ "Arn", "Arn", "arn", "arn", 448, 0 },
-	{ "Name", "Name", "name", "name", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m203[] = {
-	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 448, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 448, 0 },
-	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 448, 0 },
-	{ "ImageType", "ImageType", "imageType", "imageType", 210, 0 },
-	{ "Public", "IsPublic", "isPublic", "isPublic", 42, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 448, 0 },
-	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 448, 0 },
-	{ "Platform", "Platform", "platform", "platform", 395, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 448, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 448, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 403, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 448, 0 },
-	{ "State", "ImageState", "imageState", "imageState", 209, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 40, 0 },
-	{ "Description", "Description", "description", "description", 448, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 200, 0 },
-	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 448, 0 },
-	{ "Name", "Name", "name", "name", 448, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 448, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 131, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 448, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 442, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 455, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 476, 0 },
-	{ "BootMode", "BootMode", "bootMode", "bootMode", 45, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 465, 0 },
-	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 448, 0 },
-	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 211, 0 },
-};
 static const struct ec2q_member q_ec2_m204[] = {
+	{ "Arn", "Arn", "arn", "arn", 454, 0 },
+	{ "Id", "Id", "id", "id", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m205[] = {
+	{ "Arn", "Arn", "arn", "arn", 454, 0 },
+	{ "Name", "Name", "name", "name", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m206[] = {
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "CreationDate", "CreationDate", "creationDate", "creationDate", 454, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 454, 0 },
+	{ "ImageLocation", "ImageLocation", "imageLocation", "imageLocation", 454, 0 },
+	{ "ImageType", "ImageType", "imageType", "imageType", 213, 0 },
+	{ "Public", "IsPublic", "isPublic", "isPublic", 42, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 454, 0 },
+	{ "OwnerId", "ImageOwnerId", "imageOwnerId", "imageOwnerId", 454, 0 },
+	{ "Platform", "Platform", "platform", "platform", 399, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 454, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 454, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 407, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 454, 0 },
+	{ "State", "ImageState", "imageState", "imageState", 212, 0 },
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 40, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 448, 0 },
-	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 301, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 403, 0 },
+	{ "Description", "Description", "description", "description", 454, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 203, 0 },
+	{ "ImageOwnerAlias", "ImageOwnerAlias", "imageOwnerAlias", "imageOwnerAlias", 454, 0 },
+	{ "Name", "Name", "name", "name", 454, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 454, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 134, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 454, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 448, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 461, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 482, 0 },
+	{ "BootMode", "BootMode", "bootMode", "bootMode", 45, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 471, 0 },
+	{ "DeprecationTime", "DeprecationTime", "deprecationTime", "deprecationTime", 454, 0 },
+	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 214, 0 },
+};
+static const struct ec2q_member q_ec2_m207[] = {
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 40, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 454, 0 },
+	{ "LaunchPermissions", "LaunchPermission", "launchPermission", "launchPermission", 305, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 407, 0 },
 	{ "Description", "Description", "description", "description", 22, 0 },
 	{ "KernelId", "Kernel", "kernel", "kernel", 22, 0 },
 	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 22, 0 },
@@ -727,7 +741,7 @@ static const struct ec2q_member q_ec2_m204[] = {
 	{ "LastLaunchedTime", "LastLaunchedTime", "lastLaunchedTime", "lastLaunchedTime", 22, 0 },
 	{ "ImdsSupport", "ImdsSupport", "imdsSupport", "imdsSupport", 22, 0 },
 };
-static const char *const q_ec2_e205[] = {
+static const char *const q_ec2_e208[] = {
 	"description",
 	"kernel",
 	"ramdisk",
@@ -741,7 +755,7 @@ static const char *const q_ec2_e205[] = {
 	"lastLaunchedTime",
 	"imdsSupport",
 };
-static const char *const q_ec2_e209[] = {
+static const char *const q_ec2_e212[] = {
 	"pending",
 	"available",
 	"invalid",
@@ -750,104 +764,104 @@ static const char *const q_ec2_e209[] = {
 	"failed",
 	"error",
 };
-static const char *const q_ec2_e210[] = {
+static const char *const q_ec2_e213[] = {
 	"machine",
 	"kernel",
 	"ramdisk",
 };
-static const char *const q_ec2_e211[] = {
+static const char *const q_ec2_e214[] = {
 	"v2.0",
 };
-static const struct ec2q_member q_ec2_m212[] = {
+static const struct ec2q_member q_ec2_m215[] = {
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 448, EC2Q_REQUIRED },
+	{ "KeyName", "KeyName", "keyName", "keyName", 454, EC2Q_REQUIRED },
 	{ "PublicKeyMaterial", "PublicKeyMaterial", "publicKeyMaterial", "publicKeyMaterial", 37, EC2Q_REQUIRED },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 457, 0 },
-};
-static const struct ec2q_member q_ec2_m213[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 448, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 448, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 448, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 455, 0 },
-};
-static const struct ec2q_member q_ec2_m214[] = {
-	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 217, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 463, 0 },
 };
 static const struct ec2q_member q_ec2_m216[] = {
-	{ "Count", "Count", "count", "count", 215, 0 },
-	{ "Name", "Name", "name", "name", 219, 0 },
-	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 218, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 454, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 454, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 454, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 461, 0 },
 };
-static const struct ec2q_member q_ec2_m220[] = {
-	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 283, 0 },
-	{ "ImageId", "ImageId", "imageId", "imageId", 448, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 448, 0 },
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 277, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 448, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 448, 0 },
-	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 79, 0 },
-	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 368, 0 },
-	{ "Placement", "Placement", "placement", "placement", 383, 0 },
-	{ "Platform", "Platform", "platform", "platform", 395, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 448, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 448, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 403, 0 },
-	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 448, 0 },
-	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 448, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 448, 0 },
-	{ "State", "InstanceState", "instanceState", "instanceState", 263, 0 },
-	{ "StateTransitionReason", "Reason", "reason", "reason", 448, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 448, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 448, 0 },
+static const struct ec2q_member q_ec2_m217[] = {
+	{ "Accelerators", "Accelerators", "accelerators", "accelerators", 220, 0 },
+};
+static const struct ec2q_member q_ec2_m219[] = {
+	{ "Count", "Count", "count", "count", 218, 0 },
+	{ "Name", "Name", "name", "name", 222, 0 },
+	{ "Manufacturer", "Manufacturer", "manufacturer", "manufacturer", 221, 0 },
+};
+static const struct ec2q_member q_ec2_m223[] = {
+	{ "AmiLaunchIndex", "AmiLaunchIndex", "amiLaunchIndex", "amiLaunchIndex", 287, 0 },
+	{ "ImageId", "ImageId", "imageId", "imageId", 454, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 454, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 281, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 454, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 454, 0 },
+	{ "LaunchTime", "LaunchTime", "launchTime", "launchTime", 82, 0 },
+	{ "Monitoring", "Monitoring", "monitoring", "monitoring", 372, 0 },
+	{ "Placement", "Placement", "placement", "placement", 387, 0 },
+	{ "Platform", "Platform", "platform", "platform", 399, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 454, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 454, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 407, 0 },
+	{ "PublicDnsName", "DnsName", "dnsName", "dnsName", 454, 0 },
+	{ "PublicIpAddress", "IpAddress", "ipAddress", "ipAddress", 454, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 454, 0 },
+	{ "State", "InstanceState", "instanceState", "instanceState", 267, 0 },
+	{ "StateTransitionReason", "Reason", "reason", "reason", 454, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 454, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 454, 0 },
 	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 225, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 448, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 228, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 454, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 42, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 200, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 201, 0 },
-	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 243, 0 },
-	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 149, 0 },
-	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 156, 0 },
-	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 257, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 448, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 448, 0 },
-	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 131, 0 },
-	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 193, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 203, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 204, 0 },
+	{ "InstanceLifecycle", "InstanceLifecycle", "instanceLifecycle", "instanceLifecycle", 246, 0 },
+	{ "ElasticGpuAssociations", "ElasticGpuAssociationSet", "elasticGpuAssociationSet", "elasticGpuAssociationSet", 152, 0 },
+	{ "ElasticInferenceAcceleratorAssociations", "ElasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", "elasticInferenceAcceleratorAssociationSet", 159, 0 },
+	{ "NetworkInterfaces", "NetworkInterfaceSet", "networkInterfaceSet", "networkInterfaceSet", 260, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 454, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 454, 0 },
+	{ "RootDeviceType", "RootDeviceType", "rootDeviceType", "rootDeviceType", 134, 0 },
+	{ "SecurityGroups", "GroupSet", "groupSet", "groupSet", 196, 0 },
 	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 42, 0 },
-	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 448, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 448, 0 },
-	{ "StateReason", "StateReason", "stateReason", "stateReason", 442, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 455, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 476, 0 },
-	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 60, 0 },
-	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 448, 0 },
+	{ "SpotInstanceRequestId", "SpotInstanceRequestId", "spotInstanceRequestId", "spotInstanceRequestId", 454, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 454, 0 },
+	{ "StateReason", "StateReason", "stateReason", "stateReason", 448, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 461, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 482, 0 },
+	{ "CpuOptions", "CpuOptions", "cpuOptions", "cpuOptions", 61, 0 },
+	{ "CapacityReservationId", "CapacityReservationId", "capacityReservationId", "capacityReservationId", 454, 0 },
 	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", "capacityReservationSpecification", 51, 0 },
-	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 196, 0 },
-	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 340, 0 },
-	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 250, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 161, 0 },
+	{ "HibernationOptions", "HibernationOptions", "hibernationOptions", "hibernationOptions", 199, 0 },
+	{ "Licenses", "LicenseSet", "licenseSet", "licenseSet", 344, 0 },
+	{ "MetadataOptions", "MetadataOptions", "metadataOptions", "metadataOptions", 253, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 164, 0 },
 	{ "BootMode", "BootMode", "bootMode", "bootMode", 45, 0 },
-	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 448, 0 },
-	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 448, 0 },
-	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 361, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 397, 0 },
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 448, 0 },
-	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 448, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 245, 0 },
+	{ "PlatformDetails", "PlatformDetails", "platformDetails", "platformDetails", 454, 0 },
+	{ "UsageOperation", "UsageOperation", "usageOperation", "usageOperation", 454, 0 },
+	{ "UsageOperationUpdateTime", "UsageOperationUpdateTime", "usageOperationUpdateTime", "usageOperationUpdateTime", 365, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", "privateDnsNameOptions", 401, 0 },
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 454, 0 },
+	{ "TpmSupport", "TpmSupport", "tpmSupport", "tpmSupport", 454, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", "maintenanceOptions", 248, 0 },
 };
-static const struct ec2q_member q_ec2_m221[] = {
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 193, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 225, 0 },
+static const struct ec2q_member q_ec2_m224[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 196, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 228, 0 },
 	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 21, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 21, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 161, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "enclaveOptions", "enclaveOptions", 164, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 21, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 448, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 454, 0 },
 	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 22, 0 },
 	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 22, 0 },
 	{ "KernelId", "Kernel", "kernel", "kernel", 22, 0 },
-	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 403, 0 },
+	{ "ProductCodes", "ProductCodes", "productCodes", "productCodes", 407, 0 },
 	{ "RamdiskId", "Ramdisk", "ramdisk", "ramdisk", 22, 0 },
 	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 22, 0 },
 	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 21, 0 },
@@ -855,7 +869,7 @@ static const struct ec2q_member q_ec2_m221[] = {
 	{ "UserData", "UserData", "userData", "userData", 22, 0 },
 	{ "DisableApiStop", "DisableApiStop", "disableApiStop", "disableApiStop", 21, 0 },
 };
-static const char *const q_ec2_e222[] = {
+static const char *const q_ec2_e225[] = {
 	"instanceType",
 	"kernel",
 	"ramdisk",
@@ -873,183 +887,188 @@ static const char *const q_ec2_e222[] = {
 	"enclaveOptions",
 	"disableApiStop",
 };
-static const char *const q_ec2_e223[] = {
+static const char *const q_ec2_e226[] = {
 	"disabled",
 	"default",
 };
-static const struct ec2q_member q_ec2_m224[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 448, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 141, 0 },
+static const struct ec2q_member q_ec2_m227[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 454, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 144, 0 },
 };
-static const struct ec2q_member q_ec2_m226[] = {
-	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 448, 0 },
-	{ "Ebs", "Ebs", "ebs", "ebs", 142, 0 },
-	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 448, 0 },
-	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 448, 0 },
+static const struct ec2q_member q_ec2_m229[] = {
+	{ "DeviceName", "DeviceName", "deviceName", "deviceName", 454, 0 },
+	{ "Ebs", "Ebs", "ebs", "ebs", 145, 0 },
+	{ "NoDevice", "NoDevice", "noDevice", "noDevice", 454, 0 },
+	{ "VirtualName", "VirtualName", "virtualName", "virtualName", 454, 0 },
 };
-static const char *const q_ec2_e229[] = {
+static const char *const q_ec2_e232[] = {
 	"current",
 	"previous",
 };
-static const char *const q_ec2_e234[] = {
+static const char *const q_ec2_e237[] = {
 	"hibernate",
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m235[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m237[] = {
-	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 448, 0 },
+static const struct ec2q_member q_ec2_m238[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", "ipv4Prefix", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m240[] = {
-	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 448, 0 },
+	{ "Ipv6Address", "Ipv6Address", "ipv6Address", "ipv6Address", 454, 0 },
 };
-static const struct ec2q_member q_ec2_m241[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 448, 0 },
+static const struct ec2q_member q_ec2_m243[] = {
+	{ "Ipv6Address", "Ipv6Address", "Ipv6Address", "ipv6Address", 454, 0 },
 };
-static const char *const q_ec2_e243[] = {
+static const struct ec2q_member q_ec2_m244[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", "ipv6Prefix", 454, 0 },
+};
+static const char *const q_ec2_e246[] = {
 	"spot",
 	"scheduled",
 };
-static const struct ec2q_member q_ec2_m245[] = {
-	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 223, 0 },
+static const struct ec2q_member q_ec2_m248[] = {
+	{ "AutoRecovery", "AutoRecovery", "autoRecovery", "autoRecovery", 226, 0 },
 };
-static const struct ec2q_member q_ec2_m246[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 223, 0 },
+static const struct ec2q_member q_ec2_m249[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 226, 0 },
 };
-static const struct ec2q_member q_ec2_m247[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 348, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 438, 0 },
+static const struct ec2q_member q_ec2_m250[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 352, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 444, 0 },
 };
-static const char *const q_ec2_e248[] = {
+static const char *const q_ec2_e251[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m249[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 199, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 283, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 248, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 252, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 253, 0 },
+static const struct ec2q_member q_ec2_m252[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 202, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 287, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 251, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 255, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 256, 0 },
 };
-static const struct ec2q_member q_ec2_m250[] = {
-	{ "State", "State", "state", "state", 251, 0 },
-	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 199, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 283, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 248, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 252, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 253, 0 },
+static const struct ec2q_member q_ec2_m253[] = {
+	{ "State", "State", "state", "state", 254, 0 },
+	{ "HttpTokens", "HttpTokens", "httpTokens", "httpTokens", 202, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", "httpPutResponseHopLimit", 287, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "httpEndpoint", "httpEndpoint", 251, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", "httpProtocolIpv6", 255, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", "instanceMetadataTags", 256, 0 },
 };
-static const char *const q_ec2_e251[] = {
+static const char *const q_ec2_e254[] = {
 	"pending",
 	"applied",
 };
-static const char *const q_ec2_e252[] = {
+static const char *const q_ec2_e255[] = {
 	"disabled",
 	"enabled",
 };
-static const char *const q_ec2_e253[] = {
+static const char *const q_ec2_e256[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m254[] = {
-	{ "Association", "Association", "association", "association", 255, 0 },
-	{ "Attachment", "Attachment", "attachment", "attachment", 256, 0 },
-	{ "Description", "Description", "description", "description", 448, 0 },
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 193, 0 },
-	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 238, 0 },
-	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 448, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 448, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 448, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 448, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 448, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 261, 0 },
+static const struct ec2q_member q_ec2_m257[] = {
+	{ "Association", "Association", "association", "association", 258, 0 },
+	{ "Attachment", "Attachment", "attachment", "attachment", 259, 0 },
+	{ "Description", "Description", "description", "description", 454, 0 },
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 196, 0 },
+	{ "Ipv6Addresses", "Ipv6AddressesSet", "ipv6AddressesSet", "ipv6AddressesSet", 241, 0 },
+	{ "MacAddress", "MacAddress", "macAddress", "macAddress", 454, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 454, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 454, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 454, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 454, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddressesSet", "privateIpAddressesSet", "privateIpAddressesSet", 264, 0 },
 	{ "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", "sourceDestCheck", 42, 0 },
-	{ "Status", "Status", "status", "status", 377, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 448, 0 },
-	{ "VpcId", "VpcId", "vpcId", "vpcId", 448, 0 },
-	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 448, 0 },
-	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 236, 0 },
-	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 242, 0 },
-};
-static const struct ec2q_member q_ec2_m255[] = {
-	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 448, 0 },
-	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 448, 0 },
-	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 448, 0 },
-	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 448, 0 },
-	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m256[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 79, 0 },
-	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 448, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 283, 0 },
-	{ "Status", "Status", "status", "status", 20, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 283, 0 },
+	{ "Status", "Status", "status", "status", 381, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 454, 0 },
+	{ "VpcId", "VpcId", "vpcId", "vpcId", 454, 0 },
+	{ "InterfaceType", "InterfaceType", "interfaceType", "interfaceType", 454, 0 },
+	{ "Ipv4Prefixes", "Ipv4PrefixSet", "ipv4PrefixSet", "ipv4PrefixSet", 239, 0 },
+	{ "Ipv6Prefixes", "Ipv6PrefixSet", "ipv6PrefixSet", "ipv6PrefixSet", 245, 0 },
 };
 static const struct ec2q_member q_ec2_m258[] = {
+	{ "CarrierIp", "CarrierIp", "carrierIp", "carrierIp", 454, 0 },
+	{ "CustomerOwnedIp", "CustomerOwnedIp", "customerOwnedIp", "customerOwnedIp", 454, 0 },
+	{ "IpOwnerId", "IpOwnerId", "ipOwnerId", "ipOwnerId", 454, 0 },
+	{ "PublicDnsName", "PublicDnsName", "publicDnsName", "publicDnsName", 454, 0 },
+	{ "PublicIp", "PublicIp", "publicIp", "publicIp", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m259[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 82, 0 },
+	{ "AttachmentId", "AttachmentId", "attachmentId", "attachmentId", 454, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 287, 0 },
+	{ "Status", "Status", "status", "status", 20, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 287, 0 },
+};
+static const struct ec2q_member q_ec2_m261[] = {
 	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", "associatePublicIpAddress", 42, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "Description", "Description", "description", "description", 448, 0 },
-	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 283, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 426, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 283, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 238, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 376, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 448, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 399, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 283, 0 },
-	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 448, 0 },
+	{ "Description", "Description", "description", "description", 454, 0 },
+	{ "DeviceIndex", "DeviceIndex", "deviceIndex", "deviceIndex", 287, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 430, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", "ipv6AddressCount", 287, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "ipv6AddressesSet", "ipv6AddressesSet", 241, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", "networkInterfaceId", 380, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 454, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddressesSet", "privateIpAddressesSet", 403, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 287, 0 },
+	{ "SubnetId", "SubnetId", "subnetId", "subnetId", 454, 0 },
 	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 42, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 448, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 283, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 284, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 283, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 287, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 283, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 454, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 287, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 288, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 287, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 291, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 287, 0 },
 };
-static const struct ec2q_member q_ec2_m260[] = {
-	{ "Association", "Association", "association", "association", 255, 0 },
+static const struct ec2q_member q_ec2_m263[] = {
+	{ "Association", "Association", "association", "association", 258, 0 },
 	{ "Primary", "Primary", "primary", "primary", 42, 0 },
-	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 448, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 448, 0 },
+	{ "PrivateDnsName", "PrivateDnsName", "privateDnsName", "privateDnsName", 454, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 454, 0 },
 };
-static const struct ec2q_member q_ec2_m262[] = {
-	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 470, EC2Q_REQUIRED },
-	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 359, EC2Q_REQUIRED },
-	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 59, 0 },
-	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 357, 0 },
-	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 168, 0 },
-	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 230, 0 },
-	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 283, 0 },
-	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 283, 0 },
+static const struct ec2q_member q_ec2_m265[] = {
+	{ "VCpuCount", "VCpuCount", "VCpuCount", "vCpuCount", 476, EC2Q_REQUIRED },
+	{ "MemoryMiB", "MemoryMiB", "MemoryMiB", "memoryMiB", 363, EC2Q_REQUIRED },
+	{ "CpuManufacturers", "CpuManufacturer", "CpuManufacturer", "cpuManufacturer", 60, 0 },
+	{ "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "MemoryGiBPerVCpu", "memoryGiBPerVCpu", 361, 0 },
+	{ "ExcludedInstanceTypes", "ExcludedInstanceType", "ExcludedInstanceType", "excludedInstanceType", 171, 0 },
+	{ "InstanceGenerations", "InstanceGeneration", "InstanceGeneration", "instanceGeneration", 233, 0 },
+	{ "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "SpotMaxPricePercentageOverLowestPrice", "spotMaxPricePercentageOverLowestPrice", 287, 0 },
+	{ "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "OnDemandMaxPricePercentageOverLowestPrice", "onDemandMaxPricePercentageOverLowestPrice", 287, 0 },
 	{ "BareMetal", "BareMetal", "BareMetal", "bareMetal", 30, 0 },
 	{ "BurstablePerformance", "BurstablePerformance", "BurstablePerformance", "burstablePerformance", 46, 0 },
 	{ "RequireHibernateSupport", "RequireHibernateSupport", "RequireHibernateSupport", "requireHibernateSupport", 42, 0 },
-	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 375, 0 },
-	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 342, 0 },
-	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 344, 0 },
-	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 464, 0 },
+	{ "NetworkInterfaceCount", "NetworkInterfaceCount", "NetworkInterfaceCount", "networkInterfaceCount", 379, 0 },
+	{ "LocalStorage", "LocalStorage", "LocalStorage", "localStorage", 346, 0 },
+	{ "LocalStorageTypes", "LocalStorageType", "LocalStorageType", "localStorageType", 348, 0 },
+	{ "TotalLocalStorageGB", "TotalLocalStorageGB", "TotalLocalStorageGB", "totalLocalStorageGB", 470, 0 },
 	{ "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "BaselineEbsBandwidthMbps", "baselineEbsBandwidthMbps", 33, 0 },
 	{ "AcceleratorTypes", "AcceleratorType", "AcceleratorType", "acceleratorType", 7, 0 },
 	{ "AcceleratorCount", "AcceleratorCount", "AcceleratorCount", "acceleratorCount", 0, 0 },
 	{ "AcceleratorManufacturers", "AcceleratorManufacturer", "AcceleratorManufacturer", "acceleratorManufacturer", 2, 0 },
 	{ "AcceleratorNames", "AcceleratorName", "AcceleratorName", "acceleratorName", 4, 0 },
 	{ "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "AcceleratorTotalMemoryMiB", "acceleratorTotalMemoryMiB", 5, 0 },
-	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 370, 0 },
+	{ "NetworkBandwidthGbps", "NetworkBandwidthGbps", "NetworkBandwidthGbps", "networkBandwidthGbps", 374, 0 },
 	{ "AllowedInstanceTypes", "AllowedInstanceType", "AllowedInstanceType", "allowedInstanceType", 15, 0 },
 };
-static const struct ec2q_member q_ec2_m263[] = {
-	{ "Code", "Code", "code", "code", 283, 0 },
-	{ "Name", "Name", "name", "name", 266, 0 },
+static const struct ec2q_member q_ec2_m266[] = {
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 234, 0 },
+	{ "ExcludeBootVolume", "ExcludeBootVolume", "ExcludeBootVolume", "excludeBootVolume", 42, 0 },
+	{ "ExcludeDataVolumeIds", "ExcludeDataVolumeId", "ExcludeDataVolumeId", "excludeDataVolumeId", 490, 0 },
 };
-static const struct ec2q_member q_ec2_m264[] = {
-	{ "CurrentState", "CurrentState", "currentState", "currentState", 263, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 448, 0 },
-	{ "PreviousState", "PreviousState", "previousState", "previousState", 263, 0 },
+static const struct ec2q_member q_ec2_m267[] = {
+	{ "Code", "Code", "code", "code", 287, 0 },
+	{ "Name", "Name", "name", "name", 270, 0 },
 };
-static const char *const q_ec2_e266[] = {
+static const struct ec2q_member q_ec2_m268[] = {
+	{ "CurrentState", "CurrentState", "currentState", "currentState", 267, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 454, 0 },
+	{ "PreviousState", "PreviousState", "previousState", "previousState", 267, 0 },
+};
+static const char *const q_ec2_e270[] = {
 	"pending",
 	"running",
 	"shutting-down",
@@ -1057,538 +1076,538 @@ static const char *const q_ec2_e266[] = {
 	"stopping",
 	"stopped",
 };
-static const struct ec2q_member q_ec2_m267[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 448, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 448, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 271, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 448, 0 },
-	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 263, 0 },
-	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 273, 0 },
-	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 273, 0 },
+static const struct ec2q_member q_ec2_m271[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 454, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 454, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 275, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 454, 0 },
+	{ "InstanceState", "InstanceState", "instanceState", "instanceState", 267, 0 },
+	{ "InstanceStatus", "InstanceStatus", "instanceStatus", "instanceStatus", 277, 0 },
+	{ "SystemStatus", "SystemStatus", "systemStatus", "systemStatus", 277, 0 },
 };
-static const struct ec2q_member q_ec2_m268[] = {
-	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 79, 0 },
-	{ "Name", "Name", "name", "name", 443, 0 },
-	{ "Status", "Status", "status", "status", 444, 0 },
+static const struct ec2q_member q_ec2_m272[] = {
+	{ "ImpairedSince", "ImpairedSince", "impairedSince", "impairedSince", 82, 0 },
+	{ "Name", "Name", "name", "name", 449, 0 },
+	{ "Status", "Status", "status", "status", 450, 0 },
 };
-static const struct ec2q_member q_ec2_m270[] = {
-	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 228, 0 },
-	{ "Code", "Code", "code", "code", 166, 0 },
-	{ "Description", "Description", "description", "description", 448, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 79, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 79, 0 },
-	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 79, 0 },
+static const struct ec2q_member q_ec2_m274[] = {
+	{ "InstanceEventId", "InstanceEventId", "instanceEventId", "instanceEventId", 231, 0 },
+	{ "Code", "Code", "code", "code", 169, 0 },
+	{ "Description", "Description", "description", "description", 454, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 82, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 82, 0 },
+	{ "NotBeforeDeadline", "NotBeforeDeadline", "notBeforeDeadline", "notBeforeDeadline", 82, 0 },
 };
-static const struct ec2q_member q_ec2_m273[] = {
-	{ "Details", "Details", "details", "details", 269, 0 },
-	{ "Status", "Status", "status", "status", 451, 0 },
+static const struct ec2q_member q_ec2_m277[] = {
+	{ "Details", "Details", "details", "details", 273, 0 },
+	{ "Status", "Status", "status", "status", 457, 0 },
 };
-static const char *const q_ec2_e274[] = {
+static const char *const q_ec2_e278[] = {
 	"unsupported",
 	"required",
 };
-static const struct ec2q_member q_ec2_m276[] = {
-	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 135, 0 },
-	{ "Disks", "Disks", "disks", "disks", 134, 0 },
-	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 164, 0 },
-	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 274, 0 },
+static const struct ec2q_member q_ec2_m280[] = {
+	{ "TotalSizeInGB", "TotalSizeInGB", "totalSizeInGB", "totalSizeInGB", 138, 0 },
+	{ "Disks", "Disks", "disks", "disks", 137, 0 },
+	{ "NvmeSupport", "NvmeSupport", "nvmeSupport", "nvmeSupport", 167, 0 },
+	{ "EncryptionSupport", "EncryptionSupport", "encryptionSupport", "encryptionSupport", 278, 0 },
 };
-static const char *const q_ec2_e278[] = {
+static const char *const q_ec2_e282[] = {
 	"nitro",
 	"xen",
 };
-static const struct ec2q_member q_ec2_m279[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 277, 0 },
-	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 76, 0 },
-	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 180, 0 },
-	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 467, 0 },
-	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 421, 0 },
-	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 477, 0 },
+static const struct ec2q_member q_ec2_m283[] = {
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 281, 0 },
+	{ "CurrentGeneration", "CurrentGeneration", "currentGeneration", "currentGeneration", 79, 0 },
+	{ "FreeTierEligible", "FreeTierEligible", "freeTierEligible", "freeTierEligible", 183, 0 },
+	{ "SupportedUsageClasses", "SupportedUsageClasses", "supportedUsageClasses", "supportedUsageClasses", 473, 0 },
+	{ "SupportedRootDeviceTypes", "SupportedRootDeviceTypes", "supportedRootDeviceTypes", "supportedRootDeviceTypes", 425, 0 },
+	{ "SupportedVirtualizationTypes", "SupportedVirtualizationTypes", "supportedVirtualizationTypes", "supportedVirtualizationTypes", 483, 0 },
 	{ "BareMetal", "BareMetal", "bareMetal", "bareMetal", 31, 0 },
-	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 278, 0 },
-	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 400, 0 },
-	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 471, 0 },
-	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 358, 0 },
-	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 275, 0 },
-	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 276, 0 },
-	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 140, 0 },
-	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 374, 0 },
-	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 190, 0 },
-	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 179, 0 },
-	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 387, 0 },
-	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 214, 0 },
-	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 195, 0 },
+	{ "Hypervisor", "Hypervisor", "hypervisor", "hypervisor", 282, 0 },
+	{ "ProcessorInfo", "ProcessorInfo", "processorInfo", "processorInfo", 404, 0 },
+	{ "VCpuInfo", "VCpuInfo", "vCpuInfo", "vCpuInfo", 477, 0 },
+	{ "MemoryInfo", "MemoryInfo", "memoryInfo", "memoryInfo", 362, 0 },
+	{ "InstanceStorageSupported", "InstanceStorageSupported", "instanceStorageSupported", "instanceStorageSupported", 279, 0 },
+	{ "InstanceStorageInfo", "InstanceStorageInfo", "instanceStorageInfo", "instanceStorageInfo", 280, 0 },
+	{ "EbsInfo", "EbsInfo", "ebsInfo", "ebsInfo", 143, 0 },
+	{ "NetworkInfo", "NetworkInfo", "networkInfo", "networkInfo", 378, 0 },
+	{ "GpuInfo", "GpuInfo", "gpuInfo", "gpuInfo", 193, 0 },
+	{ "FpgaInfo", "FpgaInfo", "fpgaInfo", "fpgaInfo", 182, 0 },
+	{ "PlacementGroupInfo", "PlacementGroupInfo", "placementGroupInfo", "placementGroupInfo", 391, 0 },
+	{ "InferenceAcceleratorInfo", "InferenceAcceleratorInfo", "inferenceAcceleratorInfo", "inferenceAcceleratorInfo", 217, 0 },
+	{ "HibernationSupported", "HibernationSupported", "hibernationSupported", "hibernationSupported", 198, 0 },
 	{ "BurstablePerformanceSupported", "BurstablePerformanceSupported", "burstablePerformanceSupported", "burstablePerformanceSupported", 47, 0 },
-	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 80, 0 },
+	{ "DedicatedHostsSupported", "DedicatedHostsSupported", "dedicatedHostsSupported", "dedicatedHostsSupported", 83, 0 },
 	{ "AutoRecoverySupported", "AutoRecoverySupported", "autoRecoverySupported", "autoRecoverySupported", 23, 0 },
 	{ "SupportedBootModes", "SupportedBootModes", "supportedBootModes", "supportedBootModes", 44, 0 },
 };
-static const struct ec2q_member q_ec2_m281[] = {
-	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 277, 0 },
-	{ "LocationType", "LocationType", "locationType", "locationType", 346, 0 },
-	{ "Location", "Location", "location", "location", 345, 0 },
-};
 static const struct ec2q_member q_ec2_m285[] = {
-	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 448, 0 },
+	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 281, 0 },
+	{ "LocationType", "LocationType", "locationType", "locationType", 350, 0 },
+	{ "Location", "Location", "location", "location", 349, 0 },
 };
-static const struct ec2q_member q_ec2_m288[] = {
-	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 448, 0 },
+static const struct ec2q_member q_ec2_m289[] = {
+	{ "Ipv4Prefix", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 454, 0 },
 };
-static const char *const q_ec2_e290[] = {
+static const struct ec2q_member q_ec2_m292[] = {
+	{ "Ipv6Prefix", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 454, 0 },
+};
+static const char *const q_ec2_e294[] = {
 	"pem",
 	"ppk",
 };
-static const struct ec2q_member q_ec2_m292[] = {
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 448, 0 },
-	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 429, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 448, 0 },
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 448, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 455, 0 },
+static const struct ec2q_member q_ec2_m296[] = {
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 454, 0 },
+	{ "KeyMaterial", "KeyMaterial", "keyMaterial", "keyMaterial", 433, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 454, 0 },
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 454, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 461, 0 },
 };
-static const struct ec2q_member q_ec2_m295[] = {
-	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 448, 0 },
-	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 448, 0 },
-	{ "KeyName", "KeyName", "keyName", "keyName", 448, 0 },
-	{ "KeyType", "KeyType", "keyType", "keyType", 298, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 455, 0 },
-	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 448, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 361, 0 },
+static const struct ec2q_member q_ec2_m299[] = {
+	{ "KeyPairId", "KeyPairId", "keyPairId", "keyPairId", 454, 0 },
+	{ "KeyFingerprint", "KeyFingerprint", "keyFingerprint", "keyFingerprint", 454, 0 },
+	{ "KeyName", "KeyName", "keyName", "keyName", 454, 0 },
+	{ "KeyType", "KeyType", "keyType", "keyType", 302, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 461, 0 },
+	{ "PublicKey", "PublicKey", "publicKey", "publicKey", 454, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 365, 0 },
 };
-static const char *const q_ec2_e298[] = {
+static const char *const q_ec2_e302[] = {
 	"rsa",
 	"ed25519",
 };
-static const struct ec2q_member q_ec2_m300[] = {
-	{ "Group", "Group", "group", "group", 382, 0 },
-	{ "UserId", "UserId", "userId", "userId", 448, 0 },
-	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 448, 0 },
-	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 448, 0 },
+static const struct ec2q_member q_ec2_m304[] = {
+	{ "Group", "Group", "group", "group", 386, 0 },
+	{ "UserId", "UserId", "userId", "userId", 454, 0 },
+	{ "OrganizationArn", "OrganizationArn", "organizationArn", "organizationArn", 454, 0 },
+	{ "OrganizationalUnitArn", "OrganizationalUnitArn", "organizationalUnitArn", "organizationalUnitArn", 454, 0 },
 };
-static const struct ec2q_member q_ec2_m302[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 448, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 328, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 79, 0 },
-	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 448, 0 },
-	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 347, 0 },
-	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 347, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 455, 0 },
+static const struct ec2q_member q_ec2_m306[] = {
+	{ "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", "launchTemplateId", 454, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", "launchTemplateName", 332, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 82, 0 },
+	{ "CreatedBy", "CreatedBy", "createdBy", "createdBy", 454, 0 },
+	{ "DefaultVersionNumber", "DefaultVersionNumber", "defaultVersionNumber", "defaultVersionNumber", 351, 0 },
+	{ "LatestVersionNumber", "LatestVersionNumber", "latestVersionNumber", "latestVersionNumber", 351, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 461, 0 },
 };
-static const char *const q_ec2_e303[] = {
+static const char *const q_ec2_e307[] = {
 	"default",
 	"disabled",
 };
-static const struct ec2q_member q_ec2_m304[] = {
-	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 448, 0 },
-	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 448, 0 },
-	{ "Ebs", "Ebs", "Ebs", "ebs", 308, 0 },
-	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 448, 0 },
+static const struct ec2q_member q_ec2_m308[] = {
+	{ "DeviceName", "DeviceName", "DeviceName", "deviceName", 454, 0 },
+	{ "VirtualName", "VirtualName", "VirtualName", "virtualName", 454, 0 },
+	{ "Ebs", "Ebs", "Ebs", "ebs", 312, 0 },
+	{ "NoDevice", "NoDevice", "NoDevice", "noDevice", 454, 0 },
 };
-static const struct ec2q_member q_ec2_m306[] = {
+static const struct ec2q_member q_ec2_m310[] = {
 	{ "CapacityReservationPreference", "CapacityReservationPreference", "CapacityReservationPreference", "capacityReservationPreference", 49, 0 },
 	{ "CapacityReservationTarget", "CapacityReservationTarget", "CapacityReservationTarget", "capacityReservationTarget", 52, 0 },
 };
-static const struct ec2q_member q_ec2_m307[] = {
-	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 283, 0 },
-	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 283, 0 },
-};
-static const struct ec2q_member q_ec2_m308[] = {
-	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 42, 0 },
-	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 283, 0 },
-	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 299, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 433, 0 },
-	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 283, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 504, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 283, 0 },
-};
-static const struct ec2q_member q_ec2_m309[] = {
-	{ "Type", "Type", "Type", "type", 448, EC2Q_REQUIRED },
-	{ "Count", "Count", "Count", "count", 310, 0 },
+static const struct ec2q_member q_ec2_m311[] = {
+	{ "CoreCount", "CoreCount", "CoreCount", "coreCount", 287, 0 },
+	{ "ThreadsPerCore", "ThreadsPerCore", "ThreadsPerCore", "threadsPerCore", 287, 0 },
 };
 static const struct ec2q_member q_ec2_m312[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
+	{ "Encrypted", "Encrypted", "Encrypted", "encrypted", 42, 0 },
+	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 42, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 287, 0 },
+	{ "KmsKeyId", "KmsKeyId", "KmsKeyId", "kmsKeyId", 303, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 437, 0 },
+	{ "VolumeSize", "VolumeSize", "VolumeSize", "volumeSize", 287, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 510, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 287, 0 },
 };
 static const struct ec2q_member q_ec2_m313[] = {
+	{ "Type", "Type", "Type", "type", 454, EC2Q_REQUIRED },
+	{ "Count", "Count", "Count", "count", 314, 0 },
+};
+static const struct ec2q_member q_ec2_m316[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m317[] = {
 	{ "Configured", "Configured", "Configured", "configured", 42, 0 },
 };
-static const char *const q_ec2_e314[] = {
+static const char *const q_ec2_e318[] = {
 	"optional",
 	"required",
 };
-static const struct ec2q_member q_ec2_m315[] = {
-	{ "Arn", "Arn", "Arn", "arn", 448, 0 },
-	{ "Name", "Name", "Name", "name", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m318[] = {
-	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 303, 0 },
-};
 static const struct ec2q_member q_ec2_m319[] = {
-	{ "MarketType", "MarketType", "MarketType", "marketType", 348, 0 },
-	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 334, 0 },
+	{ "Arn", "Arn", "Arn", "arn", 454, 0 },
+	{ "Name", "Name", "Name", "name", 454, 0 },
 };
-static const char *const q_ec2_e320[] = {
+static const struct ec2q_member q_ec2_m322[] = {
+	{ "AutoRecovery", "AutoRecovery", "AutoRecovery", "autoRecovery", 307, 0 },
+};
+static const struct ec2q_member q_ec2_m323[] = {
+	{ "MarketType", "MarketType", "MarketType", "marketType", 352, 0 },
+	{ "SpotOptions", "SpotOptions", "SpotOptions", "spotOptions", 338, 0 },
+};
+static const char *const q_ec2_e324[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m321[] = {
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 314, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 283, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 320, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 322, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 323, 0 },
+static const struct ec2q_member q_ec2_m325[] = {
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 318, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 287, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 324, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 326, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 327, 0 },
 };
-static const char *const q_ec2_e322[] = {
+static const char *const q_ec2_e326[] = {
 	"disabled",
 	"enabled",
 };
-static const char *const q_ec2_e323[] = {
+static const char *const q_ec2_e327[] = {
 	"disabled",
 	"enabled",
 };
-static const struct ec2q_member q_ec2_m324[] = {
+static const struct ec2q_member q_ec2_m328[] = {
 	{ "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "AssociateCarrierIpAddress", "associateCarrierIpAddress", 42, 0 },
 	{ "AssociatePublicIpAddress", "AssociatePublicIpAddress", "AssociatePublicIpAddress", "associatePublicIpAddress", 42, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", 42, 0 },
-	{ "Description", "Description", "Description", "description", 448, 0 },
-	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 283, 0 },
-	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 426, 0 },
-	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 448, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 283, 0 },
-	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 239, 0 },
-	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 376, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 448, 0 },
-	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 399, 0 },
-	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 283, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 450, 0 },
-	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 283, 0 },
-	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 284, 0 },
-	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 283, 0 },
-	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 287, 0 },
-	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 283, 0 },
-};
-static const struct ec2q_member q_ec2_m326[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 448, 0 },
+	{ "Description", "Description", "Description", "description", 454, 0 },
+	{ "DeviceIndex", "DeviceIndex", "DeviceIndex", "deviceIndex", 287, 0 },
+	{ "Groups", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 430, 0 },
+	{ "InterfaceType", "InterfaceType", "InterfaceType", "interfaceType", 454, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 287, 0 },
+	{ "Ipv6Addresses", "Ipv6Addresses", "Ipv6Addresses", "ipv6Addresses", 242, 0 },
+	{ "NetworkInterfaceId", "NetworkInterfaceId", "NetworkInterfaceId", "networkInterfaceId", 380, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", 454, 0 },
+	{ "PrivateIpAddresses", "PrivateIpAddresses", "PrivateIpAddresses", "privateIpAddresses", 403, 0 },
+	{ "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "SecondaryPrivateIpAddressCount", "secondaryPrivateIpAddressCount", 287, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 456, 0 },
+	{ "NetworkCardIndex", "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", 287, 0 },
+	{ "Ipv4Prefixes", "Ipv4Prefix", "Ipv4Prefix", "ipv4Prefix", 288, 0 },
+	{ "Ipv4PrefixCount", "Ipv4PrefixCount", "Ipv4PrefixCount", "ipv4PrefixCount", 287, 0 },
+	{ "Ipv6Prefixes", "Ipv6Prefix", "Ipv6Prefix", "ipv6Prefix", 291, 0 },
+	{ "Ipv6PrefixCount", "Ipv6PrefixCount", "Ipv6PrefixCount", "ipv6PrefixCount", 287, 0 },
 };
 static const struct ec2q_member q_ec2_m330[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 448, 0 },
-	{ "Affinity", "Affinity", "Affinity", "affinity", 448, 0 },
-	{ "GroupName", "GroupName", "GroupName", "groupName", 389, 0 },
-	{ "HostId", "HostId", "HostId", "hostId", 81, 0 },
-	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 459, 0 },
-	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 448, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 448, 0 },
-	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 283, 0 },
-	{ "GroupId", "GroupId", "GroupId", "groupId", 385, 0 },
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 454, 0 },
 };
-static const struct ec2q_member q_ec2_m331[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 198, 0 },
+static const struct ec2q_member q_ec2_m334[] = {
+	{ "AvailabilityZone", "AvailabilityZone", "AvailabilityZone", "availabilityZone", 454, 0 },
+	{ "Affinity", "Affinity", "Affinity", "affinity", 454, 0 },
+	{ "GroupName", "GroupName", "GroupName", "groupName", 393, 0 },
+	{ "HostId", "HostId", "HostId", "hostId", 84, 0 },
+	{ "Tenancy", "Tenancy", "Tenancy", "tenancy", 465, 0 },
+	{ "SpreadDomain", "SpreadDomain", "SpreadDomain", "spreadDomain", 454, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", 454, 0 },
+	{ "PartitionNumber", "PartitionNumber", "PartitionNumber", "partitionNumber", 287, 0 },
+	{ "GroupId", "GroupId", "GroupId", "groupId", 389, 0 },
+};
+static const struct ec2q_member q_ec2_m335[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 201, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 42, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m333[] = {
-	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 316, 0 },
-	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 448, 0 },
-	{ "Version", "Version", "Version", "version", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m334[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 448, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 437, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 283, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 79, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 234, 0 },
-};
-static const struct ec2q_member q_ec2_m335[] = {
-	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 418, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 455, 0 },
-};
 static const struct ec2q_member q_ec2_m337[] = {
-	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
+	{ "LaunchTemplateId", "LaunchTemplateId", "LaunchTemplateId", "launchTemplateId", 320, 0 },
+	{ "LaunchTemplateName", "LaunchTemplateName", "LaunchTemplateName", "launchTemplateName", 454, 0 },
+	{ "Version", "Version", "Version", "version", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m338[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 448, 0 },
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 454, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 443, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 287, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 82, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 237, 0 },
 };
 static const struct ec2q_member q_ec2_m339[] = {
-	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 448, 0 },
+	{ "ResourceType", "ResourceType", "ResourceType", "resourceType", 422, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 461, 0 },
 };
-static const char *const q_ec2_e342[] = {
+static const struct ec2q_member q_ec2_m341[] = {
+	{ "Enabled", "Enabled", "Enabled", "enabled", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m342[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", "licenseConfigurationArn", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m343[] = {
+	{ "LicenseConfigurationArn", "LicenseConfigurationArn", "LicenseConfigurationArn", "licenseConfigurationArn", 454, 0 },
+};
+static const char *const q_ec2_e346[] = {
 	"included",
 	"required",
 	"excluded",
 };
-static const char *const q_ec2_e343[] = {
+static const char *const q_ec2_e347[] = {
 	"hdd",
 	"ssd",
 };
-static const char *const q_ec2_e346[] = {
+static const char *const q_ec2_e350[] = {
 	"region",
 	"availability-zone",
 	"availability-zone-id",
 };
-static const char *const q_ec2_e348[] = {
+static const char *const q_ec2_e352[] = {
 	"spot",
 };
-static const struct ec2q_member q_ec2_m357[] = {
-	{ "Min", "Min", "Min", "min", 137, 0 },
-	{ "Max", "Max", "Max", "max", 137, 0 },
-};
-static const struct ec2q_member q_ec2_m358[] = {
-	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 360, 0 },
-};
-static const struct ec2q_member q_ec2_m359[] = {
-	{ "Min", "Min", "Min", "min", 283, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 283, 0 },
+static const struct ec2q_member q_ec2_m361[] = {
+	{ "Min", "Min", "Min", "min", 140, 0 },
+	{ "Max", "Max", "Max", "max", 140, 0 },
 };
 static const struct ec2q_member q_ec2_m362[] = {
+	{ "SizeInMiB", "SizeInMiB", "sizeInMiB", "sizeInMiB", 364, 0 },
+};
+static const struct ec2q_member q_ec2_m363[] = {
+	{ "Min", "Min", "Min", "min", 287, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 287, 0 },
+};
+static const struct ec2q_member q_ec2_m366[] = {
 	{ "SourceDestCheck", "SourceDestCheck", "SourceDestCheck", "sourceDestCheck", 21, 0 },
-	{ "Attribute", "Attribute", "attribute", "attribute", 222, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 227, 0 },
+	{ "Attribute", "Attribute", "attribute", "attribute", 225, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "blockDeviceMapping", "blockDeviceMapping", 230, 0 },
 	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 21, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 21, 0 },
 	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 21, 0 },
-	{ "Groups", "GroupId", "GroupId", "groupId", 191, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 231, EC2Q_REQUIRED },
+	{ "Groups", "GroupId", "GroupId", "groupId", 194, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 234, EC2Q_REQUIRED },
 	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 22, 0 },
 	{ "InstanceType", "InstanceType", "instanceType", "instanceType", 22, 0 },
 	{ "Kernel", "Kernel", "kernel", "kernel", 22, 0 },
 	{ "Ramdisk", "Ramdisk", "ramdisk", "ramdisk", 22, 0 },
 	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 22, 0 },
 	{ "UserData", "UserData", "userData", "userData", 38, 0 },
-	{ "Value", "Value", "value", "value", 448, 0 },
+	{ "Value", "Value", "value", "value", 454, 0 },
 	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 21, 0 },
 };
-static const struct ec2q_member q_ec2_m363[] = {
-	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 231, EC2Q_REQUIRED },
-	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 199, 0 },
-	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 283, 0 },
-	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 248, 0 },
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 252, 0 },
-	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 253, 0 },
-};
-static const struct ec2q_member q_ec2_m364[] = {
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 448, 0 },
-	{ "InstanceMetadataOptions", "InstanceMetadataOptions", "instanceMetadataOptions", "instanceMetadataOptions", 250, 0 },
-};
-static const struct ec2q_member q_ec2_m365[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 432, 0 },
-	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 73, 0 },
-	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 194, 0 },
-	{ "OperationType", "OperationType", "OperationType", "operationType", 380, 0 },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 433, EC2Q_REQUIRED },
-	{ "UserIds", "UserId", "UserId", "userId", 468, 0 },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m366[] = {
-	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
-	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 483, EC2Q_REQUIRED },
-	{ "Size", "Size", "Size", "size", 283, 0 },
-	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 504, 0 },
-	{ "Iops", "Iops", "Iops", "iops", 283, 0 },
-	{ "Throughput", "Throughput", "Throughput", "throughput", 283, 0 },
-	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 42, 0 },
-};
 static const struct ec2q_member q_ec2_m367[] = {
-	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 487, 0 },
+	{ "InstanceId", "InstanceId", "InstanceId", "instanceId", 234, EC2Q_REQUIRED },
+	{ "HttpTokens", "HttpTokens", "HttpTokens", "httpTokens", 202, 0 },
+	{ "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "HttpPutResponseHopLimit", "httpPutResponseHopLimit", 287, 0 },
+	{ "HttpEndpoint", "HttpEndpoint", "HttpEndpoint", "httpEndpoint", 251, 0 },
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "HttpProtocolIpv6", "HttpProtocolIpv6", "HttpProtocolIpv6", "httpProtocolIpv6", 255, 0 },
+	{ "InstanceMetadataTags", "InstanceMetadataTags", "InstanceMetadataTags", "instanceMetadataTags", 256, 0 },
 };
 static const struct ec2q_member q_ec2_m368[] = {
-	{ "State", "State", "state", "state", 369, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 454, 0 },
+	{ "InstanceMetadataOptions", "InstanceMetadataOptions", "instanceMetadataOptions", "instanceMetadataOptions", 253, 0 },
 };
-static const char *const q_ec2_e369[] = {
+static const struct ec2q_member q_ec2_m369[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 436, 0 },
+	{ "CreateVolumePermission", "CreateVolumePermission", "CreateVolumePermission", "createVolumePermission", 76, 0 },
+	{ "GroupNames", "UserGroup", "UserGroup", "userGroup", 197, 0 },
+	{ "OperationType", "OperationType", "OperationType", "operationType", 384, 0 },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 437, EC2Q_REQUIRED },
+	{ "UserIds", "UserId", "UserId", "userId", 474, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m370[] = {
+	{ "DryRun", "DryRun", "DryRun", "dryRun", 42, 0 },
+	{ "VolumeId", "VolumeId", "VolumeId", "volumeId", 489, EC2Q_REQUIRED },
+	{ "Size", "Size", "Size", "size", 287, 0 },
+	{ "VolumeType", "VolumeType", "VolumeType", "volumeType", 510, 0 },
+	{ "Iops", "Iops", "Iops", "iops", 287, 0 },
+	{ "Throughput", "Throughput", "Throughput", "throughput", 287, 0 },
+	{ "MultiAttachEnabled", "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m371[] = {
+	{ "VolumeModification", "VolumeModification", "volumeModification", "volumeModification", 493, 0 },
+};
+static const struct ec2q_member q_ec2_m372[] = {
+	{ "State", "State", "state", "state", 373, 0 },
+};
+static const char *const q_ec2_e373[] = {
 	"disabled",
 	"disabling",
 	"enabled",
 	"pending",
 };
-static const struct ec2q_member q_ec2_m370[] = {
-	{ "Min", "Min", "Min", "min", 137, 0 },
-	{ "Max", "Max", "Max", "max", 137, 0 },
-};
-static const struct ec2q_member q_ec2_m372[] = {
-	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 371, 0 },
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 378, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 351, 0 },
-};
 static const struct ec2q_member q_ec2_m374[] = {
-	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 378, 0 },
-	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 351, 0 },
-	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 355, 0 },
-	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 82, 0 },
-	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 373, 0 },
-	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 349, 0 },
-	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 350, 0 },
-	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 286, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 160, 0 },
-	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 147, 0 },
-	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 146, 0 },
-	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 163, 0 },
-	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 159, 0 },
+	{ "Min", "Min", "Min", "min", 140, 0 },
+	{ "Max", "Max", "Max", "max", 140, 0 },
 };
-static const struct ec2q_member q_ec2_m375[] = {
-	{ "Min", "Min", "Min", "min", 283, 0 },
-	{ "Max", "Max", "Max", "max", 283, 0 },
+static const struct ec2q_member q_ec2_m376[] = {
+	{ "NetworkCardIndex", "NetworkCardIndex", "networkCardIndex", "networkCardIndex", 375, 0 },
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 382, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 355, 0 },
 };
-static const char *const q_ec2_e377[] = {
+static const struct ec2q_member q_ec2_m378[] = {
+	{ "NetworkPerformance", "NetworkPerformance", "networkPerformance", "networkPerformance", 382, 0 },
+	{ "MaximumNetworkInterfaces", "MaximumNetworkInterfaces", "maximumNetworkInterfaces", "maximumNetworkInterfaces", 355, 0 },
+	{ "MaximumNetworkCards", "MaximumNetworkCards", "maximumNetworkCards", "maximumNetworkCards", 359, 0 },
+	{ "DefaultNetworkCardIndex", "DefaultNetworkCardIndex", "defaultNetworkCardIndex", "defaultNetworkCardIndex", 85, 0 },
+	{ "NetworkCards", "NetworkCards", "networkCards", "networkCards", 377, 0 },
+	{ "Ipv4AddressesPerInterface", "Ipv4AddressesPerInterface", "ipv4AddressesPerInterface", "ipv4AddressesPerInterface", 353, 0 },
+	{ "Ipv6AddressesPerInterface", "Ipv6AddressesPerInterface", "ipv6AddressesPerInterface", "ipv6AddressesPerInterface", 354, 0 },
+	{ "Ipv6Supported", "Ipv6Supported", "ipv6Supported", "ipv6Supported", 290, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 163, 0 },
+	{ "EfaSupported", "EfaSupported", "efaSupported", "efaSupported", 150, 0 },
+	{ "EfaInfo", "EfaInfo", "efaInfo", "efaInfo", 149, 0 },
+	{ "EncryptionInTransitSupported", "EncryptionInTransitSupported", "encryptionInTransitSupported", "encryptionInTransitSupported", 166, 0 },
+	{ "EnaSrdSupported", "EnaSrdSupported", "enaSrdSupported", "enaSrdSupported", 162, 0 },
+};
+static const struct ec2q_member q_ec2_m379[] = {
+	{ "Min", "Min", "Min", "min", 287, 0 },
+	{ "Max", "Max", "Max", "max", 287, 0 },
+};
+static const char *const q_ec2_e381[] = {
 	"available",
 	"associated",
 	"attaching",
 	"in-use",
 	"detaching",
 };
-static const char *const q_ec2_e380[] = {
+static const char *const q_ec2_e384[] = {
 	"add",
 	"remove",
 };
-static const char *const q_ec2_e382[] = {
+static const char *const q_ec2_e386[] = {
 	"all",
 };
-static const struct ec2q_member q_ec2_m383[] = {
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 448, 0 },
-	{ "Affinity", "Affinity", "affinity", "affinity", 448, 0 },
-	{ "GroupName", "GroupName", "groupName", "groupName", 389, 0 },
-	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 283, 0 },
-	{ "HostId", "HostId", "hostId", "hostId", 448, 0 },
-	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 459, 0 },
-	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 448, 0 },
-	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 448, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 385, 0 },
-};
-static const struct ec2q_member q_ec2_m384[] = {
-	{ "GroupName", "GroupName", "groupName", "groupName", 448, 0 },
-	{ "State", "State", "state", "state", 390, 0 },
-	{ "Strategy", "Strategy", "strategy", "strategy", 394, 0 },
-	{ "PartitionCount", "PartitionCount", "partitionCount", "partitionCount", 283, 0 },
-	{ "GroupId", "GroupId", "groupId", "groupId", 448, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 455, 0 },
-	{ "GroupArn", "GroupArn", "groupArn", "groupArn", 448, 0 },
-	{ "SpreadLevel", "SpreadLevel", "spreadLevel", "spreadLevel", 439, 0 },
-};
 static const struct ec2q_member q_ec2_m387[] = {
-	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 392, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 454, 0 },
+	{ "Affinity", "Affinity", "affinity", "affinity", 454, 0 },
+	{ "GroupName", "GroupName", "groupName", "groupName", 393, 0 },
+	{ "PartitionNumber", "PartitionNumber", "partitionNumber", "partitionNumber", 287, 0 },
+	{ "HostId", "HostId", "hostId", "hostId", 454, 0 },
+	{ "Tenancy", "Tenancy", "tenancy", "tenancy", 465, 0 },
+	{ "SpreadDomain", "SpreadDomain", "spreadDomain", "spreadDomain", 454, 0 },
+	{ "HostResourceGroupArn", "HostResourceGroupArn", "hostResourceGroupArn", "hostResourceGroupArn", 454, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 389, 0 },
 };
-static const char *const q_ec2_e390[] = {
+static const struct ec2q_member q_ec2_m388[] = {
+	{ "GroupName", "GroupName", "groupName", "groupName", 454, 0 },
+	{ "State", "State", "state", "state", 394, 0 },
+	{ "Strategy", "Strategy", "strategy", "strategy", 398, 0 },
+	{ "PartitionCount", "PartitionCount", "partitionCount", "partitionCount", 287, 0 },
+	{ "GroupId", "GroupId", "groupId", "groupId", 454, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 461, 0 },
+	{ "GroupArn", "GroupArn", "groupArn", "groupArn", 454, 0 },
+	{ "SpreadLevel", "SpreadLevel", "spreadLevel", "spreadLevel", 445, 0 },
+};
+static const struct ec2q_member q_ec2_m391[] = {
+	{ "SupportedStrategies", "SupportedStrategies", "supportedStrategies", "supportedStrategies", 396, 0 },
+};
+static const char *const q_ec2_e394[] = {
 	"pending",
 	"available",
 	"deleting",
 	"deleted",
 };
-static const char *const q_ec2_e391[] = {
-	"cluster",
-	"partition",
-	"spread",
-};
-static const char *const q_ec2_e394[] = {
-	"cluster",
-	"spread",
-	"partition",
-};
 static const char *const q_ec2_e395[] = {
+	"cluster",
+	"partition",
+	"spread",
+};
+static const char *const q_ec2_e398[] = {
+	"cluster",
+	"spread",
+	"partition",
+};
+static const char *const q_ec2_e399[] = {
 	"Windows",
 };
-static const struct ec2q_member q_ec2_m396[] = {
-	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 198, 0 },
+static const struct ec2q_member q_ec2_m400[] = {
+	{ "HostnameType", "HostnameType", "HostnameType", "hostnameType", 201, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", 42, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m397[] = {
-	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 198, 0 },
+static const struct ec2q_member q_ec2_m401[] = {
+	{ "HostnameType", "HostnameType", "hostnameType", "hostnameType", 201, 0 },
 	{ "EnableResourceNameDnsARecord", "EnableResourceNameDnsARecord", "enableResourceNameDnsARecord", "enableResourceNameDnsARecord", 42, 0 },
 	{ "EnableResourceNameDnsAAAARecord", "EnableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", "enableResourceNameDnsAAAARecord", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m398[] = {
-	{ "Primary", "Primary", "primary", "primary", 42, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m400[] = {
-	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
-	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 401, 0 },
-};
 static const struct ec2q_member q_ec2_m402[] = {
-	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 448, 0 },
-	{ "ProductCodeType", "Type", "type", "type", 404, 0 },
+	{ "Primary", "Primary", "primary", "primary", 42, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 454, 0 },
 };
-static const char *const q_ec2_e404[] = {
+static const struct ec2q_member q_ec2_m404[] = {
+	{ "SupportedArchitectures", "SupportedArchitectures", "supportedArchitectures", "supportedArchitectures", 17, 0 },
+	{ "SustainedClockSpeedInGhz", "SustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", "sustainedClockSpeedInGhz", 405, 0 },
+};
+static const struct ec2q_member q_ec2_m406[] = {
+	{ "ProductCodeId", "ProductCode", "productCode", "productCode", 454, 0 },
+	{ "ProductCodeType", "Type", "type", "type", 408, 0 },
+};
+static const char *const q_ec2_e408[] = {
 	"devpay",
 	"marketplace",
 };
-static const struct ec2q_member q_ec2_m406[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 233, EC2Q_REQUIRED },
-	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-};
-static const struct ec2q_member q_ec2_m407[] = {
-	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 448, 0 },
-	{ "RegionName", "RegionName", "regionName", "regionName", 448, 0 },
-	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 448, 0 },
-};
 static const struct ec2q_member q_ec2_m410[] = {
-	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 448, 0 },
-	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 41, 0 },
-	{ "Description", "Description", "description", "description", 448, 0 },
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 236, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
-	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
-	{ "KernelId", "KernelId", "kernelId", "kernelId", 289, 0 },
-	{ "Name", "Name", "name", "name", 448, EC2Q_REQUIRED },
-	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 36, 0 },
-	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 405, 0 },
-	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 448, 0 },
-	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 448, 0 },
-	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 448, 0 },
-	{ "BootMode", "BootMode", "BootMode", "bootMode", 45, 0 },
-	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 465, 0 },
-	{ "UefiData", "UefiData", "UefiData", "uefiData", 449, 0 },
-	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 211, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 457, 0 },
 };
 static const struct ec2q_member q_ec2_m411[] = {
-	{ "ImageId", "ImageId", "imageId", "imageId", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m413[] = {
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 289, 0 },
-	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 42, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 315, 0 },
-	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 305, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 325, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 206, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 277, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 297, 0 },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 337, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 330, 0 },
-	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 405, 0 },
-	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 42, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 430, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 448, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 336, 0 },
-	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 152, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 311, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 426, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 428, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 319, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 75, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 307, 0 },
-	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 306, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 327, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 313, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 321, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 312, 0 },
-	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 262, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 331, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 318, 0 },
-	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 42, 0 },
+	{ "Endpoint", "RegionEndpoint", "regionEndpoint", "regionEndpoint", 454, 0 },
+	{ "RegionName", "RegionName", "regionName", "regionName", 454, 0 },
+	{ "OptInStatus", "OptInStatus", "optInStatus", "optInStatus", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m414[] = {
-	{ "Groups", "GroupSet", "groupSet", "groupSet", 193, 0 },
-	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 244, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 448, 0 },
-	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 448, 0 },
-	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 448, 0 },
+	{ "ImageLocation", "ImageLocation", "ImageLocation", "imageLocation", 454, 0 },
+	{ "Architecture", "Architecture", "architecture", "architecture", 18, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 41, 0 },
+	{ "Description", "Description", "description", "description", 454, 0 },
+	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
+	{ "EnaSupport", "EnaSupport", "enaSupport", "enaSupport", 42, 0 },
+	{ "KernelId", "KernelId", "kernelId", "kernelId", 293, 0 },
+	{ "Name", "Name", "name", "name", 454, EC2Q_REQUIRED },
+	{ "BillingProducts", "BillingProduct", "BillingProduct", "billingProduct", 36, 0 },
+	{ "RamdiskId", "RamdiskId", "ramdiskId", "ramdiskId", 409, 0 },
+	{ "RootDeviceName", "RootDeviceName", "rootDeviceName", "rootDeviceName", 454, 0 },
+	{ "SriovNetSupport", "SriovNetSupport", "sriovNetSupport", "sriovNetSupport", 454, 0 },
+	{ "VirtualizationType", "VirtualizationType", "virtualizationType", "virtualizationType", 454, 0 },
+	{ "BootMode", "BootMode", "BootMode", "bootMode", 45, 0 },
+	{ "TpmSupport", "TpmSupport", "TpmSupport", "tpmSupport", 471, 0 },
+	{ "UefiData", "UefiData", "UefiData", "uefiData", 455, 0 },
+	{ "ImdsSupport", "ImdsSupport", "ImdsSupport", "imdsSupport", 214, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 463, 0 },
 };
-static const struct ec2q_member q_ec2_m416[] = {
-	{ "Attribute", "Attribute", "Attribute", "attribute", 432, EC2Q_REQUIRED },
-	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 433, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m415[] = {
+	{ "ImageId", "ImageId", "imageId", "imageId", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m417[] = {
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 293, 0 },
+	{ "EbsOptimized", "EbsOptimized", "EbsOptimized", "ebsOptimized", 42, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", 319, 0 },
+	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 309, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "NetworkInterface", "networkInterface", 329, 0 },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 209, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 281, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 301, 0 },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 341, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 334, 0 },
+	{ "RamDiskId", "RamDiskId", "RamDiskId", "ramDiskId", 409, 0 },
+	{ "DisableApiTermination", "DisableApiTermination", "DisableApiTermination", "disableApiTermination", 42, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 434, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 454, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 340, 0 },
+	{ "ElasticGpuSpecifications", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 155, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 315, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 430, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 432, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 323, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 78, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 311, 0 },
+	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 310, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 331, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 317, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 325, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 316, 0 },
+	{ "InstanceRequirements", "InstanceRequirements", "InstanceRequirements", "instanceRequirements", 265, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 335, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 322, 0 },
+	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 42, 0 },
+};
+static const struct ec2q_member q_ec2_m418[] = {
+	{ "Groups", "GroupSet", "groupSet", "groupSet", 196, 0 },
+	{ "Instances", "InstancesSet", "instancesSet", "instancesSet", 247, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 454, 0 },
+	{ "RequesterId", "RequesterId", "requesterId", "requesterId", 454, 0 },
+	{ "ReservationId", "ReservationId", "reservationId", "reservationId", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m420[] = {
+	{ "Attribute", "Attribute", "Attribute", "attribute", 436, EC2Q_REQUIRED },
+	{ "SnapshotId", "SnapshotId", "SnapshotId", "snapshotId", 437, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const char *const q_ec2_e418[] = {
+static const char *const q_ec2_e422[] = {
 	"capacity-reservation",
 	"client-vpn-endpoint",
 	"customer-gateway",
@@ -1675,266 +1694,279 @@ static const char *const q_ec2_e418[] = {
 	"ipam-resource-discovery",
 	"ipam-resource-discovery-association",
 };
-static const char *const q_ec2_e420[] = {
+static const char *const q_ec2_e424[] = {
 	"ebs",
 	"instance-store",
 };
-static const struct ec2q_member q_ec2_m422[] = {
+static const struct ec2q_member q_ec2_m426[] = {
 	{ "Enabled", "Enabled", "enabled", "enabled", 42, EC2Q_REQUIRED },
 };
-static const struct ec2q_member q_ec2_m423[] = {
+static const struct ec2q_member q_ec2_m427[] = {
 	{ "BlockDeviceMappings", "BlockDeviceMapping", "BlockDeviceMapping", "blockDeviceMapping", 41, 0 },
-	{ "ImageId", "ImageId", "ImageId", "imageId", 206, 0 },
-	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 277, 0 },
-	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 283, 0 },
-	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 238, 0 },
-	{ "KernelId", "KernelId", "KernelId", "kernelId", 289, 0 },
-	{ "KeyName", "KeyName", "KeyName", "keyName", 297, 0 },
-	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 283, EC2Q_REQUIRED },
-	{ "MinCount", "MinCount", "MinCount", "minCount", 283, EC2Q_REQUIRED },
-	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 422, 0 },
-	{ "Placement", "Placement", "Placement", "placement", 383, 0 },
-	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 405, 0 },
-	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 426, 0 },
-	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 428, 0 },
-	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 450, 0 },
-	{ "UserData", "UserData", "UserData", "userData", 424, 0 },
-	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 448, 0 },
-	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 448, EC2Q_IDEMPOTENCY },
+	{ "ImageId", "ImageId", "ImageId", "imageId", 209, 0 },
+	{ "InstanceType", "InstanceType", "InstanceType", "instanceType", 281, 0 },
+	{ "Ipv6AddressCount", "Ipv6AddressCount", "Ipv6AddressCount", "ipv6AddressCount", 287, 0 },
+	{ "Ipv6Addresses", "Ipv6Address", "Ipv6Address", "ipv6Address", 241, 0 },
+	{ "KernelId", "KernelId", "KernelId", "kernelId", 293, 0 },
+	{ "KeyName", "KeyName", "KeyName", "keyName", 301, 0 },
+	{ "MaxCount", "MaxCount", "MaxCount", "maxCount", 287, EC2Q_REQUIRED },
+	{ "MinCount", "MinCount", "MinCount", "minCount", 287, EC2Q_REQUIRED },
+	{ "Monitoring", "Monitoring", "Monitoring", "monitoring", 426, 0 },
+	{ "Placement", "Placement", "Placement", "placement", 387, 0 },
+	{ "RamdiskId", "RamdiskId", "RamdiskId", "ramdiskId", 409, 0 },
+	{ "SecurityGroupIds", "SecurityGroupId", "SecurityGroupId", "securityGroupId", 430, 0 },
+	{ "SecurityGroups", "SecurityGroup", "SecurityGroup", "securityGroup", 432, 0 },
+	{ "SubnetId", "SubnetId", "SubnetId", "subnetId", 456, 0 },
+	{ "UserData", "UserData", "UserData", "userData", 428, 0 },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 454, 0 },
+	{ "ClientToken", "ClientToken", "clientToken", "clientToken", 454, EC2Q_IDEMPOTENCY },
 	{ "DisableApiTermination", "DisableApiTermination", "disableApiTermination", "disableApiTermination", 42, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "EbsOptimized", "EbsOptimized", "ebsOptimized", "ebsOptimized", 42, 0 },
-	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 202, 0 },
-	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 430, 0 },
-	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 259, 0 },
-	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 448, 0 },
-	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 153, 0 },
-	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 158, 0 },
-	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 457, 0 },
-	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 333, 0 },
-	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 247, 0 },
-	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 75, 0 },
-	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 61, 0 },
+	{ "IamInstanceProfile", "IamInstanceProfile", "iamInstanceProfile", "iamInstanceProfile", 205, 0 },
+	{ "InstanceInitiatedShutdownBehavior", "InstanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", "instanceInitiatedShutdownBehavior", 434, 0 },
+	{ "NetworkInterfaces", "NetworkInterface", "networkInterface", "networkInterface", 262, 0 },
+	{ "PrivateIpAddress", "PrivateIpAddress", "privateIpAddress", "privateIpAddress", 454, 0 },
+	{ "ElasticGpuSpecification", "ElasticGpuSpecification", "ElasticGpuSpecification", "elasticGpuSpecification", 156, 0 },
+	{ "ElasticInferenceAccelerators", "ElasticInferenceAccelerator", "ElasticInferenceAccelerator", "elasticInferenceAccelerator", 161, 0 },
+	{ "TagSpecifications", "TagSpecification", "TagSpecification", "tagSpecification", 463, 0 },
+	{ "LaunchTemplate", "LaunchTemplate", "LaunchTemplate", "launchTemplate", 337, 0 },
+	{ "InstanceMarketOptions", "InstanceMarketOptions", "InstanceMarketOptions", "instanceMarketOptions", 250, 0 },
+	{ "CreditSpecification", "CreditSpecification", "CreditSpecification", "creditSpecification", 78, 0 },
+	{ "CpuOptions", "CpuOptions", "CpuOptions", "cpuOptions", 62, 0 },
 	{ "CapacityReservationSpecification", "CapacityReservationSpecification", "CapacityReservationSpecification", "capacityReservationSpecification", 50, 0 },
-	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 197, 0 },
-	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 341, 0 },
-	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 249, 0 },
-	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 162, 0 },
-	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 396, 0 },
-	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 246, 0 },
+	{ "HibernationOptions", "HibernationOptions", "HibernationOptions", "hibernationOptions", 200, 0 },
+	{ "LicenseSpecifications", "LicenseSpecification", "LicenseSpecification", "licenseSpecification", 345, 0 },
+	{ "MetadataOptions", "MetadataOptions", "MetadataOptions", "metadataOptions", 252, 0 },
+	{ "EnclaveOptions", "EnclaveOptions", "EnclaveOptions", "enclaveOptions", 165, 0 },
+	{ "PrivateDnsNameOptions", "PrivateDnsNameOptions", "PrivateDnsNameOptions", "privateDnsNameOptions", 400, 0 },
+	{ "MaintenanceOptions", "MaintenanceOptions", "MaintenanceOptions", "maintenanceOptions", 249, 0 },
 	{ "DisableApiStop", "DisableApiStop", "DisableApiStop", "disableApiStop", 42, 0 },
 };
-static const char *const q_ec2_e430[] = {
+static const char *const q_ec2_e434[] = {
 	"stop",
 	"terminate",
 };
-static const struct ec2q_member q_ec2_m431[] = {
-	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 448, 0 },
-	{ "Description", "Description", "description", "description", 448, 0 },
+static const struct ec2q_member q_ec2_m435[] = {
+	{ "DataEncryptionKeyId", "DataEncryptionKeyId", "dataEncryptionKeyId", "dataEncryptionKeyId", 454, 0 },
+	{ "Description", "Description", "description", "description", 454, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 448, 0 },
-	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 448, 0 },
-	{ "Progress", "Progress", "progress", "progress", 448, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 448, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 79, 0 },
-	{ "State", "Status", "status", "status", 436, 0 },
-	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 448, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 448, 0 },
-	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 283, 0 },
-	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 448, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 448, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 455, 0 },
-	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 447, 0 },
-	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 361, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 454, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 454, 0 },
+	{ "Progress", "Progress", "progress", "progress", 454, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 454, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 82, 0 },
+	{ "State", "Status", "status", "status", 442, 0 },
+	{ "StateMessage", "StatusMessage", "statusMessage", "statusMessage", 454, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 454, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 287, 0 },
+	{ "OwnerAlias", "OwnerAlias", "ownerAlias", "ownerAlias", 454, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 454, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 461, 0 },
+	{ "StorageTier", "StorageTier", "storageTier", "storageTier", 453, 0 },
+	{ "RestoreExpiryTime", "RestoreExpiryTime", "restoreExpiryTime", "restoreExpiryTime", 365, 0 },
 };
-static const char *const q_ec2_e432[] = {
+static const char *const q_ec2_e436[] = {
 	"productCodes",
 	"createVolumePermission",
 };
-static const char *const q_ec2_e436[] = {
+static const struct ec2q_member q_ec2_m439[] = {
+	{ "Description", "Description", "description", "description", 454, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 461, 0 },
+	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 454, 0 },
+	{ "State", "State", "state", "state", 442, 0 },
+	{ "VolumeSize", "VolumeSize", "volumeSize", "volumeSize", 287, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 365, 0 },
+	{ "Progress", "Progress", "progress", "progress", 454, 0 },
+	{ "OwnerId", "OwnerId", "ownerId", "ownerId", 454, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 454, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 454, 0 },
+};
+static const char *const q_ec2_e442[] = {
 	"pending",
 	"completed",
 	"error",
 	"recoverable",
 	"recovering",
 };
-static const char *const q_ec2_e437[] = {
+static const char *const q_ec2_e443[] = {
 	"one-time",
 	"persistent",
 };
-static const struct ec2q_member q_ec2_m438[] = {
-	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 448, 0 },
-	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 437, 0 },
-	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 283, 0 },
-	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 79, 0 },
-	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 234, 0 },
+static const struct ec2q_member q_ec2_m444[] = {
+	{ "MaxPrice", "MaxPrice", "MaxPrice", "maxPrice", 454, 0 },
+	{ "SpotInstanceType", "SpotInstanceType", "SpotInstanceType", "spotInstanceType", 443, 0 },
+	{ "BlockDurationMinutes", "BlockDurationMinutes", "BlockDurationMinutes", "blockDurationMinutes", 287, 0 },
+	{ "ValidUntil", "ValidUntil", "ValidUntil", "validUntil", 82, 0 },
+	{ "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "InstanceInterruptionBehavior", "instanceInterruptionBehavior", 237, 0 },
 };
-static const char *const q_ec2_e439[] = {
+static const char *const q_ec2_e445[] = {
 	"host",
 	"rack",
 };
-static const struct ec2q_member q_ec2_m440[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 233, EC2Q_REQUIRED },
-	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 448, 0 },
+static const struct ec2q_member q_ec2_m446[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 236, EC2Q_REQUIRED },
+	{ "AdditionalInfo", "AdditionalInfo", "additionalInfo", "additionalInfo", 454, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m441[] = {
-	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 265, 0 },
+static const struct ec2q_member q_ec2_m447[] = {
+	{ "StartingInstances", "InstancesSet", "instancesSet", "instancesSet", 269, 0 },
 };
-static const struct ec2q_member q_ec2_m442[] = {
-	{ "Code", "Code", "code", "code", 448, 0 },
-	{ "Message", "Message", "message", "message", 448, 0 },
+static const struct ec2q_member q_ec2_m448[] = {
+	{ "Code", "Code", "code", "code", 454, 0 },
+	{ "Message", "Message", "message", "message", 454, 0 },
 };
-static const char *const q_ec2_e443[] = {
+static const char *const q_ec2_e449[] = {
 	"reachability",
 };
-static const char *const q_ec2_e444[] = {
+static const char *const q_ec2_e450[] = {
 	"passed",
 	"failed",
 	"insufficient-data",
 	"initializing",
 };
-static const struct ec2q_member q_ec2_m445[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 233, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m451[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 236, EC2Q_REQUIRED },
 	{ "Hibernate", "Hibernate", "Hibernate", "hibernate", 42, 0 },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 	{ "Force", "Force", "force", "force", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m446[] = {
-	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 265, 0 },
+static const struct ec2q_member q_ec2_m452[] = {
+	{ "StoppingInstances", "InstancesSet", "instancesSet", "instancesSet", 269, 0 },
 };
-static const char *const q_ec2_e447[] = {
+static const char *const q_ec2_e453[] = {
 	"archive",
 	"standard",
 };
-static const char *const q_ec2_e451[] = {
+static const char *const q_ec2_e457[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 	"not-applicable",
 	"initializing",
 };
-static const struct ec2q_member q_ec2_m452[] = {
-	{ "Key", "Key", "key", "key", 448, 0 },
-	{ "Value", "Value", "value", "value", 448, 0 },
+static const struct ec2q_member q_ec2_m458[] = {
+	{ "Key", "Key", "key", "key", 454, 0 },
+	{ "Value", "Value", "value", "value", 454, 0 },
 };
-static const struct ec2q_member q_ec2_m453[] = {
-	{ "Key", "Key", "key", "key", 448, 0 },
-	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 448, 0 },
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 418, 0 },
-	{ "Value", "Value", "value", "value", 448, 0 },
+static const struct ec2q_member q_ec2_m459[] = {
+	{ "Key", "Key", "key", "key", 454, 0 },
+	{ "ResourceId", "ResourceId", "resourceId", "resourceId", 454, 0 },
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 422, 0 },
+	{ "Value", "Value", "value", "value", 454, 0 },
 };
-static const struct ec2q_member q_ec2_m456[] = {
-	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 418, 0 },
-	{ "Tags", "Tag", "Tag", "tag", 455, 0 },
+static const struct ec2q_member q_ec2_m462[] = {
+	{ "ResourceType", "ResourceType", "resourceType", "resourceType", 422, 0 },
+	{ "Tags", "Tag", "Tag", "tag", 461, 0 },
 };
-static const char *const q_ec2_e459[] = {
+static const char *const q_ec2_e465[] = {
 	"default",
 	"dedicated",
 	"host",
 };
-static const struct ec2q_member q_ec2_m460[] = {
-	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 233, EC2Q_REQUIRED },
+static const struct ec2q_member q_ec2_m466[] = {
+	{ "InstanceIds", "InstanceId", "InstanceId", "instanceId", 236, EC2Q_REQUIRED },
 	{ "DryRun", "DryRun", "dryRun", "dryRun", 42, 0 },
 };
-static const struct ec2q_member q_ec2_m461[] = {
-	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 265, 0 },
+static const struct ec2q_member q_ec2_m467[] = {
+	{ "TerminatingInstances", "InstancesSet", "instancesSet", "instancesSet", 269, 0 },
 };
-static const struct ec2q_member q_ec2_m464[] = {
-	{ "Min", "Min", "Min", "min", 137, 0 },
-	{ "Max", "Max", "Max", "max", 137, 0 },
+static const struct ec2q_member q_ec2_m470[] = {
+	{ "Min", "Min", "Min", "min", 140, 0 },
+	{ "Max", "Max", "Max", "max", 140, 0 },
 };
-static const char *const q_ec2_e465[] = {
+static const char *const q_ec2_e471[] = {
 	"v2.0",
 };
-static const char *const q_ec2_e466[] = {
+static const char *const q_ec2_e472[] = {
 	"spot",
 	"on-demand",
 };
-static const struct ec2q_member q_ec2_m470[] = {
-	{ "Min", "Min", "Min", "min", 283, EC2Q_REQUIRED },
-	{ "Max", "Max", "Max", "max", 283, 0 },
+static const struct ec2q_member q_ec2_m476[] = {
+	{ "Min", "Min", "Min", "min", 287, EC2Q_REQUIRED },
+	{ "Max", "Max", "Max", "max", 287, 0 },
 };
-static const struct ec2q_member q_ec2_m471[] = {
-	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 469, 0 },
-	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 56, 0 },
-	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 462, 0 },
-	{ "ValidCores", "ValidCores", "validCores", "validCores", 57, 0 },
-	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 463, 0 },
+static const struct ec2q_member q_ec2_m477[] = {
+	{ "DefaultVCpus", "DefaultVCpus", "defaultVCpus", "defaultVCpus", 475, 0 },
+	{ "DefaultCores", "DefaultCores", "defaultCores", "defaultCores", 57, 0 },
+	{ "DefaultThreadsPerCore", "DefaultThreadsPerCore", "defaultThreadsPerCore", "defaultThreadsPerCore", 468, 0 },
+	{ "ValidCores", "ValidCores", "validCores", "validCores", 58, 0 },
+	{ "ValidThreadsPerCore", "ValidThreadsPerCore", "validThreadsPerCore", "validThreadsPerCore", 469, 0 },
 };
-static const struct ec2q_member q_ec2_m472[] = {
-	{ "Code", "Code", "code", "code", 448, 0 },
-	{ "Message", "Message", "message", "message", 448, 0 },
+static const struct ec2q_member q_ec2_m478[] = {
+	{ "Code", "Code", "code", "code", 454, 0 },
+	{ "Message", "Message", "message", "message", 454, 0 },
 };
-static const struct ec2q_member q_ec2_m473[] = {
-	{ "Errors", "ErrorSet", "errorSet", "errorSet", 165, 0 },
+static const struct ec2q_member q_ec2_m479[] = {
+	{ "Errors", "ErrorSet", "errorSet", "errorSet", 168, 0 },
 };
-static const char *const q_ec2_e476[] = {
+static const char *const q_ec2_e482[] = {
 	"hvm",
 	"paravirtual",
 };
-static const struct ec2q_member q_ec2_m478[] = {
-	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 480, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 448, 0 },
-	{ "CreateTime", "CreateTime", "createTime", "createTime", 79, 0 },
+static const struct ec2q_member q_ec2_m484[] = {
+	{ "Attachments", "AttachmentSet", "attachmentSet", "attachmentSet", 486, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 454, 0 },
+	{ "CreateTime", "CreateTime", "createTime", "createTime", 82, 0 },
 	{ "Encrypted", "Encrypted", "encrypted", "encrypted", 42, 0 },
-	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 448, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 448, 0 },
-	{ "Size", "Size", "size", "size", 283, 0 },
-	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 448, 0 },
-	{ "State", "Status", "status", "status", 490, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 448, 0 },
-	{ "Iops", "Iops", "iops", "iops", 283, 0 },
-	{ "Tags", "TagSet", "tagSet", "tagSet", 455, 0 },
-	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 504, 0 },
+	{ "KmsKeyId", "KmsKeyId", "kmsKeyId", "kmsKeyId", 454, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 454, 0 },
+	{ "Size", "Size", "size", "size", 287, 0 },
+	{ "SnapshotId", "SnapshotId", "snapshotId", "snapshotId", 454, 0 },
+	{ "State", "Status", "status", "status", 496, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 454, 0 },
+	{ "Iops", "Iops", "iops", "iops", 287, 0 },
+	{ "Tags", "TagSet", "tagSet", "tagSet", 461, 0 },
+	{ "VolumeType", "VolumeType", "volumeType", "volumeType", 510, 0 },
 	{ "FastRestored", "FastRestored", "fastRestored", "fastRestored", 42, 0 },
 	{ "MultiAttachEnabled", "MultiAttachEnabled", "multiAttachEnabled", "multiAttachEnabled", 42, 0 },
-	{ "Throughput", "Throughput", "throughput", "throughput", 283, 0 },
+	{ "Throughput", "Throughput", "throughput", "throughput", 287, 0 },
 };
-static const struct ec2q_member q_ec2_m479[] = {
-	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 79, 0 },
-	{ "Device", "Device", "device", "device", 448, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 448, 0 },
-	{ "State", "Status", "status", "status", 481, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 448, 0 },
+static const struct ec2q_member q_ec2_m485[] = {
+	{ "AttachTime", "AttachTime", "attachTime", "attachTime", 82, 0 },
+	{ "Device", "Device", "device", "device", 454, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 454, 0 },
+	{ "State", "Status", "status", "status", 487, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 454, 0 },
 	{ "DeleteOnTermination", "DeleteOnTermination", "deleteOnTermination", "deleteOnTermination", 42, 0 },
 };
-static const char *const q_ec2_e481[] = {
+static const char *const q_ec2_e487[] = {
 	"attaching",
 	"attached",
 	"detaching",
 	"detached",
 	"busy",
 };
-static const char *const q_ec2_e482[] = {
+static const char *const q_ec2_e488[] = {
 	"autoEnableIO",
 	"productCodes",
 };
-static const struct ec2q_member q_ec2_m487[] = {
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 448, 0 },
-	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 489, 0 },
-	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 448, 0 },
-	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 283, 0 },
-	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 283, 0 },
-	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 504, 0 },
-	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 283, 0 },
+static const struct ec2q_member q_ec2_m493[] = {
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 454, 0 },
+	{ "ModificationState", "ModificationState", "modificationState", "modificationState", 495, 0 },
+	{ "StatusMessage", "StatusMessage", "statusMessage", "statusMessage", 454, 0 },
+	{ "TargetSize", "TargetSize", "targetSize", "targetSize", 287, 0 },
+	{ "TargetIops", "TargetIops", "targetIops", "targetIops", 287, 0 },
+	{ "TargetVolumeType", "TargetVolumeType", "targetVolumeType", "targetVolumeType", 510, 0 },
+	{ "TargetThroughput", "TargetThroughput", "targetThroughput", "targetThroughput", 287, 0 },
 	{ "TargetMultiAttachEnabled", "TargetMultiAttachEnabled", "targetMultiAttachEnabled", "targetMultiAttachEnabled", 42, 0 },
-	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 283, 0 },
-	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 283, 0 },
-	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 504, 0 },
-	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 283, 0 },
+	{ "OriginalSize", "OriginalSize", "originalSize", "originalSize", 287, 0 },
+	{ "OriginalIops", "OriginalIops", "originalIops", "originalIops", 287, 0 },
+	{ "OriginalVolumeType", "OriginalVolumeType", "originalVolumeType", "originalVolumeType", 510, 0 },
+	{ "OriginalThroughput", "OriginalThroughput", "originalThroughput", "originalThroughput", 287, 0 },
 	{ "OriginalMultiAttachEnabled", "OriginalMultiAttachEnabled", "originalMultiAttachEnabled", "originalMultiAttachEnabled", 42, 0 },
-	{ "Progress", "Progress", "progress", "progress", 347, 0 },
-	{ "StartTime", "StartTime", "startTime", "startTime", 79, 0 },
-	{ "EndTime", "EndTime", "endTime", "endTime", 79, 0 },
+	{ "Progress", "Progress", "progress", "progress", 351, 0 },
+	{ "StartTime", "StartTime", "startTime", "startTime", 82, 0 },
+	{ "EndTime", "EndTime", "endTime", "endTime", 82, 0 },
 };
-static const char *const q_ec2_e489[] = {
+static const char *const q_ec2_e495[] = {
 	"modifying",
 	"optimizing",
 	"completed",
 	"failed",
 };
-static const char *const q_ec2_e490[] = {
+static const char *const q_ec2_e496[] = {
 	"creating",
 	"available",
 	"in-use",
@@ -1942,51 +1974,51 @@ static const char *const q_ec2_e490[] = {
 	"deleted",
 	"error",
 };
-static const struct ec2q_member q_ec2_m491[] = {
-	{ "Code", "Code", "code", "code", 448, 0 },
-	{ "Description", "Description", "description", "description", 448, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 448, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m493[] = {
-	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 448, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 448, 0 },
-};
-static const struct ec2q_member q_ec2_m495[] = {
-	{ "Name", "Name", "name", "name", 503, 0 },
-	{ "Status", "Status", "status", "status", 448, 0 },
-};
 static const struct ec2q_member q_ec2_m497[] = {
-	{ "Description", "Description", "description", "description", 448, 0 },
-	{ "EventId", "EventId", "eventId", "eventId", 448, 0 },
-	{ "EventType", "EventType", "eventType", "eventType", 448, 0 },
-	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 361, 0 },
-	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 361, 0 },
-	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 448, 0 },
+	{ "Code", "Code", "code", "code", 454, 0 },
+	{ "Description", "Description", "description", "description", 454, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 454, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 454, 0 },
 };
 static const struct ec2q_member q_ec2_m499[] = {
-	{ "Details", "Details", "details", "details", 496, 0 },
-	{ "Status", "Status", "status", "status", 500, 0 },
+	{ "IoPerformance", "IoPerformance", "ioPerformance", "ioPerformance", 454, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 454, 0 },
 };
-static const char *const q_ec2_e500[] = {
+static const struct ec2q_member q_ec2_m501[] = {
+	{ "Name", "Name", "name", "name", 509, 0 },
+	{ "Status", "Status", "status", "status", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m503[] = {
+	{ "Description", "Description", "description", "description", 454, 0 },
+	{ "EventId", "EventId", "eventId", "eventId", 454, 0 },
+	{ "EventType", "EventType", "eventType", "eventType", 454, 0 },
+	{ "NotAfter", "NotAfter", "notAfter", "notAfter", 365, 0 },
+	{ "NotBefore", "NotBefore", "notBefore", "notBefore", 365, 0 },
+	{ "InstanceId", "InstanceId", "instanceId", "instanceId", 454, 0 },
+};
+static const struct ec2q_member q_ec2_m505[] = {
+	{ "Details", "Details", "details", "details", 502, 0 },
+	{ "Status", "Status", "status", "status", 506, 0 },
+};
+static const char *const q_ec2_e506[] = {
 	"ok",
 	"impaired",
 	"insufficient-data",
 };
-static const struct ec2q_member q_ec2_m501[] = {
-	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 492, 0 },
-	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 448, 0 },
-	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 448, 0 },
-	{ "Events", "EventsSet", "eventsSet", "eventsSet", 498, 0 },
-	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 448, 0 },
-	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 499, 0 },
-	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 494, 0 },
+static const struct ec2q_member q_ec2_m507[] = {
+	{ "Actions", "ActionsSet", "actionsSet", "actionsSet", 498, 0 },
+	{ "AvailabilityZone", "AvailabilityZone", "availabilityZone", "availabilityZone", 454, 0 },
+	{ "OutpostArn", "OutpostArn", "outpostArn", "outpostArn", 454, 0 },
+	{ "Events", "EventsSet", "eventsSet", "eventsSet", 504, 0 },
+	{ "VolumeId", "VolumeId", "volumeId", "volumeId", 454, 0 },
+	{ "VolumeStatus", "VolumeStatus", "volumeStatus", "volumeStatus", 505, 0 },
+	{ "AttachmentStatuses", "AttachmentStatuses", "attachmentStatuses", "attachmentStatuses", 500, 0 },
 };
-static const char *const q_ec2_e503[] = {
+static const char *const q_ec2_e509[] = {
 	"io-enabled",
 	"io-performance",
 };
-static const char *const q_ec2_e504[] = {
+static const char *const q_ec2_e510[] = {
 	"standard",
 	"io1",
 	"io2",
@@ -2033,7 +2065,7 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[33] = { "BaselineEbsBandwidthMbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m33, NULL },
 	[34] = { "BaselineIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[35] = { "BaselineThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[36] = { "BillingProductList", EC2Q_LIST, 0, 0, 448, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[36] = { "BillingProductList", EC2Q_LIST, 0, 0, 454, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[37] = { "Blob", EC2Q_BLOB, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 	[38] = { "BlobAttributeValue", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m38, NULL },
 	[39] = { "BlockDeviceMapping", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m39, NULL },
@@ -2053,512 +2085,519 @@ static const struct ec2q_shape q_ec2_shapes[] = {
 	[53] = { "CapacityReservationTargetResponse", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m53, NULL },
 	[54] = { "CopySnapshotRequest", EC2Q_STRUCTURE, 0, 10, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m54, NULL },
 	[55] = { "CopySnapshotResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m55, NULL },
-	[56] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[57] = { "CoreCountList", EC2Q_LIST, 0, 0, 56, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[58] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e58 },
-	[59] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 58, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[60] = { "CpuOptions", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m60, NULL },
-	[61] = { "CpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
-	[62] = { "CreateImageRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
-	[63] = { "CreateImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
-	[64] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
-	[65] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
-	[66] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
-	[67] = { "CreatePlacementGroupRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
-	[68] = { "CreatePlacementGroupResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
-	[69] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
-	[70] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
-	[71] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
-	[72] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 71, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[73] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m73, NULL },
-	[74] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
-	[75] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m75, NULL },
-	[76] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[77] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
-	[78] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
-	[79] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[80] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[81] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[82] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[83] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m83, NULL },
-	[84] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m84, NULL },
-	[85] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m85, NULL },
-	[86] = { "DeletePlacementGroupRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
-	[87] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
-	[88] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
-	[89] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
-	[90] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
-	[91] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
-	[92] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
-	[93] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
-	[94] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
-	[95] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
-	[96] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
-	[97] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
-	[98] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
-	[99] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
-	[100] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
-	[101] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
-	[102] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
-	[103] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
-	[104] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
-	[105] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
-	[106] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
-	[107] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
-	[108] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
-	[109] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
-	[110] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
-	[111] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
-	[112] = { "DescribePlacementGroupsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m112, NULL },
-	[113] = { "DescribePlacementGroupsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
-	[114] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
-	[115] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
-	[116] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
-	[117] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
-	[118] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
-	[119] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
-	[120] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
-	[121] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
-	[122] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m122, NULL },
-	[123] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
-	[124] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m124, NULL },
-	[125] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
-	[126] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m126, NULL },
-	[127] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m127, NULL },
-	[128] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m128, NULL },
-	[129] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m129, NULL },
-	[130] = { "DetachVolumeRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m130, NULL },
-	[131] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e131 },
-	[132] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[133] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
-	[134] = { "DiskInfoList", EC2Q_LIST, 0, 0, 133, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[135] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[136] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e136 },
-	[137] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[138] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m138, NULL },
-	[139] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e139 },
-	[140] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m140, NULL },
-	[141] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m141, NULL },
-	[142] = { "EbsInstanceBlockDeviceSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m142, NULL },
-	[143] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e143 },
-	[144] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
-	[145] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e145 },
-	[146] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m146, NULL },
-	[147] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[148] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m148, NULL },
-	[149] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 148, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[150] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[151] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m151, NULL },
-	[152] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 151, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[153] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 151, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[154] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m154, NULL },
-	[155] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m155, NULL },
-	[156] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 155, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[157] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[158] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 154, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[159] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[160] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e160 },
-	[161] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m161, NULL },
-	[162] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m162, NULL },
-	[163] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[164] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e164 },
-	[165] = { "ErrorSet", EC2Q_LIST, 0, 0, 472, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[166] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e166 },
-	[167] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
-	[168] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 167, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
-	[169] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 448, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[170] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m170, NULL },
-	[171] = { "FilterList", EC2Q_LIST, 0, 0, 170, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[172] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[173] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m173, NULL },
-	[174] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 173, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[175] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[176] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m176, NULL },
-	[177] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[178] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[179] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
-	[180] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[181] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m181, NULL },
-	[182] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m182, NULL },
-	[183] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[184] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m184, NULL },
-	[185] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 184, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[186] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[187] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m187, NULL },
-	[188] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[189] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[190] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m190, NULL },
-	[191] = { "GroupIdStringList", EC2Q_LIST, 0, 0, 425, EC2Q_NONE, NULL, "groupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[192] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m192, NULL },
-	[193] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 192, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[194] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 427, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[195] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[196] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m196, NULL },
-	[197] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m197, NULL },
-	[198] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e198 },
-	[199] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e199 },
-	[200] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e200 },
-	[201] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m201, NULL },
-	[202] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m202, NULL },
-	[203] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m203, NULL },
-	[204] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
-	[205] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e205 },
-	[206] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[207] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 206, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[208] = { "ImageList", EC2Q_LIST, 0, 0, 203, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[209] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e209 },
-	[210] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e210 },
-	[211] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e211 },
-	[212] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m212, NULL },
-	[213] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m213, NULL },
-	[214] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m214, NULL },
-	[215] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[216] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
-	[217] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 216, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[218] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[219] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[220] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m220, NULL },
-	[221] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m221, NULL },
-	[222] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e222 },
-	[223] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e223 },
-	[224] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m224, NULL },
-	[225] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 224, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[226] = { "InstanceBlockDeviceMappingSpecification", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m226, NULL },
-	[227] = { "InstanceBlockDeviceMappingSpecificationList", EC2Q_LIST, 0, 0, 226, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[228] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[229] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e229 },
-	[230] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 229, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[231] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[232] = { "InstanceIdForResolver", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[233] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 231, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[234] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e234 },
-	[235] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m235, NULL },
-	[236] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 235, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[237] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m237, NULL },
-	[238] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 237, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[239] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 240, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[240] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
-	[241] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m241, NULL },
-	[242] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 241, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[243] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e243 },
-	[244] = { "InstanceList", EC2Q_LIST, 0, 0, 220, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[245] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m245, NULL },
-	[246] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m246, NULL },
-	[247] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m247, NULL },
-	[248] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e248 },
-	[249] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m249, NULL },
-	[250] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m250, NULL },
-	[251] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e251 },
-	[252] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e252 },
-	[253] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e253 },
-	[254] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m254, NULL },
-	[255] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m255, NULL },
-	[256] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m256, NULL },
-	[257] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 254, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[258] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
-	[259] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 258, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[260] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m260, NULL },
-	[261] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 260, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[262] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m262, NULL },
-	[263] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
-	[264] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m264, NULL },
-	[265] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 264, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[266] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e266 },
-	[267] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m267, NULL },
-	[268] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m268, NULL },
-	[269] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 268, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[270] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m270, NULL },
-	[271] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 270, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[272] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 267, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[273] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m273, NULL },
-	[274] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e274 },
-	[275] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[276] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m276, NULL },
-	[277] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[278] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e278 },
-	[279] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m279, NULL },
-	[280] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 279, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[281] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m281, NULL },
-	[282] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 281, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[283] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[284] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[285] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
-	[286] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[287] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 288, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[288] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m288, NULL },
-	[289] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[290] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e290 },
-	[291] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 297, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[292] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m292, NULL },
-	[293] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[294] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 293, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[295] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m295, NULL },
-	[296] = { "KeyPairList", EC2Q_LIST, 0, 0, 295, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[297] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[298] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e298 },
-	[299] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[300] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m300, NULL },
-	[301] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 300, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[302] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m302, NULL },
-	[303] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e303 },
-	[304] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
-	[305] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 304, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[306] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m306, NULL },
-	[307] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m307, NULL },
-	[308] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
-	[309] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m309, NULL },
-	[310] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
-	[311] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 309, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[312] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m312, NULL },
-	[313] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m313, NULL },
-	[314] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e314 },
-	[315] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m315, NULL },
-	[316] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[317] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 316, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[318] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m318, NULL },
-	[319] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m319, NULL },
-	[320] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e320 },
-	[321] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m321, NULL },
-	[322] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e322 },
-	[323] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e323 },
-	[324] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m324, NULL },
-	[325] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 324, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[326] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m326, NULL },
-	[327] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 326, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[328] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
-	[329] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[330] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m330, NULL },
-	[331] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m331, NULL },
-	[332] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 302, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[333] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m333, NULL },
-	[334] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m334, NULL },
-	[335] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m335, NULL },
-	[336] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 335, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[337] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m337, NULL },
-	[338] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m338, NULL },
-	[339] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m339, NULL },
-	[340] = { "LicenseList", EC2Q_LIST, 0, 0, 338, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[341] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 339, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[342] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e342 },
-	[343] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e343 },
-	[344] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 343, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[345] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[346] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e346 },
-	[347] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[348] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e348 },
-	[349] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[350] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[351] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[352] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[353] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[354] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[355] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[356] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[357] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m357, NULL },
-	[358] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m358, NULL },
-	[359] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m359, NULL },
-	[360] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[361] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[362] = { "ModifyInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
-	[363] = { "ModifyInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m363, NULL },
-	[364] = { "ModifyInstanceMetadataOptionsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m364, NULL },
-	[365] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m365, NULL },
-	[366] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m366, NULL },
-	[367] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m367, NULL },
-	[368] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m368, NULL },
-	[369] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e369 },
-	[370] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m370, NULL },
-	[371] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[372] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m372, NULL },
-	[373] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 372, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[374] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m374, NULL },
-	[375] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m375, NULL },
-	[376] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[377] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e377 },
-	[378] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[379] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[380] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e380 },
-	[381] = { "OwnerStringList", EC2Q_LIST, 0, 0, 448, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[382] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e382 },
-	[383] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m383, NULL },
-	[384] = { "PlacementGroup", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m384, NULL },
-	[385] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[386] = { "PlacementGroupIdStringList", EC2Q_LIST, 0, 0, 385, EC2Q_NONE, NULL, "GroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[387] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m387, NULL },
-	[388] = { "PlacementGroupList", EC2Q_LIST, 0, 0, 384, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[389] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[390] = { "PlacementGroupState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e390 },
-	[391] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e391 },
-	[392] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 391, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[393] = { "PlacementGroupStringList", EC2Q_LIST, 0, 0, 389, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[394] = { "PlacementStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e394 },
-	[395] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e395 },
-	[396] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m396, NULL },
-	[397] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m397, NULL },
-	[398] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m398, NULL },
-	[399] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 398, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[400] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m400, NULL },
-	[401] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[402] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m402, NULL },
-	[403] = { "ProductCodeList", EC2Q_LIST, 0, 0, 402, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[404] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e404 },
-	[405] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[406] = { "RebootInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m406, NULL },
-	[407] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m407, NULL },
-	[408] = { "RegionList", EC2Q_LIST, 0, 0, 407, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[409] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 448, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[410] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m410, NULL },
-	[411] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m411, NULL },
-	[412] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 277, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
-	[413] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m413, NULL },
-	[414] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m414, NULL },
-	[415] = { "ReservationList", EC2Q_LIST, 0, 0, 414, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[416] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m416, NULL },
-	[417] = { "ResourceIdList", EC2Q_LIST, 0, 0, 458, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[418] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e418 },
-	[419] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 448, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[420] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e420 },
-	[421] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 420, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[422] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m422, NULL },
-	[423] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m423, NULL },
-	[424] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[425] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[426] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 425, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[427] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[428] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 427, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[429] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[430] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e430 },
-	[431] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m431, NULL },
-	[432] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e432 },
-	[433] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[434] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 433, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[435] = { "SnapshotList", EC2Q_LIST, 0, 0, 431, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[436] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e436 },
-	[437] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e437 },
-	[438] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m438, NULL },
-	[439] = { "SpreadLevel", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e439 },
-	[440] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m440, NULL },
-	[441] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m441, NULL },
-	[442] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m442, NULL },
-	[443] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e443 },
-	[444] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e444 },
-	[445] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m445, NULL },
-	[446] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m446, NULL },
-	[447] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e447 },
-	[448] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[449] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
-	[450] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[451] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e451 },
-	[452] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m452, NULL },
-	[453] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m453, NULL },
-	[454] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 453, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[455] = { "TagList", EC2Q_LIST, 0, 0, 452, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[456] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m456, NULL },
-	[457] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 456, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[458] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[459] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e459 },
-	[460] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m460, NULL },
-	[461] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m461, NULL },
-	[462] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[463] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 462, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[464] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m464, NULL },
-	[465] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e465 },
-	[466] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e466 },
-	[467] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 466, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[468] = { "UserIdStringList", EC2Q_LIST, 0, 0, 448, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[469] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[470] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m470, NULL },
-	[471] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m471, NULL },
-	[472] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m472, NULL },
-	[473] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m473, NULL },
-	[474] = { "ValueStringList", EC2Q_LIST, 0, 0, 448, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[475] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
-	[476] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e476 },
-	[477] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 476, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[478] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m478, NULL },
-	[479] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m479, NULL },
-	[480] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 479, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[481] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e481 },
-	[482] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e482 },
-	[483] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[484] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 483, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[485] = { "VolumeIdWithResolver", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[486] = { "VolumeList", EC2Q_LIST, 0, 0, 478, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[487] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m487, NULL },
-	[488] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 487, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[489] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e489 },
-	[490] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e490 },
-	[491] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m491, NULL },
-	[492] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 491, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[493] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m493, NULL },
-	[494] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 493, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[495] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m495, NULL },
-	[496] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 495, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[497] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m497, NULL },
-	[498] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 497, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[499] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m499, NULL },
-	[500] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e500 },
-	[501] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m501, NULL },
-	[502] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 501, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[503] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e503 },
-	[504] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e504 },
-	[505] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 448, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[506] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 448, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[507] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
-	[508] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[56] = { "CopyTagsFromSource", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e56 },
+	[57] = { "CoreCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[58] = { "CoreCountList", EC2Q_LIST, 0, 0, 57, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[59] = { "CpuManufacturer", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e59 },
+	[60] = { "CpuManufacturerSet", EC2Q_LIST, 0, 0, 59, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[61] = { "CpuOptions", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m61, NULL },
+	[62] = { "CpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m62, NULL },
+	[63] = { "CreateImageRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m63, NULL },
+	[64] = { "CreateImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m64, NULL },
+	[65] = { "CreateKeyPairRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m65, NULL },
+	[66] = { "CreateLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m66, NULL },
+	[67] = { "CreateLaunchTemplateResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m67, NULL },
+	[68] = { "CreatePlacementGroupRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m68, NULL },
+	[69] = { "CreatePlacementGroupResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m69, NULL },
+	[70] = { "CreateSnapshotRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m70, NULL },
+	[71] = { "CreateSnapshotsRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m71, NULL },
+	[72] = { "CreateSnapshotsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m72, NULL },
+	[73] = { "CreateTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m73, NULL },
+	[74] = { "CreateVolumePermission", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m74, NULL },
+	[75] = { "CreateVolumePermissionList", EC2Q_LIST, 0, 0, 74, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[76] = { "CreateVolumePermissionModifications", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m76, NULL },
+	[77] = { "CreateVolumeRequest", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m77, NULL },
+	[78] = { "CreditSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m78, NULL },
+	[79] = { "CurrentGenerationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[80] = { "DITMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 100LL, NULL, NULL },
+	[81] = { "DITOMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 5LL, 1000LL, NULL, NULL },
+	[82] = { "DateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[83] = { "DedicatedHostFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[84] = { "DedicatedHostId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[85] = { "DefaultNetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[86] = { "DeleteKeyPairRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m86, NULL },
+	[87] = { "DeleteLaunchTemplateRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m87, NULL },
+	[88] = { "DeleteLaunchTemplateResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m88, NULL },
+	[89] = { "DeletePlacementGroupRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m89, NULL },
+	[90] = { "DeleteSnapshotRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m90, NULL },
+	[91] = { "DeleteTagsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m91, NULL },
+	[92] = { "DeleteVolumeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m92, NULL },
+	[93] = { "DeregisterImageRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m93, NULL },
+	[94] = { "DescribeAccountAttributesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m94, NULL },
+	[95] = { "DescribeAccountAttributesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m95, NULL },
+	[96] = { "DescribeAvailabilityZonesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m96, NULL },
+	[97] = { "DescribeAvailabilityZonesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m97, NULL },
+	[98] = { "DescribeImageAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m98, NULL },
+	[99] = { "DescribeImagesRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m99, NULL },
+	[100] = { "DescribeImagesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m100, NULL },
+	[101] = { "DescribeInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m101, NULL },
+	[102] = { "DescribeInstanceStatusRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m102, NULL },
+	[103] = { "DescribeInstanceStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m103, NULL },
+	[104] = { "DescribeInstanceTypeOfferingsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m104, NULL },
+	[105] = { "DescribeInstanceTypeOfferingsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m105, NULL },
+	[106] = { "DescribeInstanceTypesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m106, NULL },
+	[107] = { "DescribeInstanceTypesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m107, NULL },
+	[108] = { "DescribeInstancesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m108, NULL },
+	[109] = { "DescribeInstancesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m109, NULL },
+	[110] = { "DescribeKeyPairsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m110, NULL },
+	[111] = { "DescribeKeyPairsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m111, NULL },
+	[112] = { "DescribeLaunchTemplatesMaxResults", EC2Q_INTEGER, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 200LL, NULL, NULL },
+	[113] = { "DescribeLaunchTemplatesRequest", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m113, NULL },
+	[114] = { "DescribeLaunchTemplatesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m114, NULL },
+	[115] = { "DescribePlacementGroupsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m115, NULL },
+	[116] = { "DescribePlacementGroupsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m116, NULL },
+	[117] = { "DescribeRegionsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m117, NULL },
+	[118] = { "DescribeRegionsResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m118, NULL },
+	[119] = { "DescribeSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m119, NULL },
+	[120] = { "DescribeSnapshotAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m120, NULL },
+	[121] = { "DescribeSnapshotsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m121, NULL },
+	[122] = { "DescribeSnapshotsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m122, NULL },
+	[123] = { "DescribeTagsRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m123, NULL },
+	[124] = { "DescribeTagsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m124, NULL },
+	[125] = { "DescribeVolumeAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m125, NULL },
+	[126] = { "DescribeVolumeAttributeResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m126, NULL },
+	[127] = { "DescribeVolumeStatusRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m127, NULL },
+	[128] = { "DescribeVolumeStatusResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m128, NULL },
+	[129] = { "DescribeVolumesModificationsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m129, NULL },
+	[130] = { "DescribeVolumesModificationsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m130, NULL },
+	[131] = { "DescribeVolumesRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m131, NULL },
+	[132] = { "DescribeVolumesResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m132, NULL },
+	[133] = { "DetachVolumeRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m133, NULL },
+	[134] = { "DeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e134 },
+	[135] = { "DiskCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[136] = { "DiskInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m136, NULL },
+	[137] = { "DiskInfoList", EC2Q_LIST, 0, 0, 136, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[138] = { "DiskSize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[139] = { "DiskType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e139 },
+	[140] = { "Double", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[141] = { "EbsBlockDevice", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m141, NULL },
+	[142] = { "EbsEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e142 },
+	[143] = { "EbsInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m143, NULL },
+	[144] = { "EbsInstanceBlockDevice", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m144, NULL },
+	[145] = { "EbsInstanceBlockDeviceSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m145, NULL },
+	[146] = { "EbsNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e146 },
+	[147] = { "EbsOptimizedInfo", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m147, NULL },
+	[148] = { "EbsOptimizedSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e148 },
+	[149] = { "EfaInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m149, NULL },
+	[150] = { "EfaSupportedFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[151] = { "ElasticGpuAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m151, NULL },
+	[152] = { "ElasticGpuAssociationList", EC2Q_LIST, 0, 0, 151, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[153] = { "ElasticGpuId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[154] = { "ElasticGpuSpecification", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m154, NULL },
+	[155] = { "ElasticGpuSpecificationList", EC2Q_LIST, 0, 0, 154, EC2Q_NONE, NULL, "ElasticGpuSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[156] = { "ElasticGpuSpecifications", EC2Q_LIST, 0, 0, 154, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[157] = { "ElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m157, NULL },
+	[158] = { "ElasticInferenceAcceleratorAssociation", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m158, NULL },
+	[159] = { "ElasticInferenceAcceleratorAssociationList", EC2Q_LIST, 0, 0, 158, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[160] = { "ElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[161] = { "ElasticInferenceAccelerators", EC2Q_LIST, 0, 0, 157, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[162] = { "EnaSrdSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[163] = { "EnaSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e163 },
+	[164] = { "EnclaveOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m164, NULL },
+	[165] = { "EnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m165, NULL },
+	[166] = { "EncryptionInTransitSupported", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[167] = { "EphemeralNvmeSupport", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e167 },
+	[168] = { "ErrorSet", EC2Q_LIST, 0, 0, 478, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[169] = { "EventCode", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e169 },
+	[170] = { "ExcludedInstanceType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 30LL, NULL, NULL },
+	[171] = { "ExcludedInstanceTypeSet", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 170, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 400LL, NULL, NULL },
+	[172] = { "ExecutableByStringList", EC2Q_LIST, 0, 0, 454, EC2Q_NONE, NULL, "ExecutableBy", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[173] = { "Filter", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m173, NULL },
+	[174] = { "FilterList", EC2Q_LIST, 0, 0, 173, EC2Q_NONE, NULL, "Filter", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[175] = { "FpgaDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[176] = { "FpgaDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m176, NULL },
+	[177] = { "FpgaDeviceInfoList", EC2Q_LIST, 0, 0, 176, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[178] = { "FpgaDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[179] = { "FpgaDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m179, NULL },
+	[180] = { "FpgaDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[181] = { "FpgaDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[182] = { "FpgaInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m182, NULL },
+	[183] = { "FreeTierEligibleFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[184] = { "GetConsoleOutputRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m184, NULL },
+	[185] = { "GetConsoleOutputResult", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m185, NULL },
+	[186] = { "GpuDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[187] = { "GpuDeviceInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m187, NULL },
+	[188] = { "GpuDeviceInfoList", EC2Q_LIST, 0, 0, 187, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[189] = { "GpuDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[190] = { "GpuDeviceMemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m190, NULL },
+	[191] = { "GpuDeviceMemorySize", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[192] = { "GpuDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[193] = { "GpuInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m193, NULL },
+	[194] = { "GroupIdStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "groupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[195] = { "GroupIdentifier", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m195, NULL },
+	[196] = { "GroupIdentifierList", EC2Q_LIST, 0, 0, 195, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[197] = { "GroupNameStringList", EC2Q_LIST, 0, 0, 431, EC2Q_NONE, NULL, "GroupName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[198] = { "HibernationFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[199] = { "HibernationOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m199, NULL },
+	[200] = { "HibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m200, NULL },
+	[201] = { "HostnameType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e201 },
+	[202] = { "HttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e202 },
+	[203] = { "HypervisorType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e203 },
+	[204] = { "IamInstanceProfile", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m204, NULL },
+	[205] = { "IamInstanceProfileSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m205, NULL },
+	[206] = { "Image", EC2Q_STRUCTURE, 0, 30, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m206, NULL },
+	[207] = { "ImageAttribute", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m207, NULL },
+	[208] = { "ImageAttributeName", EC2Q_STRING, 0, 12, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e208 },
+	[209] = { "ImageId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[210] = { "ImageIdStringList", EC2Q_LIST, 0, 0, 209, EC2Q_NONE, NULL, "ImageId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[211] = { "ImageList", EC2Q_LIST, 0, 0, 206, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[212] = { "ImageState", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e212 },
+	[213] = { "ImageTypeValues", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e213 },
+	[214] = { "ImdsSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e214 },
+	[215] = { "ImportKeyPairRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m215, NULL },
+	[216] = { "ImportKeyPairResult", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m216, NULL },
+	[217] = { "InferenceAcceleratorInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m217, NULL },
+	[218] = { "InferenceDeviceCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[219] = { "InferenceDeviceInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m219, NULL },
+	[220] = { "InferenceDeviceInfoList", EC2Q_LIST, 0, 0, 219, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[221] = { "InferenceDeviceManufacturerName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[222] = { "InferenceDeviceName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[223] = { "Instance", EC2Q_STRUCTURE, 0, 56, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m223, NULL },
+	[224] = { "InstanceAttribute", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m224, NULL },
+	[225] = { "InstanceAttributeName", EC2Q_STRING, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e225 },
+	[226] = { "InstanceAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e226 },
+	[227] = { "InstanceBlockDeviceMapping", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m227, NULL },
+	[228] = { "InstanceBlockDeviceMappingList", EC2Q_LIST, 0, 0, 227, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[229] = { "InstanceBlockDeviceMappingSpecification", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m229, NULL },
+	[230] = { "InstanceBlockDeviceMappingSpecificationList", EC2Q_LIST, 0, 0, 229, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[231] = { "InstanceEventId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[232] = { "InstanceGeneration", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e232 },
+	[233] = { "InstanceGenerationSet", EC2Q_LIST, 0, 0, 232, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[234] = { "InstanceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[235] = { "InstanceIdForResolver", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[236] = { "InstanceIdStringList", EC2Q_LIST, 0, 0, 234, EC2Q_NONE, NULL, "InstanceId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[237] = { "InstanceInterruptionBehavior", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e237 },
+	[238] = { "InstanceIpv4Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m238, NULL },
+	[239] = { "InstanceIpv4PrefixList", EC2Q_LIST, 0, 0, 238, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[240] = { "InstanceIpv6Address", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m240, NULL },
+	[241] = { "InstanceIpv6AddressList", EC2Q_LIST, 0, 0, 240, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[242] = { "InstanceIpv6AddressListRequest", EC2Q_LIST, 0, 0, 243, EC2Q_NONE, NULL, "InstanceIpv6Address", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[243] = { "InstanceIpv6AddressRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m243, NULL },
+	[244] = { "InstanceIpv6Prefix", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m244, NULL },
+	[245] = { "InstanceIpv6PrefixList", EC2Q_LIST, 0, 0, 244, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[246] = { "InstanceLifecycleType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e246 },
+	[247] = { "InstanceList", EC2Q_LIST, 0, 0, 223, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[248] = { "InstanceMaintenanceOptions", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m248, NULL },
+	[249] = { "InstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m249, NULL },
+	[250] = { "InstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m250, NULL },
+	[251] = { "InstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e251 },
+	[252] = { "InstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m252, NULL },
+	[253] = { "InstanceMetadataOptionsResponse", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m253, NULL },
+	[254] = { "InstanceMetadataOptionsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e254 },
+	[255] = { "InstanceMetadataProtocolState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e255 },
+	[256] = { "InstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e256 },
+	[257] = { "InstanceNetworkInterface", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m257, NULL },
+	[258] = { "InstanceNetworkInterfaceAssociation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m258, NULL },
+	[259] = { "InstanceNetworkInterfaceAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m259, NULL },
+	[260] = { "InstanceNetworkInterfaceList", EC2Q_LIST, 0, 0, 257, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[261] = { "InstanceNetworkInterfaceSpecification", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m261, NULL },
+	[262] = { "InstanceNetworkInterfaceSpecificationList", EC2Q_LIST, 0, 0, 261, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[263] = { "InstancePrivateIpAddress", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m263, NULL },
+	[264] = { "InstancePrivateIpAddressList", EC2Q_LIST, 0, 0, 263, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[265] = { "InstanceRequirementsRequest", EC2Q_STRUCTURE, 0, 23, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m265, NULL },
+	[266] = { "InstanceSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m266, NULL },
+	[267] = { "InstanceState", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m267, NULL },
+	[268] = { "InstanceStateChange", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m268, NULL },
+	[269] = { "InstanceStateChangeList", EC2Q_LIST, 0, 0, 268, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[270] = { "InstanceStateName", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e270 },
+	[271] = { "InstanceStatus", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m271, NULL },
+	[272] = { "InstanceStatusDetails", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m272, NULL },
+	[273] = { "InstanceStatusDetailsList", EC2Q_LIST, 0, 0, 272, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[274] = { "InstanceStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m274, NULL },
+	[275] = { "InstanceStatusEventList", EC2Q_LIST, 0, 0, 274, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[276] = { "InstanceStatusList", EC2Q_LIST, 0, 0, 271, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[277] = { "InstanceStatusSummary", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m277, NULL },
+	[278] = { "InstanceStorageEncryptionSupport", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e278 },
+	[279] = { "InstanceStorageFlag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[280] = { "InstanceStorageInfo", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m280, NULL },
+	[281] = { "InstanceType", EC2Q_STRING, EC2Q_OPEN_ENUM, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[282] = { "InstanceTypeHypervisor", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e282 },
+	[283] = { "InstanceTypeInfo", EC2Q_STRUCTURE, 0, 24, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m283, NULL },
+	[284] = { "InstanceTypeInfoList", EC2Q_LIST, 0, 0, 283, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[285] = { "InstanceTypeOffering", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m285, NULL },
+	[286] = { "InstanceTypeOfferingsList", EC2Q_LIST, 0, 0, 285, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[287] = { "Integer", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[288] = { "Ipv4PrefixList", EC2Q_LIST, 0, 0, 289, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[289] = { "Ipv4PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m289, NULL },
+	[290] = { "Ipv6Flag", EC2Q_BOOLEAN, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[291] = { "Ipv6PrefixList", EC2Q_LIST, 0, 0, 292, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[292] = { "Ipv6PrefixSpecificationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m292, NULL },
+	[293] = { "KernelId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[294] = { "KeyFormat", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e294 },
+	[295] = { "KeyNameStringList", EC2Q_LIST, 0, 0, 301, EC2Q_NONE, NULL, "KeyName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[296] = { "KeyPair", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m296, NULL },
+	[297] = { "KeyPairId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[298] = { "KeyPairIdStringList", EC2Q_LIST, 0, 0, 297, EC2Q_NONE, NULL, "KeyPairId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[299] = { "KeyPairInfo", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m299, NULL },
+	[300] = { "KeyPairList", EC2Q_LIST, 0, 0, 299, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[301] = { "KeyPairName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[302] = { "KeyType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e302 },
+	[303] = { "KmsKeyId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[304] = { "LaunchPermission", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m304, NULL },
+	[305] = { "LaunchPermissionList", EC2Q_LIST, 0, 0, 304, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[306] = { "LaunchTemplate", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m306, NULL },
+	[307] = { "LaunchTemplateAutoRecoveryState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e307 },
+	[308] = { "LaunchTemplateBlockDeviceMappingRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m308, NULL },
+	[309] = { "LaunchTemplateBlockDeviceMappingRequestList", EC2Q_LIST, 0, 0, 308, EC2Q_NONE, NULL, "BlockDeviceMapping", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[310] = { "LaunchTemplateCapacityReservationSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m310, NULL },
+	[311] = { "LaunchTemplateCpuOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m311, NULL },
+	[312] = { "LaunchTemplateEbsBlockDeviceRequest", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m312, NULL },
+	[313] = { "LaunchTemplateElasticInferenceAccelerator", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m313, NULL },
+	[314] = { "LaunchTemplateElasticInferenceAcceleratorCount", EC2Q_INTEGER, EC2Q_HAS_MIN, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 1LL, 0LL, NULL, NULL },
+	[315] = { "LaunchTemplateElasticInferenceAcceleratorList", EC2Q_LIST, 0, 0, 313, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[316] = { "LaunchTemplateEnclaveOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m316, NULL },
+	[317] = { "LaunchTemplateHibernationOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m317, NULL },
+	[318] = { "LaunchTemplateHttpTokensState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e318 },
+	[319] = { "LaunchTemplateIamInstanceProfileSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m319, NULL },
+	[320] = { "LaunchTemplateId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[321] = { "LaunchTemplateIdStringList", EC2Q_LIST, 0, 0, 320, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[322] = { "LaunchTemplateInstanceMaintenanceOptionsRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m322, NULL },
+	[323] = { "LaunchTemplateInstanceMarketOptionsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m323, NULL },
+	[324] = { "LaunchTemplateInstanceMetadataEndpointState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e324 },
+	[325] = { "LaunchTemplateInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m325, NULL },
+	[326] = { "LaunchTemplateInstanceMetadataProtocolIpv6", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e326 },
+	[327] = { "LaunchTemplateInstanceMetadataTagsState", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e327 },
+	[328] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequest", EC2Q_STRUCTURE, 0, 19, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m328, NULL },
+	[329] = { "LaunchTemplateInstanceNetworkInterfaceSpecificationRequestList", EC2Q_LIST, 0, 0, 328, EC2Q_NONE, NULL, "InstanceNetworkInterfaceSpecification", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[330] = { "LaunchTemplateLicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m330, NULL },
+	[331] = { "LaunchTemplateLicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 330, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[332] = { "LaunchTemplateName", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 3LL, 128LL, NULL, NULL },
+	[333] = { "LaunchTemplateNameStringList", EC2Q_LIST, 0, 0, 332, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[334] = { "LaunchTemplatePlacementRequest", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m334, NULL },
+	[335] = { "LaunchTemplatePrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m335, NULL },
+	[336] = { "LaunchTemplateSet", EC2Q_LIST, 0, 0, 306, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[337] = { "LaunchTemplateSpecification", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m337, NULL },
+	[338] = { "LaunchTemplateSpotMarketOptionsRequest", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m338, NULL },
+	[339] = { "LaunchTemplateTagSpecificationRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m339, NULL },
+	[340] = { "LaunchTemplateTagSpecificationRequestList", EC2Q_LIST, 0, 0, 339, EC2Q_NONE, NULL, "LaunchTemplateTagSpecificationRequest", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[341] = { "LaunchTemplatesMonitoringRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m341, NULL },
+	[342] = { "LicenseConfiguration", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m342, NULL },
+	[343] = { "LicenseConfigurationRequest", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m343, NULL },
+	[344] = { "LicenseList", EC2Q_LIST, 0, 0, 342, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[345] = { "LicenseSpecificationListRequest", EC2Q_LIST, 0, 0, 343, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[346] = { "LocalStorage", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e346 },
+	[347] = { "LocalStorageType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e347 },
+	[348] = { "LocalStorageTypeSet", EC2Q_LIST, 0, 0, 347, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[349] = { "Location", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[350] = { "LocationType", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e350 },
+	[351] = { "Long", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[352] = { "MarketType", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e352 },
+	[353] = { "MaxIpv4AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[354] = { "MaxIpv6AddrPerInterface", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[355] = { "MaxNetworkInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[356] = { "MaximumBandwidthInMbps", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[357] = { "MaximumEfaInterfaces", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[358] = { "MaximumIops", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[359] = { "MaximumNetworkCards", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[360] = { "MaximumThroughputInMBps", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[361] = { "MemoryGiBPerVCpuRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m361, NULL },
+	[362] = { "MemoryInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m362, NULL },
+	[363] = { "MemoryMiBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m363, NULL },
+	[364] = { "MemorySize", EC2Q_LONG, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[365] = { "MillisecondDateTime", EC2Q_TIMESTAMP, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[366] = { "ModifyInstanceAttributeRequest", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m366, NULL },
+	[367] = { "ModifyInstanceMetadataOptionsRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m367, NULL },
+	[368] = { "ModifyInstanceMetadataOptionsResult", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m368, NULL },
+	[369] = { "ModifySnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m369, NULL },
+	[370] = { "ModifyVolumeRequest", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m370, NULL },
+	[371] = { "ModifyVolumeResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m371, NULL },
+	[372] = { "Monitoring", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m372, NULL },
+	[373] = { "MonitoringState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e373 },
+	[374] = { "NetworkBandwidthGbpsRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m374, NULL },
+	[375] = { "NetworkCardIndex", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[376] = { "NetworkCardInfo", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m376, NULL },
+	[377] = { "NetworkCardInfoList", EC2Q_LIST, 0, 0, 376, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[378] = { "NetworkInfo", EC2Q_STRUCTURE, 0, 13, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m378, NULL },
+	[379] = { "NetworkInterfaceCountRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m379, NULL },
+	[380] = { "NetworkInterfaceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[381] = { "NetworkInterfaceStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e381 },
+	[382] = { "NetworkPerformance", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[383] = { "NextToken", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[384] = { "OperationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e384 },
+	[385] = { "OwnerStringList", EC2Q_LIST, 0, 0, 454, EC2Q_NONE, NULL, "Owner", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[386] = { "PermissionGroup", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e386 },
+	[387] = { "Placement", EC2Q_STRUCTURE, 0, 9, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m387, NULL },
+	[388] = { "PlacementGroup", EC2Q_STRUCTURE, 0, 8, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m388, NULL },
+	[389] = { "PlacementGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[390] = { "PlacementGroupIdStringList", EC2Q_LIST, 0, 0, 389, EC2Q_NONE, NULL, "GroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[391] = { "PlacementGroupInfo", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m391, NULL },
+	[392] = { "PlacementGroupList", EC2Q_LIST, 0, 0, 388, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[393] = { "PlacementGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[394] = { "PlacementGroupState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e394 },
+	[395] = { "PlacementGroupStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e395 },
+	[396] = { "PlacementGroupStrategyList", EC2Q_LIST, 0, 0, 395, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[397] = { "PlacementGroupStringList", EC2Q_LIST, 0, 0, 393, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[398] = { "PlacementStrategy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e398 },
+	[399] = { "PlatformValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e399 },
+	[400] = { "PrivateDnsNameOptionsRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m400, NULL },
+	[401] = { "PrivateDnsNameOptionsResponse", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m401, NULL },
+	[402] = { "PrivateIpAddressSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m402, NULL },
+	[403] = { "PrivateIpAddressSpecificationList", EC2Q_LIST, 0, 0, 402, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[404] = { "ProcessorInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m404, NULL },
+	[405] = { "ProcessorSustainedClockSpeed", EC2Q_DOUBLE, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[406] = { "ProductCode", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m406, NULL },
+	[407] = { "ProductCodeList", EC2Q_LIST, 0, 0, 406, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[408] = { "ProductCodeValues", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e408 },
+	[409] = { "RamdiskId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[410] = { "RebootInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m410, NULL },
+	[411] = { "Region", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m411, NULL },
+	[412] = { "RegionList", EC2Q_LIST, 0, 0, 411, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[413] = { "RegionNameStringList", EC2Q_LIST, 0, 0, 454, EC2Q_NONE, NULL, "RegionName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[414] = { "RegisterImageRequest", EC2Q_STRUCTURE, 0, 18, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m414, NULL },
+	[415] = { "RegisterImageResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m415, NULL },
+	[416] = { "RequestInstanceTypeList", EC2Q_LIST, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, 281, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 100LL, NULL, NULL },
+	[417] = { "RequestLaunchTemplateData", EC2Q_STRUCTURE, 0, 31, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m417, NULL },
+	[418] = { "Reservation", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m418, NULL },
+	[419] = { "ReservationList", EC2Q_LIST, 0, 0, 418, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[420] = { "ResetSnapshotAttributeRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m420, NULL },
+	[421] = { "ResourceIdList", EC2Q_LIST, 0, 0, 464, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[422] = { "ResourceType", EC2Q_STRING, 0, 85, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e422 },
+	[423] = { "RestorableByStringList", EC2Q_LIST, 0, 0, 454, EC2Q_NONE, NULL, "member", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[424] = { "RootDeviceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e424 },
+	[425] = { "RootDeviceTypeList", EC2Q_LIST, 0, 0, 424, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[426] = { "RunInstancesMonitoringEnabled", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m426, NULL },
+	[427] = { "RunInstancesRequest", EC2Q_STRUCTURE, 0, 40, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m427, NULL },
+	[428] = { "RunInstancesUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[429] = { "SecurityGroupId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[430] = { "SecurityGroupIdStringList", EC2Q_LIST, 0, 0, 429, EC2Q_NONE, NULL, "SecurityGroupId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[431] = { "SecurityGroupName", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[432] = { "SecurityGroupStringList", EC2Q_LIST, 0, 0, 431, EC2Q_NONE, NULL, "SecurityGroup", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[433] = { "SensitiveUserData", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[434] = { "ShutdownBehavior", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e434 },
+	[435] = { "Snapshot", EC2Q_STRUCTURE, 0, 17, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m435, NULL },
+	[436] = { "SnapshotAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e436 },
+	[437] = { "SnapshotId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[438] = { "SnapshotIdStringList", EC2Q_LIST, 0, 0, 437, EC2Q_NONE, NULL, "SnapshotId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[439] = { "SnapshotInfo", EC2Q_STRUCTURE, 0, 11, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m439, NULL },
+	[440] = { "SnapshotList", EC2Q_LIST, 0, 0, 435, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[441] = { "SnapshotSet", EC2Q_LIST, 0, 0, 439, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[442] = { "SnapshotState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e442 },
+	[443] = { "SpotInstanceType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e443 },
+	[444] = { "SpotMarketOptions", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m444, NULL },
+	[445] = { "SpreadLevel", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e445 },
+	[446] = { "StartInstancesRequest", EC2Q_STRUCTURE, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m446, NULL },
+	[447] = { "StartInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m447, NULL },
+	[448] = { "StateReason", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m448, NULL },
+	[449] = { "StatusName", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e449 },
+	[450] = { "StatusType", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e450 },
+	[451] = { "StopInstancesRequest", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m451, NULL },
+	[452] = { "StopInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m452, NULL },
+	[453] = { "StorageTier", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e453 },
+	[454] = { "String", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[455] = { "StringType", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 64000LL, NULL, NULL },
+	[456] = { "SubnetId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[457] = { "SummaryStatus", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e457 },
+	[458] = { "Tag", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m458, NULL },
+	[459] = { "TagDescription", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m459, NULL },
+	[460] = { "TagDescriptionList", EC2Q_LIST, 0, 0, 459, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[461] = { "TagList", EC2Q_LIST, 0, 0, 458, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[462] = { "TagSpecification", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m462, NULL },
+	[463] = { "TagSpecificationList", EC2Q_LIST, 0, 0, 462, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[464] = { "TaggableResourceId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[465] = { "Tenancy", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e465 },
+	[466] = { "TerminateInstancesRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m466, NULL },
+	[467] = { "TerminateInstancesResult", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m467, NULL },
+	[468] = { "ThreadsPerCore", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[469] = { "ThreadsPerCoreList", EC2Q_LIST, 0, 0, 468, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[470] = { "TotalLocalStorageGBRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m470, NULL },
+	[471] = { "TpmSupportValues", EC2Q_STRING, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e471 },
+	[472] = { "UsageClassType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e472 },
+	[473] = { "UsageClassTypeList", EC2Q_LIST, 0, 0, 472, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[474] = { "UserIdStringList", EC2Q_LIST, 0, 0, 454, EC2Q_NONE, NULL, "UserId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[475] = { "VCpuCount", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[476] = { "VCpuCountRangeRequest", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m476, NULL },
+	[477] = { "VCpuInfo", EC2Q_STRUCTURE, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m477, NULL },
+	[478] = { "ValidationError", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m478, NULL },
+	[479] = { "ValidationWarning", EC2Q_STRUCTURE, 0, 1, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m479, NULL },
+	[480] = { "ValueStringList", EC2Q_LIST, 0, 0, 454, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[481] = { "VersionDescription", EC2Q_STRING, EC2Q_HAS_MIN | EC2Q_HAS_MAX, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 255LL, NULL, NULL },
+	[482] = { "VirtualizationType", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e482 },
+	[483] = { "VirtualizationTypeList", EC2Q_LIST, 0, 0, 482, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[484] = { "Volume", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m484, NULL },
+	[485] = { "VolumeAttachment", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m485, NULL },
+	[486] = { "VolumeAttachmentList", EC2Q_LIST, 0, 0, 485, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[487] = { "VolumeAttachmentState", EC2Q_STRING, 0, 5, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e487 },
+	[488] = { "VolumeAttributeName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e488 },
+	[489] = { "VolumeId", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[490] = { "VolumeIdStringList", EC2Q_LIST, 0, 0, 489, EC2Q_NONE, NULL, "VolumeId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[491] = { "VolumeIdWithResolver", EC2Q_STRING, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[492] = { "VolumeList", EC2Q_LIST, 0, 0, 484, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[493] = { "VolumeModification", EC2Q_STRUCTURE, 0, 16, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m493, NULL },
+	[494] = { "VolumeModificationList", EC2Q_LIST, 0, 0, 493, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[495] = { "VolumeModificationState", EC2Q_STRING, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e495 },
+	[496] = { "VolumeState", EC2Q_STRING, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e496 },
+	[497] = { "VolumeStatusAction", EC2Q_STRUCTURE, 0, 4, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m497, NULL },
+	[498] = { "VolumeStatusActionsList", EC2Q_LIST, 0, 0, 497, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[499] = { "VolumeStatusAttachmentStatus", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m499, NULL },
+	[500] = { "VolumeStatusAttachmentStatusList", EC2Q_LIST, 0, 0, 499, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[501] = { "VolumeStatusDetails", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m501, NULL },
+	[502] = { "VolumeStatusDetailsList", EC2Q_LIST, 0, 0, 501, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[503] = { "VolumeStatusEvent", EC2Q_STRUCTURE, 0, 6, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m503, NULL },
+	[504] = { "VolumeStatusEventsList", EC2Q_LIST, 0, 0, 503, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[505] = { "VolumeStatusInfo", EC2Q_STRUCTURE, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m505, NULL },
+	[506] = { "VolumeStatusInfoStatus", EC2Q_STRING, 0, 3, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e506 },
+	[507] = { "VolumeStatusItem", EC2Q_STRUCTURE, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, q_ec2_m507, NULL },
+	[508] = { "VolumeStatusList", EC2Q_LIST, 0, 0, 507, EC2Q_NONE, NULL, "item", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[509] = { "VolumeStatusName", EC2Q_STRING, 0, 2, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e509 },
+	[510] = { "VolumeType", EC2Q_STRING, 0, 7, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, q_ec2_e510 },
+	[511] = { "ZoneIdStringList", EC2Q_LIST, 0, 0, 454, EC2Q_NONE, NULL, "ZoneId", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[512] = { "ZoneNameStringList", EC2Q_LIST, 0, 0, 454, EC2Q_NONE, NULL, "ZoneName", NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[513] = { "totalFpgaMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
+	[514] = { "totalGpuMemory", EC2Q_INTEGER, 0, 0, EC2Q_NONE, EC2Q_NONE, NULL, NULL, NULL, NULL, 0LL, 0LL, NULL, NULL },
 };
 
 static const struct ec2q_op q_ec2_ops[] = {
-	{ "DescribeRegions", 114, 115, NULL },
-	{ "DescribeAvailabilityZones", 93, 94, NULL },
-	{ "DescribeAccountAttributes", 91, 92, NULL },
-	{ "CreateKeyPair", 64, 292, NULL },
-	{ "ImportKeyPair", 212, 213, NULL },
-	{ "DescribeKeyPairs", 107, 108, NULL },
-	{ "DeleteKeyPair", 83, EC2Q_NONE, NULL },
-	{ "DescribeInstanceTypes", 103, 104, NULL },
-	{ "DescribeInstanceTypeOfferings", 101, 102, NULL },
-	{ "CreateTags", 70, EC2Q_NONE, NULL },
-	{ "DeleteTags", 88, EC2Q_NONE, NULL },
-	{ "DescribeTags", 120, 121, NULL },
-	{ "CreateLaunchTemplate", 65, 66, NULL },
-	{ "DescribeLaunchTemplates", 110, 111, NULL },
-	{ "DeleteLaunchTemplate", 84, 85, NULL },
-	{ "CreateVolume", 74, 478, NULL },
-	{ "DeleteVolume", 89, EC2Q_NONE, NULL },
-	{ "DescribeVolumes", 128, 129, NULL },
-	{ "ModifyVolume", 366, 367, NULL },
-	{ "DescribeVolumesModifications", 126, 127, NULL },
-	{ "DescribeVolumeStatus", 124, 125, NULL },
-	{ "DescribeVolumeAttribute", 122, 123, NULL },
-	{ "AttachVolume", 19, 479, NULL },
-	{ "DetachVolume", 130, 479, NULL },
-	{ "CreateSnapshot", 69, 431, NULL },
+	{ "DescribeRegions", 117, 118, NULL },
+	{ "DescribeAvailabilityZones", 96, 97, NULL },
+	{ "DescribeAccountAttributes", 94, 95, NULL },
+	{ "CreateKeyPair", 65, 296, NULL },
+	{ "ImportKeyPair", 215, 216, NULL },
+	{ "DescribeKeyPairs", 110, 111, NULL },
+	{ "DeleteKeyPair", 86, EC2Q_NONE, NULL },
+	{ "DescribeInstanceTypes", 106, 107, NULL },
+	{ "DescribeInstanceTypeOfferings", 104, 105, NULL },
+	{ "CreateTags", 73, EC2Q_NONE, NULL },
+	{ "DeleteTags", 91, EC2Q_NONE, NULL },
+	{ "DescribeTags", 123, 124, NULL },
+	{ "CreateLaunchTemplate", 66, 67, NULL },
+	{ "DescribeLaunchTemplates", 113, 114, NULL },
+	{ "DeleteLaunchTemplate", 87, 88, NULL },
+	{ "CreateVolume", 77, 484, NULL },
+	{ "DeleteVolume", 92, EC2Q_NONE, NULL },
+	{ "DescribeVolumes", 131, 132, NULL },
+	{ "ModifyVolume", 370, 371, NULL },
+	{ "DescribeVolumesModifications", 129, 130, NULL },
+	{ "DescribeVolumeStatus", 127, 128, NULL },
+	{ "DescribeVolumeAttribute", 125, 126, NULL },
+	{ "AttachVolume", 19, 485, NULL },
+	{ "DetachVolume", 133, 485, NULL },
+	{ "CreateSnapshot", 70, 435, NULL },
+	{ "CreateSnapshots", 71, 72, NULL },
 	{ "CopySnapshot", 54, 55, NULL },
-	{ "DeleteSnapshot", 87, EC2Q_NONE, NULL },
-	{ "DescribeSnapshots", 118, 119, NULL },
-	{ "DescribeSnapshotAttribute", 116, 117, NULL },
-	{ "ModifySnapshotAttribute", 365, EC2Q_NONE, NULL },
-	{ "ResetSnapshotAttribute", 416, EC2Q_NONE, NULL },
-	{ "RegisterImage", 410, 411, NULL },
-	{ "DescribeImages", 96, 97, NULL },
-	{ "DeregisterImage", 90, EC2Q_NONE, NULL },
-	{ "DescribeImageAttribute", 95, 204, NULL },
-	{ "CreateImage", 62, 63, NULL },
-	{ "RunInstances", 423, 414, NULL },
-	{ "DescribeInstances", 105, 106, NULL },
-	{ "TerminateInstances", 460, 461, NULL },
-	{ "StopInstances", 445, 446, NULL },
-	{ "StartInstances", 440, 441, NULL },
-	{ "DescribeInstanceStatus", 99, 100, NULL },
-	{ "GetConsoleOutput", 181, 182, NULL },
-	{ "DescribeInstanceAttribute", 98, 221, NULL },
-	{ "RebootInstances", 406, EC2Q_NONE, NULL },
-	{ "ModifyInstanceAttribute", 362, EC2Q_NONE, NULL },
-	{ "ModifyInstanceMetadataOptions", 363, 364, NULL },
-	{ "CreatePlacementGroup", 67, 68, NULL },
-	{ "DescribePlacementGroups", 112, 113, NULL },
-	{ "DeletePlacementGroup", 86, EC2Q_NONE, NULL },
+	{ "DeleteSnapshot", 90, EC2Q_NONE, NULL },
+	{ "DescribeSnapshots", 121, 122, NULL },
+	{ "DescribeSnapshotAttribute", 119, 120, NULL },
+	{ "ModifySnapshotAttribute", 369, EC2Q_NONE, NULL },
+	{ "ResetSnapshotAttribute", 420, EC2Q_NONE, NULL },
+	{ "RegisterImage", 414, 415, NULL },
+	{ "DescribeImages", 99, 100, NULL },
+	{ "DeregisterImage", 93, EC2Q_NONE, NULL },
+	{ "DescribeImageAttribute", 98, 207, NULL },
+	{ "CreateImage", 63, 64, NULL },
+	{ "RunInstances", 427, 418, NULL },
+	{ "DescribeInstances", 108, 109, NULL },
+	{ "TerminateInstances", 466, 467, NULL },
+	{ "StopInstances", 451, 452, NULL },
+	{ "StartInstances", 446, 447, NULL },
+	{ "DescribeInstanceStatus", 102, 103, NULL },
+	{ "GetConsoleOutput", 184, 185, NULL },
+	{ "DescribeInstanceAttribute", 101, 224, NULL },
+	{ "RebootInstances", 410, EC2Q_NONE, NULL },
+	{ "ModifyInstanceAttribute", 366, EC2Q_NONE, NULL },
+	{ "ModifyInstanceMetadataOptions", 367, 368, NULL },
+	{ "CreatePlacementGroup", 68, 69, NULL },
+	{ "DescribePlacementGroups", 115, 116, NULL },
+	{ "DeletePlacementGroup", 89, EC2Q_NONE, NULL },
 };
 
 const struct ec2q_service ec2q_ec2 = {
@@ -2567,9 +2606,9 @@ const struct ec2q_service ec2q_ec2 = {
 	.version = "2016-11-15",
 	.ns = "http://ec2.amazonaws.com/doc/2016-11-15/",
 	.shapes = q_ec2_shapes,
-	.n_shapes = 509,
+	.n_shapes = 515,
 	.ops = q_ec2_ops,
-	.n_ops = 50,
+	.n_ops = 51,
 };
 
 static const struct ec2q_member q_sts_m1[] = {

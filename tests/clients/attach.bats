@@ -238,6 +238,93 @@ sdh" ] || { echo "$output"; false; }
 root
 -" ] || { echo "$output"; false; }
 
+	# CreateSnapshots of the second instance while its guest writes a
+	# count to V's disk and then (that write flushed) to W's: the set is
+	# one moment of the three volumes, so W's snapshot holds V's count or
+	# the one before, never a later one.
+	run guest "$I2" "rm -f /tmp/stop /tmp/n; V=${V/-/} W=${W/-/} setsid sh -c '
+		for b in /sys/block/vd*; do
+			[ \"\$(cat \$b/serial)\" = \"\$V\" ] && v=\${b##*/}
+			[ \"\$(cat \$b/serial)\" = \"\$W\" ] && w=\${b##*/}
+		done
+		i=0
+		while [ ! -e /tmp/stop ]; do i=\$((i + 1))
+			printf %0512d \$i | dd of=/dev/\$v bs=512 count=1 conv=fsync 2>/dev/null
+			printf %0512d \$i | dd of=/dev/\$w bs=512 count=1 conv=fsync 2>/dev/null
+			echo \$i >/tmp/n
+		done' </dev/null >/dev/null 2>&1 &"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	counted() { [ "$(guest "$I2" 'cat /tmp/n 2>/dev/null || echo 0')" -ge "$1" ]; }
+	wait_for 60 counted 10
+	ROOT2=$(av2 ec2 describe-instances --instance-ids "$I2" \
+		--query 'Reservations[0].Instances[0].BlockDeviceMappings[0].Ebs.VolumeId' --output text)
+	av2 ec2 create-tags --resources "$V" --tags Key=from,Value=vol Key=k,Value=vol
+	run av2 ec2 create-snapshots --instance-specification InstanceId="$I2" \
+		--description "set of $I2" --copy-tags-from-source volume \
+		--tag-specifications 'ResourceType=snapshot,Tags=[{Key=k,Value=set}]' \
+		--query 'Snapshots[].[VolumeId,State,Progress,Description]' --output text
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	exp=$(for v in $(printf '%s\n' "$ROOT2" "$V" "$W" | sort); do
+		printf '%s\tpending\t0%%\tset of %s\n' "$v" "$I2"; done)
+	[ "$output" = "$exp" ] || { echo "$output"; false; }
+	run av2 ec2 describe-snapshots --filters Name=description,Values="set of $I2" \
+		--query 'Snapshots[].[VolumeId,SnapshotId]' --output text
+	[ "${#lines[@]}" -eq 3 ]
+	SV=$(echo "$output" | grep "^$V" | cut -f2)
+	SW=$(echo "$output" | grep "^$W" | cut -f2)
+	SR=$(echo "$output" | grep "^$ROOT2" | cut -f2)
+	setdone() { [ "$(av2 ec2 describe-snapshots --snapshot-ids "$SV" "$SW" "$SR" --query 'Snapshots[].[State,Progress]' --output text | sort -u)" = "completed	100%" ]; }
+	wait_for 120 setdone
+	guest "$I2" 'touch /tmp/stop'
+	# One spx-vol run took the three, at one moment.
+	grep -q "run: .*spx-vol snapshot --root $ROOT --progress --id [a-z0-9,-]* vol-" "$ROOT/log/agent.log"
+	[ "$(grep -c "run: .*spx-vol snapshot .*$SV" "$ROOT/log/agent.log")" -eq 1 ]
+	grep "run: .*spx-vol snapshot .*$SV" "$ROOT/log/agent.log" | grep -q "$SW"
+	count_of() { # SNAP: the count at the start of its volume
+		local r
+		r=$(spx-vol restore --root "$ROOT" --eager "$1") &&
+			spx-vol cat --root "$ROOT" "$r" | head -c 512 | sed 's/^0*//' &&
+			spx-vol rm --root "$ROOT" "$r" >/dev/null
+	}
+	cv=$(count_of "$SV")
+	cw=$(count_of "$SW")
+	n=$(guest "$I2" 'cat /tmp/n')
+	echo "# CreateSnapshots: V holds $cv, W $cw; the guest wrote $n" >&3
+	[ "$cv" -ge 10 ] && [ "$n" -gt "$cv" ]
+	[ "$cw" -eq "$cv" ] || [ "$cw" -eq $((cv - 1)) ]
+	# Tags: the volume's copied, those asked for win; the set's others.
+	run av2 ec2 describe-snapshots --snapshot-ids "$SV" \
+		--query 'Snapshots[0].Tags[].[Key,Value]' --output text
+	[ "$(echo "$output" | sort)" = "from	vol
+k	set" ] || { echo "$output"; false; }
+	# Without the root volume and W: V's alone.
+	run av2 ec2 create-snapshots --instance-specification InstanceId="$I2",ExcludeBootVolume=true,ExcludeDataVolumeIds="$W" \
+		--query 'Snapshots[].VolumeId' --output text
+	[ "$output" = "$V" ] || { echo "$output"; false; }
+	SV2=$(av2 ec2 describe-snapshots --filters Name=volume-id,Values="$V" \
+		--query "Snapshots[?SnapshotId!='$SV'].SnapshotId" --output text)
+	# Refused, nothing recorded: the root volume among the data volumes,
+	# a volume not attached, an unknown or malformed instance, another
+	# source of tags, nothing left.
+	n=$(av2 ec2 describe-snapshots --owner-ids self --query 'length(Snapshots)' --output text)
+	run av2 ec2 create-snapshots --instance-specification InstanceId="$I2",ExcludeDataVolumeIds="$ROOT2"
+	fails_with InvalidParameterValue
+	run av2 ec2 create-snapshots --instance-specification InstanceId="$I2",ExcludeDataVolumeIds="$ROOT1"
+	fails_with InvalidParameterValue
+	run av2 ec2 create-snapshots --instance-specification InstanceId="$I2",ExcludeDataVolumeIds="vol-../x"
+	fails_with InvalidVolumeID.Malformed
+	run av2 ec2 create-snapshots --instance-specification InstanceId=i-0123456789abcdef0
+	fails_with InvalidInstanceID.NotFound
+	run av2 ec2 create-snapshots --instance-specification InstanceId="i-../x"
+	fails_with InvalidInstanceID.Malformed
+	run av2 ec2 create-snapshots --instance-specification InstanceId="$I2" --copy-tags-from-source image
+	fails_with InvalidParameterValue
+	run av2 ec2 create-snapshots --instance-specification InstanceId="$I2",ExcludeBootVolume=true,ExcludeDataVolumeIds="$V","$W"
+	fails_with InvalidParameterValue
+	[ "$(av2 ec2 describe-snapshots --owner-ids self --query 'length(Snapshots)' --output text)" = "$n" ]
+	wait_for 60 eval '[ "$(av2 ec2 describe-snapshots --snapshot-ids "$SV2" --query "Snapshots[0].State" --output text)" = completed ]'
+	for s in "$SV" "$SW" "$SR" "$SV2"; do av2 ec2 delete-snapshot --snapshot-id "$s"; done
+
 	# CreateImage of the running first instance: its root volume's
 	# snapshot (taken while it runs), an image pending until it is
 	# stored; an instance of the image has what the first one wrote.

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ec2/fault.h"
+#include "ec2/rec.h"
 #include "ec2/snapshot.h"
 #include "ec2/volume.h"
 #include "file.h"
@@ -762,6 +763,196 @@ out:
 	free(elsewhere);
 }
 
+/* An available volume of ACCT (its id into id). */
+static void avail(char *id, size_t n, const char *tags)
+{
+	struct spx_ebs_work w;
+	json_t *r = req("{\"AvailabilityZone\": \"az1\", \"Size\": 1}"), *rec = NULL;
+	json_t *t = tags ? req(tags) : NULL;
+
+	*id = '\0';
+	if (spx_ebs_create(st, &env, ACCT, r, t, 1700000400, &rec) == 0) {
+		snprintf(id, n, "%s", spx_ec2_str0(rec, "VolumeId"));
+		work_for(id, &w);
+		spx_ebs_done(st, &w, true, NULL, 1700000401);
+	}
+	json_decref(rec);
+	json_decref(r);
+	json_decref(t);
+}
+
+/* CreateSnapshots: a set of records, whole or none. */
+static void test_snapshot_sets(void)
+{
+	char root[32], d1[32], d2[32], loose[32];
+	json_t *inst, *r, *out = NULL, *v, *a;
+	struct spx_ebs_work w0, w1, w2;
+	size_t i;
+	bool sorted = true;
+
+	avail(root, sizeof(root), NULL);
+	avail(d1, sizeof(d1), "[{\"Key\": \"k\", \"Value\": \"vol\"}, "
+			      "{\"Key\": \"from\", \"Value\": \"vol\"}]");
+	avail(d2, sizeof(d2), NULL);
+	avail(loose, sizeof(loose), NULL);
+	inst = json_pack("{s:s, s:{s:i, s:s}, s:s, s:{s:s}, s:{s:s}, s:s}",
+			 "InstanceId", "i-0123456789abcdef0", "State", "Code",
+			 16, "Name", "running", "RootDeviceName", "/dev/xvda",
+			 "SpxRoot", "VolumeId", root, "Placement",
+			 "AvailabilityZone", "az1", "SpxNode", "n1");
+	for (int k = 0; k < 2; k++) {
+		r = json_pack("{s:s, s:s}", "VolumeId", k ? d2 : d1, "Device",
+			      k ? "/dev/sdg" : "/dev/sdf");
+		if (!T_OK(spx_ebs_attach(st, &env, ACCT, r, inst, 1700000402,
+					 &a) == 0,
+			  "attach %d", k))
+			printf("#   %s: %s\n", code(), spx_errmsg());
+		json_decref(a);
+		json_decref(r);
+	}
+
+	r = req("{\"InstanceSpecification\": {\"InstanceId\": "
+		"\"i-0123456789abcdef0\"}, \"Description\": \"set\", "
+		"\"CopyTagsFromSource\": \"volume\"}");
+	{
+		json_t *tags = req("[{\"Key\": \"k\", \"Value\": \"set\"}]");
+
+		T_INT(spx_ebs_snap_create_set(st, ACCT, r, inst, tags,
+					      1700000403, &out),
+		      0, "a set of the root and two data volumes");
+		json_decref(tags);
+	}
+	json_decref(r);
+	T_INT(json_array_size(out), 3, "three snapshots");
+	json_array_foreach(out, i, v) {
+		if (i && strcmp(spx_ec2_str0(json_array_get(out, i - 1),
+					     "VolumeId"),
+				spx_ec2_str0(v, "VolumeId")) >= 0)
+			sorted = false;
+		T_STR(spx_ec2_str0(v, "SpxSet"),
+		      spx_ec2_str0(json_array_get(out, 0), "SnapshotId"),
+		      "%zu: SpxSet names the first", i);
+		T_STR(spx_ec2_str0(v, "State"), "pending", "%zu: pending", i);
+		T_STR(spx_ec2_str0(v, "Description"), "set", "%zu: described",
+		      i);
+		if (!strcmp(spx_ec2_str0(v, "VolumeId"), d1)) {
+			char *tags = json_dumps(json_object_get(v, "Tags"),
+						JSON_SORT_KEYS | JSON_COMPACT);
+
+			T_STR(tags, "[{\"Key\":\"from\",\"Value\":\"vol\"},"
+				    "{\"Key\":\"k\",\"Value\":\"set\"}]",
+			      "the volume's tags, the asked-for winning");
+			free(tags);
+		}
+	}
+	T_OK(sorted, "by VolumeId");
+	if (json_array_size(out) == 3) {
+		int seen = snap_work(spx_ec2_str0(json_array_get(out, 0),
+						  "SnapshotId"), &w0) +
+			   snap_work(spx_ec2_str0(json_array_get(out, 1),
+						  "SnapshotId"), &w1) +
+			   snap_work(spx_ec2_str0(json_array_get(out, 2),
+						  "SnapshotId"), &w2);
+
+		T_INT(seen, 3, "the agent sees the three");
+		T_OK(*w0.set && !strcmp(w0.set, w1.set) &&
+			     !strcmp(w1.set, w2.set),
+		     "as one set");
+		T_OK(w0.step == SPX_EBS_SNAP_TAKE, "to take");
+		T_OK(w0.set_size == 3 && w2.set_size == 3 &&
+			     w0.set_time == 1700000403,
+		     "of three, asked for at its StartTime");
+	}
+	json_decref(out);
+	out = NULL;
+
+	r = json_pack("{s:{s:s, s:b, s:[s]}}", "InstanceSpecification",
+		      "InstanceId", "i-0123456789abcdef0", "ExcludeBootVolume",
+		      1, "ExcludeDataVolumeIds", d2);
+	T_INT(spx_ebs_snap_create_set(st, ACCT, r, inst, NULL, 1700000404,
+				      &out),
+	      0, "without the root volume and the second data volume");
+	T_INT(json_array_size(out), 1, "one snapshot");
+	T_STR(spx_ec2_str0(json_array_get(out, 0), "VolumeId"), d1, "of d1");
+	json_decref(out);
+	json_decref(r);
+
+	/* Refused, nothing recorded. */
+	{
+		struct {
+			const char *what, *code;
+			json_t *req;
+		} bad[] = {
+			{ "the root volume as a data volume",
+			  "InvalidParameterValue",
+			  json_pack("{s:{s:s, s:[s]}}", "InstanceSpecification",
+				    "InstanceId", "i-0123456789abcdef0",
+				    "ExcludeDataVolumeIds", root) },
+			{ "a volume not attached", "InvalidParameterValue",
+			  json_pack("{s:{s:s, s:[s]}}", "InstanceSpecification",
+				    "InstanceId", "i-0123456789abcdef0",
+				    "ExcludeDataVolumeIds", loose) },
+			{ "a malformed volume id", "InvalidVolumeID.Malformed",
+			  json_pack("{s:{s:s, s:[s]}}", "InstanceSpecification",
+				    "InstanceId", "i-0123456789abcdef0",
+				    "ExcludeDataVolumeIds", "vol-../x") },
+			{ "nothing left", "InvalidParameterValue",
+			  json_pack("{s:{s:s, s:b, s:[s, s]}}",
+				    "InstanceSpecification", "InstanceId",
+				    "i-0123456789abcdef0", "ExcludeBootVolume",
+				    1, "ExcludeDataVolumeIds", d1, d2) },
+			{ "tags from an image", "InvalidParameterValue",
+			  json_pack("{s:{s:s}, s:s}", "InstanceSpecification",
+				    "InstanceId", "i-0123456789abcdef0",
+				    "CopyTagsFromSource", "image") },
+			{ "an Outpost", "InvalidParameterValue",
+			  json_pack("{s:{s:s}, s:s}", "InstanceSpecification",
+				    "InstanceId", "i-0123456789abcdef0",
+				    "OutpostArn", "arn:x") },
+		};
+		json_t *all = NULL;
+		size_t before, after;
+
+		spx_ebs_snap_list(st, ACCT, &all);
+		before = json_array_size(all);
+		json_decref(all);
+		for (i = 0; i < SPX_ARRAY_SIZE(bad); i++) {
+			out = NULL;
+			T_INT(spx_ebs_snap_create_set(st, ACCT, bad[i].req, inst,
+						      NULL, 1700000405, &out),
+			      -1, "%s: refused", bad[i].what);
+			T_STR(code(), bad[i].code, "%s: its code",
+			      bad[i].what);
+			T_OK(!out, "%s: no records", bad[i].what);
+			json_decref(bad[i].req);
+		}
+		/* A pending instance, and a volume not ready. */
+		r = req("{\"InstanceSpecification\": {\"InstanceId\": "
+			"\"i-0123456789abcdef0\"}}");
+		json_object_set_new(json_object_get(inst, "State"), "Code",
+				    json_integer(0));
+		T_INT(spx_ebs_snap_create_set(st, ACCT, r, inst, NULL,
+					      1700000406, &out),
+		      -1, "a pending instance");
+		T_STR(code(), "IncorrectState", "IncorrectState");
+		json_object_set_new(json_object_get(inst, "State"), "Code",
+				    json_integer(80));
+		/* A stopped instance is fine. */
+		T_INT(spx_ebs_snap_create_set(st, ACCT, r, inst, NULL,
+					      1700000407, &out),
+		      0, "a stopped instance");
+		T_INT(json_array_size(out), 3, "three again");
+		json_decref(out);
+		json_decref(r);
+		spx_ebs_snap_list(st, ACCT, &all);
+		after = json_array_size(all);
+		json_decref(all);
+		T_INT(after, before + 3, "only the accepted set was recorded");
+	}
+	json_decref(inst);
+	spx_error_clear();
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-ebs.XXXXXX";
@@ -786,6 +977,7 @@ int main(void)
 	test_capacity();
 	test_snapshots();
 	test_snapshot_description();
+	test_snapshot_sets();
 	test_create_vs_delete();
 	spx_state_close(st);
 	json_decref(zones);
