@@ -1055,6 +1055,14 @@ static void finish(struct agent *ag, struct job *j, int ws)
 	} else {
 		retry_forget(ag, w);
 	}
+	/* A set is tried again as one: every member waits as w does, so
+	 * that none starts the set again before its time. */
+	for (size_t k = 0; k < j->nset; k++) {
+		if (ok)
+			retry_forget(ag, &j->set[k]);
+		else if (!final)
+			retry_later(ag, &j->set[k]);
+	}
 	if (j->cancelled) {
 		spx_log(SPX_LOG_INFO, "%s: stopped, the snapshot is deleted",
 			w->id);

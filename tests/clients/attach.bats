@@ -17,6 +17,13 @@ F=$BATS_FILE_TMPDIR
 setup_file() { inst_setup_file; }
 teardown_file() { inst_teardown_file; }
 setup() { inst_setup; }
+# The object store put back if a test failed while it was away.
+teardown() {
+	if [ -d "$ROOT/data/obj/d0.away" ]; then
+		rm -f "$ROOT/data/obj/d0"
+		mv "$ROOT/data/obj/d0.away" "$ROOT/data/obj/d0"
+	fi
+}
 
 vstate() {
 	av2 ec2 describe-volumes --volume-ids "$1" \
@@ -254,7 +261,7 @@ root
 			echo \$i >/tmp/n
 		done' </dev/null >/dev/null 2>&1 &"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
-	counted() { [ "$(guest "$I2" 'cat /tmp/n 2>/dev/null || echo 0')" -ge "$1" ]; }
+	counted() { local n; n=$(guest "$I2" 'cat /tmp/n 2>/dev/null') && [ "${n:-0}" -ge "$1" ]; }
 	wait_for 60 counted 10
 	ROOT2=$(av2 ec2 describe-instances --instance-ids "$I2" \
 		--query 'Reservations[0].Instances[0].BlockDeviceMappings[0].Ebs.VolumeId' --output text)
@@ -323,7 +330,24 @@ k	set" ] || { echo "$output"; false; }
 	fails_with InvalidParameterValue
 	[ "$(av2 ec2 describe-snapshots --owner-ids self --query 'length(Snapshots)' --output text)" = "$n" ]
 	wait_for 60 eval '[ "$(av2 ec2 describe-snapshots --snapshot-ids "$SV2" --query "Snapshots[0].State" --output text)" = completed ]'
-	for s in "$SV" "$SW" "$SR" "$SV2"; do av2 ec2 delete-snapshot --snapshot-id "$s"; done
+	# The object store away: the set fails, waits and is tried again as
+	# one (one member leads every try: none starts it before its time),
+	# and completes once the store is back.
+	mv "$ROOT/data/obj/d0" "$ROOT/data/obj/d0.away"
+	touch "$ROOT/data/obj/d0"
+	run av2 ec2 create-snapshots --instance-specification InstanceId="$I2",ExcludeBootVolume=true \
+		--query 'Snapshots[].SnapshotId' --output text
+	[ "$status" -eq 0 ]
+	read -r SA SB <<<"$output"
+	tries() { grep -c -e "$SA: to be tried again" -e "$SB: to be tried again" "$ROOT/log/agent.log"; }
+	wait_for 60 eval '[ "$(tries)" -ge 2 ]'
+	[ "$(av2 ec2 describe-snapshots --snapshot-ids "$SA" "$SB" --query 'Snapshots[].State' --output text)" = "pending	pending" ]
+	[ "$(grep -c "$SA: to be tried again" "$ROOT/log/agent.log")" -eq 0 ] ||
+		[ "$(grep -c "$SB: to be tried again" "$ROOT/log/agent.log")" -eq 0 ]
+	rm "$ROOT/data/obj/d0"
+	mv "$ROOT/data/obj/d0.away" "$ROOT/data/obj/d0"
+	wait_for 90 eval '[ "$(av2 ec2 describe-snapshots --snapshot-ids "$SA" "$SB" --query "Snapshots[].State" --output text)" = "completed	completed" ]'
+	for s in "$SV" "$SW" "$SR" "$SV2" "$SA" "$SB"; do av2 ec2 delete-snapshot --snapshot-id "$s"; done
 
 	# CreateImage of the running first instance: its root volume's
 	# snapshot (taken while it runs), an image pending until it is
