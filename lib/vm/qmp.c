@@ -52,6 +52,13 @@ bad:
 	return spx_error(SPX_FAIL, "qmp: a message of no known kind");
 }
 
+/* The deadline timeout_ms from now, never early: the clock counts whole
+ * milliseconds, so now may be up to 1 ms later than it says. */
+static long long deadline_in(int timeout_ms)
+{
+	return spx_mono_ms() + timeout_ms + 1;
+}
+
 /* Read the next message within the deadline (absolute, now_ms). -1 with
  * an error recorded; *late says the deadline passed (nothing is wrong
  * with the connection then). */
@@ -161,7 +168,7 @@ static void keep_event(struct spx_qmp *q, json_t *ev)
 static int call(struct spx_qmp *q, json_t *o, const char *what,
 		int timeout_ms, json_t **answer)
 {
-	long long deadline = spx_mono_ms() + timeout_ms;
+	long long deadline = deadline_in(timeout_ms);
 	long long id = q->next_id++;
 
 	*answer = NULL;
@@ -258,7 +265,7 @@ int spx_qmp_raw(struct spx_qmp *q, const char *text, size_t len,
 int spx_qmp_wait_event(struct spx_qmp *q, const char *name, int timeout_ms,
 		       json_t **data)
 {
-	long long deadline = spx_mono_ms() + timeout_ms;
+	long long deadline = deadline_in(timeout_ms);
 	json_t *ev = NULL;
 	size_t i;
 
@@ -304,7 +311,7 @@ int spx_qmp_wait_event(struct spx_qmp *q, const char *name, int timeout_ms,
 
 int spx_qmp_connect(const char *path, int timeout_ms, struct spx_qmp **out)
 {
-	long long deadline = spx_mono_ms() + timeout_ms;
+	long long deadline = deadline_in(timeout_ms);
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct spx_qmp *q;
 	struct spx_qmp_msg m;
