@@ -82,13 +82,19 @@ asan:
 	$(MAKE) O=build-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
 		all units
 	@rm -rf build-asan/reports && mkdir -p build-asan/reports
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$(CURDIR)/build-asan/reports/asan \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/build-asan/reports/ubsan \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_exe_name=1:log_path=$(CURDIR)/build-asan/reports/asan \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_exe_name=1:log_path=$(CURDIR)/build-asan/reports/ubsan \
 		tests/run.sh build-asan
 	@# Daemons (spx-gw) report into files, not into a test's output:
-	@# any report is a failure.
-	@if ls build-asan/reports/* >/dev/null 2>&1; then \
-		echo "sanitizer reports:"; head -50 build-asan/reports/*; exit 1; fi
+	@# any report is a failure. A file is named by its program and pid.
+	@# An empty one holds no report (its process was killed between
+	@# opening it and writing): it is named, not counted.
+	@sleep 1; bad=0; for f in build-asan/reports/*; do \
+		[ -e "$$f" ] || continue; \
+		if [ ! -s "$$f" ]; then echo "empty sanitizer log: $$f"; continue; fi; \
+		echo "sanitizer report: $$f ($$(wc -c <"$$f") bytes)"; \
+		head -60 "$$f"; bad=1; \
+	done; exit $$bad
 
 memcheck: units
 	@tests/run.sh --memcheck $(O)
