@@ -22,7 +22,11 @@ teardown() { stop_node; }
 	for round in $(seq 1 12); do
 		/usr/bin/python3 "$py" run "$ep" "$ROOT/tls/ca.pem" crash "$log" "r$round" &
 		driver=$!
-		# A random moment between 0.3 and 2.3 s into the round.
+		# Once the driver has its client (its "start" line; the last CI's
+		# ASan build once killed the gateway before python had imported
+		# boto3, and the round had no log at all), a random moment
+		# between 0.3 and 2.3 s into the round.
+		wait_for 120 grep -qx "start r$round" "$log"
 		sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 0.3 + (r % 200) / 100 }')"
 		pid=$(cat "$ROOT/run/gw.pid")
 		kill -9 "$pid"

@@ -45,6 +45,9 @@ def run(ep, ca, bucket, path, seed):
     s3 = client(ep, ca)
     rnd = random.Random(seed)
     with open(path, "a") as f:
+        # The caller times its kill from this line: under a slow build
+        # (ASan) the imports alone can outlast its shortest wait.
+        log(f, "start", seed)
         n = 0
         while True:
             n += 1
@@ -83,7 +86,7 @@ def verify(ep, ca, bucket, path):
     for line in open(path):
         w = line.split()
         if len(w) < 3 or (w[1] == "put" and len(w) < 5):
-            continue  # a torn last line: that op never began for sure
+            continue  # "start", or a torn last line: that op never began for sure
         kind, op, key = w[0], w[1], w[2]
         val = None if op == "del" else (w[3], int(w[4]))
         if kind == "begin":
