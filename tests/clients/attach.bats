@@ -457,6 +457,8 @@ completed True snap" ]
 	fails_with InvalidVolume.NotFound
 	run other ec2 attach-volume --volume-id "$MINE" --instance-id "$I" --device /dev/sdf
 	fails_with InvalidInstanceID.NotFound
+	run other ec2 create-snapshots --instance-specification InstanceId="$I"
+	fails_with InvalidInstanceID.NotFound
 	run other ec2 describe-instances --query 'Reservations[].Instances[].InstanceId' --output text
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"$I"* ]]
@@ -476,6 +478,12 @@ completed True snap" ]
 	vis "$MINE" "available	None"
 	run av2 ec2 describe-placement-groups --group-names mine-pg --query 'PlacementGroups[0].State' --output text
 	[ "$output" = available ]
+	for who in av2 other; do
+		run $who ec2 describe-snapshots --owner-ids self \
+			--filters Name=volume-id,Values="$ROOTV" --query 'length(Snapshots)'
+		[ "$status" -eq 0 ]
+		[ "$output" = 0 ]
+	done
 	av2 ec2 terminate-instances --instance-ids "$I" >/dev/null
 	wait_for 60 is "$I" terminated
 	av2 ec2 delete-placement-group --group-name mine-pg
