@@ -347,7 +347,54 @@ k	set" ] || { echo "$output"; false; }
 	rm "$ROOT/data/obj/d0"
 	mv "$ROOT/data/obj/d0.away" "$ROOT/data/obj/d0"
 	wait_for 90 eval '[ "$(av2 ec2 describe-snapshots --snapshot-ids "$SA" "$SB" --query "Snapshots[].State" --output text)" = "completed	completed" ]'
-	for s in "$SV" "$SW" "$SR" "$SV2" "$SA" "$SB"; do av2 ec2 delete-snapshot --snapshot-id "$s"; done
+	# boto3, and the agent killed as the set begins: the supervisor
+	# starts it again, and every run that takes the set takes it whole.
+	run /usr/bin/python3 - "$EC2_PORT" "$ROOT/tls/ca.pem" "$I2" <<-'EOF'
+		import sys, boto3
+		port, ca, inst = sys.argv[1:4]
+		ec2 = boto3.Session(profile_name="spx").client(
+		    "ec2", endpoint_url="https://127.0.0.1:%s" % port, verify=ca)
+		r = ec2.create_snapshots(
+		    InstanceSpecification={"InstanceId": inst, "ExcludeBootVolume": True},
+		    Description="boto3 set",
+		    TagSpecifications=[{"ResourceType": "snapshot",
+		                        "Tags": [{"Key": "k", "Value": "b3"}]}])
+		print(" ".join(s["SnapshotId"] + ":" + s["State"] for s in r["Snapshots"]))
+	EOF
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	ag=$(cat "$ROOT/run/agent.pid")
+	kill -9 "$ag"
+	read -r SC SD <<<"$output"
+	[[ "$SC" == snap-*:pending && "$SD" == snap-*:pending ]]
+	SC=${SC%:*} SD=${SD%:*}
+	run /usr/bin/python3 - "$EC2_PORT" "$ROOT/tls/ca.pem" "$SC" "$SD" <<-'EOF'
+		import sys, boto3
+		port, ca, a, b = sys.argv[1:5]
+		ec2 = boto3.Session(profile_name="spx").client(
+		    "ec2", endpoint_url="https://127.0.0.1:%s" % port, verify=ca)
+		ec2.get_waiter("snapshot_completed").wait(
+		    SnapshotIds=[a, b], WaiterConfig={"Delay": 1, "MaxAttempts": 120})
+		for s in ec2.describe_snapshots(SnapshotIds=[a, b])["Snapshots"]:
+		    print(s["State"], s["Progress"], s["Description"], s["Tags"][0]["Value"])
+	EOF
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "completed 100% boto3 set b3
+completed 100% boto3 set b3" ]
+	grep -q "agent (pid $ag) killed by SIGKILL" "$ROOT/log/supervise.log"
+	grep -q "run: .*spx-vol snapshot .*$SC" "$ROOT/log/agent.log"
+	! grep "run: .*spx-vol snapshot .*$SC" "$ROOT/log/agent.log" | grep -v "$SD"
+	! grep "run: .*spx-vol snapshot .*$SD" "$ROOT/log/agent.log" | grep -v "$SC"
+	# A member deleted as the set begins: the other is taken (and soon),
+	# the deleted one is gone.
+	run av2 ec2 create-snapshots --instance-specification InstanceId="$I2",ExcludeBootVolume=true \
+		--query 'Snapshots[].SnapshotId' --output text
+	[ "$status" -eq 0 ]
+	read -r SE SF <<<"$output"
+	av2 ec2 delete-snapshot --snapshot-id "$SF"
+	wait_for 20 eval '[ "$(av2 ec2 describe-snapshots --snapshot-ids "$SE" --query "Snapshots[0].State" --output text)" = completed ]'
+	run av2 ec2 describe-snapshots --snapshot-ids "$SF"
+	fails_with InvalidSnapshot.NotFound
+	for s in "$SV" "$SW" "$SR" "$SV2" "$SA" "$SB" "$SC" "$SD" "$SE"; do av2 ec2 delete-snapshot --snapshot-id "$s"; done
 
 	# CreateImage of the running first instance: its root volume's
 	# snapshot (taken while it runs), an image pending until it is
