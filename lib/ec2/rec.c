@@ -155,10 +155,9 @@ int spx_ec2_state_fail(int rc)
 
 static int by_key(const void *a, const void *b, void *key)
 {
-	const char *x = json_string_value(
-		json_object_get(*(json_t *const *)a, key));
-	const char *y = json_string_value(
-		json_object_get(*(json_t *const *)b, key));
+	const json_t *p = *(json_t *const *)a, *q = *(json_t *const *)b;
+	const char *x = json_string_value(key ? json_object_get(p, key) : p);
+	const char *y = json_string_value(key ? json_object_get(q, key) : q);
 
 	return strcmp(x ? x : "", y ? y : "");
 }
@@ -178,6 +177,20 @@ void spx_ec2_sort_by(json_t *arr, const char *key)
 	for (i = 0; i < n; i++)
 		json_array_append_new(arr, v[i]);
 	free(v);
+}
+
+bool spx_ec2_has_string(const json_t *arr, const char *s)
+{
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(arr, i, e) {
+		const char *v = json_string_value(e);
+
+		if (v && s && !strcmp(v, s))
+			return true;
+	}
+	return false;
 }
 
 int spx_ec2_desc_check(const char *desc, long max)

@@ -82,7 +82,10 @@ int spx_ec2_kind_list(struct spx_state *st, const struct spx_ec2_kind *k,
 /* A Description of a request (may be NULL): at most max characters, as
  * EC2 bounds descriptions (255); else InvalidParameterValue, -1. */
 int spx_ec2_desc_check(const char *desc, long max);
-/* Sort an array of objects in place by the string member key (strcmp). */
+/* Sort an array of objects in place by the string member key (strcmp);
+ * with key NULL, an array of strings by themselves. */
 void spx_ec2_sort_by(json_t *arr, const char *key);
+/* Does the array arr hold the string s? */
+bool spx_ec2_has_string(const json_t *arr, const char *s);
 
 #endif

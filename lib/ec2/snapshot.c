@@ -223,13 +223,12 @@ static json_t *set_volumes(struct spx_state *st, const char *account,
 				       "VolumeId");
 	const json_t *ex = json_object_get(spec, "ExcludeDataVolumeIds"), *e;
 	json_t *data = spx_ebs_data_volumes(st, account, iid), *out, *v;
-	size_t i, k;
+	size_t i;
 
 	if (!data)
 		return NULL;
 	json_array_foreach(ex, i, e) {
 		const char *id = json_string_value(e);
-		bool attached = false;
 
 		if (!id || !spx_ebs_id_wellformed(id)) {
 			json_decref(data);
@@ -246,9 +245,7 @@ static json_t *set_volumes(struct spx_state *st, const char *account,
 				      id, iid);
 			return NULL;
 		}
-		json_array_foreach(data, k, v)
-			attached |= !strcmp(json_string_value(v), id);
-		if (!attached) {
+		if (!spx_ec2_has_string(data, id)) {
 			json_decref(data);
 			spx_ec2_fault(400, "InvalidParameterValue",
 				      "The volume '%s' is not attached to "
@@ -260,27 +257,12 @@ static json_t *set_volumes(struct spx_state *st, const char *account,
 	out = json_array();
 	if (root && !json_is_true(json_object_get(spec, "ExcludeBootVolume")))
 		json_array_append_new(out, json_string(root));
-	json_array_foreach(data, i, v) {
-		bool excluded = false;
-
-		json_array_foreach(ex, k, e)
-			excluded |= !strcmp(json_string_value(e),
-					    json_string_value(v));
-		if (!excluded)
+	json_array_foreach(data, i, v)
+		if (!spx_ec2_has_string(ex, json_string_value(v)))
 			json_array_append(out, v);
-	}
 	json_decref(data);
 	/* By id: the order spx-vol takes a set's locks in. */
-	for (i = 1; i < json_array_size(out); i++)
-		for (k = i; k > 0 &&
-			    strcmp(json_string_value(json_array_get(out, k - 1)),
-				   json_string_value(json_array_get(out, k))) > 0;
-		     k--) {
-			json_t *a = json_incref(json_array_get(out, k - 1));
-
-			json_array_set(out, k - 1, json_array_get(out, k));
-			json_array_set_new(out, k, a);
-		}
+	spx_ec2_sort_by(out, NULL);
 	return out;
 }
 

@@ -808,32 +808,24 @@ json_t *spx_ebs_data_volumes(struct spx_state *st, const char *account,
 	return ids;
 }
 
-static int by_string(const void *a, const void *b)
-{
-	return strcmp(json_string_value(*(json_t *const *)a),
-		      json_string_value(*(json_t *const *)b));
-}
-
 json_t *spx_ebs_data_devices(struct spx_state *st, const char *account,
 			     const char *inst)
 {
-	json_t *all, *v, *devs, *sorted[SPX_EBS_DATA_MAX];
-	size_t i, n = 0;
+	json_t *all, *v, *devs;
+	size_t i;
 
 	if (spx_ebs_list(st, account, &all) < 0)
 		return NULL;
+	devs = json_array();
 	json_array_foreach(all, i, v) {
 		const char *d = spx_ec2_str0(attachment(v), "Device");
 
 		if (data_of(v, inst, false) && !strncmp(d, "/dev/", 5) &&
-		    n < SPX_EBS_DATA_MAX)
-			sorted[n++] = json_string(d + 5);
+		    json_array_size(devs) < SPX_EBS_DATA_MAX)
+			json_array_append_new(devs, json_string(d + 5));
 	}
 	json_decref(all);
-	qsort(sorted, n, sizeof(*sorted), by_string);
-	devs = json_array();
-	for (i = 0; i < n; i++)
-		json_array_append_new(devs, sorted[i]);
+	spx_ec2_sort_by(devs, NULL);
 	return devs;
 }
 

@@ -4,6 +4,7 @@
 
 #include "ec2/filter.h"
 #include "ec2/itype.h"
+#include "ec2/rec.h"
 #include "ec2/region.h"
 #include "gw/ec2_int.h"
 
@@ -134,11 +135,9 @@ int ec2_describe_instance_types(struct ec2_call *c)
 	for (i = 0; i < spx_itype_count(); i++) {
 		const struct spx_itype *t = spx_itype_at(i);
 		char key[24];
-		size_t j;
-		bool named = !json_array_size(want);
+		bool named = !json_array_size(want) ||
+			     spx_ec2_has_string(want, t->name);
 
-		json_array_foreach(want, j, e)
-			named |= !strcmp(json_string_value(e), t->name);
 		snprintf(key, sizeof(key), "%05zu", i);
 		if (!named || !spx_ec2_page_after(&p, key))
 			continue;

@@ -953,6 +953,31 @@ static void test_snapshot_sets(void)
 	spx_error_clear();
 }
 
+/* The record helpers the set uses: sort strings, sort objects, find. */
+static void test_rec_helpers(void)
+{
+	json_t *a = json_pack("[s, s, s, i]", "vol-b", "vol-c", "vol-a", 7);
+	json_t *o = json_pack("[{s:s}, {s:s}, {}]", "Id", "y", "Id", "x");
+	char *text;
+
+	spx_ec2_sort_by(a, NULL);
+	text = json_dumps(a, JSON_COMPACT);
+	/* A member that is not a string sorts as "". */
+	T_STR(text, "[7,\"vol-a\",\"vol-b\",\"vol-c\"]", "strings sorted");
+	free(text);
+	spx_ec2_sort_by(o, "Id");
+	text = json_dumps(o, JSON_COMPACT);
+	T_STR(text, "[{},{\"Id\":\"x\"},{\"Id\":\"y\"}]", "objects by Id");
+	free(text);
+	T_OK(spx_ec2_has_string(a, "vol-b"), "has vol-b");
+	T_OK(!spx_ec2_has_string(a, "vol-"), "not a prefix");
+	T_OK(!spx_ec2_has_string(a, NULL), "not NULL");
+	T_OK(!spx_ec2_has_string(NULL, "vol-b"), "not in no array");
+	T_OK(!spx_ec2_has_string(o, "x"), "not an object's member");
+	json_decref(a);
+	json_decref(o);
+}
+
 int main(void)
 {
 	char tpl[] = "/tmp/spx-test-ebs.XXXXXX";
@@ -972,6 +997,7 @@ int main(void)
 	env.lock = spx_xprintf("%s/ebs.lock", tmp);
 	env.overcommit = 100000;
 	test_rules();
+	test_rec_helpers();
 	test_lifecycle();
 	test_ids();
 	test_capacity();
