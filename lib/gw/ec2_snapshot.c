@@ -72,18 +72,10 @@ int ec2_create_snapshots(struct ec2_call *c)
 	ec2_wake(c);
 	list = json_array();
 	json_array_foreach(recs, i, r) {
-		/* SnapshotInfo: a part of the Snapshot item. */
-		static const char *const keep[] = {
-			"Description", "Tags", "Encrypted", "VolumeId",
-			"State", "VolumeSize", "StartTime", "Progress",
-			"OwnerId", "SnapshotId",
-		};
-		json_t *it = json_object();
+		/* SnapshotInfo: the members of the Snapshot item it has. */
+		json_t *it = spx_ec2_rec_item(r);
 
-		for (size_t k = 0; k < SPX_ARRAY_SIZE(keep); k++)
-			if (json_object_get(r, keep[k]))
-				json_object_set(it, keep[k],
-						json_object_get(r, keep[k]));
+		ec2q_prune(c->svc, ec2q_shape_find(c->svc, "SnapshotInfo"), it);
 		json_array_append_new(list, it);
 	}
 	json_object_set_new(c->out, "Snapshots", list);
