@@ -76,16 +76,18 @@ static void int_cell(struct spx_table *t, uint64_t v)
 	spx_table_int(t, (long long)v);
 }
 
-/* The table of one snapshot (t, freed here) as JSON; its id alone for
- * people. The exit status. */
-static int print_report(struct spx_table *t, const char *id, bool json)
+/* The table of n snapshots (t, freed here) as JSON; for people, their
+ * ids alone, a line each. The exit status. */
+static int print_report(struct spx_table *t, const struct spx_snap_report *r,
+			int n, bool json)
 {
 	int rc = 0;
 
 	if (json)
 		rc = spx_table_print(t, stdout, true) < 0 ? SPX_FAIL : 0;
 	else
-		printf("%s\n", id);
+		for (int i = 0; i < n; i++)
+			printf("%s\n", r[i].id);
 	spx_table_free(t);
 	return rc;
 }
@@ -174,12 +176,7 @@ int cmd_snapshot(const struct spx_args *a)
 			int_cell(t, r[i].uploaded);
 			size_cell(t, r[i].uploaded_bytes);
 		}
-		if (spx_flag(a, "json"))
-			rc = spx_table_print(t, stdout, true) < 0 ? SPX_FAIL : 0;
-		else
-			for (int i = 0; i < a->argc; i++)
-				printf("%s\n", r[i].id);
-		spx_table_free(t);
+		rc = print_report(t, r, a->argc, spx_flag(a, "json"));
 	}
 	free(idbuf);
 	volcli_close(&c);
@@ -208,7 +205,7 @@ int cmd_snapshot_copy(const struct spx_args *a)
 		size_cell(t, r.size);
 		time_cell(t, r.created_ms);
 		int_cell(t, r.chunks);
-		rc = print_report(t, r.id, spx_flag(a, "json"));
+		rc = print_report(t, &r, 1, spx_flag(a, "json"));
 	}
 	volcli_close(&c);
 	return rc;
