@@ -118,16 +118,22 @@ bool spx_ec2_id_wellformed(const char *id, const char *prefix)
 	return true;
 }
 
-json_t *spx_ec2_rec_item(const json_t *rec)
+void spx_ec2_rec_strip(json_t *rec)
 {
-	json_t *it = json_deep_copy(rec);
 	const char *k;
 	json_t *v;
 	void *tmp;
 
-	json_object_foreach_safe(it, tmp, k, v)
+	json_object_foreach_safe(rec, tmp, k, v)
 		if (!strncmp(k, "Spx", 3))
-			json_object_del(it, k);
+			json_object_del(rec, k);
+}
+
+json_t *spx_ec2_rec_item(const json_t *rec)
+{
+	json_t *it = json_deep_copy(rec);
+
+	spx_ec2_rec_strip(it);
 	return it;
 }
 

@@ -43,6 +43,9 @@ bool spx_ec2_id_wellformed(const char *id, const char *prefix);
 /* The item EC2 describes of a record: a deep copy without the members
  * whose names start with "Spx" (a new reference). */
 json_t *spx_ec2_rec_item(const json_t *rec);
+/* The same made of rec itself, which the caller owns and no longer
+ * needs as a record: its "Spx" members removed in place. */
+void spx_ec2_rec_strip(json_t *rec);
 /* Set and unset (TagLists, either may be NULL) on rec's Tags: the body of
  * CreateTags and DeleteTags for a record (0, or -1 with a fault). */
 int spx_ec2_rec_tags(json_t *rec, const json_t *set, const json_t *unset);

@@ -168,17 +168,21 @@ static int selected(struct ec2_call *c, json_t **out)
 	json_decref(vols);
 	json_array_foreach(all, i, rec) {
 		bool want = !json_array_size(ids);
-		json_t *it;
+		json_t *it, *rid;
 
 		json_array_foreach(ids, j, v)
 			want |= json_equal(v, json_object_get(rec, "InstanceId"));
 		if (!want)
 			continue;
-		it = spx_inst_item(rec);
+		/* The list is ours: each record becomes its item in place
+		 * (a copy of a thousand would double the work). */
+		it = json_incref(rec);
+		rid = json_incref(json_object_get(it, "SpxReservationId"));
+		spx_ec2_rec_strip(it);
 		add_data_volumes(it, data);
 		ec2_time_text(it, "LaunchTime");
-		json_object_set(it, "SpxReservationId",
-				json_object_get(rec, "SpxReservationId"));
+		if (rid)
+			json_object_set_new(it, "SpxReservationId", rid);
 		json_array_append_new(sel, it);
 	}
 	json_decref(all);
