@@ -132,6 +132,14 @@ static int spec_from_args(const struct spx_args *a, const struct vmcli *c,
 	if (!spx_vm_name_valid(vol))
 		return spx_error(SPX_USAGE, "--volume: not a volume id: '%s'",
 				 vol);
+	if (spx_arg(a, "mac")) {
+		if (!spx_vm_mac_valid(spx_arg(a, "mac")))
+			return spx_error(SPX_USAGE,
+					 "--mac: a unicast MAC address in lower "
+					 "case, as 02:00:5e:10:00:01, not '%s'",
+					 spx_arg(a, "mac"));
+		memcpy(s->mac, spx_arg(a, "mac"), 18);
+	}
 	s->root = spx_strdup(vol);
 	s->nbd_socket = sock ? spx_path_abs(sock)
 			     : spx_path_join(c->run, "vol.sock");

@@ -154,6 +154,9 @@ static const struct spx_opt start_opts[] = {
 	  "the volumes' NBD socket (default: RUN/vol.sock, spx-vol serve's)" },
 	{ "ssh-port", 0, "PORT",
 	  "forward 127.0.0.1:PORT to the guest's port 22" },
+	{ "mac", 0, "MAC",
+	  "the network interface's MAC address, unicast, as "
+	  "02:00:5e:10:00:01 (default: QEMU's)" },
 	{ "metadata", 0, "FILE",
 	  "serve FILE (metadata.json, see spx-vm(8)) to the guest at "
 	  "169.254.169.254" },

@@ -665,7 +665,7 @@ static void inst_launch(struct agent *ag, struct spx_inst_work *w)
 {
 	struct spx_ebs_work ew = { 0 };
 	struct spx_buf dl = SPX_BUF_INIT;
-	char mem[32], cpus[16], port[16], *md;
+	char mem[32], cpus[16], port[16], mac[SPX_INST_MAC_SIZE], *md;
 	json_t *disks, *v;
 	int p = w->port;
 	size_t i;
@@ -700,9 +700,12 @@ static void inst_launch(struct agent *ag, struct spx_inst_work *w)
 	snprintf(mem, sizeof(mem), "%lldM", (long long)w->mem_mib);
 	snprintf(cpus, sizeof(cpus), "%d", w->cpus);
 	snprintf(port, sizeof(port), "%d", p);
+	/* The MAC its metadata names (spx_inst_metadata). */
+	spx_inst_mac(w->id, mac);
 	char *argv[] = { ag->spxvm, "start", "--root", (char *)ag->root,
 			 w->id, "--volume", w->vol, "--memory", mem,
 			 "--cpus", cpus, "--ssh-port", port, "--metadata", md,
+			 "--mac", mac,
 			 "--boot-mode", w->uefi ? "uefi" : "bios",
 			 json_array_size(disks) ? "--disks" : NULL, dl.p, NULL };
 

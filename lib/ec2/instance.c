@@ -1369,6 +1369,28 @@ int spx_inst_set_tags(struct spx_state *st, const char *account,
 
 /* ---- metadata ------------------------------------------------------- */
 
+void spx_inst_mac(const char *id, char out[SPX_INST_MAC_SIZE])
+{
+	unsigned char md[SPX_CKSUM_MAX] = { 0 };
+	size_t n;
+
+	if (spx_cksum_digest(SPX_CKSUM_SHA256, id, strlen(id), md, &n) < 0)
+		spx_error_clear(); /* cannot be: then all its bytes are 0 */
+	snprintf(out, SPX_INST_MAC_SIZE, "02:%02x:%02x:%02x:%02x:%02x", md[0],
+		 md[1], md[2], md[3], md[4]);
+}
+
+/* meta-data/network/interfaces/macs/MAC/: the interface, as EC2 shows
+ * its primary one (subnet and VPC come with VPCs). */
+static json_t *network_md(const json_t *rec, const char *mac)
+{
+	return json_pack("{s:{s:{s:{s:s, s:O, s:O, s:s, s:s}}}}", "interfaces",
+			 "macs", mac, "device-number", "0", "local-hostname",
+			 json_object_get(rec, "PrivateDnsName"), "local-ipv4s",
+			 json_object_get(rec, "PrivateIpAddress"), "mac", mac,
+			 "owner-id", spx_ec2_str0(rec, "SpxAccount"));
+}
+
 /* The instance identity document, as EC2 serves it at
  * /latest/dynamic/instance-identity/document (cloud-init's Ec2 datasource
  * reads it on AWS, and finds no metadata without it): JSON text. */
@@ -1411,8 +1433,8 @@ json_t *spx_inst_metadata(const json_t *rec, const char *region)
 {
 	const json_t *mo = json_object_get(rec, "MetadataOptions");
 	const char *root = spx_ec2_str0(rec, "RootDeviceName");
-	char idx[24];
-	json_t *md, *meta, *dyn;
+	char idx[24], mac[SPX_INST_MAC_SIZE];
+	json_t *md, *meta, *dyn, *net;
 
 	snprintf(idx, sizeof(idx), "%lld",
 		 (long long)num(rec, "AmiLaunchIndex"));
@@ -1436,6 +1458,14 @@ json_t *spx_inst_metadata(const json_t *rec, const char *region)
 	json_object_set_new(meta, "services",
 			    json_pack("{s:s, s:s}", "domain", "amazonaws.com",
 				      "partition", "aws"));
+	spx_inst_mac(spx_ec2_str0(rec, "InstanceId"), mac);
+	net = network_md(rec, mac);
+	if (!net) {
+		json_decref(meta);
+		return NULL;
+	}
+	json_object_set_new(meta, "mac", json_string(mac));
+	json_object_set_new(meta, "network", net);
 	md = json_pack("{s:o, s:s, s:s}", "meta-data", meta, "http-tokens",
 		       spx_ec2_str(mo, "HttpTokens") ? spx_ec2_str(mo, "HttpTokens")
 						     : "optional",

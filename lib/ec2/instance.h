@@ -183,6 +183,13 @@ json_t *spx_inst_item(const json_t *rec);
 /* The metadata.json (lib/vm/imds.h) of a record: what the guest reads at
  * 169.254.169.254. */
 json_t *spx_inst_metadata(const json_t *rec, const char *region);
+/* The MAC address of instance id's network interface: locally
+ * administered and unicast ("02:" and five bytes of the id's SHA-256),
+ * so it stays through stops and starts, as an interface's does. The
+ * agent gives it to spx-vm start; the metadata serves it (mac, and
+ * network/interfaces/macs/MAC/, where cloud-init finds its interface). */
+#define SPX_INST_MAC_SIZE 18
+void spx_inst_mac(const char *id, char out[SPX_INST_MAC_SIZE]);
 /* Set md's block-device-mapping/ebs1..ebsN to devs, an array of device
  * names ("sdf", from spx_ebs_data_devices). As EC2 has it, the data
  * volumes shown are those attached when the instance last started: a

@@ -32,7 +32,7 @@ static bool name_ok(const char *k)
 		return false;
 	for (; *k; k++)
 		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') ||
-		      (*k >= '0' && *k <= '9') || strchr("._-", *k)))
+		      (*k >= '0' && *k <= '9') || strchr("._-:", *k)))
 			return false;
 	return true;
 }
@@ -42,7 +42,9 @@ static int check_tree(json_t *o, int depth)
 	const char *k;
 	json_t *v;
 
-	if (depth > 4)
+	/* meta-data/network/interfaces/macs/MAC/local-ipv4s is EC2's
+	 * deepest. */
+	if (depth > SPX_IMDS_DEPTH)
 		return spx_error(SPX_USAGE, "metadata: nested too deep");
 	json_object_foreach(o, k, v) {
 		if (!name_ok(k))

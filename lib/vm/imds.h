@@ -15,7 +15,9 @@
  *     "http-tokens": "optional" | "required",        (optional)
  *     "http-endpoint": "enabled" | "disabled" }      (optional)
  * Objects are directories (a listing names them with a trailing '/'),
- * strings are leaves. public-keys appear under meta-data as EC2 lists
+ * strings are leaves; a name is 1 to 64 of [A-Za-z0-9._:-] (a MAC
+ * address names a directory), not "." or "..", at most SPX_IMDS_DEPTH
+ * directories deep. public-keys appear under meta-data as EC2 lists
  * them ("0=k1", then 0/openssh-key).
  *
  * IMDSv2: PUT /latest/api/token with X-aws-ec2-metadata-token-ttl-seconds
@@ -34,6 +36,7 @@
 #define SPX_IMDS_REQ_MAX 8192	      /* a request's line and headers */
 #define SPX_IMDS_KEY_LEN 32
 #define SPX_IMDS_TTL_MAX 21600
+#define SPX_IMDS_DEPTH 5
 /* Connections of one guest answered at once (DIR/imds-slot-0.., locked
  * by each `spx-vm imds` while it runs). */
 #define SPX_IMDS_SLOTS 8

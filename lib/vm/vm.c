@@ -52,15 +52,31 @@ static bool path_ok(const char *p)
 	return true;
 }
 
+bool spx_vm_mac_valid(const char *mac)
+{
+	if (strlen(mac) != 17 || !strchr("02468ace", mac[1]))
+		return false;
+	for (size_t i = 0; i < 17; i++)
+		if (i % 3 == 2 ? mac[i] != ':'
+			       : !strchr("0123456789abcdef", mac[i]))
+			return false;
+	return true;
+}
+
 json_t *spx_vm_spec_json(const struct spx_vm_spec *s)
 {
-	return json_pack("{s:s, s:i, s:i, s:s, s:s, s:s, s:i, s:s, s:b, s:s}",
-			 "name", s->name, "mem_mib", (json_int_t)s->mem_mib,
-			 "cpus", (json_int_t)s->cpus, "accel",
-			 s->accel == SPX_VM_KVM ? "kvm" : "tcg", "nbd_socket",
-			 s->nbd_socket, "root", s->root, "ssh_port",
-			 (json_int_t)s->ssh_port, "uuid", s->uuid, "imds",
-			 (int)s->imds, "boot", s->uefi ? "uefi" : "bios");
+	json_t *o = json_pack(
+		"{s:s, s:i, s:i, s:s, s:s, s:s, s:i, s:s, s:b, s:s}", "name",
+		s->name, "mem_mib", (json_int_t)s->mem_mib, "cpus",
+		(json_int_t)s->cpus, "accel",
+		s->accel == SPX_VM_KVM ? "kvm" : "tcg", "nbd_socket",
+		s->nbd_socket, "root", s->root, "ssh_port",
+		(json_int_t)s->ssh_port, "uuid", s->uuid, "imds", (int)s->imds,
+		"boot", s->uefi ? "uefi" : "bios");
+
+	if (o && *s->mac)
+		json_object_set_new(o, "mac", json_string(s->mac));
+	return o;
 }
 
 int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
@@ -68,6 +84,7 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 	json_error_t je;
 	json_t *o;
 	const char *name, *accel, *sock, *root, *uuid, *boot = "bios";
+	const char *mac = "";
 	json_int_t mem, cpus, port;
 	int imds;
 
@@ -76,11 +93,12 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 	if (!o)
 		return spx_error(SPX_USAGE, "vm spec: %s", je.text);
 	if (json_unpack_ex(o, &je, JSON_STRICT,
-			   "{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:s, s:b, s?:s}",
+			   "{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:s, s:b, s?:s, "
+			   "s?:s}",
 			   "name", &name, "mem_mib", &mem, "cpus", &cpus,
 			   "accel", &accel, "nbd_socket", &sock, "root", &root,
 			   "ssh_port", &port, "uuid", &uuid, "imds", &imds,
-			   "boot", &boot) < 0) {
+			   "boot", &boot, "mac", &mac) < 0) {
 		json_decref(o);
 		return spx_error(SPX_USAGE, "vm spec: %s", je.text);
 	}
@@ -89,7 +107,8 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 	    (strcmp(accel, "kvm") && strcmp(accel, "tcg")) ||
 	    !path_ok(sock) || !spx_vm_name_valid(root) || port < 0 ||
 	    port > 65535 || !uuid_valid(uuid) ||
-	    (strcmp(boot, "bios") && strcmp(boot, "uefi"))) {
+	    (strcmp(boot, "bios") && strcmp(boot, "uefi")) ||
+	    (*mac && !spx_vm_mac_valid(mac))) {
 		json_decref(o);
 		return spx_error(SPX_USAGE, "vm spec: a value out of range");
 	}
@@ -101,6 +120,7 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 	s->root = spx_strdup(root);
 	s->ssh_port = (unsigned)port;
 	memcpy(s->uuid, uuid, 37);
+	memcpy(s->mac, mac, strlen(mac) + 1);
 	s->imds = imds;
 	s->uefi = strcmp(boot, "uefi") == 0;
 	json_decref(o);
@@ -312,7 +332,9 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 		free(js);
 	}
 	args2(&a, "-netdev", net);
-	args2(&a, "-device", spx_strdup("virtio-net-pci,netdev=n0"));
+	args2(&a, "-device",
+	      *s->mac ? spx_xprintf("virtio-net-pci,netdev=n0,mac=%s", s->mac)
+		      : spx_strdup("virtio-net-pci,netdev=n0"));
 	/* Entropy from the host: TCG's CPU has no RDRAND, and a first boot
 	 * making SSH host keys would wait for the pool. */
 	args2(&a, "-object", spx_strdup("rng-random,id=rng0,filename=/dev/urandom"));

@@ -41,6 +41,8 @@ struct spx_vm_spec {
 			    * serving DIR/metadata.json (imds.h) */
 	char uuid[37];	   /* SMBIOS system uuid, "ec2" first (cloud-init's
 			    * EC2 datasource looks for that) */
+	char mac[18];	   /* the network interface's, "xx:..:xx" in lower
+			    * case, unicast; "": QEMU's default */
 	bool uefi;	   /* firmware: OVMF (UEFI) with DIR/uefi-vars.fd as
 			    * its variable store, instead of SeaBIOS */
 	bool paused;	   /* -S: the CPUs wait for QMP's "cont" (disks are
@@ -67,6 +69,9 @@ const char *spx_vm_ovmf_vars(void);
 /* [a-z0-9] then up to 62 of [a-z0-9-]: safe as a directory name and in
  * QEMU's option syntax (no ',' or '='). */
 bool spx_vm_name_valid(const char *name);
+/* A unicast MAC address as spx writes them: six pairs of [0-9a-f] with
+ * ':' between, the first octet even. */
+bool spx_vm_mac_valid(const char *mac);
 
 /* spec <-> spec.json. From JSON every field is checked (the file is
  * input like any other); -1 with SPX_USAGE on a bad one. The spec owns

@@ -202,6 +202,12 @@ assert g["uuid"].startswith("ec2"), g
 	run vm start g6 --volume "$VOL" --boot-mode efi
 	[ "$status" -eq 100 ]
 	[[ "$output" == *"--boot-mode: bios or uefi, not 'efi'"* ]]
+	for mac in 03:00:5e:10:00:01 02:00:5E:10:00:01 02:00:5e:10:00 \
+		'02:00:5e:10:00:01,romfile=/etc/passwd' ''; do
+		run vm start g6 --volume "$VOL" --mac "$mac"
+		[ "$status" -eq 100 ]
+		[[ "$output" == *"--mac: a unicast MAC address"* ]]
+	done
 	run vm start g6 --volume 'vol-x,file=/etc/passwd'
 	[ "$status" -eq 100 ]
 	run vm info nosuch

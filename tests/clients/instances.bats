@@ -80,6 +80,19 @@ echo $marker" --client-token "$tok" \
 	run guest "$IID" hostname
 	[ "$status" -eq 0 ]
 	[ "$output" = "$DNS" ]
+	# Its interface has the MAC its metadata names (cloud-init finds its
+	# interface by network/interfaces/macs/MAC/), one of its own.
+	run guest "$IID" 'cat /sys/class/net/eth0/address
+		wget -qO- http://169.254.169.254/latest/meta-data/mac; echo
+		wget -qO- http://169.254.169.254/latest/meta-data/network/interfaces/macs/; echo
+		wget -qO- http://169.254.169.254/latest/meta-data/network/interfaces/macs/$(cat /sys/class/net/eth0/address)/local-ipv4s'
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[[ "${lines[0]}" == 02:??:??:??:??:?? ]]
+	[ "${lines[0]}" != 02:00:00:00:00:00 ]
+	[ "${lines[1]}" = "${lines[0]}" ]
+	[ "${lines[2]}" = "${lines[0]}/" ]
+	[ "${lines[3]}" = 169.254.169.15 ]
+	grep -q "run: .*spx-vm start --root $ROOT $IID .* --mac ${lines[0]} " "$ROOT/log/agent.log"
 
 	# The agent killed: its successor finds the guest running and
 	# starts nothing again.

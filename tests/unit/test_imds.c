@@ -207,7 +207,9 @@ static void test_load(void)
 		"{\"meta-data\": {\"..\": \"x\"}}",
 		"{\"meta-data\": {\"public-keys\": {}}}",
 		"{\"meta-data\": {\"a\": {\"b\": {\"c\": {\"d\": {\"e\": "
-		"\"x\"}}}}}}",
+		"{\"f\": \"x\"}}}}}}}",
+		"{\"meta-data\": {\"a b\": \"x\"}}",
+		"{\"meta-data\": {\"a\\u0000b\": \"x\"}}",
 		"{\"meta-data\": {}, \"public-keys\": [{\"name\": \"a=b\", "
 		"\"openssh-key\": \"k\"}]}",
 		"{\"meta-data\": {}, \"public-keys\": [{\"name\": \"a\"}]}",
@@ -235,6 +237,36 @@ static void test_load(void)
 	T_INT(spx_imds_load(big.p, big.len, &md), -1, "user data too big");
 	spx_buf_release(&big);
 	spx_error_clear();
+}
+
+/* EC2's deepest path, a MAC address naming its directory. */
+static void test_network(void)
+{
+	static const char net[] =
+		"{\"meta-data\": {\"mac\": \"02:0a:0b:0c:0d:0e\", "
+		"\"network\": {\"interfaces\": {\"macs\": "
+		"{\"02:0a:0b:0c:0d:0e\": {\"device-number\": \"0\", "
+		"\"local-ipv4s\": \"169.254.169.15\"}}}}}}";
+	struct spx_buf out = SPX_BUF_INIT;
+	struct spx_imds *md = NULL;
+
+	T_INT(spx_imds_load(net, strlen(net), &md), 0, "the network tree: %s",
+	      md ? "" : spx_errmsg());
+	if (!md)
+		return;
+	ask(md, GET("/latest/meta-data/network/interfaces/macs/"), 0, &out);
+	T_STR(body(&out), "02:0a:0b:0c:0d:0e/", "macs lists the MAC");
+	ask(md, GET("/latest/meta-data/network/interfaces/macs/"
+		    "02:0a:0b:0c:0d:0e/local-ipv4s"), 0, &out);
+	T_INT(code(&out), 200, "the deepest leaf");
+	T_STR(body(&out), "169.254.169.15", "its text");
+	ask(md, GET("/latest/meta-data/network/interfaces/macs/"
+		    "02:0a:0b:0c:0d:0f/local-ipv4s"), 0, &out);
+	T_INT(code(&out), 404, "another MAC");
+	ask(md, GET("/latest/meta-data/mac"), 0, &out);
+	T_STR(body(&out), "02:0a:0b:0c:0d:0e", "mac");
+	spx_buf_release(&out);
+	spx_imds_free(md);
 }
 
 static void test_parse(void)
@@ -292,6 +324,7 @@ int main(void)
 	test_answers();
 	test_tokens();
 	test_load();
+	test_network();
 	test_parse();
 	return t_done();
 }

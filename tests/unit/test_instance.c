@@ -25,6 +25,7 @@
 #include "state/state.h"
 #include "t.h"
 #include "vm/imds.h"
+#include "vm/vm.h"
 
 #define ACCT "123456789012"
 #define T0 1700000000
@@ -368,6 +369,25 @@ static void test_lifecycle(void)
 		     strstr(text, ".ec2.internal\"") &&
 		     strstr(text, "\"availability-zone\":\"us-east-1a\""),
 	     "metadata holds what the guest needs");
+	{
+		char mac[SPX_INST_MAC_SIZE], other[SPX_INST_MAC_SIZE];
+		const json_t *m = json_object_get(md, "meta-data"), *nic;
+
+		spx_inst_mac(id, mac);
+		spx_inst_mac("i-0123456789abcdef1", other);
+		T_OK(spx_vm_mac_valid(mac) && !strncmp(mac, "02:", 3),
+		     "a unicast, locally administered MAC: %s", mac);
+		T_OK(strcmp(mac, other) != 0, "another instance, another MAC");
+		T_STR(spx_ec2_str0(m, "mac"), mac, "meta-data/mac");
+		nic = json_object_get(json_object_get(json_object_get(
+			json_object_get(m, "network"), "interfaces"), "macs"),
+			mac);
+		T_STR(spx_ec2_str0(nic, "mac"), mac, "network/interfaces/macs/MAC/mac");
+		T_STR(spx_ec2_str0(nic, "device-number"), "0", "device-number 0");
+		T_STR(spx_ec2_str0(nic, "local-ipv4s"), SPX_INST_PRIVATE_IP,
+		      "its address");
+		T_STR(spx_ec2_str0(nic, "owner-id"), ACCT, "its owner");
+	}
 	{
 		const char *doc = json_string_value(json_object_get(
 			json_object_get(json_object_get(md, "dynamic"),

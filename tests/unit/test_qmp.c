@@ -365,6 +365,24 @@ static void test_spec(void)
 		  -1 },
 		{ SPEC("i-0a", "256", "/run/vol.sock", UUID, ", \"boot\": 1"),
 		  -1 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID,
+		       ", \"mac\": \"02:e7:b8:db:08:be\""),
+		  0 },
+		/* Upper case, multicast, short, a ',' for QEMU's parser. */
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID,
+		       ", \"mac\": \"02:E7:b8:db:08:be\""),
+		  -1 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID,
+		       ", \"mac\": \"03:e7:b8:db:08:be\""),
+		  -1 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID,
+		       ", \"mac\": \"02:e7:b8:db:08\""),
+		  -1 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID,
+		       ", \"mac\": \"02:e7:b8:db:08,b\""),
+		  -1 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID, ", \"mac\": 2"),
+		  -1 },
 		{ "{}", -1 },
 		{ "", -1 },
 	};
@@ -386,6 +404,9 @@ static void test_spec(void)
 			T_INT(s2.mem_mib, 256, "spec %zu memory", i);
 			T_INT(s2.uefi, strstr(t[i].text, "uefi") != NULL,
 			      "spec %zu boot mode", i);
+			T_STR(s2.mac, strstr(t[i].text, "mac") ?
+				      "02:e7:b8:db:08:be" : "",
+			      "spec %zu mac", i);
 			spx_vm_spec_release(&s2);
 			free(back);
 			json_decref(j);
@@ -400,7 +421,7 @@ static void test_argv(void)
 				 .accel = SPX_VM_TCG, .ssh_port = 2222 };
 	char **argv, **p;
 	bool sandbox = false, blockdev = false, raw = false, fwd = false;
-	bool daemonize = false;
+	bool daemonize = false, nic = false;
 
 	memcpy(s.name, "i-0a", 5);
 	memcpy(s.uuid, UUID, sizeof(UUID));
@@ -436,7 +457,10 @@ static void test_argv(void)
 				      "'/usr/bin/spx-vm' imds '/run/spx/vm/i-0a'");
 		if (!strcmp(*p, "-daemonize"))
 			daemonize = true;
+		if (!strcmp(*p, "-device") && strstr(p[1], "virtio-net"))
+			nic = !strcmp(p[1], "virtio-net-pci,netdev=n0");
 	}
+	T_OK(nic, "no mac: QEMU's default");
 	T_OK(!daemonize, "no -daemonize: spx-vm starts QEMU in a session");
 	T_OK(sandbox, "the sandbox, with fork and setsid for guestfwd");
 	T_OK(blockdev, "the root volume over NBD, in JSON");
@@ -444,6 +468,15 @@ static void test_argv(void)
 	T_OK(fwd, "ssh forwarded on loopback only, metadata to spx-vm imds");
 	for (p = argv; *p; p++)
 		T_OK(!strstr(*p, "pflash"), "BIOS: no pflash (%s)", *p);
+	spx_vm_argv_free(argv);
+	memcpy(s.mac, "02:e7:b8:db:08:be", 18);
+	argv = spx_vm_qemu_argv(&s, "/run/spx/vm/i-0a", "/usr/bin/spx-vm");
+	nic = false;
+	for (p = argv; *p; p++)
+		if (!strcmp(*p, "-device") && strstr(p[1], "virtio-net"))
+			nic = !strcmp(p[1], "virtio-net-pci,netdev=n0,"
+					    "mac=02:e7:b8:db:08:be");
+	T_OK(nic, "the interface with its MAC");
 	spx_vm_argv_free(argv);
 	/* UEFI: OVMF's code read-only, the guest's own variable store. */
 	s.uefi = true;
