@@ -153,6 +153,10 @@ size_t spx_http_alog_format(char *buf, size_t size,
 		     (unsigned long long)o->out, (long long)(us / 1000),
 		     (long long)(us % 1000));
 	field(&b, o->end, 16);
+	spx_buf_addc(&b, ' ');
+	/* Last, so that a reader splitting on spaces keeps the fields before
+	 * it in their places whatever a client calls itself. */
+	field(&b, spx_kv_geti(&req->headers, "User-Agent"), 256);
 	spx_buf_addc(&b, '\n');
 	len = b.len < size - 1 ? b.len : size - 1;
 	memcpy(buf, b.p, len);

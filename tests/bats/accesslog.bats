@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The access log: exactly one line per request, written in one place for
 # every kind of answer, with the right fields:
-#   TIME ID REMOTE PRINCIPAL API OP METHOD PATH STATUS ERROR IN OUT MS END
+#   TIME ID REMOTE PRINCIPAL API OP METHOD PATH STATUS ERROR IN OUT MS END AGENT
 
 load helpers
 
@@ -20,7 +20,7 @@ count() { wc -l <"$LOG"; }
 lines_at_least() { [ "$(count)" -ge "$1" ]; }
 
 # after N0: the request made since the log had N0 lines wrote exactly one
-# line; its fields are in F (F[1] is TIME ... F[14] is END).
+# line; its fields are in F (F[1] is TIME ... F[15] is AGENT).
 after() {
 	wait_for 10 lines_at_least $(($1 + 1))
 	if [ "$(count)" -ne $(($1 + 1)) ]; then
@@ -29,7 +29,7 @@ after() {
 		return 1
 	fi
 	F=("" $(tail -1 "$LOG"))
-	[ ${#F[@]} -eq 15 ] || { echo "not 14 fields: $(tail -1 "$LOG")" >&2; return 1; }
+	[ ${#F[@]} -eq 16 ] || { echo "not 15 fields: $(tail -1 "$LOG")" >&2; return 1; }
 }
 
 # expect ID REMOTE PRINCIPAL API OP METHOD PATH STATUS ERROR IN OUT END;
@@ -118,6 +118,7 @@ reqid() { tr -d '\r' <"$1" | sed -n 's/^x-amz-request-id: //Ip' | head -1; }
 	s3curl -o /dev/null -D "$BATS_TEST_TMPDIR/h" -X PUT --data-binary @"$BATS_TEST_TMPDIR/small" "$(s3url logbkt/k1)"
 	after $n
 	expect "$(reqid "$BATS_TEST_TMPDIR/h")" 127.0.0.1 "$AK" s3 PutObject PUT /logbkt/k1 200 - 5000 0 ok
+	[[ "${F[15]}" =~ ^curl/[0-9.]+$ ]]
 	etag=$(tr -d '\r' <"$BATS_TEST_TMPDIR/h" | sed -n 's/^etag: //Ip')
 	n=$(count)
 	s3curl -o /dev/null -D "$BATS_TEST_TMPDIR/h" -I "$(s3url logbkt/k1)"
@@ -148,6 +149,25 @@ reqid() { tr -d '\r' <"$1" | sed -n 's/^x-amz-request-id: //Ip' | head -1; }
 	s3curl -o /dev/null "$(s3url 'logbkt?list-type=2&prefix=k')"
 	after $n
 	expect '*' 127.0.0.1 "$AK" s3 ListObjectsV2 GET /logbkt 200 - 0 '*' ok
+}
+
+@test "the client's name, escaped, is the last field" {
+	n=$(count)
+	AWS_ACCESS_KEY_ID=$AK AWS_SECRET_ACCESS_KEY=$SK AWS_CA_BUNDLE="$ROOT/tls/ca.pem" \
+		/usr/bin/aws --region us-east-1 --endpoint-url "https://127.0.0.1:$EC2_PORT" \
+		ec2 describe-regions >/dev/null
+	after $n
+	expect '*' 127.0.0.1 "$AK" ec2 DescribeRegions POST / 200 - '*' '*' ok
+	[[ "${F[15]}" == aws-cli/2.*\\x20Python/3.* ]]
+	# No User-Agent: "-"; one with spaces, quotes and a tab stays one field.
+	n=$(count)
+	s3curl -o /dev/null -H 'User-Agent:' "$(s3url)"
+	after $n
+	[ "${F[15]}" = - ]
+	n=$(count)
+	s3curl -o /dev/null -A $'my "tool"\t1 -' "$(s3url)"
+	after $n
+	[ "${F[15]}" = 'my\x20\x22tool\x22\x091\x20-' ]
 }
 
 @test "keep-alive: one line per request on one connection" {

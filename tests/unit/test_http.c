@@ -96,30 +96,34 @@ static const struct {
  * unknown, nothing that could split the line or a field. */
 static const struct {
 	const char *name;
-	const char *method, *path, *remote;
+	const char *method, *path, *remote, *agent;
 	struct spx_http_note note;
 	struct spx_http_outcome o;
 	long ms; /* t1 - t0 */
 	const char *want;
 } lines[] = {
 	{ "a full line", "GET", "/bkt/key?X-Amz-Signature=secret", "10.0.0.1",
+	  "aws-cli/2.9.19 Python/3.11.2",
 	  { "ABCDEF0123456789", "AKIAEXAMPLE", "s3", "GetObject", "" },
 	  { 200, 0, 1048576, "ok", { 0, 0 } }, 12,
 	  "2026-12-01T10:00:00.123Z ABCDEF0123456789 10.0.0.1 AKIAEXAMPLE s3 "
-	  "GetObject GET /bkt/key 200 - 0 1048576 12.000 ok\n" },
-	{ "nothing known", NULL, "/", "", { "", "", "", "", "" },
+	  "GetObject GET /bkt/key 200 - 0 1048576 12.000 ok "
+	  "aws-cli/2.9.19\\x20Python/3.11.2\n" },
+	{ "nothing known", NULL, "/", "", NULL, { "", "", "", "", "" },
 	  { 0, 0, 0, "error", { 0, 0 } }, 0,
-	  "2026-12-01T10:00:00.123Z - - - ec2 - - / - - 0 0 0.000 error\n" },
-	{ "an error, bytes in", "PUT", "/b/k", "::1",
+	  "2026-12-01T10:00:00.123Z - - - ec2 - - / - - 0 0 0.000 error -\n" },
+	{ "an error, bytes in", "PUT", "/b/k", "::1", "",
 	  { "id", "", "s3", "PutObject", "AccessDenied" },
 	  { 403, 5, 243, "aborted", { 0, 0 } }, 1,
 	  "2026-12-01T10:00:00.123Z id ::1 - s3 PutObject PUT /b/k 403 "
-	  "AccessDenied 5 243 1.000 aborted\n" },
+	  "AccessDenied 5 243 1.000 aborted -\n" },
 	{ "hostile bytes are escaped", "GET", "/a b\"c\\d\n\xff", "1.2.3.4",
+	  "x\ry\"",
 	  { "x y", "", "ec2", "Describe\tRegions", "" },
 	  { 400, 0, 0, "ok", { 0, 0 } }, 0,
 	  "2026-12-01T10:00:00.123Z x\\x20y 1.2.3.4 - ec2 Describe\\x09Regions "
-	  "GET /a\\x20b\\x22c\\x5cd\\x0a\\xff 400 - 0 0 0.000 ok\n" },
+	  "GET /a\\x20b\\x22c\\x5cd\\x0a\\xff 400 - 0 0 0.000 ok "
+	  "x\\x0dy\\x22\n" },
 };
 
 static void test_alog_lines(void)
@@ -134,6 +138,8 @@ static void test_alog_lines(void)
 		req.path = (char *)lines[i].path;
 		snprintf(req.remote, sizeof(req.remote), "%s", lines[i].remote);
 		req.note = lines[i].note;
+		if (lines[i].agent)
+			spx_kv_add(&req.headers, "user-agent", lines[i].agent);
 		req.service = SPX_HTTP_EC2;
 		/* 2026-12-01T10:00:00.123Z */
 		req.wall.tv_sec = 1796119200;
@@ -145,7 +151,26 @@ static void test_alog_lines(void)
 		T_STR(buf, lines[i].want, "access log: %s", lines[i].name);
 		T_INT(n, strlen(lines[i].want), "access log: %s: length",
 		      lines[i].name);
+		spx_kv_free(&req.headers);
 	}
+}
+
+/* A client's name is cut at 256 bytes, the cut marked. */
+static void test_alog_agent_cut(void)
+{
+	struct spx_http_req req = { .method = "GET", .path = "/" };
+	struct spx_http_outcome o = { .status = 200, .end = "ok" };
+	char agent[1000], buf[2048], *last;
+
+	memset(agent, 'a', sizeof(agent) - 1);
+	agent[sizeof(agent) - 1] = '\0';
+	spx_kv_add(&req.headers, "User-Agent", agent);
+	spx_http_alog_format(buf, sizeof(buf), &req, &o);
+	last = strrchr(buf, ' ');
+	T_OK(last && strlen(last + 1) == 256 + 3 + 1 &&
+		     !strcmp(last + 1 + 256, "...\n"),
+	     "a long User-Agent is its first 256 bytes and '...'");
+	spx_kv_free(&req.headers);
 }
 
 /* A line that does not fit is cut, and still ends the line. */
@@ -201,6 +226,7 @@ int main(void)
 {
 	test_alog_lines();
 	test_alog_cut();
+	test_alog_agent_cut();
 	test_alog_reopen();
 
 	const struct spx_http_limits lim = { .max_header_bytes = 256,
