@@ -960,6 +960,13 @@ int spx_inst_terminate(struct spx_state *st, const char *account,
 	return 0;
 }
 
+/* The root volume's id, or NULL when it has none (detached while
+ * stopped). */
+static const char *root_vol(const json_t *rec)
+{
+	return spx_ec2_str(json_object_get(rec, "SpxRoot"), "VolumeId");
+}
+
 /* ---- StopInstances, StartInstances ---------------------------------- */
 
 static int incorrect_state(const json_t *rec, const char *verb)
@@ -985,7 +992,17 @@ static int may(const json_t *rec, bool start)
 	if (start) {
 		if (c == SPX_INST_PENDING || c == SPX_INST_RUNNING)
 			return 1;
-		return c == SPX_INST_STOPPED ? 0 : incorrect_state(rec, "started");
+		if (c != SPX_INST_STOPPED)
+			return incorrect_state(rec, "started");
+		if (!root_vol(rec))
+			return spx_ec2_fault(400, "IncorrectInstanceState",
+					     "The instance '%s' has no volume "
+					     "attached at its root device "
+					     "'%s'.",
+					     spx_ec2_str0(rec, "InstanceId"),
+					     spx_ec2_str0(rec,
+							  "RootDeviceName"));
+		return 0;
 	}
 	if (c == SPX_INST_STOPPING || c == SPX_INST_STOPPED)
 		return 1;
@@ -1107,6 +1124,101 @@ int spx_inst_start(struct spx_state *st, const struct spx_inst_env *env,
 		rc = stopstart(st, account, ids, &x, out);
 	close(lk);
 	return rc;
+}
+
+/* ---- the root volume of a stopped instance ------------------------- */
+
+struct rootvol {
+	const char *vol;
+	time_t now;
+};
+
+static int not_stopped(const json_t *rec, const char *what)
+{
+	return spx_ec2_fault(400, "IncorrectInstanceState",
+			     "The instance '%s' is '%s'; %s only while it is "
+			     "'stopped'.",
+			     spx_ec2_str0(rec, "InstanceId"),
+			     spx_inst_state_name(code_of(rec))
+				     ? spx_inst_state_name(code_of(rec))
+				     : "",
+			     what);
+}
+
+static int do_root_detach(json_t *rec, void *arg)
+{
+	const struct rootvol *r = arg;
+	const char *root = spx_ec2_str0(rec, "RootDeviceName");
+	json_t *bdm = json_object_get(rec, "BlockDeviceMappings"), *m;
+	size_t i;
+
+	if (!root_vol(rec) || strcmp(root_vol(rec), r->vol))
+		return 1; /* not (or no longer) its root volume */
+	if (code_of(rec) != SPX_INST_STOPPED)
+		return spx_ec2_fault(400, "IncorrectState",
+				     "Unable to detach root volume '%s' from "
+				     "instance '%s': it is '%s'; a root "
+				     "volume is detached only while its "
+				     "instance is 'stopped'.",
+				     r->vol, spx_ec2_str0(rec, "InstanceId"),
+				     spx_inst_state_name(code_of(rec))
+					     ? spx_inst_state_name(code_of(rec))
+					     : "");
+	json_object_del(rec, "SpxRoot");
+	json_array_foreach(bdm, i, m)
+		if (!strcmp(spx_ec2_str0(m, "DeviceName"), root)) {
+			json_array_remove(bdm, i);
+			break;
+		}
+	return 0;
+}
+
+int spx_inst_root_detach(struct spx_state *st, const char *account,
+			 const char *id, const char *vol)
+{
+	struct rootvol r = { vol, 0 };
+
+	return spx_ec2_kind_change(st, &kind, account, id, do_root_detach,
+				   &r);
+}
+
+static int do_root_attach(json_t *rec, void *arg)
+{
+	const struct rootvol *r = arg;
+	const char *root = spx_ec2_str0(rec, "RootDeviceName");
+	json_t *bdm = json_object_get(rec, "BlockDeviceMappings");
+
+	if (root_vol(rec) && !strcmp(root_vol(rec), r->vol))
+		return 1;
+	if (code_of(rec) != SPX_INST_STOPPED)
+		return not_stopped(rec, "a root volume is attached");
+	if (root_vol(rec))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Attachment point %s is already in use",
+				     root);
+	json_object_set_new(rec, "SpxRoot",
+			    json_pack("{s:s, s:b}", "VolumeId", r->vol,
+				      "DeleteOnTermination", 0));
+	if (!json_is_array(bdm)) {
+		bdm = json_array();
+		json_object_set_new(rec, "BlockDeviceMappings", bdm);
+	}
+	json_array_insert_new(
+		bdm, 0,
+		json_pack("{s:s, s:{s:I, s:b, s:s, s:s}}", "DeviceName", root,
+			  "Ebs", "AttachTime", (json_int_t)r->now,
+			  "DeleteOnTermination", 0, "Status", "attached",
+			  "VolumeId", r->vol));
+	return 0;
+}
+
+int spx_inst_root_attach(struct spx_state *st, const char *account,
+			 const char *id, const char *vol, time_t now)
+{
+	struct rootvol r = { vol, now };
+
+	return spx_ec2_kind_change(st, &kind, account, id, do_root_attach,
+				   &r);
 }
 
 /* ---- RebootInstances, ModifyInstanceAttribute ------------------------ */
@@ -1518,11 +1630,6 @@ void spx_inst_metadata_ebs(json_t *md, const json_t *devs)
 }
 
 /* ---- the agent's side ----------------------------------------------- */
-
-static const char *root_vol(const json_t *rec)
-{
-	return spx_ec2_str(json_object_get(rec, "SpxRoot"), "VolumeId");
-}
 
 static bool root_dot(const json_t *rec)
 {

@@ -148,6 +148,21 @@ int spx_inst_stop(struct spx_state *st, const char *account,
 int spx_inst_start(struct spx_state *st, const struct spx_inst_env *env,
 		   const char *account, const json_t *ids, time_t now,
 		   json_t **out);
+/* The root volume of a stopped instance, as EC2 lets it be detached
+ * (to mend it from another instance) and attached again at the root
+ * device. spx_inst_root_detach: if vol is id's root volume, the record
+ * no longer names it (IncorrectState unless stopped); 1 when it did not.
+ * spx_inst_root_attach: vol becomes the root volume of id, which must be
+ * stopped (IncorrectInstanceState) and have none
+ * (InvalidParameterValue); 1 when it is already. The volume's own record
+ * is volume.c's business: spx_ebs_attach and spx_ebs_detach call these
+ * in the order that a crash between the two leaves no instance naming a
+ * volume that is not attached to it. A stopped instance without a root
+ * volume is not started (IncorrectInstanceState). */
+int spx_inst_root_detach(struct spx_state *st, const char *account,
+			 const char *id, const char *vol);
+int spx_inst_root_attach(struct spx_state *st, const char *account,
+			 const char *id, const char *vol, time_t now);
 /* RebootInstances: a reboot of each running instance is recorded
  * (SpxReboot counts them; the agent carries one out with spx-vm reboot,
  * a reset, and records SpxRebooted); a pending one is left alone; any

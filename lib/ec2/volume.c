@@ -621,6 +621,7 @@ static int attach_room(struct spx_state *st, const char *account,
 struct attach {
 	const json_t *inst;
 	const char *dev;
+	bool root; /* at the instance's root device */
 	time_t now;
 	json_t *out;
 };
@@ -651,17 +652,35 @@ static int do_attach(json_t *rec, void *arg)
 				     "The volume '%s' is not in the same "
 				     "availability zone as instance '%s'",
 				     vid, id);
+	/* A root volume is attached to a stopped instance, which takes it
+	 * at its next start: there is nothing to plug. */
 	att = json_pack("{s:I, s:s, s:s, s:s, s:s, s:b}", "AttachTime",
 			(json_int_t)a->now, "Device", a->dev, "InstanceId", id,
-			"State", "attaching", "VolumeId", vid,
-			"DeleteOnTermination", 0);
+			"State", a->root ? "attached" : "attaching",
+			"VolumeId", vid, "DeleteOnTermination", 0);
 	json_object_set_new(rec, "Attachments", json_pack("[O]", att));
 	json_object_set_new(rec, "State", json_string("in-use"));
-	json_object_set_new(rec, "SpxData", json_true());
+	if (a->root)
+		json_object_del(rec, "SpxData");
+	else
+		json_object_set_new(rec, "SpxData", json_true());
 	json_object_del(rec, "SpxForce");
 	json_object_set_new(rec, "SpxError", json_string(""));
 	json_decref(a->out);
 	a->out = att;
+	return 0;
+}
+
+/* Undo a root volume's attachment that its instance refused. */
+static int do_unattach(json_t *rec, void *arg)
+{
+	const json_t *a = attachment(rec);
+
+	if (!a || strcmp(spx_ec2_str0(a, "InstanceId"), arg) ||
+	    json_is_true(json_object_get(rec, "SpxData")))
+		return 1;
+	json_object_set_new(rec, "Attachments", json_array());
+	json_object_set_new(rec, "State", json_string("available"));
 	return 0;
 }
 
@@ -672,7 +691,8 @@ int spx_ebs_attach(struct spx_state *st, const struct spx_ebs_env *env,
 	const char *vol = spx_ec2_str(req, "VolumeId");
 	const char *dev = spx_ec2_str(req, "Device");
 	const char *id = spx_ec2_str0(inst, "InstanceId");
-	struct attach a = { inst, dev, now, NULL };
+	const char *rootdev = spx_ec2_str0(inst, "RootDeviceName");
+	struct attach a = { inst, dev, false, now, NULL };
 	int code = inst_code(inst), lk, rc;
 	json_t *rec;
 
@@ -692,21 +712,53 @@ int spx_ebs_attach(struct spx_state *st, const struct spx_ebs_env *env,
 				     id, spx_inst_state_name(code)
 					     ? spx_inst_state_name(code)
 					     : "");
-	if (!spx_ebs_device_valid(dev))
+	/* The root device: free only on a stopped instance whose root
+	 * volume was detached; the volume becomes its root volume. */
+	a.root = *rootdev && !strcmp(dev, rootdev);
+	if (a.root && json_object_get(inst, "SpxRoot"))
+		return spx_ec2_fault(400, "InvalidParameterValue",
+				     "Attachment point %s is already in use",
+				     dev);
+	if (a.root && code != SPX_INST_STOPPED)
+		return spx_ec2_fault(400, "IncorrectInstanceState",
+				     "The instance '%s' is '%s'; a root "
+				     "volume is attached only while it is "
+				     "'stopped'.",
+				     id, spx_inst_state_name(code));
+	if (!a.root && !spx_ebs_device_valid(dev))
 		return spx_ec2_fault(400, "InvalidParameterValue",
 				     "Value (%s) for parameter device is "
 				     "invalid. %s is not a valid EBS device "
 				     "name.",
 				     dev, dev);
-	if (!strcmp(dev, spx_ec2_str0(inst, "RootDeviceName")))
-		return spx_ec2_fault(400, "InvalidParameterValue",
-				     "Attachment point %s is already in use",
-				     dev);
 	if ((lk = spx_ebs_lock(env->lock)) < 0)
 		return -1;
 	rc = attach_room(st, account, id, dev);
 	if (rc == 0)
 		rc = change(st, account, vol, do_attach, &a);
+	/* The volume first, then the instance: a crash between leaves a
+	 * volume attached to an instance that does not name it (DetachVolume
+	 * frees it), never an instance starting from a volume that is not
+	 * its own. */
+	if (rc == 0 && a.root &&
+	    spx_inst_root_attach(st, account, id, vol, now) < 0) {
+		int http = 500;
+		const char *fc = spx_ec2_fault_code(&http);
+		char *c = spx_strdup(fc ? fc : "InternalError");
+		char *msg = spx_strdup(spx_errmsg());
+
+		/* The instance's refusal is the answer, whatever the undo
+		 * says. */
+		if (change(st, account, vol, do_unattach, (void *)id) < 0)
+			spx_log(SPX_LOG_WARN,
+				"ec2: %s stays attached to %s, which refused "
+				"it: %s",
+				vol, id, spx_errmsg());
+		spx_ec2_fault(http, c, "%s", msg);
+		free(c);
+		free(msg);
+		rc = -1;
+	}
 	close(lk);
 	if (rc < 0) {
 		json_decref(a.out);
@@ -718,18 +770,18 @@ int spx_ebs_attach(struct spx_state *st, const struct spx_ebs_env *env,
 
 struct detach {
 	const json_t *req;
+	bool root; /* the instance let go of its root volume */
 	json_t *out;
 };
 
-static int do_detach(json_t *rec, void *arg)
+/* May rec's attachment be detached as req asks? A root volume only once
+ * its instance has let go of it (d->root). */
+static int detach_check(const json_t *rec, const struct detach *d)
 {
-	struct detach *d = arg;
 	const char *vid = spx_ec2_str0(rec, "VolumeId");
 	const char *inst = spx_ec2_str(d->req, "InstanceId");
 	const char *dev = spx_ec2_str(d->req, "Device");
-	bool force = json_is_true(json_object_get(d->req, "Force"));
-	json_t *a = attachment(rec);
-	const char *as = spx_ec2_str0(a, "State");
+	const json_t *a = attachment(rec);
 
 	if (!a)
 		return spx_ec2_fault(400, "IncorrectState",
@@ -742,18 +794,37 @@ static int do_detach(json_t *rec, void *arg)
 				     "instance %s as %s.",
 				     vid, inst ? inst : spx_ec2_str0(a, "InstanceId"),
 				     dev ? dev : spx_ec2_str0(a, "Device"));
-	if (!json_is_true(json_object_get(rec, "SpxData")))
+	if (!json_is_true(json_object_get(rec, "SpxData")) && !d->root)
 		return spx_ec2_fault(400, "IncorrectState",
 				     "Unable to detach root volume '%s' from "
 				     "instance '%s'",
 				     vid, spx_ec2_str0(a, "InstanceId"));
+	return 0;
+}
+
+static int do_detach(json_t *rec, void *arg)
+{
+	struct detach *d = arg;
+	bool force = json_is_true(json_object_get(d->req, "Force"));
+	json_t *a = attachment(rec);
+	const char *as = spx_ec2_str0(a, "State");
+
+	if (detach_check(rec, d) < 0)
+		return -1;
 	json_decref(d->out);
 	d->out = json_deep_copy(a);
+	json_object_set_new(d->out, "State", json_string("detaching"));
+	if (!json_is_true(json_object_get(rec, "SpxData"))) {
+		/* A stopped instance's root volume: nothing runs with it,
+		 * so it is free at once. */
+		json_object_set_new(rec, "Attachments", json_array());
+		json_object_set_new(rec, "State", json_string("available"));
+		return 0;
+	}
 	if (!strcmp(as, "detaching") &&
 	    (!force || json_is_true(json_object_get(rec, "SpxForce"))))
 		return 1;
 	json_object_set_new(a, "State", json_string("detaching"));
-	json_object_set_new(d->out, "State", json_string("detaching"));
 	if (force)
 		json_object_set_new(rec, "SpxForce", json_true());
 	return 0;
@@ -764,7 +835,9 @@ int spx_ebs_detach(struct spx_state *st, const char *account,
 {
 	const char *vol = spx_ec2_str(req, "VolumeId");
 	const char *inst = spx_ec2_str(req, "InstanceId");
-	struct detach d = { req, NULL };
+	struct detach d = { req, false, NULL };
+	json_t *rec;
+	int rc = 0;
 
 	*out = NULL;
 	if (!vol)
@@ -772,7 +845,28 @@ int spx_ebs_detach(struct spx_state *st, const char *account,
 	if (inst && !spx_inst_id_wellformed(inst))
 		return spx_ec2_fault(400, "InvalidInstanceID.Malformed",
 				     "Invalid id: \"%s\"", inst);
-	if (change(st, account, vol, do_detach, &d) < 0) {
+	/* A root volume: its instance lets go of it first (only while
+	 * stopped), then the volume is free. A crash between the two
+	 * leaves the volume attached to an instance that does not name it,
+	 * which this detach, asked again, frees. */
+	if (spx_ebs_get(st, account, vol, &rec, NULL) < 0)
+		return -1;
+	if (attachment(rec) && !json_is_true(json_object_get(rec, "SpxData"))) {
+		d.root = true;
+		rc = detach_check(rec, &d);
+		if (rc == 0)
+			rc = spx_inst_root_detach(
+				st, account,
+				spx_ec2_str0(attachment(rec), "InstanceId"),
+				vol);
+		/* An instance whose record is gone names nothing. */
+		if (rc < 0 && spx_ec2_fault_code(NULL) &&
+		    !strcmp(spx_ec2_fault_code(NULL),
+			    "InvalidInstanceID.NotFound"))
+			rc = 0;
+	}
+	json_decref(rec);
+	if (rc < 0 || change(st, account, vol, do_detach, &d) < 0) {
 		json_decref(d.out);
 		return -1;
 	}

@@ -6,8 +6,11 @@
 # agent are killed and come back, the guest's writes survive a detach and a
 # re-attach to a second instance, a stopped instance keeps its volume and
 # has it again when it starts, a terminated one lets it go (available,
-# DeleteOnTermination false), and the refusals EC2 gives. CreateImage of
-# a running instance: an instance of the new image has what it wrote.
+# DeleteOnTermination false), and the refusals EC2 gives. CreateSnapshots
+# of a running instance, also through boto3 and the npm SDK v3
+# (snapset-sdk-v3.mjs). CreateImage of a running instance: an instance of
+# the new image has what it wrote; its root volume, detached while it is
+# stopped, mended from another instance and attached back, boots.
 
 load ../bats/helpers
 load instance_helpers
@@ -384,6 +387,12 @@ completed 100% boto3 set b3" ]
 	grep -q "run: .*spx-vol snapshot .*$SC" "$ROOT/log/agent.log"
 	! grep "run: .*spx-vol snapshot .*$SC" "$ROOT/log/agent.log" | grep -v "$SD"
 	! grep "run: .*spx-vol snapshot .*$SD" "$ROOT/log/agent.log" | grep -v "$SC"
+	# The npm SDK v3: the set, its waiter, its error for an unknown instance.
+	run env NODE_EXTRA_CA_CERTS="$ROOT/tls/ca.pem" \
+		node "$SPX_TOP/tests/clients/snapset-sdk-v3.mjs" "https://127.0.0.1:$EC2_PORT" "$I2" "$V" "$W"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	read -r SG SH <<<"${lines[-1]}"
+	[[ "$SG" == snap-* && "$SH" == snap-* ]] || { echo "$output"; false; }
 	# A member deleted as the set begins: the other is taken (and soon),
 	# the deleted one is gone.
 	run av2 ec2 create-snapshots --instance-specification InstanceId="$I2",ExcludeBootVolume=true \
@@ -394,7 +403,7 @@ completed 100% boto3 set b3" ]
 	wait_for 20 eval '[ "$(av2 ec2 describe-snapshots --snapshot-ids "$SE" --query "Snapshots[0].State" --output text)" = completed ]'
 	run av2 ec2 describe-snapshots --snapshot-ids "$SF"
 	fails_with InvalidSnapshot.NotFound
-	for s in "$SV" "$SW" "$SR" "$SV2" "$SA" "$SB" "$SC" "$SD" "$SE"; do av2 ec2 delete-snapshot --snapshot-id "$s"; done
+	for s in "$SV" "$SW" "$SR" "$SV2" "$SA" "$SB" "$SC" "$SD" "$SE" "$SG" "$SH"; do av2 ec2 delete-snapshot --snapshot-id "$s"; done
 
 	# CreateImage of the running first instance: its root volume's
 	# snapshot (taken while it runs), an image pending until it is
@@ -442,6 +451,60 @@ completed True snap" ]
 	wait_for 120 ready "$I3" || { console "$I3" >&2; false; }
 	run guest "$I3" 'cat /root/mark'
 	[ "$output" = imaged-from-running ]
+
+	# Mending a root filesystem from another instance, as operators do:
+	# the root volume is detached only while its instance is stopped,
+	# which then does not start without one; attached to the first
+	# instance as a data volume, written there; attached back at the
+	# root device, the instance boots from it with what was written.
+	R3=$(av2 ec2 describe-instances --instance-ids "$I3" \
+		--query 'Reservations[0].Instances[0].BlockDeviceMappings[0].Ebs.VolumeId' --output text)
+	RD=$(av2 ec2 describe-instances --instance-ids "$I3" \
+		--query 'Reservations[0].Instances[0].RootDeviceName' --output text)
+	run av2 ec2 detach-volume --volume-id "$R3"
+	fails_with IncorrectState
+	run av2 ec2 stop-instances --instance-ids "$I3"
+	[ "$status" -eq 0 ]
+	wait_for 60 is "$I3" stopped
+	run av2 ec2 detach-volume --volume-id "$R3" --instance-id "$I3" \
+		--query State --output text
+	[ "$output" = detaching ] || { echo "$output"; false; }
+	wait_for 30 vis "$R3" "available	None"
+	[ "$(av2 ec2 describe-instances --instance-ids "$I3" \
+		--query 'length(Reservations[0].Instances[0].BlockDeviceMappings)' --output text)" = 0 ]
+	run av2 ec2 start-instances --instance-ids "$I3"
+	fails_with IncorrectInstanceState
+	[ "$(istate "$I3")" = stopped ]
+	run av2 ec2 attach-volume --volume-id "$R3" --instance-id "$I1" --device /dev/sdf
+	[ "$status" -eq 0 ]
+	wait_for 60 vis "$R3" "in-use	attached"
+	wait_for 30 has_disk "$I1" "$R3"
+	run guest "$I1" 'mkdir -p /mnt/r && mount /dev/vdb2 /mnt/r &&
+		echo mended-from-elsewhere >/mnt/r/root/mended && umount /mnt/r && sync'
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run av2 ec2 detach-volume --volume-id "$R3"
+	[ "$status" -eq 0 ]
+	wait_for 60 vis "$R3" "available	None"
+	# Back at the root device (another device would make it a data
+	# volume); a second one there is refused.
+	run av2 ec2 attach-volume --volume-id "$R3" --instance-id "$I3" --device "$RD" \
+		--query State --output text
+	[ "$output" = attached ] || { echo "$output"; false; }
+	vis "$R3" "in-use	attached"
+	run av2 ec2 attach-volume --volume-id "$W" --instance-id "$I3" --device "$RD"
+	fails_with InvalidParameterValue
+	run av2 ec2 start-instances --instance-ids "$I3"
+	[ "$status" -eq 0 ]
+	wait_for 60 is "$I3" running
+	wait_for 120 eval '[ "$(console "$I3" | grep -c "^spx-image: ready")" -ge 2 ]' ||
+		{ console "$I3" >&2; false; }
+	run guest "$I3" 'cat /root/mended /root/mark'
+	[ "$output" = "mended-from-elsewhere
+imaged-from-running" ] || { echo "$output"; false; }
+	# Attached by hand, it outlives the instance (DeleteOnTermination
+	# false, as EC2 has it).
+	[ "$(av2 ec2 describe-instances --instance-ids "$I3" \
+		--query 'Reservations[0].Instances[0].BlockDeviceMappings[0].Ebs.[VolumeId,DeleteOnTermination]' --output text)" = "$R3	False" ]
 	run av2 ec2 terminate-instances --instance-ids "$I3"
 	[ "$status" -eq 0 ]
 
@@ -456,6 +519,8 @@ completed True snap" ]
 	run av2 ec2 attach-volume --volume-id "$V" --instance-id "$I2" --device /dev/sdf
 	fails_with IncorrectInstanceState
 	wait_for 60 is "$I3" terminated
+	wait_for 30 vis "$R3" "available	None"
+	av2 ec2 delete-volume --volume-id "$R3"
 	snap=$(av2 ec2 describe-images --image-ids "$NEW_AMI" \
 		--query 'Images[0].BlockDeviceMappings[0].Ebs.SnapshotId' --output text)
 	av2 ec2 deregister-image --image-id "$NEW_AMI"

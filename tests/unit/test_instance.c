@@ -992,6 +992,128 @@ static void test_attach(void)
 	json_decref(ids);
 }
 
+/* The root volume of a stopped instance detached (to mend it from
+ * another instance) and attached again at the root device. */
+static void test_root_swap(void)
+{
+	char id[32], id2[32], rootv[32], root2[32], v[32], det[256];
+	struct spx_inst_work iw = { 0 };
+	json_t *ids, *out = NULL, *r, *dv;
+	const char *s;
+
+	snprintf(id, sizeof(id), "%s", running_one(rootv, sizeof(rootv)));
+	snprintf(id2, sizeof(id2), "%s", running_one(root2, sizeof(root2)));
+	new_volume("n1", v, sizeof(v));
+	snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\"}", rootv);
+	T_INT(detach(det, &s), -1, "the root volume of a running instance");
+	T_STR(s, "IncorrectState", "its code");
+	T_STR(vol_state(rootv), "in-use/1", "still its root");
+	ids = json_pack("[s]", id);
+	T_INT(spx_inst_stop(st, ACCT, ids, false, T0, &out), 0, "stop");
+	json_decref(out);
+	T_INT(detach(det, &s), -1, "stopping");
+	T_STR(s, "IncorrectState", "its code");
+	step_of(id, T0, &iw);
+	spx_inst_halted(st, &iw, T0);
+	T_STR(state_of(id), "stopped", "stopped");
+	snprintf(det, sizeof(det),
+		 "{\"VolumeId\": \"%s\", \"InstanceId\": \"%s\"}", rootv,
+		 id2);
+	T_INT(detach(det, &s), -1, "named with another instance");
+	T_STR(s, "InvalidAttachment.NotFound", "its code");
+	r = inst(id);
+	T_OK(json_object_get(r, "SpxRoot") != NULL, "a refusal keeps the root");
+	json_decref(r);
+	snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\"}", rootv);
+	T_INT(detach(det, &s), 0, "detached while stopped");
+	T_STR(s, "detaching", "as EC2 answers");
+	T_STR(vol_state(rootv), "available/0", "free at once");
+	T_STR(vol_step(rootv), "none", "nothing for the agent");
+	r = inst(id);
+	T_OK(!json_object_get(r, "SpxRoot") &&
+		     !json_array_size(json_object_get(r, "BlockDeviceMappings")),
+	     "the instance has no root volume");
+	json_decref(r);
+	T_INT(detach(det, &s), -1, "detached twice");
+	T_STR(s, "IncorrectState", "its code");
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), -1,
+	      "no start without a root volume");
+	T_STR(code(), "IncorrectInstanceState", "its code");
+	T_STR(state_of(id), "stopped", "still stopped");
+
+	/* Mended as another instance's data volume. */
+	T_INT(attach(rootv, id2, "/dev/sdf", &s), 0, "a data volume of another");
+	vol_step_done(rootv, id2, true, true);
+	snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\"}", rootv);
+	T_INT(detach(det, &s), 0, "and detached from it");
+	vol_step_done(rootv, id2, false, true);
+	T_STR(vol_state(rootv), "available/0", "free again");
+
+	/* The root device of a running instance, or of one that has its
+	 * root volume, is taken; a data device is no root device. */
+	T_INT(attach(v, id2, "/dev/xvda", &s), -1, "a running one's root");
+	T_STR(s, "InvalidParameterValue", "its code");
+	T_INT(attach(v, id, "/dev/xvda", &s), 0, "another volume as root");
+	T_STR(s, "attached", "attached at once");
+	T_STR(vol_state(v), "in-use/1", "in use");
+	T_STR(vol_step(v), "none", "nothing to plug");
+	T_INT(attach(rootv, id, "/dev/xvda", &s), -1, "a second root");
+	T_STR(s, "InvalidParameterValue", "its code");
+	T_INT(attach(v, id, "/dev/xvda", &s), -1, "the same again");
+	T_STR(s, "InvalidParameterValue", "its code: the device is taken");
+	r = inst(id);
+	T_STR(json_string_value(json_object_get(
+		      json_object_get(r, "SpxRoot"), "VolumeId")),
+	      v, "the instance's root volume");
+	T_STR(json_string_value(json_object_get(
+		      json_object_get(json_array_get(json_object_get(
+						     r, "BlockDeviceMappings"),
+					     0),
+				      "Ebs"),
+		      "VolumeId")),
+	      v, "in its mappings");
+	json_decref(r);
+	dv = spx_ebs_data_volumes(st, ACCT, id);
+	T_INT((long long)json_array_size(dv), 0, "a root volume is no data volume");
+	json_decref(dv);
+
+	/* A crash between the instance letting go and the volume: the
+	 * volume is attached to an instance that does not name it, and
+	 * DetachVolume frees it. */
+	T_INT(spx_inst_root_detach(st, ACCT, id, v), 0, "the instance lets go");
+	T_INT(spx_inst_root_detach(st, ACCT, id, v), 0, "again: nothing");
+	T_STR(vol_state(v), "in-use/1", "the volume still says attached");
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), -1,
+	      "no start");
+	snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\"}", v);
+	T_INT(detach(det, &s), 0, "the leftover detached");
+	T_STR(vol_state(v), "available/0", "free");
+	T_INT(attach(rootv, id, "/dev/xvda", &s), 0, "the mended root back");
+
+	/* It starts from it, and it is kept at termination (attached by
+	 * hand: DeleteOnTermination false). */
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), 0, "start");
+	json_decref(out);
+	T_STR(step_of(id, T0, &iw), "launch", "the agent launches it");
+	T_STR(iw.vol, rootv, "from the mended root");
+	spx_inst_launched(st, &iw, T0);
+	T_STR(state_of(id), "running", "running");
+	T_STR(vol_state(rootv), "in-use/1", "its root");
+	snprintf(det, sizeof(det), "{\"VolumeId\": \"%s\"}", rootv);
+	T_INT(detach(det, &s), -1, "running again: its root stays");
+	T_STR(s, "IncorrectState", "its code");
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate");
+	json_decref(out);
+	step_of(id, T0, &iw);
+	spx_inst_halted(st, &iw, T0);
+	T_STR(vol_state(rootv), "available/0", "kept");
+	json_decref(ids);
+	ids = json_pack("[s]", id2);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "the other");
+	json_decref(out);
+	json_decref(ids);
+}
+
 static void test_create_image(void)
 {
 	char id[32], rootv[32];
@@ -1495,6 +1617,7 @@ int main(void)
 	test_stop_start();
 	test_reboot_modify();
 	test_attach();
+	test_root_swap();
 	test_create_image();
 	test_pgroup_rules();
 	test_pgroup_run();
