@@ -66,6 +66,11 @@ int s3_create_bucket(struct gw_req *g, struct spx_http_req *req,
 		return s3_obj_fail(g, SPX_OBJ_INVALID_BUCKET);
 	rc = spx_obj_bucket_create(g->gw->obj, s->bucket, g->who.account,
 				   region);
+	/* S3 answers a bucket its caller owns already with
+	 * BucketAlreadyOwnedByYou, but in us-east-1 with 200, for its
+	 * oldest clients (the bucket and what it holds stay as they are). */
+	if (rc == SPX_OBJ_BUCKET_OWNED && !strcmp(region, "us-east-1"))
+		rc = 0;
 	if (rc < 0)
 		return s3_obj_fail(g, rc);
 	resp->status = 200;

@@ -90,6 +90,9 @@ static int list_objects(struct gw_req *g, struct spx_http_req *req,
 
 	if (s3_list_params(g, "max-keys", &max) < 0)
 		return -1;
+	/* An empty delimiter is none: S3 leaves it out of the answer. */
+	if (delim && !*delim)
+		delim = NULL;
 	if (token) {
 		/* Our continuation token: the base64 of the last key. */
 		char raw[SPX_OBJ_KEY_MAX + 4];
@@ -122,7 +125,10 @@ static int list_objects(struct gw_req *g, struct spx_http_req *req,
 	gw_xml_begin(g, resp, &x);
 	spx_xml_open_ns(&x, "ListBucketResult", GW_S3_NS);
 	spx_xml_elem(&x, "Name", s->bucket);
-	s3_list_text(&x, "Prefix", prefix ? prefix : "", url);
+	/* With encoding-type=url S3 encodes the keys, common prefixes,
+	 * delimiter and markers; the Prefix in ListObjectsV2 only (the SDKs
+	 * decode exactly those, so ListObjects' Prefix stays as given). */
+	s3_list_text(&x, "Prefix", prefix ? prefix : "", url && v2);
 	if (v2) {
 		spx_xml_elem_u64(&x, "KeyCount", l.n + l.nprefixes);
 	} else {
@@ -196,6 +202,8 @@ int s3_list_versions(struct gw_req *g, struct spx_http_req *req,
 
 	if (s3_list_params(g, "max-keys", &max) < 0)
 		return -1;
+	if (delim && !*delim)
+		delim = NULL;
 	if (vm && *vm && !(km && *km)) {
 		return s3_fail(g, 400, "InvalidArgument",
 			 "A version-id marker cannot be specified without a "

@@ -64,8 +64,13 @@ aws2() { awscli2 --endpoint-url "$EP" "$@"; }
 	run aws2 s3api get-object --bucket nosuch-bucket-x --key k "$BATS_TEST_TMPDIR/o"
 	[[ "$output" == *"(NoSuchBucket)"* ]]
 	aws2 s3api create-bucket --bucket errs >/dev/null
-	run aws2 s3api create-bucket --bucket errs
-	[[ "$output" == *"(BucketAlreadyOwnedByYou)"* ]]
+	# One's own bucket again: in us-east-1 S3 answers 200 (its legacy),
+	# and the bucket keeps what it holds.
+	aws2 s3api put-object --bucket errs --key kept --body "$BATS_FILE_TMPDIR/f3m" >/dev/null
+	run aws2 s3api create-bucket --bucket errs --query Location --output text
+	[ "$status" -eq 0 ] && [ "$output" = /errs ] || { echo "$output"; false; }
+	[ "$(aws2 s3api list-objects-v2 --bucket errs --query 'Contents[].Key' --output text)" = kept ]
+	aws2 s3api delete-object --bucket errs --key kept
 	run aws2 s3api get-object --bucket errs --key nope "$BATS_TEST_TMPDIR/o"
 	[[ "$output" == *"(NoSuchKey)"* ]]
 	run aws2 s3api create-bucket --bucket Bad_Name
@@ -80,6 +85,25 @@ aws2() { awscli2 --endpoint-url "$EP" "$@"; }
 	[[ "$output" == *"PreconditionFailed"* || "$output" == *"412"* ]]
 	aws2 s3 rm s3://errs --recursive >/dev/null
 	aws2 s3 rb s3://errs >/dev/null
+}
+
+@test "another region: one's own bucket again is BucketAlreadyOwnedByYou" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	local root0=$ROOT s3p0=$S3_PORT ec2p0=$EC2_PORT
+	make_node --region eu-west-1
+	VH_ROOT=$ROOT
+	start_node
+	aws_env
+	mk() {
+		awscli2 --endpoint-url "https://127.0.0.1:$S3_PORT" s3api create-bucket --bucket mine \
+			--create-bucket-configuration LocationConstraint=eu-west-1
+	}
+	run mk
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	run mk
+	[ "$status" -ne 0 ] && [[ "$output" == *"(BucketAlreadyOwnedByYou)"* ]] || { echo "$output"; false; }
+	spx down --root "$ROOT" >/dev/null
+	ROOT=$root0 S3_PORT=$s3p0 EC2_PORT=$ec2p0
 }
 
 @test "a request signed for another region is told ours, and the SDKs follow" {
@@ -199,6 +223,30 @@ PY
 	[ "$(tr '\n' '\t' <<<"$output")" = "$(printf 'Z\ta/1\ta/2\tb/1\tc\td e\tä\t')" ]
 	run aws2 s3api list-objects --bucket lst --prefix a/ --query 'Contents[].Key' --output text
 	[ "$output" = "$(printf 'a/1\ta/2')" ]
+	# The SDKs ask for encoding-type=url and decode what S3 encodes:
+	# ListObjects' Prefix is not, ListObjectsV2's is; an empty delimiter
+	# is left out of the answer.
+	for k in 'p q/1' 'p q/r+s/2' 'p q/100%/3'; do
+		aws2 s3api put-object --bucket lst --key "$k" >/dev/null
+	done
+	run aws2 s3api list-objects --no-paginate --bucket lst --prefix 'p q/' --delimiter / \
+		--query '[Prefix,Delimiter,Contents[].Key,CommonPrefixes[].Prefix]' --output json
+	[ "$(tr -d ' \n' <<<"$output")" = '["pq/","/",["pq/1"],["pq/100%/","pq/r+s/"]]' ] || { echo "$output"; false; }
+	run /usr/bin/python3 - "$EP" "$ROOT/tls/ca.pem" <<-'EOF'
+		import sys, boto3
+		ep, ca = sys.argv[1:3]
+		s3 = boto3.Session(profile_name="spx").client("s3", endpoint_url=ep, verify=ca)
+		for call in (s3.list_objects, s3.list_objects_v2, s3.list_object_versions):
+		    r = call(Bucket="lst", Prefix="p q/", Delimiter="")
+		    keys = [c["Key"] for c in r.get("Contents", r.get("Versions", []))]
+		    print(call.__name__, repr(r["Prefix"]), "Delimiter" in r, keys)
+		r = s3.list_objects_v2(Bucket="lst", Prefix="p q/", StartAfter="p q/1")
+		print(repr(r["StartAfter"]), [c["Key"] for c in r["Contents"]])
+	EOF
+	[ "$output" = "list_objects 'p q/' False ['p q/1', 'p q/100%/3', 'p q/r+s/2']
+list_objects_v2 'p q/' False ['p q/1', 'p q/100%/3', 'p q/r+s/2']
+list_object_versions 'p q/' False ['p q/1', 'p q/100%/3', 'p q/r+s/2']
+'p q/1' ['p q/100%/3', 'p q/r+s/2']" ] || { echo "$output"; false; }
 	aws2 s3 rm s3://lst --recursive >/dev/null
 	aws2 s3 rb s3://lst >/dev/null
 }
