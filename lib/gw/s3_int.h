@@ -121,6 +121,12 @@ int s3_tags_from_header(struct gw_req *g, struct spx_http_req *req,
 			struct spx_obj_meta *m);
 /* "crc32" for SPX_CKSUM_CRC32: how checksums are keyed in metadata. */
 const char *s3_cksum_key(enum spx_cksum_algo a);
+/* Conditional writes (PutObject, CompleteMultipartUpload): the
+ * If-None-Match and If-Match headers into g->s3 (If-None-Match other than
+ * "*" is NotImplemented), and the check an spx_obj_cond_fn makes of them
+ * under the key's lock (ctx: the struct gw_s3). */
+int s3_write_cond_headers(struct gw_req *g, struct spx_http_req *req);
+int s3_write_cond(void *ctx, const struct spx_obj_meta *cur);
 /* The upload's checksum algorithm (*on false when it asked for none; *full
  * true for FULL_OBJECT, may be NULL); -1 (recorded) if there is no such
  * upload. */

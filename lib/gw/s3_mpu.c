@@ -116,7 +116,8 @@ int s3_complete_mpu(struct gw_req *g, struct spx_http_req *req,
 	struct spx_xml x;
 	int rc = -1;
 
-	if (s3_upload_algo(g, id, &algo, &algo_on, &full) < 0)
+	if (s3_write_cond_headers(g, req) < 0 ||
+	    s3_upload_algo(g, id, &algo, &algo_on, &full) < 0)
 		return -1;
 	if (algo_on)
 		snprintf(ckel, sizeof(ckel), "Checksum%s", spx_cksum_name(algo));
@@ -129,8 +130,12 @@ int s3_complete_mpu(struct gw_req *g, struct spx_http_req *req,
 	/* The whole object's checksum, if the client states it. */
 	if (algo_on)
 		want = spx_kv_geti(&req->headers, spx_cksum_header(algo));
-	rc = spx_obj_mpu_complete(g->gw->obj, &s->b, s->key, id, parts, c.n,
-				  want, &out);
+	rc = spx_obj_mpu_complete_if(g->gw->obj, &s->b, s->key, id, parts,
+				     c.n, want,
+				     s->if_none_match || s->if_match
+					     ? s3_write_cond
+					     : NULL,
+				     s, &out);
 	if (rc == SPX_OBJ_BAD_DIGEST) {
 		rc = s3_fail(g, 400, "BadDigest",
 			     "The %s you specified did not match the "

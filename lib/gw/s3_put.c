@@ -75,10 +75,11 @@ static int part_checksum(struct gw_req *g, const char *id)
 	return 0;
 }
 
-/* PutObject's If-None-Match: * and If-Match against the current object
- * (cur NULL: none). S3 answers 412 for an object that is there or differs,
- * and 404 NoSuchKey for If-Match on none. */
-static int put_cond(void *ctx, const struct spx_obj_meta *cur)
+/* A write's If-None-Match: * and If-Match (PutObject and
+ * CompleteMultipartUpload) against the current object (cur NULL: none).
+ * S3 answers 412 for an object that is there or differs, and 404
+ * NoSuchKey for If-Match on none. */
+int s3_write_cond(void *ctx, const struct spx_obj_meta *cur)
 {
 	const struct gw_s3 *s = ctx;
 
@@ -88,6 +89,18 @@ static int put_cond(void *ctx, const struct spx_obj_meta *cur)
 		return SPX_OBJ_NO_SUCH_KEY;
 	if (s->if_match && !spx_etag_list_match(s->if_match, cur->etag))
 		return SPX_OBJ_PRECONDITION;
+	return 0;
+}
+
+int s3_write_cond_headers(struct gw_req *g, struct spx_http_req *req)
+{
+	struct gw_s3 *s = g->s3;
+
+	s->if_none_match = spx_kv_geti(&req->headers, "If-None-Match");
+	s->if_match = spx_kv_geti(&req->headers, "If-Match");
+	/* S3 takes only "*" here. */
+	if (s->if_none_match && strcmp(s->if_none_match, "*"))
+		return s3_not_impl();
 	return 0;
 }
 
@@ -126,11 +139,8 @@ static int begin_object(struct gw_req *g, struct spx_http_req *req)
 	struct spx_obj_meta in = SPX_OBJ_META_INIT;
 	int rc;
 
-	s->if_none_match = spx_kv_geti(&req->headers, "If-None-Match");
-	s->if_match = spx_kv_geti(&req->headers, "If-Match");
-	/* S3 takes only "*" here. */
-	if (s->if_none_match && strcmp(s->if_none_match, "*"))
-		return s3_not_impl();
+	if (s3_write_cond_headers(g, req) < 0)
+		return -1;
 	/* Conditional writes: checked now, so that a doomed upload is
 	 * refused before its body, and again by the engine under the key's
 	 * lock at the commit. */
@@ -139,7 +149,7 @@ static int begin_object(struct gw_req *g, struct spx_http_req *req)
 
 		rc = spx_obj_stat(g->gw->obj, &s->b, s->key, &cur);
 		if (rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY)
-			rc = put_cond(s, rc == 0 ? &cur : NULL);
+			rc = s3_write_cond(s, rc == 0 ? &cur : NULL);
 		else
 			rc = 0; /* the bucket's failure comes below */
 		spx_obj_meta_release(&cur);
@@ -156,7 +166,7 @@ static int begin_object(struct gw_req *g, struct spx_http_req *req)
 	if (rc < 0)
 		return s3_obj_fail(g, rc);
 	if (s->if_none_match || s->if_match)
-		spx_obj_writer_condition(s->w, put_cond, s);
+		spx_obj_writer_condition(s->w, s3_write_cond, s);
 	return 0;
 }
 

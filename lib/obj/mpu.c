@@ -407,6 +407,17 @@ int spx_obj_mpu_complete(struct spx_obj *s, const struct spx_obj_bucket *b,
 			 const struct spx_obj_complete_part *parts, size_t n,
 			 const char *want_ck, struct spx_obj_meta *out)
 {
+	return spx_obj_mpu_complete_if(s, b, key, id, parts, n, want_ck, NULL,
+				       NULL, out);
+}
+
+int spx_obj_mpu_complete_if(struct spx_obj *s, const struct spx_obj_bucket *b,
+			    const char *key, const char *id,
+			    const struct spx_obj_complete_part *parts,
+			    size_t n, const char *want_ck,
+			    spx_obj_cond_fn cond, void *cond_ctx,
+			    struct spx_obj_meta *out)
+{
 	const char *bucket;
 	struct spx_obj_meta info = SPX_OBJ_META_INIT;
 	struct mpu_ck ck = { .digests = SPX_BUF_INIT };
@@ -433,6 +444,22 @@ int spx_obj_mpu_complete(struct spx_obj *s, const struct spx_obj_bucket *b,
 		goto out;
 	if ((rc = upload_get(s, b, key, id, &info)) < 0)
 		goto out;
+	/* The condition under the key's lock, before anything changes: no
+	 * other writer commits between it and this one. */
+	if (cond) {
+		struct spx_obj_meta cur = SPX_OBJ_META_INIT;
+		int st = spx_obj_stat(s, b, key, &cur);
+
+		rc = st < 0 && st != SPX_OBJ_NO_SUCH_KEY
+			     ? st
+			     : cond(cond_ctx, st == 0 ? &cur : NULL);
+		spx_obj_meta_release(&cur);
+		if (rc < 0) {
+			rc = obj_err(rc, "'%s' in '%s': precondition failed",
+				     key, bucket);
+			goto out;
+		}
+	}
 	if (!n || n > SPX_OBJ_MAX_PARTS) {
 		rc = obj_err(SPX_OBJ_INVALID_PART, "no parts to complete");
 		goto out;

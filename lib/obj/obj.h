@@ -486,6 +486,16 @@ int spx_obj_mpu_complete(struct spx_obj *s, const struct spx_obj_bucket *b,
 			 const char *key, const char *id,
 			 const struct spx_obj_complete_part *parts, size_t n,
 			 const char *want_ck, struct spx_obj_meta *out);
+/* The same, conditional on the key's current object as
+ * spx_obj_writer_condition has it: cond (NULL: none) runs under the key's
+ * lock before anything changes; its SPX_OBJ_ code is returned with the
+ * upload left as it was. */
+int spx_obj_mpu_complete_if(struct spx_obj *s, const struct spx_obj_bucket *b,
+			    const char *key, const char *id,
+			    const struct spx_obj_complete_part *parts,
+			    size_t n, const char *want_ck,
+			    spx_obj_cond_fn cond, void *cond_ctx,
+			    struct spx_obj_meta *out);
 int spx_obj_mpu_abort(struct spx_obj *s, const struct spx_obj_bucket *b, const char *key,
 		      const char *id);
 

@@ -183,6 +183,72 @@ PY
 	aws2 s3 rb --force s3://condput >/dev/null
 }
 
+@test "conditional CompleteMultipartUpload: If-None-Match * and If-Match, one winner among racing uploads" {
+	aws2 s3api create-bucket --bucket condmpu >/dev/null
+	# Debian's botocore has no IfNoneMatch on CompleteMultipartUpload
+	# yet: the headers go in through its before-sign event.
+	run /usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
+import sys, threading, boto3, botocore
+ak, sk, ep, ca = sys.argv[1:]
+def client(hdrs):
+    c = boto3.client("s3", aws_access_key_id=ak, aws_secret_access_key=sk,
+                     region_name="us-east-1", endpoint_url=ep, verify=ca)
+    def add(request, **kw):
+        for k, v in hdrs.items():
+            request.headers[k] = v
+    c.meta.events.register("before-sign.s3.CompleteMultipartUpload", add)
+    return c
+plain = client({})
+def upload(key, body):
+    u = plain.create_multipart_upload(Bucket="condmpu", Key=key)["UploadId"]
+    e = plain.upload_part(Bucket="condmpu", Key=key, UploadId=u, PartNumber=1, Body=body)["ETag"]
+    return u, {"Parts": [{"PartNumber": 1, "ETag": e}]}
+def complete(hdrs, key, u, parts):
+    try:
+        r = client(hdrs).complete_multipart_upload(Bucket="condmpu", Key=key, UploadId=u, MultipartUpload=parts)
+        return "200 " + r["ETag"]
+    except botocore.exceptions.ClientError as e:
+        return "%s %s" % (e.response["ResponseMetadata"]["HTTPStatusCode"], e.response["Error"]["Code"])
+body = lambda k: plain.get_object(Bucket="condmpu", Key=k)["Body"].read()
+u1, p1 = upload("k", b"first")
+print("new", complete({"If-None-Match": "*"}, "k", u1, p1).split()[0])
+etag = plain.head_object(Bucket="condmpu", Key="k")["ETag"]
+u2, p2 = upload("k", b"second")
+print("exists", complete({"If-None-Match": "*"}, "k", u2, p2), body("k"))
+# Refused, the upload stays: it can still be completed.
+print("wrong", complete({"If-Match": '"0123456789abcdef0123456789abcdef"'}, "k", u2, p2))
+print("not *", complete({"If-None-Match": etag}, "k", u2, p2))
+print("match", complete({"If-Match": etag}, "k", u2, p2).split()[0], body("k"))
+u3, p3 = upload("none", b"x")
+print("none", complete({"If-Match": etag}, "none", u3, p3))
+plain.abort_multipart_upload(Bucket="condmpu", Key="none", UploadId=u3)
+# Six uploads of one new key completed at once: exactly one wins.
+ups = [upload("race", b"racer %d" % i) for i in range(6)]
+out = [None] * 6
+def go(i):
+    out[i] = complete({"If-None-Match": "*"}, "race", *ups[i])
+ts = [threading.Thread(target=go, args=(i,)) for i in range(6)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+wins = [i for i in range(6) if out[i].startswith("200")]
+print("race", len(wins), sorted(o.split()[0] for o in out), body("race") == b"racer %d" % wins[0])
+for i in range(6):
+    if i not in wins:
+        plain.abort_multipart_upload(Bucket="condmpu", Key="race", UploadId=ups[i][0])
+print("left", len(plain.list_multipart_uploads(Bucket="condmpu").get("Uploads", [])))
+PY
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = "new 200
+exists 412 PreconditionFailed b'first'
+wrong 412 PreconditionFailed
+not * 501 NotImplemented
+match 200 b'second'
+none 404 NoSuchKey
+race 1 ['200', '412', '412', '412', '412', '412'] True
+left 0" ] || { echo "$output"; false; }
+	aws2 s3 rb --force s3://condmpu >/dev/null
+}
+
 @test "aws v2: ranges, metadata and conditional GET" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
 	aws2 s3 mb s3://meta >/dev/null

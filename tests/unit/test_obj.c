@@ -533,6 +533,16 @@ static void test_list(void)
 	spx_obj_close(s);
 }
 
+
+/* A condition for spx_obj_mpu_complete_if: records whether it saw a
+ * current object (2) or none (1), and answers *ctx. */
+static int cond_seen, cond_said;
+static int cond_check(void *ctx, const struct spx_obj_meta *cur)
+{
+	cond_seen = cur ? 2 : 1;
+	return *(int *)ctx;
+}
+
 static void test_mpu(void)
 {
 	struct spx_obj *s = open_store("mpu", 2, 1, 64, 0);
@@ -590,6 +600,14 @@ static void test_mpu(void)
 		spx_obj_writer_commit(w, NULL, &out);
 		T_OK(!strncmp(out.etag, etag[2] + 1, 32), "same bytes, same part etag");
 		all[1].etag = etag[2];
+		/* A condition refused: nothing changes, the upload stays. */
+		cond_said = SPX_OBJ_PRECONDITION;
+		T_INT(spx_obj_mpu_complete_if(s, B(s, "mm1"), "movie", id, all, 3, NULL,
+					      cond_check, &cond_said, &out),
+		      SPX_OBJ_PRECONDITION, "complete: its condition refused");
+		T_INT(cond_seen, 1, "the condition saw no current object");
+		T_INT(spx_obj_stat(s, B(s, "mm1"), "movie", &out), SPX_OBJ_NO_SUCH_KEY,
+		      "nothing installed");
 		T_INT(spx_obj_mpu_complete(s, B(s, "mm1"), "movie", id, all, 3, NULL, &out), 0, "complete");
 		T_OK(out.size == 4500 && out.nsegs == 3 && !strcmp(out.etag + 32, "-3"),
 		     "3 segments, etag -3 (%s)", out.etag);
