@@ -1104,15 +1104,17 @@ static int job_prepare(struct spx_snap_store *ss, struct job *j, bool full)
 	return 0;
 }
 
-/* After the moment: the manifest's header, and what is to read. */
-static int job_begun(struct job *j)
+/* After the moment (at wall time now, one for a whole set, as EC2 gives
+ * the snapshots of one CreateSnapshots one StartTime): the manifest's
+ * header, and what is to read. */
+static int job_begun(struct job *j, int64_t now)
 {
 	j->session = true;
 	snprintf(j->m.volume, sizeof(j->m.volume), "%s", j->vol);
 	snprintf(j->m.parent, sizeof(j->m.parent), "%s", j->pid ? j->pid : "");
 	j->m.size = j->vi.size;
 	j->m.chunk = SPX_SNAP_CHUNK;
-	j->m.created_ms = spx_wall_ms();
+	j->m.created_ms = now;
 	if (j->id)
 		snprintf(j->m.id, sizeof(j->m.id), "%s", j->id);
 	else if (spx_id_new(j->m.id, sizeof(j->m.id), "snap") < 0)
@@ -1213,6 +1215,7 @@ static int take(struct spx_snap_store *ss, struct job *jobs, size_t n,
 	struct set_prog sp = { .o = o };
 	struct spx_snap_opts each = *o;
 	int rc = -1, slot = -1;
+	int64_t now;
 	size_t i;
 
 	for (i = 0; i < n; i++)
@@ -1226,8 +1229,9 @@ static int take(struct spx_snap_store *ss, struct job *jobs, size_t n,
 		goto out;
 	for (i = 0; i < n; i++)
 		jobs[i].session = true;
+	now = spx_wall_ms();
 	for (i = 0; i < n; i++) {
-		if (job_begun(&jobs[i]) < 0)
+		if (job_begun(&jobs[i], now) < 0)
 			goto out;
 		sp.total += jobs[i].total;
 	}

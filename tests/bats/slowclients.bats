@@ -59,7 +59,13 @@ print(v)' "$1" "$2"; }
 	[ "$(get "$output" normal.failed)" = 0 ]
 	cut=$(get "$output" tricklers.cut)
 	# One access-log line for each cut body: its head was complete.
-	wait_for 10 test "$(tail -n +$((n + 1)) "$ROOT/log/access.log" | grep -c ' 127\.0\.0\.2 - ec2 - POST / - - [0-9]* 0 [0-9.]* timeout [^ ]*$')" = "$cut"
+	wait_for 10 cut_lines "$((n + 1))" "$cut"
+}
+
+# Whether the access log from line $1 on holds $2 lines of cut bodies;
+# looked at again on every try of wait_for.
+cut_lines() {
+	[ "$(tail -n +"$1" "$ROOT/log/access.log" | grep -c ' 127\.0\.0\.2 - ec2 - POST / - - [0-9]* 0 [0-9.]* timeout [^ ]*$')" = "$2" ]
 }
 
 @test "a body that keeps up is not cut" {
