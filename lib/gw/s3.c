@@ -70,6 +70,8 @@ static const struct s3_op ops[] = {
 	  s3_put_begin, s3_put_body, s3_put_end },
 	{ "ListParts", "GET", S3_OBJECT, "uploadId", NULL, S3_OWN,
 	  .run = s3_list_parts },
+	{ "GetObjectAttributes", "GET", S3_OBJECT, "attributes", NULL, S3_OWN,
+	  .run = s3_get_attributes },
 	{ "GetObject", "GET", S3_OBJECT, NULL, NULL, S3_OWN,
 	  .run = s3_get_object },
 	{ "HeadObject", "HEAD", S3_OBJECT, NULL, NULL, S3_OWN,
@@ -89,6 +91,7 @@ static const struct s3_op ops[] = {
 static const char *const claimed[] = {
 	"versioning", "versions", "tagging",  "location", "uploads",
 	"uploadId",   "partNumber", "delete", "list-type",
+	"attributes",
 };
 
 /* Subresources this gateway does not serve yet: NotImplemented rather
@@ -101,7 +104,7 @@ static const char *const later[] = {
 	"torrent",     "restore",	 "select",
 	"accelerate",  "requestPayment", "analytics",
 	"metrics",     "inventory",	 "intelligent-tiering",
-	"ownershipControls", "publicAccessBlock", "attributes",
+	"ownershipControls", "publicAccessBlock",
 	"policyStatus",
 };
 

@@ -161,6 +161,7 @@ int s3_put_begin(struct gw_req *, struct spx_http_req *, struct spx_http_resp *)
 int s3_put_body(struct gw_req *, struct spx_http_req *, const char *, size_t);
 int s3_put_end(struct gw_req *, struct spx_http_req *, struct spx_http_resp *);
 s3_fn s3_get_object;
+s3_fn s3_get_attributes;
 s3_fn s3_delete_object, s3_delete_objects;
 s3_fn s3_copy_object, s3_upload_part_copy;
 s3_fn s3_list_buckets, s3_create_bucket, s3_delete_bucket, s3_head_bucket,

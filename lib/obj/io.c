@@ -832,6 +832,42 @@ int spx_obj_read(struct spx_obj_reader *r, uint64_t off, void *p, size_t len,
 	return 0;
 }
 
+/* A copy of an object with a COMPOSITE checksum: start that algorithm
+ * (1), or nothing to do (0), or -1. */
+static int copy_ck_begin(const struct spx_obj_meta *wm, struct spx_cksum *c)
+{
+	const char *t = spx_kv_get(&wm->checksums, "type");
+	enum spx_cksum_algo a;
+
+	if (!t || strcmp(t, "COMPOSITE"))
+		return 0;
+	for (size_t i = 0; i < wm->checksums.n; i++)
+		if (strcmp(wm->checksums.v[i].k, "type") &&
+		    spx_cksum_from_name(wm->checksums.v[i].k, &a) == 0)
+			return spx_cksum_init(c, a) < 0
+				       ? obj_err(SPX_OBJ_INTERNAL, "checksum")
+				       : 1;
+	return 0;
+}
+
+/* ... and its value over the whole copy, FULL_OBJECT. */
+static int copy_ck_end(struct spx_obj_meta *wm, struct spx_cksum *c)
+{
+	unsigned char d[SPX_CKSUM_MAX];
+	struct spx_buf v = SPX_BUF_INIT;
+	size_t n = 0;
+
+	if (spx_cksum_final(c, d, &n) < 0)
+		return obj_err(SPX_OBJ_INTERNAL, "checksum");
+	spx_base64_encode(d, n, &v);
+	spx_kv_free(&wm->checksums);
+	spx_kv_add(&wm->checksums,
+		   spx_cksum_header(c->algo) + strlen("x-amz-checksum-"), v.p);
+	spx_kv_add(&wm->checksums, "type", "FULL_OBJECT");
+	spx_buf_release(&v);
+	return 0;
+}
+
 int spx_obj_copy(struct spx_obj *s, const struct spx_obj_bucket *sbucket,
 		 const char *skey, const char *svid,
 		 const struct spx_obj_bucket *dbucket, const char *dkey,
@@ -844,6 +880,8 @@ int spx_obj_copy(struct spx_obj *s, const struct spx_obj_bucket *sbucket,
 	size_t bufsz = 1u << 20, got;
 	unsigned char *buf = NULL;
 	uint64_t off = 0;
+	struct spx_cksum ck;
+	bool ck_on = false;
 	int rc;
 
 	if ((rc = spx_obj_reader_open_version(s, sbucket, skey, svid, &r)) < 0)
@@ -856,6 +894,11 @@ int spx_obj_copy(struct spx_obj *s, const struct spx_obj_bucket *sbucket,
 		spx_kv_free(&wm->checksums);
 		kv_copy(&wm->checksums, &sm->checksums);
 	}
+	/* The copy is one piece: a source's COMPOSITE checksum (of its
+	 * parts) becomes the same algorithm's over the whole copy. */
+	if ((rc = copy_ck_begin(wm, &ck)) < 0)
+		goto out;
+	ck_on = rc == 1;
 	buf = spx_malloc(bufsz);
 	while (off < sm->size) {
 		if ((rc = spx_obj_read(r, off, buf, bufsz, &got)) < 0)
@@ -866,11 +909,17 @@ int spx_obj_copy(struct spx_obj *s, const struct spx_obj_bucket *sbucket,
 		}
 		if ((rc = spx_obj_writer_write(w, buf, got)) < 0)
 			goto out;
+		if (ck_on)
+			spx_cksum_update(&ck, buf, got);
 		off += got;
 	}
+	if (ck_on && (rc = copy_ck_end(wm, &ck)) < 0)
+		goto out;
 	rc = spx_obj_writer_commit(w, NULL, out);
 	w = NULL;
 out:
+	if (ck_on)
+		spx_cksum_release(&ck);
 	spx_obj_writer_abort(w);
 	spx_obj_reader_close(r);
 	free(buf);

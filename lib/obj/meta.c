@@ -62,10 +62,17 @@ void spx_obj_meta_encode(const struct spx_obj_meta *m, struct spx_buf *out)
 	json_object_set_new(o, "m", json_integer(m->m));
 	json_object_set_new(o, "block", json_integer(m->block));
 	json_object_set_new(o, "data", json_string(m->data));
-	for (size_t i = 0; i < m->nsegs; i++)
-		json_array_append_new(segs, json_pack("[s,I,s]", m->segs[i].name,
-						      (json_int_t)m->segs[i].size,
-						      m->segs[i].md5));
+	for (size_t i = 0; i < m->nsegs; i++) {
+		json_t *e = json_pack("[s,I,s]", m->segs[i].name,
+				      (json_int_t)m->segs[i].size,
+				      m->segs[i].md5);
+
+		/* A part's checksum, where it has one: older files (and
+		 * segments without) keep three members. */
+		if (m->segs[i].cksum[0])
+			json_array_append_new(e, json_string(m->segs[i].cksum));
+		json_array_append_new(segs, e);
+	}
 	json_object_set_new(o, "segs", segs);
 	json_object_set_new(o, "parts", json_integer((json_int_t)m->nparts));
 	json_object_set_new(o, "inline", json_boolean(m->is_inline));
@@ -153,6 +160,19 @@ static int get_u64(json_t *o, const char *name, uint64_t max, uint64_t *out)
 		return -1;
 	*out = (uint64_t)json_integer_value(v);
 	return 0;
+}
+
+/* A part's checksum: base64 that decodes, shorter than max. */
+static bool cksum_ok(const json_t *v, size_t max)
+{
+	unsigned char raw[SPX_CKSUM_MAX];
+	size_t n = json_is_string(v) ? json_string_length(v) : 0, got = 0;
+
+	return n && n < max &&
+	       strlen(json_string_value(v)) == n &&
+	       spx_base64_decode(json_string_value(v), n, raw, sizeof(raw),
+				 &got) == 0 &&
+	       got;
 }
 
 static bool seg_name_ok(const char *s)
@@ -293,19 +313,25 @@ int spx_obj_meta_decode(const char *p, size_t n, struct spx_obj_meta *m)
 	m->nsegs = json_array_size(segs);
 	m->segs = spx_calloc(m->nsegs ? m->nsegs : 1, sizeof(*m->segs));
 	for (size_t i = 0; i < m->nsegs; i++) {
-		json_t *e = json_array_get(segs, i), *a, *b, *c;
+		json_t *e = json_array_get(segs, i), *a, *b, *c, *d;
 
 		a = json_array_get(e, 0);
 		b = json_array_get(e, 1);
 		c = json_array_get(e, 2);
-		if (!json_is_array(e) || json_array_size(e) != 3 ||
+		d = json_array_get(e, 3);
+		if (!json_is_array(e) ||
+		    (json_array_size(e) != 3 && json_array_size(e) != 4) ||
 		    !json_is_string(a) || !seg_name_ok(json_string_value(a)) ||
 		    !json_is_integer(b) || json_integer_value(b) < 0 ||
 		    !json_is_string(c) || json_string_length(c) != 32 ||
-		    !spx_is_lower_hex(json_string_value(c), 32)) {
+		    !spx_is_lower_hex(json_string_value(c), 32) ||
+		    (d && !cksum_ok(d, sizeof(m->segs[i].cksum)))) {
 			bad("bad segment");
 			goto out;
 		}
+		if (d)
+			snprintf(m->segs[i].cksum, sizeof(m->segs[i].cksum),
+				 "%s", json_string_value(d));
 		snprintf(m->segs[i].name, sizeof(m->segs[i].name), "%s",
 			 json_string_value(a));
 		m->segs[i].size = (uint64_t)json_integer_value(b);

@@ -523,6 +523,9 @@ int spx_obj_mpu_complete_if(struct spx_obj *s, const struct spx_obj_bucket *b,
 			goto out;
 		}
 		info.segs[i] = pm.segs[0];
+		if (ck.on)
+			snprintf(info.segs[i].cksum, sizeof(info.segs[i].cksum),
+				 "%s", spx_kv_get(&pm.checksums, ck.name));
 		info.nsegs = i + 1;
 		info.size += pm.size;
 		for (int j = 0; j < 16; j++)

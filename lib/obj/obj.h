@@ -164,6 +164,9 @@ struct spx_obj_seg {
 	char name[24];		/* "s0", "p00001-0a1b2c3d" */
 	uint64_t size;
 	char md5[33];		/* hex MD5 of the segment's bytes */
+	/* A part of an upload made with a checksum algorithm: the part's
+	 * checksum of that algorithm (base64), else "". */
+	char cksum[48];
 };
 
 /* Object metadata. Callers fill sys/user/checksums/tags for a write; the

@@ -479,6 +479,92 @@ c.delete_bucket(Bucket="mpuck")
 PY
 }
 
+@test "GetObjectAttributes: aws v2 and boto3 (Debian), parts and their checksums, paging, refusals" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb s3://attrs >/dev/null
+	printf 'hello' >"$BATS_TEST_TMPDIR/h"
+	aws2 s3api put-object --bucket attrs --key one --body "$BATS_TEST_TMPDIR/h" --checksum-algorithm SHA256 \
+		--storage-class REDUCED_REDUNDANCY >/dev/null
+	run aws2 s3api get-object-attributes --bucket attrs --key one \
+		--object-attributes ETag Checksum ObjectParts StorageClass ObjectSize \
+		--query '[ETag, Checksum.ChecksumSHA256, ObjectParts, StorageClass, ObjectSize]' --output text
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	# sha256("hello"), in base64; no ObjectParts for a single PUT.
+	[ "$output" = "5d41402abc4b2a76b9719d911017c592	LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ=	None	REDUCED_REDUNDANCY	5" ]
+	run aws2 s3api get-object-attributes --bucket attrs --key one --object-attributes ETag Bogus
+	[[ "$output" == *"(InvalidArgument)"*"Invalid attribute name"* ]]
+	run aws2 s3api get-object-attributes --bucket attrs --key none --object-attributes ETag
+	[[ "$output" == *"(NoSuchKey)"* ]]
+	run aws2 s3api get-object-attributes --bucket attrs --key one --object-attributes ETag --max-parts -1
+	[[ "$output" == *"(InvalidArgument)"* ]]
+	/usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
+import base64, sys, zlib, boto3, botocore
+ak, sk, ep, ca = sys.argv[1:]
+c = boto3.client("s3", aws_access_key_id=ak, aws_secret_access_key=sk,
+                 region_name="us-east-1", endpoint_url=ep, verify=ca)
+def b64crc(b):
+    return base64.b64encode(zlib.crc32(b).to_bytes(4, "big")).decode()
+parts = [bytes([n]) * (5 << 20) for n in (1, 2)] + [b"tail" * 250]
+u = c.create_multipart_upload(Bucket="attrs", Key="mp", ChecksumAlgorithm="CRC32")["UploadId"]
+done = []
+for n, p in enumerate(parts, 1):
+    r = c.upload_part(Bucket="attrs", Key="mp", UploadId=u, PartNumber=n, Body=p, ChecksumAlgorithm="CRC32")
+    done.append({"PartNumber": n, "ETag": r["ETag"], "ChecksumCRC32": r["ChecksumCRC32"]})
+r = c.complete_multipart_upload(Bucket="attrs", Key="mp", UploadId=u, MultipartUpload={"Parts": done})
+whole = r["ChecksumCRC32"]
+assert whole.endswith("-3"), r
+def attrs(key, **kw):
+    r = c.get_object_attributes(Bucket="attrs", Key=key, **kw)
+    r.pop("ResponseMetadata")
+    return r
+a = attrs("mp", ObjectAttributes=["ETag", "Checksum", "ObjectParts", "ObjectSize"], MaxParts=2)
+assert a["ETag"] == r["ETag"].strip('"'), (a, r)
+assert a["ObjectSize"] == sum(map(len, parts)), a
+# The object's checksum without the "-3" HeadObject shows.
+assert a["Checksum"]["ChecksumCRC32"] == whole[:-2], a
+op = a["ObjectParts"]
+assert op["TotalPartsCount"] == 3 and op["MaxParts"] == 2 and op["IsTruncated"] is True, op
+assert [(p["PartNumber"], p["Size"], p["ChecksumCRC32"]) for p in op["Parts"]] == \
+    [(1, 5 << 20, b64crc(parts[0])), (2, 5 << 20, b64crc(parts[1]))], op
+assert int(op["NextPartNumberMarker"]) == 2, op
+op = attrs("mp", ObjectAttributes=["ObjectParts"], MaxParts=2, PartNumberMarker=int(op["NextPartNumberMarker"]))["ObjectParts"]
+assert op["IsTruncated"] is False, op
+assert [(p["PartNumber"], p["Size"], p["ChecksumCRC32"]) for p in op["Parts"]] == [(3, 1000, b64crc(parts[2]))], op
+# Without a checksum algorithm: the count only, as AWS.
+u = c.create_multipart_upload(Bucket="attrs", Key="plain")["UploadId"]
+e = c.upload_part(Bucket="attrs", Key="plain", UploadId=u, PartNumber=1, Body=b"x" * 100)["ETag"]
+c.complete_multipart_upload(Bucket="attrs", Key="plain", UploadId=u,
+                            MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": e}]})
+a = attrs("plain", ObjectAttributes=["Checksum", "ObjectParts"])
+assert "Checksum" not in a and a["ObjectParts"] == {"TotalPartsCount": 1}, a
+# A copy is one piece: its CRC32 is the whole object's (FULL_OBJECT), no parts.
+c.copy_object(Bucket="attrs", Key="cp", CopySource={"Bucket": "attrs", "Key": "mp"})
+a = attrs("cp", ObjectAttributes=["Checksum", "ObjectParts"])
+assert a["Checksum"]["ChecksumCRC32"] == b64crc(b"".join(parts)) and "ObjectParts" not in a, a
+h = c.head_object(Bucket="attrs", Key="cp", ChecksumMode="ENABLED")
+assert h["ChecksumCRC32"] == b64crc(b"".join(parts)), h
+# Versions: a delete marker is NoSuchKey (and says so), by its id 405.
+c.put_bucket_versioning(Bucket="attrs", VersioningConfiguration={"Status": "Enabled"})
+v1 = c.put_object(Bucket="attrs", Key="v", Body=b"first")["VersionId"]
+c.delete_object(Bucket="attrs", Key="v")
+try:
+    attrs("v", ObjectAttributes=["ETag"])
+    raise SystemExit("a delete marker answered")
+except botocore.exceptions.ClientError as e:
+    assert e.response["Error"]["Code"] == "NoSuchKey", e.response
+    assert e.response["ResponseMetadata"]["HTTPHeaders"]["x-amz-delete-marker"] == "true", e.response
+dm = c.list_object_versions(Bucket="attrs", Prefix="v")["DeleteMarkers"][0]["VersionId"]
+try:
+    attrs("v", VersionId=dm, ObjectAttributes=["ETag"])
+    raise SystemExit("a delete marker's version answered")
+except botocore.exceptions.ClientError as e:
+    assert e.response["ResponseMetadata"]["HTTPStatusCode"] == 405, e.response
+a = attrs("v", VersionId=v1, ObjectAttributes=["ObjectSize"])
+assert a["VersionId"] == v1 and a["ObjectSize"] == 5, a
+print("attributes ok")
+PY
+}
+
 @test "npm SDK v3: CRC32 trailers (aws-chunked), range, metadata" {
 	[ -d "$SPX_TOP/tests/clients/node_modules/@aws-sdk/client-s3" ] || skip "npm SDK v3 not installed (scripts/deps.sh)"
 	run env NODE_EXTRA_CA_CERTS="$ROOT/tls/ca.pem" AWS_ACCESS_KEY_ID="$AK" AWS_SECRET_ACCESS_KEY="$SK" \

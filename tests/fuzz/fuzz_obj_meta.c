@@ -28,6 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    m2.gen != m.gen || strcmp(m2.key, m.key) || strcmp(m2.etag, m.etag) ||
 	    m2.nsegs != m.nsegs || m2.inl.len != m.inl.len)
 		abort();
+	for (size_t i = 0; i < m.nsegs; i++)
+		if (strcmp(m2.segs[i].cksum, m.segs[i].cksum))
+			abort();
 	spx_obj_meta_release(&m2);
 	spx_obj_meta_release(&m);
 	spx_buf_release(&b);

@@ -742,6 +742,47 @@ static void test_meta(void)
 	T_INT(spx_obj_meta_decode(b.p, b.len - 1, &d), SPX_OBJ_INTERNAL, "a torn file is refused");
 	spx_buf_release(&b);
 	spx_obj_meta_release(&m);
+
+	/* A completed upload's segments carry their parts' checksums. */
+	m.key = spx_strdup("mp");
+	m.size = 300;
+	snprintf(m.etag, sizeof(m.etag), "%s",
+		 "900150983cd24fb0d6963f7d28e17f72-2");
+	m.k = 1;
+	m.block = 64;
+	m.nparts = 2;
+	snprintf(m.data, sizeof(m.data), "d-0123456789abcdef");
+	m.segs = spx_calloc(2, sizeof(*m.segs));
+	m.nsegs = 2;
+	for (int i = 0; i < 2; i++) {
+		snprintf(m.segs[i].name, sizeof(m.segs[i].name),
+			 "p%05d-0a1b2c3d", i + 1);
+		m.segs[i].size = 100 + 100 * (uint64_t)i;
+		memset(m.segs[i].md5, 'a', 32);
+	}
+	snprintf(m.segs[0].cksum, sizeof(m.segs[0].cksum), "67XDxA==");
+	spx_obj_meta_encode(&m, &b);
+	T_INT(spx_obj_meta_decode(b.p, b.len, &d), 0, "segments round trip");
+	T_STR(d.segs[0].cksum, "67XDxA==", "a part's checksum kept");
+	T_STR(d.segs[1].cksum, "", "a part without one has none");
+	T_OK(strstr(b.p, "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]") != NULL,
+	     "and is written as before (three members)");
+	spx_obj_meta_release(&d);
+	{
+		static const char *const bad_ck[] = { "not base64!", "67XDxA=",
+						      "\"", "67XD xA==" };
+
+		for (size_t i = 0; i < SPX_ARRAY_SIZE(bad_ck); i++) {
+			snprintf(m.segs[0].cksum, sizeof(m.segs[0].cksum), "%s",
+				 bad_ck[i]);
+			spx_obj_meta_encode(&m, &b);
+			T_INT(spx_obj_meta_decode(b.p, b.len, &d),
+			      SPX_OBJ_INTERNAL, "a part checksum '%s' is refused",
+			      bad_ck[i]);
+		}
+	}
+	spx_buf_release(&b);
+	spx_obj_meta_release(&m);
 	spx_obj_key_encode("a/b c", enc, sizeof(enc));
 	T_STR(enc, "a%2Fb%20c", "key encoding");
 	spx_obj_key_encode(".hidden", enc, sizeof(enc));
