@@ -38,6 +38,12 @@ static const struct s3_op ops[] = {
 	  .run = s3_put_bucket_tagging },
 	{ "DeleteBucketTagging", "DELETE", S3_BUCKET, "tagging", NULL, S3_OWN,
 	  .run = s3_delete_bucket_tagging },
+	{ "GetBucketCors", "GET", S3_BUCKET, "cors", NULL, S3_OWN,
+	  .run = s3_get_bucket_cors },
+	{ "PutBucketCors", "PUT", S3_BUCKET, "cors", NULL, S3_OWN | S3_DIGEST,
+	  .run = s3_put_bucket_cors },
+	{ "DeleteBucketCors", "DELETE", S3_BUCKET, "cors", NULL, S3_OWN,
+	  .run = s3_delete_bucket_cors },
 	{ "GetBucketLocation", "GET", S3_BUCKET, "location", NULL, S3_OWN,
 	  .run = s3_get_location },
 	{ "ListMultipartUploads", "GET", S3_BUCKET, "uploads", NULL, S3_OWN,
@@ -83,7 +89,7 @@ static const struct s3_op ops[] = {
 	{ "CreateMultipartUpload", "POST", S3_OBJECT, "uploads", NULL, S3_OWN,
 	  .run = s3_create_mpu },
 	{ "CompleteMultipartUpload", "POST", S3_OBJECT, "uploadId", NULL,
-	  S3_OWN, .run = s3_complete_mpu },
+	  S3_OWN | S3_OBJCK, .run = s3_complete_mpu },
 };
 
 /* The subresources the rows name: a request with one of them is served
@@ -91,13 +97,13 @@ static const struct s3_op ops[] = {
 static const char *const claimed[] = {
 	"versioning", "versions", "tagging",  "location", "uploads",
 	"uploadId",   "partNumber", "delete", "list-type",
-	"attributes",
+	"attributes", "cors",
 };
 
 /* Subresources this gateway does not serve yet: NotImplemented rather
  * than an answer that pretends. */
 static const char *const later[] = {
-	"acl",	       "policy",	 "cors",
+	"acl",	       "policy",
 	"lifecycle",   "website",	 "logging",
 	"notification", "replication",	 "encryption",
 	"object-lock", "retention",	 "legal-hold",
@@ -730,6 +736,65 @@ void gw_s3_body(struct gw_req *g, struct spx_http_req *req, const char *data,
 		answer_error(g, req, resp);
 }
 
+/* A gathered body against the Content-MD5 and x-amz-checksum-* (header
+ * or trailer) sent with it: InvalidDigest when malformed, BadDigest when
+ * another. An operation that needs one (S3_DIGEST) is refused without. */
+static int body_digests(struct gw_req *g, struct spx_http_req *req)
+{
+	struct gw_s3 *s = g->s3;
+	const char *md5 = spx_kv_geti(&req->headers, "Content-MD5");
+	bool some = md5 != NULL;
+	unsigned char d[SPX_CKSUM_MAX];
+	enum spx_cksum_verdict why;
+
+	if (md5) {
+		if (spx_cksum_digest(SPX_CKSUM_MD5, s->body.p, s->body.len, d,
+				     NULL) < 0)
+			return s3_obj_fail(g, SPX_OBJ_INTERNAL);
+		if (spx_cksum_verify_b64(SPX_CKSUM_MD5, md5, d, &why) < 0)
+			return why == SPX_CKSUM_MALFORMED
+				       ? s3_fail(g, 400, "InvalidDigest",
+						 "The Content-MD5 you specified "
+						 "was invalid.")
+				       : s3_obj_fail(g, SPX_OBJ_BAD_DIGEST);
+	}
+	/* CompleteMultipartUpload's are the whole object's (its handler
+	 * checks them). */
+	for (int a = 0; a < SPX_CKSUM_NALGO && !(s->op->flags & S3_OBJCK);
+	     a++) {
+		const char *h = spx_cksum_header((enum spx_cksum_algo)a);
+		const char *v;
+
+		if (a == SPX_CKSUM_MD5 || !h)
+			continue;
+		v = spx_kv_geti(&req->headers, h);
+		if (!v && s->chunked)
+			v = spx_kv_geti(spx_chunked_trailers(&s->ch), h);
+		if (!v)
+			continue;
+		some = true;
+		if (spx_cksum_digest((enum spx_cksum_algo)a, s->body.p,
+				     s->body.len, d, NULL) < 0)
+			return s3_obj_fail(g, SPX_OBJ_INTERNAL);
+		if (spx_cksum_verify_b64((enum spx_cksum_algo)a, v, d, &why) < 0)
+			return why == SPX_CKSUM_MALFORMED
+				       ? s3_fail(g, 400, "InvalidRequest",
+						 "Value for %s header is "
+						 "invalid.", h)
+				       : s3_fail(g, 400, "BadDigest",
+						 "The %s you specified did not "
+						 "match the calculated "
+						 "checksum.",
+						 spx_cksum_name(
+							 (enum spx_cksum_algo)a));
+	}
+	if (!some && (s->op->flags & S3_DIGEST))
+		return s3_fail(g, 400, "InvalidRequest",
+			       "Missing required header for this request: "
+			       "Content-MD5");
+	return 0;
+}
+
 void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
 	       struct spx_http_resp *resp)
 {
@@ -737,6 +802,7 @@ void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
 
 	if ((!(s->op->flags & S3_STREAM) && s->chunked &&
 	     s3_chunked_end(g) < 0) ||
+	    (!(s->op->flags & S3_STREAM) && body_digests(g, req) < 0) ||
 	    s->op->run(g, req, resp) < 0) {
 		answer_error(g, req, resp);
 		return;

@@ -1,9 +1,11 @@
 /* s3_bucket.c: buckets and their configuration: ListBuckets, create,
- * delete, head, location, versioning, and the tag sets of buckets and
- * objects. Buckets belong to the account that made them; the pipeline
+ * delete, head, location, versioning, the tag sets of buckets and
+ * objects, and the bucket's CORS rules (kept as a bucket document). Buckets belong to the account that made them; the pipeline
  * opens the bucket (and checks the owner) before any handler here runs,
  * except ListBuckets and CreateBucket. */
 #include "spx.h"
+
+#include <jansson.h>
 
 #include "gw/s3_int.h"
 #include "gw/s3conf.h"
@@ -289,4 +291,92 @@ int s3_delete_object_tagging(struct gw_req *g, struct spx_http_req *req,
 	struct spx_kvlist none = SPX_KVLIST_INIT;
 
 	return set_object_tags(g, resp, &none, 204);
+}
+
+/* ---- CORS ---- */
+
+int s3_put_bucket_cors(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+	struct spx_apierr e;
+	char *json = NULL;
+	int rc;
+
+	if (spx_s3_cors_xml(s->body.p, s->body.len, &json, &e) < 0)
+		return s3_conf_fail(&e);
+	rc = spx_obj_bucket_set_doc(g->gw->obj, &s->b, "cors", json,
+				    strlen(json));
+	free(json);
+	if (rc < 0)
+		return s3_obj_fail(g, rc);
+	s3_empty_answer(g, resp, 200);
+	return 0;
+}
+
+/* One rule's list member as elements named el. */
+static void cors_elems(struct spx_xml *x, const json_t *rule,
+		       const char *member, const char *el)
+{
+	const json_t *a = json_object_get(rule, member), *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+		if (json_is_string(v))
+			spx_xml_elem(x, el, json_string_value(v));
+}
+
+int s3_get_bucket_cors(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp)
+{
+	struct spx_buf doc = SPX_BUF_INIT;
+	json_t *rules, *r;
+	struct spx_xml x;
+	size_t i;
+	int rc = spx_obj_bucket_doc(g->gw->obj, &g->s3->b, "cors", &doc);
+
+	if (rc < 0) {
+		spx_buf_release(&doc);
+		return s3_obj_fail(g, rc);
+	}
+	rules = doc.len ? json_loadb(doc.p, doc.len, 0, NULL) : NULL;
+	spx_buf_release(&doc);
+	if (!json_is_array(rules)) {
+		json_decref(rules);
+		return s3_fail(g, 404, "NoSuchCORSConfiguration",
+			       "The CORS configuration does not exist");
+	}
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "CORSConfiguration", GW_S3_NS);
+	json_array_foreach(rules, i, r) {
+		const json_t *id = json_object_get(r, "ID");
+		const json_t *age = json_object_get(r, "MaxAgeSeconds");
+
+		spx_xml_open(&x, "CORSRule");
+		if (json_is_string(id))
+			spx_xml_elem(&x, "ID", json_string_value(id));
+		cors_elems(&x, r, "AllowedHeaders", "AllowedHeader");
+		cors_elems(&x, r, "AllowedMethods", "AllowedMethod");
+		cors_elems(&x, r, "AllowedOrigins", "AllowedOrigin");
+		cors_elems(&x, r, "ExposeHeaders", "ExposeHeader");
+		if (json_is_integer(age))
+			spx_xml_elem_i64(&x, "MaxAgeSeconds",
+					 json_integer_value(age));
+		spx_xml_close(&x);
+	}
+	json_decref(rules);
+	gw_xml_finish(g, req, resp, &x);
+	return 0;
+}
+
+int s3_delete_bucket_cors(struct gw_req *g, struct spx_http_req *req,
+			  struct spx_http_resp *resp)
+{
+	int rc = spx_obj_bucket_set_doc(g->gw->obj, &g->s3->b, "cors", NULL,
+					0);
+
+	if (rc < 0)
+		return s3_obj_fail(g, rc);
+	s3_empty_answer(g, resp, 204);
+	return 0;
 }

@@ -40,6 +40,8 @@ enum s3_where { S3_SERVICE, S3_BUCKET, S3_OBJECT };
 enum {
 	S3_OWN = 1 << 0,    /* in a bucket the caller must own */
 	S3_STREAM = 1 << 1, /* the body goes to begin/body, not gathered */
+	S3_DIGEST = 1 << 2, /* the body needs Content-MD5 or a checksum */
+	S3_OBJCK = 1 << 3,  /* x-amz-checksum-* name the object, not the body */
 };
 
 struct s3_op {
@@ -169,6 +171,7 @@ s3_fn s3_list_buckets, s3_create_bucket, s3_delete_bucket, s3_head_bucket,
 	s3_get_bucket_tagging, s3_put_bucket_tagging, s3_delete_bucket_tagging,
 	s3_get_object_tagging, s3_put_object_tagging,
 	s3_delete_object_tagging;
+s3_fn s3_put_bucket_cors, s3_get_bucket_cors, s3_delete_bucket_cors;
 s3_fn s3_list_objects, s3_list_objects_v2, s3_list_versions;
 s3_fn s3_create_mpu, s3_complete_mpu, s3_abort_mpu, s3_list_parts,
 	s3_list_uploads;

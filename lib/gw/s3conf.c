@@ -2,6 +2,8 @@
  * s3conf.h). */
 #include "spx.h"
 
+#include <jansson.h>
+
 #include "gw/s3conf.h"
 #include "http/query.h"
 #include "utf8.h"
@@ -314,4 +316,167 @@ int spx_s3_complete_xml(const char *p, size_t n, const char *ck_elem,
 	spx_xml_doc_free(doc);
 	*out = c;
 	return 0;
+}
+
+/* ---- CORS ---- */
+
+/* Every child of rule named name, as a JSON array of strings (NULL: none),
+ * each checked by ok (NULL: any); -1 with *err set. */
+static int cors_list(const struct spx_xml_node *rule, const char *name,
+		     int (*ok)(const char *, struct spx_apierr *),
+		     json_t *into, const char *member, struct spx_apierr *err)
+{
+	json_t *a = NULL;
+
+	for (const struct spx_xml_node *c = spx_xml_child(rule, name); c;
+	     c = spx_xml_next(c, name)) {
+		if (c->children || strlen(c->text) != c->textlen ||
+		    utf8_chars(c->text) < 0) {
+			json_decref(a);
+			return malformed(err);
+		}
+		if (ok && ok(c->text, err) < 0) {
+			json_decref(a);
+			return -1;
+		}
+		if (!a)
+			a = json_array();
+		json_array_append_new(a, json_string(c->text));
+	}
+	if (a)
+		json_object_set_new(into, member, a);
+	return 0;
+}
+
+static int cors_method(const char *m, struct spx_apierr *err)
+{
+	static _Thread_local char msg[128];
+
+	if (!strcmp(m, "GET") || !strcmp(m, "PUT") || !strcmp(m, "POST") ||
+	    !strcmp(m, "DELETE") || !strcmp(m, "HEAD"))
+		return 0;
+	snprintf(msg, sizeof(msg),
+		 "Found unsupported HTTP method in CORS config. Unsupported "
+		 "method is %.40s",
+		 m);
+	return fail(err, 400, "InvalidRequest", msg);
+}
+
+/* At most one '*'. */
+static int one_wildcard(const char *what, const char *v,
+			struct spx_apierr *err)
+{
+	static _Thread_local char msg[160];
+	const char *w = strchr(v, '*');
+
+	if (!w || !strchr(w + 1, '*'))
+		return 0;
+	snprintf(msg, sizeof(msg), "%s \"%.60s\" can not have more than one "
+				   "wildcard.",
+		 what, v);
+	return fail(err, 400, "InvalidRequest", msg);
+}
+
+static int cors_origin(const char *v, struct spx_apierr *err)
+{
+	return one_wildcard("AllowedOrigin", v, err);
+}
+
+static int cors_header(const char *v, struct spx_apierr *err)
+{
+	return one_wildcard("AllowedHeader", v, err);
+}
+
+int spx_s3_cors_xml(const char *p, size_t n, char **json,
+		    struct spx_apierr *err)
+{
+	static const char *const known[] = {
+		"ID",		"AllowedMethod", "AllowedOrigin",
+		"AllowedHeader", "ExposeHeader", "MaxAgeSeconds",
+	};
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root, *r;
+	json_t *rules = json_array();
+	size_t nr = 0;
+	int rc = -1;
+
+	*json = NULL;
+	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) ||
+	    !spx_xml_is(root, "CORSConfiguration", NULL) ||
+	    !spx_xml_count(root, "CORSRule")) {
+		malformed(err);
+		goto out;
+	}
+	for (r = spx_xml_child(root, NULL); r; r = spx_xml_next(r, NULL)) {
+		json_t *o;
+		const char *id = spx_xml_child_text(r, "ID");
+		const char *age = spx_xml_child_text(r, "MaxAgeSeconds");
+
+		if (!spx_xml_is(r, "CORSRule", NULL) ||
+		    ++nr > SPX_S3_CORS_RULES_MAX) {
+			if (nr > SPX_S3_CORS_RULES_MAX)
+				fail(err, 400, "InvalidRequest",
+				     "The number of CORS rules should not "
+				     "exceed allowed limit of 100 rules.");
+			else
+				malformed(err);
+			goto out;
+		}
+		for (const struct spx_xml_node *c = spx_xml_child(r, NULL); c;
+		     c = spx_xml_next(c, NULL)) {
+			size_t k = 0;
+
+			while (k < SPX_ARRAY_SIZE(known) &&
+			       !spx_xml_is(c, known[k], NULL))
+				k++;
+			if (k == SPX_ARRAY_SIZE(known)) {
+				malformed(err);
+				goto out;
+			}
+		}
+		if (!spx_xml_count(r, "AllowedMethod") ||
+		    !spx_xml_count(r, "AllowedOrigin") ||
+		    spx_xml_count(r, "ID") > 1 ||
+		    spx_xml_count(r, "MaxAgeSeconds") > 1 ||
+		    (id && (utf8_chars(id) < 0 || utf8_chars(id) > 255))) {
+			malformed(err);
+			goto out;
+		}
+		o = json_object();
+		json_array_append_new(rules, o);
+		if (id && *id)
+			json_object_set_new(o, "ID", json_string(id));
+		if (cors_list(r, "AllowedMethod", cors_method, o,
+			      "AllowedMethods", err) < 0 ||
+		    cors_list(r, "AllowedOrigin", cors_origin, o,
+			      "AllowedOrigins", err) < 0 ||
+		    cors_list(r, "AllowedHeader", cors_header, o,
+			      "AllowedHeaders", err) < 0 ||
+		    cors_list(r, "ExposeHeader", NULL, o, "ExposeHeaders",
+			      err) < 0)
+			goto out;
+		if (age) {
+			char *end = NULL;
+			long v;
+
+			errno = 0;
+			v = strtol(age, &end, 10);
+			if (!*age || *end || errno || v < 0 || v > INT32_MAX ||
+			    !(age[0] >= '0' && age[0] <= '9')) {
+				malformed(err);
+				goto out;
+			}
+			json_object_set_new(o, "MaxAgeSeconds",
+					    json_integer(v));
+		}
+	}
+	*json = json_dumps(rules, JSON_COMPACT | JSON_ENSURE_ASCII);
+	if (!*json)
+		spx_die(SPX_FAIL, "out of memory");
+	rc = 0;
+out:
+	json_decref(rules);
+	spx_xml_doc_free(doc);
+	return rc;
 }

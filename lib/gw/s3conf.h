@@ -1,7 +1,8 @@
 /* s3conf.h: the documents S3 reads from request bodies and headers —
  * tag sets (PutBucketTagging, PutObjectTagging, the x-amz-tagging header),
  * VersioningConfiguration, CreateBucketConfiguration, and the part list
- * of CompleteMultipartUpload and the object list of DeleteObjects —
+ * of CompleteMultipartUpload, the object list of DeleteObjects and
+ * CORSConfiguration —
  * parsed under tight bounds and checked with S3's rules. Network input:
  * fuzz_s3conf runs all of them.
  *
@@ -73,5 +74,18 @@ struct spx_s3_complete {
 int spx_s3_complete_xml(const char *p, size_t n, const char *ck_elem,
 			struct spx_s3_complete *out, struct spx_apierr *err);
 void spx_s3_complete_release(struct spx_s3_complete *c);
+
+/* PutBucketCors: <CORSConfiguration><CORSRule>[<ID>]<AllowedMethod>+
+ * <AllowedOrigin>+<AllowedHeader>*<ExposeHeader>*[<MaxAgeSeconds>]
+ * </CORSRule>... (1..100 rules)</CORSConfiguration>, S3's rules: methods
+ * GET, PUT, POST, DELETE, HEAD; at most one '*' in an origin or an allowed
+ * header (InvalidRequest otherwise). *json (caller frees) is the rules as
+ * compact JSON, the document spx keeps: [{"ID":..., "AllowedMethods":
+ * [...], "AllowedOrigins":[...], "AllowedHeaders":[...], "ExposeHeaders":
+ * [...], "MaxAgeSeconds":N}, ...], members absent where the rule has
+ * none. */
+#define SPX_S3_CORS_RULES_MAX 100
+int spx_s3_cors_xml(const char *p, size_t n, char **json,
+		    struct spx_apierr *err);
 
 #endif

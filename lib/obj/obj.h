@@ -266,6 +266,17 @@ int spx_obj_bucket_tags(struct spx_obj *s, const struct spx_obj_bucket *b,
  * validates them (S3's rules live in the gateway). */
 int spx_obj_bucket_set_tags(struct spx_obj *s, const struct spx_obj_bucket *b,
 			    const struct spx_kvlist *tags);
+/* A bucket's configuration documents (the gateway's CORS rules, ...):
+ * name is 1..15 of [a-z]; the document is opaque bytes, at most
+ * SPX_OBJ_DOC_MAX, kept on every drive with the bucket and gone with it.
+ * spx_obj_bucket_doc fills out (reset first; empty: none). set_doc with
+ * n == 0 removes it (none already is fine); it changes the document under
+ * the bucket's lock, of the bucket b was opened as only. */
+#define SPX_OBJ_DOC_MAX (256u << 10)
+int spx_obj_bucket_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
+		       const char *name, struct spx_buf *out);
+int spx_obj_bucket_set_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
+			   const char *name, const void *p, size_t n);
 /* Every bucket but the reserved ones, sorted by name; *out (caller
  * frees) holds *n. */
 int spx_obj_bucket_list(struct spx_obj *s, struct spx_obj_bucket **out,

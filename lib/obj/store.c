@@ -759,6 +759,92 @@ int spx_obj_bucket_set_tags(struct spx_obj *s, const struct spx_obj_bucket *b,
 	return bucket_update(s, b, SPX_OBJ_UNVERSIONED, tags, true);
 }
 
+/* The file of bucket document name: "doc-NAME". */
+static int doc_file(const char *name, char file[24])
+{
+	size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyz");
+
+	if (!n || n > 15 || name[n])
+		return obj_err(SPX_OBJ_INVALID_ARG, "bad document name");
+	snprintf(file, 24, "doc-%s", name);
+	return 0;
+}
+
+int spx_obj_bucket_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
+		       const char *name, struct spx_buf *out)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	char file[24], **d = NULL;
+	int rc;
+
+	spx_buf_reset(out);
+	if ((rc = obj_bucket_name(b)) < 0 || (rc = doc_file(name, file)) < 0)
+		return rc;
+	d = bdirs(s, b->name);
+	rc = obj_get_meta(s, d, file, &m, SPX_OBJ_NO_SUCH_KEY);
+	obj_dirs_free(d, s->n);
+	if (rc == SPX_OBJ_NO_SUCH_KEY)
+		rc = 0;
+	else if (!rc && (!m.is_inline || strcmp(m.key, name)))
+		rc = obj_err(SPX_OBJ_INTERNAL, "bucket '%s': bad document '%s'",
+			     b->name, name);
+	/* Read, then check that it was this bucket's. */
+	if (!rc)
+		rc = obj_bucket_current(s, b, NULL);
+	if (!rc && m.is_inline)
+		spx_buf_add(out, m.inl.p, m.inl.len);
+	spx_obj_meta_release(&m);
+	return rc;
+}
+
+int spx_obj_bucket_set_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
+			   const char *name, const void *p, size_t n)
+{
+	struct spx_obj_meta m = SPX_OBJ_META_INIT, info = SPX_OBJ_META_INIT;
+	struct spx_buf enc = SPX_BUF_INIT;
+	unsigned char dig[16];
+	char file[24], **d = NULL;
+	int rc, lk;
+
+	if ((rc = obj_bucket_name(b)) < 0 || (rc = doc_file(name, file)) < 0)
+		return rc;
+	if (n > SPX_OBJ_DOC_MAX)
+		return obj_err(SPX_OBJ_INVALID_ARG, "a document of %zu bytes",
+			       n);
+	if ((rc = obj_lock(s, b->name, NULL, true, &lk)) < 0)
+		return rc;
+	if ((rc = bucket_info(s, b->name, &info)) < 0 ||
+	    (rc = bucket_same(b, &info)) < 0)
+		goto out;
+	d = bdirs(s, b->name);
+	if (!n) {
+		rc = obj_unlink_all(s, d, file);
+		goto out;
+	}
+	m.key = spx_strdup(name);
+	m.size = n;
+	if (!EVP_Digest(p, n, dig, NULL, EVP_md5(), NULL)) {
+		rc = obj_err(SPX_OBJ_INTERNAL, "MD5 failed");
+		goto out;
+	}
+	spx_hex_encode(dig, 16, m.etag);
+	m.mtime_ms = obj_now_ms();
+	m.k = s->k;
+	m.m = s->m;
+	m.block = s->block;
+	m.is_inline = true;
+	spx_buf_add(&m.inl, p, n);
+	spx_obj_meta_encode(&m, &enc);
+	rc = obj_put_all(s, d, file, &enc);
+out:
+	obj_unlock(lk);
+	obj_dirs_free(d, s->n);
+	spx_obj_meta_release(&m);
+	spx_obj_meta_release(&info);
+	spx_buf_release(&enc);
+	return rc;
+}
+
 int spx_obj_bucket_open(struct spx_obj *s, const char *name,
 			struct spx_obj_bucket *out)
 {

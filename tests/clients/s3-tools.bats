@@ -173,7 +173,9 @@ s3c() { s3cmd -c "$CFG" "$@"; }
 	run s3c mb "s3://$BUCKET"
 	[ "$status" -eq 0 ]
 	[ "$output" = "Bucket 's3://$BUCKET/' created" ]
-	run s3c put "$TREE/a/f3m" "s3://$BUCKET/dir/f 3m"
+	# The type named: s3cmd's guess from random bytes (libmagic) is at
+	# times another (a flake seen once: no MIME line to match).
+	run s3c put --mime-type=application/octet-stream "$TREE/a/f3m" "s3://$BUCKET/dir/f 3m"
 	[ "$status" -eq 0 ]
 	run s3c put "$TREE/a/b c/ü/日本語 ☃.txt" "s3://$BUCKET/dir/"
 	[ "$status" -eq 0 ]

@@ -3,8 +3,11 @@
  * same), versioning and bucket configuration, and the two bodies read
  * after authentication that can be large: DeleteObjects' object list and
  * CompleteMultipartUpload's part list (what they accept is within S3's
- * bounds: 1..1000 objects, 1..10000 parts numbered 1..10000). */
+ * bounds: 1..1000 objects, 1..10000 parts numbered 1..10000), and CORS
+ * rules (1..100, each with its methods and origins). */
 #include "spx.h"
+
+#include <jansson.h>
 
 #include "gw/s3conf.h"
 #include "xml/xml.h"
@@ -116,6 +119,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 			spx_s3_complete_release(&c);
 		} else if (!err.code || err.http != 400) {
+			abort();
+		}
+	}
+	{
+		char *js = NULL;
+
+		/* CORS rules: 1..100, each with methods and origins. */
+		if (spx_s3_cors_xml((const char *)data, size, &js, &err) == 0) {
+			json_t *r = json_loads(js, 0, NULL), *v;
+			size_t i;
+
+			if (!json_is_array(r) || json_array_size(r) < 1 ||
+			    json_array_size(r) > SPX_S3_CORS_RULES_MAX)
+				abort();
+			json_array_foreach(r, i, v)
+				if (!json_array_size(json_object_get(
+					    v, "AllowedMethods")) ||
+				    !json_array_size(json_object_get(
+					    v, "AllowedOrigins")))
+					abort();
+			json_decref(r);
+			free(js);
+		} else if (!err.code || err.http != 400 || js) {
 			abort();
 		}
 	}

@@ -1049,6 +1049,45 @@ static void test_versions(void)
 	      "tags of no bucket");
 	spx_kv_free(&tags);
 
+	/* Bucket documents: kept, replaced, removed; of this bucket only. */
+	{
+		struct spx_buf doc = SPX_BUF_INIT;
+		struct spx_obj_bucket old;
+
+		spx_obj_bucket_create(s, "vd1", "111122223333", "us-east-1");
+		T_INT(spx_obj_bucket_doc(s, B(s, "vd1"), "cors", &doc), 0,
+		      "no document");
+		T_INT((int)doc.len, 0, "is empty");
+		T_INT(spx_obj_bucket_set_doc(s, B(s, "vd1"), "cors", "[1]", 3),
+		      0, "set one");
+		T_INT(spx_obj_bucket_set_doc(s, B(s, "vd1"), "cors", "[22]", 4),
+		      0, "replace it");
+		T_INT(spx_obj_bucket_doc(s, B(s, "vd1"), "cors", &doc), 0, "read");
+		T_OK(doc.len == 4 && !memcmp(doc.p, "[22]", 4), "the last one");
+		T_INT(spx_obj_bucket_doc(s, B(s, "vd1"), "Cors", &doc),
+		      SPX_OBJ_INVALID_ARG, "names are [a-z]");
+		T_INT(spx_obj_bucket_doc(s, B(s, "vd1"), "../info", &doc),
+		      SPX_OBJ_INVALID_ARG, "never a path");
+		T_INT(spx_obj_bucket_tags(s, B(s, "vd1"), &tags), 0,
+		      "the bucket's info");
+		T_INT(tags.n, 0, "unchanged");
+		spx_kv_free(&tags);
+		old = *B(s, "vd1");
+		T_INT(spx_obj_bucket_delete(s, &old), 0, "the bucket goes");
+		spx_obj_bucket_create(s, "vd1", "111122223333", "us-east-1");
+		T_INT(spx_obj_bucket_doc(s, B(s, "vd1"), "cors", &doc), 0,
+		      "one made again of the name");
+		T_INT((int)doc.len, 0, "has none");
+		T_INT(spx_obj_bucket_set_doc(s, &old, "cors", "[3]", 3),
+		      SPX_OBJ_NO_SUCH_BUCKET, "the old handle cannot set one");
+		T_INT(spx_obj_bucket_doc(s, &old, "cors", &doc),
+		      SPX_OBJ_NO_SUCH_BUCKET, "nor read");
+		T_INT(spx_obj_bucket_set_doc(s, B(s, "vd1"), "cors", NULL, 0), 0,
+		      "removing none is fine");
+		T_INT(spx_obj_bucket_delete(s, B(s, "vd1")), 0, "and it goes");
+		spx_buf_release(&doc);
+	}
+
 	/* Paging through versions, with and without a delimiter, gives the
 	 * same as one page. */
 	{
