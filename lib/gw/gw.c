@@ -310,6 +310,10 @@ static void on_begin(void *app, struct spx_http_req *req,
 	if (g->api == GW_S3) {
 		enum spx_sigv4_err e;
 
+		if (!strcmp(m, "OPTIONS")) {
+			gw_s3_preflight(g, req, resp);
+			return;
+		}
 		if (strcmp(m, "GET") && strcmp(m, "HEAD") && strcmp(m, "PUT") &&
 		    strcmp(m, "POST") && strcmp(m, "DELETE")) {
 			gw_error(g, req, resp, 405, "MethodNotAllowed",

@@ -87,6 +87,8 @@ void gw_sts_dispatch(struct gw_req *g, struct spx_http_req *req,
  * or for a body-signed request, identified and verified at the end:
  * nothing is committed before), body for each piece, end when the body is
  * complete and authenticated. free releases g->s3 whatever happened. */
+void gw_s3_preflight(struct gw_req *g, struct spx_http_req *req,
+		     struct spx_http_resp *resp);
 void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
 		 struct spx_http_resp *resp);
 void gw_s3_body(struct gw_req *g, struct spx_http_req *req, const char *data,

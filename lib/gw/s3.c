@@ -683,11 +683,12 @@ static int feed_body(void *arg, const void *data, size_t len)
 
 /* ---- the pipeline --------------------------------------------------- */
 
-void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
-		 struct spx_http_resp *resp)
+/* The request's S3 state, its query and its target; NULL when answered
+ * (InvalidURI). */
+static struct gw_s3 *s3_start(struct gw_req *g, struct spx_http_req *req,
+			      struct spx_http_resp *resp)
 {
 	struct gw_s3 *s = spx_calloc(1, sizeof(*s));
-	int rc = 0;
 
 	g->s3 = s;
 	spx_buf_init(&s->body, 0);
@@ -696,8 +697,19 @@ void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
 	    parse_target(g, req) < 0) {
 		s3_fail(g, 400, "InvalidURI", "Couldn't parse the specified URI.");
 		answer_error(g, req, resp);
-		return;
+		return NULL;
 	}
+	return s;
+}
+
+void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
+		 struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = s3_start(g, req, resp);
+	int rc = 0;
+
+	if (!s)
+		return;
 	s->op = route(g, req);
 	if (!s->op) {
 		s3_not_impl();
@@ -713,6 +725,30 @@ void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
 		/* Any other body sent aws-chunked is decoded, and its chunk
 		 * signatures checked, like an object's. */
 		rc = s3_chunked_begin(g, req, feed_body);
+	if (rc < 0)
+		answer_error(g, req, resp);
+}
+
+/* A CORS preflight (OPTIONS): unauthenticated, as browsers send it,
+ * answered from the bucket's rules. */
+void gw_s3_preflight(struct gw_req *g, struct spx_http_req *req,
+		     struct spx_http_resp *resp)
+{
+	struct gw_s3 *s;
+	int rc;
+
+	snprintf(req->note.op, sizeof(req->note.op), "PreflightRequest");
+	if (!(s = s3_start(g, req, resp)))
+		return;
+	if (!s->bucket)
+		rc = s3_fail(g, 400, "BadRequest",
+			     "Insufficient information. Bucket name needed.");
+	else if (!spx_obj_bucket_name_valid(s->bucket))
+		rc = s3_obj_fail(g, SPX_OBJ_NO_SUCH_BUCKET);
+	else if ((rc = spx_obj_bucket_open(g->gw->obj, s->bucket, &s->b)) < 0)
+		rc = s3_obj_fail(g, rc);
+	else
+		rc = s3_cors_preflight(g, req, resp);
 	if (rc < 0)
 		answer_error(g, req, resp);
 }

@@ -380,3 +380,94 @@ int s3_delete_bucket_cors(struct gw_req *g, struct spx_http_req *req,
 	s3_empty_answer(g, resp, 204);
 	return 0;
 }
+
+/* Join rule's member into v with ", ". */
+static void cors_join(const json_t *rule, const char *member,
+		      struct spx_buf *v)
+{
+	const json_t *a = json_object_get(rule, member), *e;
+	size_t i;
+
+	spx_buf_reset(v);
+	json_array_foreach(a, i, e)
+		if (json_is_string(e))
+			spx_buf_addf(v, "%s%s", v->len ? ", " : "",
+				     json_string_value(e));
+}
+
+int s3_cors_preflight(struct gw_req *g, struct spx_http_req *req,
+		      struct spx_http_resp *resp)
+{
+	const char *origin = spx_kv_geti(&req->headers, "Origin");
+	const char *method = spx_kv_geti(&req->headers,
+					 "Access-Control-Request-Method");
+	const char *hs = spx_kv_geti(&req->headers,
+				     "Access-Control-Request-Headers");
+	struct spx_buf doc = SPX_BUF_INIT, v = SPX_BUF_INIT;
+	const json_t *r;
+	json_t *rules;
+	int rc;
+
+	if (!origin || !*origin)
+		return s3_fail(g, 400, "BadRequest",
+			       "Insufficient information. Origin request "
+			       "header needed.");
+	if (!method || (strcmp(method, "GET") && strcmp(method, "PUT") &&
+			strcmp(method, "POST") && strcmp(method, "DELETE") &&
+			strcmp(method, "HEAD")))
+		return s3_fail(g, 400, "BadRequest",
+			       "Invalid Access-Control-Request-Method: %.40s",
+			       method ? method : "");
+	rc = spx_obj_bucket_doc(g->gw->obj, &g->s3->b, "cors", &doc);
+	if (rc < 0) {
+		spx_buf_release(&doc);
+		return s3_obj_fail(g, rc);
+	}
+	rules = doc.len ? json_loadb(doc.p, doc.len, 0, NULL) : NULL;
+	spx_buf_release(&doc);
+	r = spx_s3_cors_rule(rules, origin, method, hs);
+	if (!r) {
+		json_decref(rules);
+		return s3_fail(g, 403, "AccessForbidden",
+			       "CORSResponse: This CORS request is not "
+			       "allowed. This is usually because the "
+			       "evaluation of Origin, request method / "
+			       "Access-Control-Request-Method or "
+			       "Access-Control-Request-Headers are not "
+			       "whitelisted by the resource's CORS spec.");
+	}
+	resp->status = 200;
+	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
+	/* A rule for any origin answers "*", and then no credentials. */
+	if (spx_s3_cors_any_origin(r)) {
+		spx_kv_add(&resp->headers, "Access-Control-Allow-Origin", "*");
+	} else {
+		spx_kv_add(&resp->headers, "Access-Control-Allow-Origin",
+			   origin);
+		spx_kv_add(&resp->headers, "Access-Control-Allow-Credentials",
+			   "true");
+	}
+	cors_join(r, "AllowedMethods", &v);
+	spx_kv_add(&resp->headers, "Access-Control-Allow-Methods", v.p);
+	if (hs && *hs)
+		spx_kv_add(&resp->headers, "Access-Control-Allow-Headers", hs);
+	cors_join(r, "ExposeHeaders", &v);
+	if (v.len)
+		spx_kv_add(&resp->headers, "Access-Control-Expose-Headers",
+			   v.p);
+	if (json_is_integer(json_object_get(r, "MaxAgeSeconds"))) {
+		spx_buf_reset(&v);
+		spx_buf_addf(&v, "%lld",
+			     (long long)json_integer_value(
+				     json_object_get(r, "MaxAgeSeconds")));
+		spx_kv_add(&resp->headers, "Access-Control-Max-Age", v.p);
+	}
+	spx_kv_add(&resp->headers, "Vary",
+		   "Origin, Access-Control-Request-Headers, "
+		   "Access-Control-Request-Method");
+	spx_kv_add(&resp->headers, "Content-Length", "0");
+	resp->ready = true;
+	spx_buf_release(&v);
+	json_decref(rules);
+	return 0;
+}

@@ -172,6 +172,10 @@ s3_fn s3_list_buckets, s3_create_bucket, s3_delete_bucket, s3_head_bucket,
 	s3_get_object_tagging, s3_put_object_tagging,
 	s3_delete_object_tagging;
 s3_fn s3_put_bucket_cors, s3_get_bucket_cors, s3_delete_bucket_cors;
+/* OPTIONS: the preflight answered from the rules of the bucket g->s3->b
+ * (opened, its owner not checked: a browser's preflight carries no
+ * credentials). */
+s3_fn s3_cors_preflight;
 s3_fn s3_list_objects, s3_list_objects_v2, s3_list_versions;
 s3_fn s3_create_mpu, s3_complete_mpu, s3_abort_mpu, s3_list_parts,
 	s3_list_uploads;

@@ -480,3 +480,84 @@ out:
 	spx_xml_doc_free(doc);
 	return rc;
 }
+
+/* pat (at most one '*', any run of characters) matches v; headers are
+ * compared without case. */
+static bool cors_match(const char *pat, const char *v, bool icase)
+{
+	const char *star = strchr(pat, '*');
+	size_t pre, post, n = strlen(v);
+
+	if (!star)
+		return icase ? !strcasecmp(pat, v) : !strcmp(pat, v);
+	pre = (size_t)(star - pat);
+	post = strlen(star + 1);
+	if (n < pre + post)
+		return false;
+	return icase ? !strncasecmp(pat, v, pre) &&
+			       !strcasecmp(star + 1, v + n - post)
+		     : !strncmp(pat, v, pre) && !strcmp(star + 1, v + n - post);
+}
+
+/* Does one of the strings of rule's member match v? */
+static bool cors_any(const json_t *rule, const char *member, const char *v,
+		     bool icase)
+{
+	const json_t *a = json_object_get(rule, member), *e;
+	size_t i;
+
+	json_array_foreach(a, i, e)
+		if (json_is_string(e) &&
+		    cors_match(json_string_value(e), v, icase))
+			return true;
+	return false;
+}
+
+/* Every header of the comma-separated list hs is allowed by rule. */
+static bool cors_headers_ok(const json_t *rule, const char *hs)
+{
+	for (const char *p = hs ? hs : ""; *p;) {
+		char h[256];
+		size_t n;
+
+		p += strspn(p, " \t,");
+		n = strcspn(p, ",");
+		while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (!n)
+			break;
+		if (n >= sizeof(h))
+			return false;
+		memcpy(h, p, n);
+		h[n] = '\0';
+		if (!cors_any(rule, "AllowedHeaders", h, true))
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+bool spx_s3_cors_any_origin(const json_t *rule)
+{
+	const json_t *a = json_object_get(rule, "AllowedOrigins"), *e;
+	size_t i;
+
+	json_array_foreach(a, i, e)
+		if (json_is_string(e) && !strcmp(json_string_value(e), "*"))
+			return true;
+	return false;
+}
+
+const json_t *spx_s3_cors_rule(const json_t *rules, const char *origin,
+			       const char *method, const char *hs)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(rules, i, r)
+		if (cors_any(r, "AllowedOrigins", origin, false) &&
+		    cors_any(r, "AllowedMethods", method, false) &&
+		    cors_headers_ok(r, hs))
+			return r;
+	return NULL;
+}

@@ -18,6 +18,8 @@
 
 #include "spx.h"
 
+#include <jansson.h>
+
 enum spx_s3_tags_of {
 	SPX_S3_TAGS_OBJECT,	/* at most 10 */
 	SPX_S3_TAGS_BUCKET,	/* at most 50 */
@@ -87,5 +89,13 @@ void spx_s3_complete_release(struct spx_s3_complete *c);
 #define SPX_S3_CORS_RULES_MAX 100
 int spx_s3_cors_xml(const char *p, size_t n, char **json,
 		    struct spx_apierr *err);
+/* The first of rules (that JSON) allowing a request from origin with
+ * method and the comma-separated request headers hs (NULL: none), or
+ * NULL. Origins and methods compare exactly, headers without case, each
+ * pattern's one '*' matching any run of characters. */
+const json_t *spx_s3_cors_rule(const json_t *rules, const char *origin,
+			       const char *method, const char *hs);
+/* Does rule allow every origin ("*" itself)? */
+bool spx_s3_cors_any_origin(const json_t *rule);
 
 #endif

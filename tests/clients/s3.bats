@@ -641,6 +641,56 @@ print("cors ok")
 PY
 }
 
+@test "CORS preflight (OPTIONS) with curl: answered from the bucket's rules, without credentials" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb s3://corsp >/dev/null
+	pre() {
+		local path=$1; shift
+		curl -s --cacert "$ROOT/tls/ca.pem" -X OPTIONS -D "$BATS_TEST_TMPDIR/h" -o "$BATS_TEST_TMPDIR/b" \
+			-w '%{http_code}' "$@" "$EP/$path"
+	}
+	# No rules: refused.
+	run pre corsp/k -H "Origin: https://app.example.com" -H "Access-Control-Request-Method: GET"
+	[ "$output" = 403 ]
+	grep -q '<Code>AccessForbidden</Code>' "$BATS_TEST_TMPDIR/b"
+	aws2 s3api put-bucket-cors --bucket corsp --cors-configuration \
+		'{"CORSRules":[{"AllowedOrigins":["https://*.example.com"],"AllowedMethods":["GET","PUT"],"AllowedHeaders":["x-amz-*","content-type"],"ExposeHeaders":["ETag"],"MaxAgeSeconds":300},{"AllowedOrigins":["*"],"AllowedMethods":["GET"]}]}'
+	run pre corsp/dir/k -H "Origin: https://app.example.com" -H "Access-Control-Request-Method: PUT" \
+		-H "Access-Control-Request-Headers: x-amz-meta-a, Content-Type"
+	[ "$output" = 200 ]
+	tr -d '\r' <"$BATS_TEST_TMPDIR/h" >"$BATS_TEST_TMPDIR/hh"
+	grep -qx 'Access-Control-Allow-Origin: https://app.example.com' "$BATS_TEST_TMPDIR/hh"
+	grep -qx 'Access-Control-Allow-Credentials: true' "$BATS_TEST_TMPDIR/hh"
+	grep -qx 'Access-Control-Allow-Methods: GET, PUT' "$BATS_TEST_TMPDIR/hh"
+	grep -qx 'Access-Control-Allow-Headers: x-amz-meta-a, Content-Type' "$BATS_TEST_TMPDIR/hh"
+	grep -qx 'Access-Control-Expose-Headers: ETag' "$BATS_TEST_TMPDIR/hh"
+	grep -qx 'Access-Control-Max-Age: 300' "$BATS_TEST_TMPDIR/hh"
+	# Another origin: the second rule, "*", for GET only; no credentials.
+	run pre corsp/k -H "Origin: https://other.org" -H "Access-Control-Request-Method: GET"
+	[ "$output" = 200 ]
+	tr -d '\r' <"$BATS_TEST_TMPDIR/h" >"$BATS_TEST_TMPDIR/hh"
+	grep -qx 'Access-Control-Allow-Origin: \*' "$BATS_TEST_TMPDIR/hh"
+	! grep -qi 'Access-Control-Allow-Credentials' "$BATS_TEST_TMPDIR/hh"
+	run pre corsp/k -H "Origin: https://other.org" -H "Access-Control-Request-Method: PUT"
+	[ "$output" = 403 ]
+	# A header no rule allows; a method S3 does not have; no Origin.
+	run pre corsp/k -H "Origin: https://app.example.com" -H "Access-Control-Request-Method: PUT" \
+		-H "Access-Control-Request-Headers: authorization"
+	[ "$output" = 403 ]
+	run pre corsp/k -H "Origin: https://app.example.com" -H "Access-Control-Request-Method: PATCH"
+	[ "$output" = 400 ]
+	run pre corsp/k -H "Access-Control-Request-Method: GET"
+	[ "$output" = 400 ]
+	grep -q 'Origin request header needed' "$BATS_TEST_TMPDIR/b"
+	run pre nosuchbucket-cors/k -H "Origin: https://app.example.com" -H "Access-Control-Request-Method: GET"
+	[ "$output" = 404 ]
+	# A preflight changes nothing and reads no object: the bucket is still empty.
+	run aws2 s3api list-objects-v2 --bucket corsp --query 'length(Contents || `[]`)'
+	[ "$output" = 0 ]
+	aws2 s3api delete-bucket-cors --bucket corsp
+	aws2 s3 rb s3://corsp >/dev/null
+}
+
 @test "npm SDK v3: CRC32 trailers (aws-chunked), range, metadata" {
 	[ -d "$SPX_TOP/tests/clients/node_modules/@aws-sdk/client-s3" ] || skip "npm SDK v3 not installed (scripts/deps.sh)"
 	run env NODE_EXTRA_CA_CERTS="$ROOT/tls/ca.pem" AWS_ACCESS_KEY_ID="$AK" AWS_SECRET_ACCESS_KEY="$SK" \

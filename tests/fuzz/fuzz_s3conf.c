@@ -139,11 +139,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				    !json_array_size(json_object_get(
 					    v, "AllowedOrigins")))
 					abort();
+			/* The matcher on what it is given: the same bytes as
+			 * an origin, a method and request headers. */
+			{
+				char *any = spx_strndup((const char *)data,
+							size);
+
+				(void)spx_s3_cors_rule(r, any, "GET", any);
+				(void)spx_s3_cors_rule(r, "https://a.example",
+						       any, NULL);
+				free(any);
+			}
 			json_decref(r);
 			free(js);
 		} else if (!err.code || err.http != 400 || js) {
 			abort();
 		}
+	}
+	/* And rules that match broadly against any request. */
+	{
+		static const char wide[] =
+			"[{\"AllowedOrigins\":[\"*\",\"https://*.x\"],"
+			"\"AllowedMethods\":[\"GET\"],"
+			"\"AllowedHeaders\":[\"x-*\",\"*-y\",\"*\"]}]";
+		json_t *r = json_loads(wide, 0, NULL);
+		char *any = spx_strndup((const char *)data, size);
+
+		if (!r)
+			abort();
+		(void)spx_s3_cors_rule(r, any, "GET", any);
+		free(any);
+		json_decref(r);
 	}
 	return 0;
 }
