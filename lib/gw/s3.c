@@ -276,6 +276,7 @@ void gw_s3_free(struct gw_req *g)
 		spx_cksum_release(&s->ck);
 	spx_buf_release(&s->body);
 	spx_kv_free(&s->err_headers);
+	spx_kv_free(&s->cors);
 	free(s->bucket);
 	free(s->key);
 	free(s);
@@ -494,7 +495,7 @@ int s3_version_param(struct gw_req *g, const char **vid)
 	return 0;
 }
 
-int s3_open_bucket(struct gw_req *g, const char *name,
+int s3_find_bucket(struct gw_req *g, const char *name,
 		   struct spx_obj_bucket *b)
 {
 	int rc;
@@ -504,11 +505,21 @@ int s3_open_bucket(struct gw_req *g, const char *name,
 	if (!spx_obj_bucket_name_valid(name))
 		return s3_obj_fail(g, SPX_OBJ_NO_SUCH_BUCKET);
 	rc = spx_obj_bucket_open(g->gw->obj, name, b);
-	if (rc < 0)
-		return s3_obj_fail(g, rc);
+	return rc < 0 ? s3_obj_fail(g, rc) : 0;
+}
+
+/* The caller owns b. */
+static int s3_owner(struct gw_req *g, const struct spx_obj_bucket *b)
+{
 	if (strcmp(b->owner, g->who.account))
 		return s3_fail(g, 403, "AccessDenied", "Access Denied");
 	return 0;
+}
+
+int s3_open_bucket(struct gw_req *g, const char *name,
+		   struct spx_obj_bucket *b)
+{
+	return s3_find_bucket(g, name, b) < 0 ? -1 : s3_owner(g, b);
 }
 
 /* The system headers S3 stores with an object and returns on GET. */
@@ -702,8 +713,21 @@ static struct gw_s3 *s3_start(struct gw_req *g, struct spx_http_req *req,
 	return s;
 }
 
-void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
-		 struct spx_http_resp *resp)
+/* A made answer carries the request's CORS headers (an error answer
+ * replaced whatever was added before it). */
+static void cors_decorate(struct gw_req *g, struct spx_http_resp *resp)
+{
+	struct gw_s3 *s = g->s3;
+
+	if (!s || !resp->ready || s->cors_added)
+		return;
+	for (size_t i = 0; i < s->cors.n; i++)
+		spx_kv_add(&resp->headers, s->cors.v[i].k, s->cors.v[i].v);
+	s->cors_added = true;
+}
+
+static void s3_begin(struct gw_req *g, struct spx_http_req *req,
+		     struct spx_http_resp *resp)
 {
 	struct gw_s3 *s = s3_start(g, req, resp);
 	int rc = 0;
@@ -717,8 +741,16 @@ void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
 		return;
 	}
 	snprintf(req->note.op, sizeof(req->note.op), "%s", s->op->name);
-	if (s->op->flags & S3_OWN)
-		rc = s3_open_bucket(g, s->bucket, &s->b);
+	/* A browser reads the answer, an error too, only with the bucket's
+	 * CORS headers: they are known once the bucket is, before its
+	 * owner is checked. */
+	if (s->op->flags & S3_OWN) {
+		rc = s3_find_bucket(g, s->bucket, &s->b);
+		if (!rc && spx_kv_geti(&req->headers, "Origin"))
+			s3_cors_actual(g, req);
+		if (!rc)
+			rc = s3_owner(g, &s->b);
+	}
 	if (!rc && (s->op->flags & S3_STREAM))
 		rc = s->op->begin(g, req, resp);
 	else if (!rc && s3_streaming(g))
@@ -727,6 +759,13 @@ void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
 		rc = s3_chunked_begin(g, req, feed_body);
 	if (rc < 0)
 		answer_error(g, req, resp);
+}
+
+void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
+		 struct spx_http_resp *resp)
+{
+	s3_begin(g, req, resp);
+	cors_decorate(g, resp);
 }
 
 /* A CORS preflight (OPTIONS): unauthenticated, as browsers send it,
@@ -743,18 +782,14 @@ void gw_s3_preflight(struct gw_req *g, struct spx_http_req *req,
 	if (!s->bucket)
 		rc = s3_fail(g, 400, "BadRequest",
 			     "Insufficient information. Bucket name needed.");
-	else if (!spx_obj_bucket_name_valid(s->bucket))
-		rc = s3_obj_fail(g, SPX_OBJ_NO_SUCH_BUCKET);
-	else if ((rc = spx_obj_bucket_open(g->gw->obj, s->bucket, &s->b)) < 0)
-		rc = s3_obj_fail(g, rc);
-	else
+	else if ((rc = s3_find_bucket(g, s->bucket, &s->b)) == 0)
 		rc = s3_cors_preflight(g, req, resp);
 	if (rc < 0)
 		answer_error(g, req, resp);
 }
 
-void gw_s3_body(struct gw_req *g, struct spx_http_req *req, const char *data,
-		size_t len, struct spx_http_resp *resp)
+static void s3_body(struct gw_req *g, struct spx_http_req *req,
+		    const char *data, size_t len, struct spx_http_resp *resp)
 {
 	struct gw_s3 *s = g->s3;
 	int rc;
@@ -770,6 +805,13 @@ void gw_s3_body(struct gw_req *g, struct spx_http_req *req, const char *data,
 		rc = (spx_buf_add(&s->body, data, len), 0);
 	if (rc < 0)
 		answer_error(g, req, resp);
+}
+
+void gw_s3_body(struct gw_req *g, struct spx_http_req *req, const char *data,
+		size_t len, struct spx_http_resp *resp)
+{
+	s3_body(g, req, data, len, resp);
+	cors_decorate(g, resp);
 }
 
 /* A gathered body against the Content-MD5 and x-amz-checksum-* (header
@@ -831,8 +873,8 @@ static int body_digests(struct gw_req *g, struct spx_http_req *req)
 	return 0;
 }
 
-void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
-	       struct spx_http_resp *resp)
+static void s3_end(struct gw_req *g, struct spx_http_req *req,
+		   struct spx_http_resp *resp)
 {
 	struct gw_s3 *s = g->s3;
 
@@ -844,4 +886,11 @@ void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
 		return;
 	}
 	s3_headless(req, resp);
+}
+
+void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
+	       struct spx_http_resp *resp)
+{
+	s3_end(g, req, resp);
+	cors_decorate(g, resp);
 }

@@ -395,6 +395,50 @@ static void cors_join(const json_t *rule, const char *member,
 				     json_string_value(e));
 }
 
+/* The bucket's CORS rules (NULL: none); -1 when unreadable. */
+static int cors_rules(struct gw_req *g, json_t **rules)
+{
+	struct spx_buf doc = SPX_BUF_INIT;
+	int rc = spx_obj_bucket_doc(g->gw->obj, &g->s3->b, "cors", &doc);
+
+	*rules = rc == 0 && doc.len ? json_loadb(doc.p, doc.len, 0, NULL)
+				    : NULL;
+	spx_buf_release(&doc);
+	return rc;
+}
+
+/* What rule r grants origin, into h: a rule for any origin answers "*",
+ * and then no credentials; hs, a preflight's requested headers. */
+static void cors_grant(struct spx_kvlist *h, const json_t *r,
+		       const char *origin, const char *hs)
+{
+	struct spx_buf v = SPX_BUF_INIT;
+	const json_t *age = json_object_get(r, "MaxAgeSeconds");
+
+	if (spx_s3_cors_any_origin(r)) {
+		spx_kv_add(h, "Access-Control-Allow-Origin", "*");
+	} else {
+		spx_kv_add(h, "Access-Control-Allow-Origin", origin);
+		spx_kv_add(h, "Access-Control-Allow-Credentials", "true");
+	}
+	cors_join(r, "AllowedMethods", &v);
+	spx_kv_add(h, "Access-Control-Allow-Methods", v.p);
+	if (hs && *hs)
+		spx_kv_add(h, "Access-Control-Allow-Headers", hs);
+	cors_join(r, "ExposeHeaders", &v);
+	if (v.len)
+		spx_kv_add(h, "Access-Control-Expose-Headers", v.p);
+	if (json_is_integer(age)) {
+		spx_buf_reset(&v);
+		spx_buf_addf(&v, "%lld", (long long)json_integer_value(age));
+		spx_kv_add(h, "Access-Control-Max-Age", v.p);
+	}
+	spx_kv_add(h, "Vary",
+		   "Origin, Access-Control-Request-Headers, "
+		   "Access-Control-Request-Method");
+	spx_buf_release(&v);
+}
+
 int s3_cors_preflight(struct gw_req *g, struct spx_http_req *req,
 		      struct spx_http_resp *resp)
 {
@@ -403,7 +447,6 @@ int s3_cors_preflight(struct gw_req *g, struct spx_http_req *req,
 					 "Access-Control-Request-Method");
 	const char *hs = spx_kv_geti(&req->headers,
 				     "Access-Control-Request-Headers");
-	struct spx_buf doc = SPX_BUF_INIT, v = SPX_BUF_INIT;
 	const json_t *r;
 	json_t *rules;
 	int rc;
@@ -418,13 +461,8 @@ int s3_cors_preflight(struct gw_req *g, struct spx_http_req *req,
 		return s3_fail(g, 400, "BadRequest",
 			       "Invalid Access-Control-Request-Method: %.40s",
 			       method ? method : "");
-	rc = spx_obj_bucket_doc(g->gw->obj, &g->s3->b, "cors", &doc);
-	if (rc < 0) {
-		spx_buf_release(&doc);
+	if ((rc = cors_rules(g, &rules)) < 0)
 		return s3_obj_fail(g, rc);
-	}
-	rules = doc.len ? json_loadb(doc.p, doc.len, 0, NULL) : NULL;
-	spx_buf_release(&doc);
 	r = spx_s3_cors_rule(rules, origin, method, hs);
 	if (!r) {
 		json_decref(rules);
@@ -438,36 +476,28 @@ int s3_cors_preflight(struct gw_req *g, struct spx_http_req *req,
 	}
 	resp->status = 200;
 	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
-	/* A rule for any origin answers "*", and then no credentials. */
-	if (spx_s3_cors_any_origin(r)) {
-		spx_kv_add(&resp->headers, "Access-Control-Allow-Origin", "*");
-	} else {
-		spx_kv_add(&resp->headers, "Access-Control-Allow-Origin",
-			   origin);
-		spx_kv_add(&resp->headers, "Access-Control-Allow-Credentials",
-			   "true");
-	}
-	cors_join(r, "AllowedMethods", &v);
-	spx_kv_add(&resp->headers, "Access-Control-Allow-Methods", v.p);
-	if (hs && *hs)
-		spx_kv_add(&resp->headers, "Access-Control-Allow-Headers", hs);
-	cors_join(r, "ExposeHeaders", &v);
-	if (v.len)
-		spx_kv_add(&resp->headers, "Access-Control-Expose-Headers",
-			   v.p);
-	if (json_is_integer(json_object_get(r, "MaxAgeSeconds"))) {
-		spx_buf_reset(&v);
-		spx_buf_addf(&v, "%lld",
-			     (long long)json_integer_value(
-				     json_object_get(r, "MaxAgeSeconds")));
-		spx_kv_add(&resp->headers, "Access-Control-Max-Age", v.p);
-	}
-	spx_kv_add(&resp->headers, "Vary",
-		   "Origin, Access-Control-Request-Headers, "
-		   "Access-Control-Request-Method");
+	cors_grant(&resp->headers, r, origin, hs);
 	spx_kv_add(&resp->headers, "Content-Length", "0");
 	resp->ready = true;
-	spx_buf_release(&v);
 	json_decref(rules);
 	return 0;
+}
+
+void s3_cors_actual(struct gw_req *g, struct spx_http_req *req)
+{
+	const char *origin = spx_kv_geti(&req->headers, "Origin");
+	const json_t *r;
+	json_t *rules;
+
+	if (!origin || !*origin)
+		return;
+	if (cors_rules(g, &rules) < 0) {
+		spx_info("s3: %s: CORS rules of %s unreadable: %s", g->reqid,
+			 g->s3->b.name, spx_errmsg());
+		return;
+	}
+	r = spx_s3_cors_rule(rules, origin, req->method, NULL);
+	if (r)
+		cors_grant(&g->s3->cors, r, origin, NULL);
+	json_decref(rules);
 }

@@ -63,6 +63,8 @@ struct gw_s3 {
 	struct spx_obj_bucket b; /* the bucket, for S3_OWN operations */
 	const struct s3_op *op;
 	struct spx_kvlist err_headers; /* headers an error answer carries */
+	struct spx_kvlist cors;	/* Access-Control-* every answer carries */
+	bool cors_added;	/* ... and the answer has them */
 	struct spx_buf body;	/* a gathered (XML) body */
 	bool chunked;		/* the body is aws-chunked: decoded by ch */
 	struct spx_chunked ch;
@@ -113,7 +115,10 @@ void s3_version_header(struct spx_http_resp *resp, bool show,
 /* The versionId parameter into *vid (NULL when absent); -1 (recorded)
  * when it is malformed. */
 int s3_version_param(struct gw_req *g, const char **vid);
-/* Open bucket name and check the caller owns it. */
+/* Open bucket name (NoSuchBucket when it is not there or cannot be). */
+int s3_find_bucket(struct gw_req *g, const char *name,
+		   struct spx_obj_bucket *b);
+/* The same, and check the caller owns it. */
 int s3_open_bucket(struct gw_req *g, const char *name,
 		   struct spx_obj_bucket *b);
 /* The system headers and x-amz-meta-* of the request into m. */
@@ -176,6 +181,10 @@ s3_fn s3_put_bucket_cors, s3_get_bucket_cors, s3_delete_bucket_cors;
  * (opened, its owner not checked: a browser's preflight carries no
  * credentials). */
 s3_fn s3_cors_preflight;
+/* A request with an Origin to bucket g->s3->b (opened): the CORS headers
+ * of the first rule matching its origin and method into g->s3->cors, for
+ * whatever answer it gets. Best effort: unreadable rules give none. */
+void s3_cors_actual(struct gw_req *g, struct spx_http_req *req);
 s3_fn s3_list_objects, s3_list_objects_v2, s3_list_versions;
 s3_fn s3_create_mpu, s3_complete_mpu, s3_abort_mpu, s3_list_parts,
 	s3_list_uploads;

@@ -691,6 +691,78 @@ PY
 	aws2 s3 rb s3://corsp >/dev/null
 }
 
+@test "CORS headers on answers: presigned GET and PUT with curl, errors too; none without a matching rule" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb s3://corsa >/dev/null
+	printf hi >"$BATS_TEST_TMPDIR/f"
+	aws2 s3 cp "$BATS_TEST_TMPDIR/f" s3://corsa/k --no-progress >/dev/null
+	aws2 s3api put-bucket-cors --bucket corsa --cors-configuration \
+		'{"CORSRules":[{"AllowedOrigins":["https://*.example.com"],"AllowedMethods":["GET","PUT","HEAD"],"ExposeHeaders":["ETag","x-amz-request-id"],"MaxAgeSeconds":60},{"AllowedOrigins":["*"],"AllowedMethods":["GET"]}]}'
+	# Presigned URLs, as a browser page would get them from its server.
+	read -r get put miss < <(/usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
+import sys, boto3, botocore.config
+ak, sk, ep, ca = sys.argv[1:]
+# (this boto3 presigns with SigV2 unless told otherwise)
+c = boto3.client("s3", aws_access_key_id=ak, aws_secret_access_key=sk,
+                 region_name="us-east-1", endpoint_url=ep, verify=ca,
+                 config=botocore.config.Config(signature_version="s3v4"))
+u = lambda op, k: c.generate_presigned_url(op, Params={"Bucket": "corsa", "Key": k}, ExpiresIn=300)
+print(u("get_object", "k"), u("put_object", "up"), u("get_object", "missing"))
+PY
+)
+	req() {
+		curl -s --cacert "$ROOT/tls/ca.pem" -D "$BATS_TEST_TMPDIR/h0" -o "$BATS_TEST_TMPDIR/b" -w '%{http_code}' "$@"
+		tr -d '\r' <"$BATS_TEST_TMPDIR/h0" >"$BATS_TEST_TMPDIR/h"
+	}
+	hdr() { grep -qx "$1" "$BATS_TEST_TMPDIR/h" || { cat "$BATS_TEST_TMPDIR/h"; false; }; }
+	run req -H "Origin: https://app.example.com" "$get"
+	[ "$output" = 200 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/b")" = hi ]
+	hdr 'Access-Control-Allow-Origin: https://app.example.com'
+	hdr 'Access-Control-Allow-Credentials: true'
+	hdr 'Access-Control-Allow-Methods: GET, PUT, HEAD'
+	hdr 'Access-Control-Expose-Headers: ETag, x-amz-request-id'
+	hdr 'Access-Control-Max-Age: 60'
+	hdr 'Vary: Origin, Access-Control-Request-Headers, Access-Control-Request-Method'
+	# The second rule: any origin, GET only, no credentials.
+	run req -H "Origin: https://other.org" "$get"
+	[ "$output" = 200 ]
+	hdr 'Access-Control-Allow-Origin: \*'
+	! grep -qi '^Access-Control-Allow-Credentials' "$BATS_TEST_TMPDIR/h"
+	# No Origin: no CORS headers.
+	run req "$get"
+	[ "$output" = 200 ]
+	! grep -qi '^Access-Control-' "$BATS_TEST_TMPDIR/h"
+	# An error a browser must be able to read carries them too.
+	run req -H "Origin: https://app.example.com" "$miss"
+	[ "$output" = 404 ]
+	grep -q '<Code>NoSuchKey</Code>' "$BATS_TEST_TMPDIR/b"
+	hdr 'Access-Control-Allow-Origin: https://app.example.com'
+	# A presigned PUT: the first rule allows it; for another origin no
+	# rule does, so it is stored but the answer has no CORS headers.
+	run req -X PUT --data-binary @"$BATS_TEST_TMPDIR/f" -H "Origin: https://up.example.com" "$put"
+	[ "$output" = 200 ]
+	hdr 'Access-Control-Allow-Origin: https://up.example.com'
+	grep -qi '^ETag: ' "$BATS_TEST_TMPDIR/h"
+	run req -X PUT --data-binary @"$BATS_TEST_TMPDIR/f" -H "Origin: https://other.org" "$put"
+	[ "$output" = 200 ]
+	! grep -qi '^Access-Control-' "$BATS_TEST_TMPDIR/h"
+	# HEAD is its own method: allowed by the first rule, not by "*".
+	run req -I -H "Origin: https://app.example.com" "$EP/corsa/k" --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK"
+	[ "$output" = 200 ]
+	hdr 'Access-Control-Allow-Origin: https://app.example.com'
+	run req -I -H "Origin: https://other.org" "$EP/corsa/k" --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK"
+	[ "$output" = 200 ]
+	! grep -qi '^Access-Control-' "$BATS_TEST_TMPDIR/h"
+	# Without rules, nothing.
+	aws2 s3api delete-bucket-cors --bucket corsa
+	run req -H "Origin: https://app.example.com" "$get"
+	[ "$output" = 200 ]
+	! grep -qi '^Access-Control-' "$BATS_TEST_TMPDIR/h"
+	aws2 s3 rm --recursive s3://corsa >/dev/null
+	aws2 s3 rb s3://corsa >/dev/null
+}
+
 @test "npm SDK v3: CRC32 trailers (aws-chunked), range, metadata" {
 	[ -d "$SPX_TOP/tests/clients/node_modules/@aws-sdk/client-s3" ] || skip "npm SDK v3 not installed (scripts/deps.sh)"
 	run env NODE_EXTRA_CA_CERTS="$ROOT/tls/ca.pem" AWS_ACCESS_KEY_ID="$AK" AWS_SECRET_ACCESS_KEY="$SK" \
