@@ -1,5 +1,6 @@
 #include "spx.h"
 
+#include "checksum.h"
 #include "hex.h"
 
 #include <openssl/crypto.h>
@@ -1755,7 +1756,410 @@ struct spx_apierr spx_sigv4_code(enum spx_sigv4_err err,
 				       enum spx_sigv4_api api,
 				       const struct spx_sigv4_auth *auth)
 {
+	/* SigV2's own words where they differ from SigV4's. */
+	if (api == SPX_SIGV4_API_S3 && auth && auth->v2) {
+		if (err == SPX_SIGV4_EHEADER)
+			return ST(400, "InvalidArgument",
+				  "AWS authorization header is invalid.  "
+				  "Expected AwsAccessKeyId:signature");
+		if (err == SPX_SIGV4_EQUERY)
+			return ST(403, "AccessDenied",
+				  "Query-string authentication requires the "
+				  "Signature, Expires and AWSAccessKeyId "
+				  "parameters");
+		if (err == SPX_SIGV4_ESIGNATURE_FORMAT)
+			return ST(403, "SignatureDoesNotMatch", s3_sig_msg);
+	}
 	if (api == SPX_SIGV4_API_S3)
 		return s3_code(err, auth && auth->presigned);
 	return query_code(err, api == SPX_SIGV4_API_EC2);
+}
+
+/* ---- Signature Version 2 --------------------------------------------- */
+
+/* The query parameters that are part of a SigV2 resource: S3's
+ * subresources and response overrides, sorted as they are signed. */
+static const char *const v2_subresources[] = {
+	"accelerate",
+	"acl",
+	"analytics",
+	"cors",
+	"delete",
+	"encryption",
+	"inventory",
+	"legal-hold",
+	"lifecycle",
+	"location",
+	"logging",
+	"metrics",
+	"notification",
+	"object-lock",
+	"partNumber",
+	"policy",
+	"replication",
+	"requestPayment",
+	"response-cache-control",
+	"response-content-disposition",
+	"response-content-encoding",
+	"response-content-language",
+	"response-content-type",
+	"response-expires",
+	"restore",
+	"retention",
+	"select",
+	"select-type",
+	"tagging",
+	"torrent",
+	"uploadId",
+	"uploads",
+	"versionId",
+	"versioning",
+	"versions",
+	"website",
+};
+
+/* The Authorization header's value after its "AWS" and spaces, or NULL
+ * when it is not SigV2's. */
+static const char *v2_header(const char *authz)
+{
+	while (authz && is_ows(*authz))
+		authz++;
+	if (!authz || strncmp(authz, "AWS", 3) || !is_ows(authz[3]))
+		return NULL;
+	authz += 3;
+	while (is_ows(*authz))
+		authz++;
+	return authz;
+}
+
+bool spx_sigv2_present(const struct spx_sigv4_req *req)
+{
+	struct qauth q;
+
+	if (v2_header(header_get(req->headers, "authorization")))
+		return true;
+	scan_query(req->query, &q);
+	return q.count[QP_V2_KEY] || q.count[QP_V2_SIGNATURE];
+}
+
+static bool is_b64_char(int c)
+{
+	return is_alnum(c) || c == '+' || c == '/' || c == '=';
+}
+
+/* An access key id [s, s+n) into a->access_key. */
+static enum spx_sigv4_err v2_key(const char *s, size_t n,
+				 struct spx_sigv4_auth *a)
+{
+	if (!n || n > SPX_SIGV4_KEY_MAX || !all_chars(s, n, name_char))
+		return fail(a, SPX_SIGV4_EHEADER, "malformed access key id");
+	memcpy(a->access_key, s, n);
+	a->access_key[n] = '\0';
+	return SPX_SIGV4_OK;
+}
+
+/* base64 of a 20-byte HMAC-SHA1: 28 characters. */
+static enum spx_sigv4_err v2_signature(const char *s, size_t n,
+				       struct spx_sigv4_auth *a)
+{
+	if (n != 28 || !all_chars(s, n, is_b64_char))
+		return fail(a, SPX_SIGV4_ESIGNATURE_FORMAT,
+			    "signature is not base64 of 20 bytes");
+	memcpy(a->signature, s, n);
+	a->signature[n] = '\0';
+	return SPX_SIGV4_OK;
+}
+
+/* Header form: "AWS AKID:SIG" and the request time. */
+static enum spx_sigv4_err v2_parse_header(const struct spx_sigv4_req *req,
+					  const char *v,
+					  struct spx_sigv4_auth *a)
+{
+	const char *colon = strchr(v, ':'), *d;
+	size_t n = strlen(v), nx = header_count(req->headers, "x-amz-date");
+	enum spx_sigv4_err e;
+
+	while (n && is_ows(v[n - 1]))
+		n--;
+	if (!colon || (size_t)(colon - v) >= n)
+		return fail(a, SPX_SIGV4_EHEADER,
+			    "expected AWS AccessKeyId:Signature");
+	if ((e = v2_key(v, (size_t)(colon - v), a)) ||
+	    (e = v2_signature(colon + 1, n - (size_t)(colon - v) - 1, a)))
+		return e;
+	if (nx > 1 || (!nx && header_count(req->headers, "date") != 1))
+		return fail(a, SPX_SIGV4_EDATE,
+			    "no single x-amz-date or date header");
+	d = header_get(req->headers, nx ? "x-amz-date" : "date");
+	/* x-amz-date in either form clients send it. */
+	if (spx_http_date_parse(d, &a->time) < 0 &&
+	    !(nx && spx_amz_date_parse(d, strlen(d), &a->time)))
+		return fail(a, SPX_SIGV4_EDATE, "unreadable request date");
+	if (!spx_amz_date(a->time, a->amz_date))
+		return fail(a, SPX_SIGV4_EDATE, "request date out of range");
+	return SPX_SIGV4_OK;
+}
+
+/* Query form: AWSAccessKeyId, Signature and Expires, once each. */
+static enum spx_sigv4_err v2_parse_query(const struct spx_sigv4_req *req,
+					 const struct qauth *q,
+					 struct spx_sigv4_auth *a)
+{
+	char key[SPX_SIGV4_KEY_MAX + 1], sig[64], exp[16];
+	struct qiter it;
+	struct span name, val, ev = { 0 };
+	unsigned ne = 0;
+	enum spx_sigv4_err e;
+	char *end;
+	long long t;
+
+	a->presigned = true;
+	qiter_init(&it, req->query);
+	while (qnext(&it, &name, &val))
+		if (qname_is(name, "Expires") && !ne++)
+			ev = val;
+	if (q->count[QP_V2_KEY] != 1 || q->count[QP_V2_SIGNATURE] != 1 ||
+	    ne != 1)
+		return fail(a, SPX_SIGV4_EQUERY,
+			    "AWSAccessKeyId, Signature and Expires are needed "
+			    "once each");
+	if (!decode_into(q->v[QP_V2_KEY].p, q->v[QP_V2_KEY].n, key,
+			 sizeof(key)) ||
+	    (e = v2_key(key, strlen(key), a)))
+		return fail(a, SPX_SIGV4_EQUERY, "malformed AWSAccessKeyId");
+	if (!decode_into(q->v[QP_V2_SIGNATURE].p, q->v[QP_V2_SIGNATURE].n,
+			 sig, sizeof(sig)))
+		return fail(a, SPX_SIGV4_ESIGNATURE_FORMAT,
+			    "signature is not base64 of 20 bytes");
+	if ((e = v2_signature(sig, strlen(sig), a)))
+		return e;
+	if (!decode_into(ev.p, ev.n, exp, sizeof(exp)) || !exp[0] ||
+	    !all_chars(exp, strlen(exp), is_digit) || strlen(exp) > 12)
+		return fail(a, SPX_SIGV4_EQUERY, "Expires is not a time");
+	t = strtoll(exp, &end, 10);
+	if (t > TIME_MAX)
+		return fail(a, SPX_SIGV4_EQUERY, "Expires is out of range");
+	a->expires = (long)t;
+	a->time = (time_t)t;
+	if (!spx_amz_date(a->time, a->amz_date))
+		return fail(a, SPX_SIGV4_EQUERY, "Expires is out of range");
+	return SPX_SIGV4_OK;
+}
+
+enum spx_sigv4_err spx_sigv2_parse(const struct spx_sigv4_req *req,
+				   struct spx_sigv4_auth *a)
+{
+	const struct spx_kvlist *h = req->headers;
+	const char *v = v2_header(header_get(h, "authorization")), *tok;
+	struct qauth q;
+	enum spx_sigv4_err e;
+
+	memset(a, 0, sizeof(*a));
+	a->v2 = true;
+	scan_query(req->query, &q);
+	if (header_count(h, "authorization") > 1)
+		e = fail(a, SPX_SIGV4_EHEADER, "repeated authorization header");
+	else if (q.nparams > SPX_SIGV4_QUERY_PARAMS_MAX)
+		e = fail(a, SPX_SIGV4_ETOOBIG, "more than %d query parameters",
+			 SPX_SIGV4_QUERY_PARAMS_MAX);
+	else if (v && (q.count[QP_V2_KEY] || q.count[QP_V2_SIGNATURE] ||
+		       q.count[QP_ALGORITHM] || q.count[QP_SIGNATURE]))
+		e = fail(a, SPX_SIGV4_EMULTIPLE,
+			 "both an authorization header and query "
+			 "authentication");
+	else if (v)
+		e = v2_parse_header(req, v, a);
+	else if (header_get(h, "authorization"))
+		e = fail(a, SPX_SIGV4_EMULTIPLE,
+			 "both an authorization header and query "
+			 "authentication");
+	else if (q.count[QP_V2_KEY] || q.count[QP_V2_SIGNATURE])
+		e = v2_parse_query(req, &q, a);
+	else
+		e = fail(a, SPX_SIGV4_ENOAUTH, "no authentication");
+	if (e)
+		return e;
+	if (header_count(h, "x-amz-security-token") > 1)
+		return fail(a, SPX_SIGV4_EHEADER,
+			    "repeated x-amz-security-token header");
+	if ((tok = header_get(h, "x-amz-security-token"))) {
+		if (strlen(tok) > SPX_SIGV4_TOKEN_MAX)
+			return fail(a, SPX_SIGV4_ETOOBIG,
+				    "x-amz-security-token longer than %d bytes",
+				    SPX_SIGV4_TOKEN_MAX);
+		memcpy(a->security_token, tok, strlen(tok) + 1);
+	}
+	a->payload = SPX_SIGV4_PAYLOAD_UNSIGNED;
+	memcpy(a->payload_hash, SPX_SIGV4_UNSIGNED_PAYLOAD,
+	       sizeof(SPX_SIGV4_UNSIGNED_PAYLOAD));
+	return SPX_SIGV4_OK;
+}
+
+/* A value with the white space at its ends left out. */
+static void add_ends_trimmed(struct spx_buf *out, const char *v)
+{
+	size_t n;
+
+	while (is_ws((unsigned char)*v))
+		v++;
+	n = strlen(v);
+	while (n && is_ws((unsigned char)v[n - 1]))
+		n--;
+	spx_buf_add(out, v, n);
+}
+
+struct v2_hdr {
+	char *name; /* lowercase */
+	const char *value;
+	size_t order;
+};
+
+static int v2_hdr_cmp(const void *x, const void *y)
+{
+	const struct v2_hdr *a = x, *b = y;
+	int c = strcmp(a->name, b->name);
+
+	return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+/* "name:value\n" for each x-amz-* header, sorted, repeats joined. */
+static void v2_amz_headers(struct spx_buf *out, const struct spx_kvlist *h)
+{
+	struct v2_hdr *v = spx_calloc(h && h->n ? h->n : 1, sizeof(*v));
+	size_t n = 0;
+
+	for (size_t i = 0; h && i < h->n; i++) {
+		if (strncasecmp(h->v[i].k, "x-amz-", 6))
+			continue;
+		v[n].name = spx_strdup(h->v[i].k);
+		for (char *c = v[n].name; *c; c++)
+			*c = (char)lower((unsigned char)*c);
+		v[n].value = h->v[i].v;
+		v[n].order = i;
+		n++;
+	}
+	qsort(v, n, sizeof(*v), v2_hdr_cmp);
+	for (size_t i = 0; i < n; i++) {
+		bool same = i && !strcmp(v[i].name, v[i - 1].name);
+
+		if (same) {
+			spx_buf_addc(out, ',');
+		} else {
+			if (i)
+				spx_buf_addc(out, '\n');
+			spx_buf_adds(out, v[i].name);
+			spx_buf_addc(out, ':');
+		}
+		add_ends_trimmed(out, v[i].value);
+	}
+	if (n)
+		spx_buf_addc(out, '\n');
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+/* The subresources of the query, sorted, decoded. */
+static void v2_subresource_query(struct spx_buf *out, const char *query)
+{
+	bool first = true;
+
+	for (size_t k = 0; k < SPX_ARRAY_SIZE(v2_subresources); k++) {
+		struct qiter it;
+		struct span name, val;
+
+		qiter_init(&it, query);
+		while (qnext(&it, &name, &val)) {
+			if (!qname_is(name, v2_subresources[k]))
+				continue;
+			spx_buf_addc(out, first ? '?' : '&');
+			first = false;
+			spx_buf_adds(out, v2_subresources[k]);
+			if (val.n) {
+				spx_buf_addc(out, '=');
+				uri_decode(out, val.p, val.n);
+			}
+		}
+	}
+}
+
+void spx_sigv2_string_to_sign(const struct spx_sigv4_req *req,
+			      const struct spx_sigv4_auth *a,
+			      const char *vhost_bucket, struct spx_buf *out)
+{
+	const struct spx_kvlist *h = req->headers;
+	const char *md5 = header_get(h, "content-md5");
+	const char *ct = header_get(h, "content-type");
+	const char *date = header_get(h, "date");
+	char exp[24];
+
+	spx_buf_reset(out);
+	spx_buf_adds(out, req->method);
+	spx_buf_addc(out, '\n');
+	add_ends_trimmed(out, md5 ? md5 : "");
+	spx_buf_addc(out, '\n');
+	add_ends_trimmed(out, ct ? ct : "");
+	spx_buf_addc(out, '\n');
+	if (a->presigned) {
+		snprintf(exp, sizeof(exp), "%ld", a->expires);
+		spx_buf_adds(out, exp);
+	} else if (!header_get(h, "x-amz-date")) {
+		add_ends_trimmed(out, date ? date : "");
+	}
+	spx_buf_addc(out, '\n');
+	v2_amz_headers(out, h);
+	if (vhost_bucket) {
+		spx_buf_addc(out, '/');
+		spx_buf_adds(out, vhost_bucket);
+	}
+	spx_buf_adds(out, req->path);
+	/* A bucket's own resource is "/bucket/", however its path was
+	 * written ("/bucket" path-style: botocore signs it so). */
+	if (!vhost_bucket && req->path[0] == '/' && req->path[1] &&
+	    !strchr(req->path + 1, '/'))
+		spx_buf_addc(out, '/');
+	v2_subresource_query(out, req->query);
+}
+
+enum spx_sigv4_err spx_sigv2_verify(const struct spx_sigv4_req *req,
+				    struct spx_sigv4_auth *a,
+				    const char *vhost_bucket,
+				    const char *secret, time_t now)
+{
+	struct spx_buf sts = SPX_BUF_INIT, want = SPX_BUF_INIT;
+	unsigned char mac[20];
+	unsigned int len = 0;
+	enum spx_sigv4_err e = SPX_SIGV4_OK;
+	long long n = (long long)now, t = (long long)a->time;
+
+	a->verified = false;
+	if (!a->v2 || strlen(secret) > SPX_SIGV4_SECRET_MAX)
+		return fail(a, SPX_SIGV4_ESIGNATURE, "not a SigV2 request");
+	if (n < 0 || n > TIME_MAX)
+		return fail(a, SPX_SIGV4_ESKEW, "the server clock is invalid");
+	if (a->presigned && n > t)
+		return fail(a, SPX_SIGV4_EEXPIRED, "request expired %lld s ago",
+			    n - t);
+	if (!a->presigned &&
+	    (t - n > SPX_SIGV4_MAX_SKEW || n - t > SPX_SIGV4_MAX_SKEW))
+		return fail(a, SPX_SIGV4_ESKEW,
+			    "request time %s is %lld s from the server's",
+			    a->amz_date, n - t);
+	spx_sigv2_string_to_sign(req, a, vhost_bucket, &sts);
+	if (!HMAC(EVP_sha1(), secret, (int)strlen(secret),
+		  (const unsigned char *)sts.p, sts.len, mac, &len) ||
+	    len != sizeof(mac)) {
+		e = fail(a, SPX_SIGV4_ESIGNATURE, "HMAC-SHA1 failed");
+	} else {
+		spx_base64_encode(mac, sizeof(mac), &want);
+		if (want.len != strlen(a->signature) ||
+		    CRYPTO_memcmp(want.p, a->signature, want.len))
+			e = fail(a, SPX_SIGV4_ESIGNATURE,
+				 "signature does not match");
+	}
+	OPENSSL_cleanse(mac, sizeof(mac));
+	spx_buf_release(&sts);
+	spx_buf_release(&want);
+	a->verified = e == SPX_SIGV4_OK;
+	return e;
 }

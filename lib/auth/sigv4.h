@@ -122,6 +122,7 @@ enum spx_sigv4_payload {
 /* What parse found and verify proved. Plain data: copy it, no release. */
 struct spx_sigv4_auth {
 	bool presigned; /* query-string auth rather than Authorization */
+	bool v2;	/* Signature Version 2 (spx_sigv2_parse filled it) */
 	char access_key[SPX_SIGV4_KEY_MAX + 1];
 	char date[9];	/* credential scope date, YYYYMMDD */
 	char region[SPX_SIGV4_REGION_MAX + 1];
@@ -129,9 +130,11 @@ struct spx_sigv4_auth {
 	char scope[SPX_SIGV4_SCOPE_MAX + 1]; /* date/region/service/aws4_request */
 	char amz_date[17]; /* request time, YYYYMMDDTHHMMSSZ (also from Date:) */
 	time_t time;	   /* the same as seconds since the epoch */
-	long expires;	   /* presigned X-Amz-Expires; 0 if none */
+	long expires;	   /* presigned X-Amz-Expires; 0 if none (SigV2: the
+			    * Expires instant, seconds since the epoch) */
 	char signed_headers[SPX_SIGV4_SIGNED_HEADERS_MAX + 1];
-	char signature[65]; /* as the client sent it: the seed signature */
+	char signature[65]; /* as the client sent it: the seed signature
+			     * (SigV2: base64 of the HMAC-SHA1) */
 	char security_token[SPX_SIGV4_TOKEN_MAX + 1]; /* "" if none */
 	enum spx_sigv4_payload payload;
 	char payload_hash[65]; /* the string in the canonical request */
@@ -266,5 +269,45 @@ int spx_sigv4_sign(const struct spx_sigv4_cred *cred, const char *method,
 int spx_sigv4_presign(const struct spx_sigv4_cred *cred, const char *method,
 		      const char *host, const char *path, const char *query,
 		      time_t now, long expires, struct spx_buf *query_out);
+
+/* ---- Signature Version 2 (S3 only) ---------------------------------
+ *
+ * The older S3 scheme, still sent by s3cmd's v2 mode, minio-go's V2
+ * signer and boto3's default presigned URLs: "Authorization: AWS
+ * AKID:SIG", or the query parameters AWSAccessKeyId, Signature and
+ * Expires. SIG is base64 HMAC-SHA1, keyed with the secret, of
+ *
+ *   METHOD \n Content-MD5 \n Content-Type \n DATE \n
+ *   x-amz-name:value \n ... RESOURCE
+ *
+ * DATE: the Date header, "" when x-amz-date is sent, the Expires value
+ * for a presigned request. The x-amz-* headers: lowercase names, sorted,
+ * values trimmed, repeats joined with ','. RESOURCE: "/" bucket for a
+ * virtual-hosted request, then the path as sent ("/bucket" path-style
+ * is "/bucket/", as for a virtual-hosted bucket), then "?" and the S3
+ * subresources among the query parameters (acl, uploadId, versionId,
+ * response-content-type ...), sorted, decoded, "name" alone when empty.
+ * The body is not signed (Content-MD5 is, when sent): auth.payload is
+ * SPX_SIGV4_PAYLOAD_UNSIGNED. The errors are spx_sigv4_err's;
+ * spx_sigv4_code gives S3's SigV2 words when auth.v2 is set. */
+
+/* Is req signed with SigV2 (an "AWS " Authorization header, or an
+ * AWSAccessKeyId or Signature query parameter)? */
+bool spx_sigv2_present(const struct spx_sigv4_req *req);
+/* Step 1, as spx_sigv4_parse: fills *auth (zeroed first; v2 set). */
+enum spx_sigv4_err spx_sigv2_parse(const struct spx_sigv4_req *req,
+				   struct spx_sigv4_auth *auth);
+/* Step 3: the clock (a header-signed request within SPX_SIGV4_MAX_SKEW
+ * of now; a presigned one until its Expires), then the signature.
+ * vhost_bucket: the bucket named by the Host header, NULL for a
+ * path-style request. */
+enum spx_sigv4_err spx_sigv2_verify(const struct spx_sigv4_req *req,
+				    struct spx_sigv4_auth *auth,
+				    const char *vhost_bucket,
+				    const char *secret, time_t now);
+/* The string to sign of req, into out (replaced). */
+void spx_sigv2_string_to_sign(const struct spx_sigv4_req *req,
+			      const struct spx_sigv4_auth *auth,
+			      const char *vhost_bucket, struct spx_buf *out);
 
 #endif

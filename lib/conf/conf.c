@@ -131,6 +131,10 @@ static const struct field fields[] = {
 	{ S_NODE, "gw.s3_domain", K_HOST, NULL, 0, 0, 0,
 	  "the domain of virtual-host-style S3 requests (BUCKET.DOMAIN); "
 	  "unset: path-style only", NODE(gw.s3_domain) },
+	{ S_NODE, "gw.s3_sigv2", K_BOOL, "true", 0, 0, 0,
+	  "accept S3 requests signed with Signature Version 2 (older tools, "
+	  "boto3's default presigned URLs); false refuses them as AWS "
+	  "regions without it do", NODE(gw.s3_sigv2) },
 	{ S_NODE, "gw.threads", K_INT, "8", 1, 256, 0,
 	  "request threads per API port", NODE(gw.threads) },
 	{ S_NODE, "gw.max_header_bytes", K_INT, "16384", 1024, 1048576, 0,

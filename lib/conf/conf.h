@@ -65,6 +65,7 @@ struct spx_conf_node {
 		int s3_port;
 		bool http;	/* plain HTTP: only with a loopback bind */
 		char *s3_domain; /* BUCKET.s3_domain requests; or NULL */
+		bool s3_sigv2;	/* S3 accepts Signature Version 2 */
 		int threads;
 		int64_t max_header_bytes;
 		int64_t max_body_bytes;

@@ -238,6 +238,10 @@ static enum spx_sigv4_err auth_parse(struct gw_req *g,
 
 	sigv4_req(g, req, &sr, NULL);
 	e = spx_sigv4_parse(&sr, &g->auth);
+	/* SigV2, where the node accepts it: S3 only, as AWS. */
+	if (e == SPX_SIGV4_EALGORITHM && g->api == GW_S3 &&
+	    g->gw->self->gw.s3_sigv2 && spx_sigv2_present(&sr))
+		e = spx_sigv2_parse(&sr, &g->auth);
 	if (e != SPX_SIGV4_OK || g->api == GW_S3)
 		return e;
 	/* On the Query port the credential scope names the API. */
@@ -258,9 +262,14 @@ static int auth_verify(struct gw_req *g, struct spx_http_req *req,
 	struct spx_sigv4_req sr;
 	enum spx_sigv4_err e;
 
+	char *vhost = g->auth.v2 ? gw_s3_host_bucket(g, req) : NULL;
+
 	sigv4_req(g, req, &sr, body_hash);
 	if (spx_cred_lookup(g->gw->creds, g->auth.access_key, &g->who) < 0)
 		e = SPX_SIGV4_EUNKNOWNKEY;
+	else if (g->auth.v2)
+		e = spx_sigv2_verify(&sr, &g->auth, vhost, g->who.secret,
+				     gw_now(g->gw));
 	else
 		e = spx_sigv4_verify(&sr, &g->auth, g->who.secret,
 				     gw_now(g->gw));
@@ -269,16 +278,22 @@ static int auth_verify(struct gw_req *g, struct spx_http_req *req,
 		    spx_log_get() >= SPX_LOG_DEBUG) {
 			struct spx_buf c = SPX_BUF_INIT, s = SPX_BUF_INIT;
 
-			spx_sigv4_canonical(&sr, &g->auth, &c, &s);
+			if (g->auth.v2)
+				spx_sigv2_string_to_sign(&sr, &g->auth, vhost,
+							 &s);
+			else
+				spx_sigv4_canonical(&sr, &g->auth, &c, &s);
 			spx_debug("gw: %s: canonical request:\n%s\nstring "
 				  "to sign:\n%s",
 				  g->reqid, c.p, s.p);
 			spx_buf_release(&c);
 			spx_buf_release(&s);
 		}
+		free(vhost);
 		auth_fail(g, req, resp, e);
 		return -1;
 	}
+	free(vhost);
 	g->authed = true;
 	snprintf(req->note.principal, sizeof(req->note.principal), "%s",
 		 g->who.access_key);

@@ -96,6 +96,9 @@ void gw_s3_body(struct gw_req *g, struct spx_http_req *req, const char *data,
 void gw_s3_end(struct gw_req *g, struct spx_http_req *req,
 	       struct spx_http_resp *resp);
 void gw_s3_free(struct gw_req *g);
+/* The bucket a virtual-host-style Host header names (gw.s3_domain), or
+ * NULL; the caller frees it. */
+char *gw_s3_host_bucket(const struct gw_req *g, struct spx_http_req *req);
 int gw_s3_open(struct spx_gw *gw);
 void gw_s3_close(struct spx_gw *gw);
 

@@ -183,7 +183,7 @@ static const struct s3_op *route(struct gw_req *g, struct spx_http_req *req)
 /* The bucket named by a virtual-host-style Host header
  * ("photos.s3.example.com[:port]" with s3_domain "s3.example.com"), or
  * NULL for path style. */
-static char *host_bucket(const struct gw_req *g, struct spx_http_req *req)
+char *gw_s3_host_bucket(const struct gw_req *g, struct spx_http_req *req)
 {
 	const char *dom = g->gw->self->gw.s3_domain;
 	const char *h = spx_kv_geti(&req->headers, "Host");
@@ -210,7 +210,7 @@ static int parse_target(struct gw_req *g, struct spx_http_req *req)
 	if (p[0] != '/')
 		return spx_error(SPX_USAGE, "the path must start with '/'");
 	p++;
-	s->bucket = host_bucket(g, req);
+	s->bucket = gw_s3_host_bucket(g, req);
 	if (!s->bucket) {
 		if (!*p)
 			return 0;

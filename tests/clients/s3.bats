@@ -763,6 +763,85 @@ PY
 	aws2 s3 rb s3://corsa >/dev/null
 }
 
+@test "SigV2: boto3's default presigned URLs with curl, header-signed calls through boto3 (Debian); tampered, expired, unknown and foreign keys refused" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb s3://sigv2 >/dev/null
+	read -r oak osk < <(spx admin account create --root "$ROOT" --name v2other-$RANDOM --json |
+		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"])')
+	run /usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" "$oak" "$osk" <<'PY'
+import sys, hashlib, base64, subprocess, boto3, botocore, botocore.config
+ak, sk, ep, ca, oak, osk = sys.argv[1:]
+mk = lambda a, s, **kw: boto3.client("s3", aws_access_key_id=a, aws_secret_access_key=s,
+                                     region_name="us-east-1", endpoint_url=ep, verify=ca, **kw)
+v2 = botocore.config.Config(signature_version="s3")
+c, c2 = mk(ak, sk), mk(ak, sk, config=v2)
+def code(f, **kw):
+    try:
+        f(**kw)
+    except botocore.exceptions.ClientError as e:
+        return e.response["Error"]["Code"]
+    return None
+def curl(url, *args):
+    r = subprocess.run(["curl", "-s", "--cacert", ca, "-w", "\n%{http_code}", *args, url],
+                       capture_output=True)
+    body, _, st = r.stdout.rpartition(b"\n")
+    return int(st), body
+# Header-signed (Authorization: AWS ...) through boto3's v2 signer.
+body = b"v2 body " * 1000
+md5 = base64.b64encode(hashlib.md5(body).digest()).decode()
+c2.put_object(Bucket="sigv2", Key="d/k é+1", Body=body, ContentMD5=md5,
+              ContentType="text/x-v2", Metadata={"who": "v2"})
+o = c2.get_object(Bucket="sigv2", Key="d/k é+1", Range="bytes=0-7", ResponseContentType="a/b")
+assert o["Body"].read() == b"v2 body " and o["ContentType"] == "a/b", o
+h = c2.head_object(Bucket="sigv2", Key="d/k é+1")
+assert h["Metadata"] == {"who": "v2"} and h["ContentLength"] == len(body), h
+assert [x["Key"] for x in c2.list_objects(Bucket="sigv2")["Contents"]] == ["d/k é+1"]
+# (this botocore signs a subresource its model puts in the path twice,
+# "?uploads?uploads", so its v2 multipart and ?versioning calls fail
+# against any server: s3cmd and minio-go cover those.)
+c2.copy_object(Bucket="sigv2", Key="mp", CopySource={"Bucket": "sigv2", "Key": "d/k é+1"})
+assert c.head_object(Bucket="sigv2", Key="mp")["ContentLength"] == len(body)
+# A wrong Content-MD5 is still checked: the body is not signed in v2.
+assert code(c2.put_object, Bucket="sigv2", Key="bad", Body=b"x", ContentMD5=md5) == "BadDigest"
+# Unknown and foreign keys.
+assert code(mk("AKIANOSUCHKEY0000000", sk, config=v2).head_bucket, Bucket="sigv2") == "403"
+assert code(mk("AKIANOSUCHKEY0000000", sk, config=v2).get_object, Bucket="sigv2", Key="mp") == "InvalidAccessKeyId"
+assert code(mk(ak, "wrong" + sk[5:], config=v2).get_object, Bucket="sigv2", Key="mp") == "SignatureDoesNotMatch"
+assert code(mk(oak, osk, config=v2).get_object, Bucket="sigv2", Key="mp") == "AccessDenied"
+assert code(mk(oak, osk, config=v2).delete_object, Bucket="sigv2", Key="mp") == "AccessDenied"
+# This boto3 presigns with SigV2 when not told otherwise.
+url = c.generate_presigned_url("get_object", Params={"Bucket": "sigv2", "Key": "d/k é+1"}, ExpiresIn=300)
+assert "AWSAccessKeyId=" in url and "Signature=" in url and "Expires=" in url, url
+assert curl(url) == (200, body)
+put = c.generate_presigned_url("put_object", Params={"Bucket": "sigv2", "Key": "up"}, ExpiresIn=300)
+# (v2 signs Content-Type: curl's form type is taken out, as it was not
+# presigned)
+assert curl(put, "-X", "PUT", "-H", "Content-Type:", "--data-binary", "uploaded")[0] == 200
+assert curl(put, "-X", "PUT", "--data-binary", "other")[0] == 403
+assert c.get_object(Bucket="sigv2", Key="up")["Body"].read() == b"uploaded"
+# Tampered: another key, another signature, a later Expires; expired.
+st, b = curl(url.replace("/d/k", "/d/j"))
+assert st == 403 and b"<Code>SignatureDoesNotMatch</Code>" in b, (st, b)
+sig = url.split("Signature=")[1].split("&")[0]
+st, b = curl(url.replace(sig, ("A" if sig[0] != "A" else "B") + sig[1:]))
+assert st == 403 and b"<Code>SignatureDoesNotMatch</Code>" in b, (st, b)
+exp = url.split("Expires=")[1].split("&")[0]
+assert curl(url.replace("Expires=" + exp, "Expires=" + str(int(exp) + 60)))[0] == 403
+old = c.generate_presigned_url("get_object", Params={"Bucket": "sigv2", "Key": "mp"}, ExpiresIn=-10)
+st, b = curl(old)
+assert st == 403 and b"Request has expired" in b, (st, b)
+st, b = curl(ep + "/sigv2/mp?AWSAccessKeyId=" + ak + "&Signature=" + sig)
+assert st == 403 and b"Expires and AWSAccessKeyId" in b, (st, b)
+c2.delete_object(Bucket="sigv2", Key="up")
+for k in ("d/k é+1", "mp"):
+    c.delete_object(Bucket="sigv2", Key=k)
+c.delete_bucket(Bucket="sigv2")
+print("sigv2 ok")
+PY
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "${lines[-1]}" = "sigv2 ok" ]
+}
+
 @test "npm SDK v3: CRC32 trailers (aws-chunked), range, metadata" {
 	[ -d "$SPX_TOP/tests/clients/node_modules/@aws-sdk/client-s3" ] || skip "npm SDK v3 not installed (scripts/deps.sh)"
 	run env NODE_EXTRA_CA_CERTS="$ROOT/tls/ca.pem" AWS_ACCESS_KEY_ID="$AK" AWS_SECRET_ACCESS_KEY="$SK" \
@@ -1034,11 +1113,11 @@ PY
 	[[ "$output" == *"bound ok"* ]]
 }
 
-@test "virtual-host-style requests (BUCKET.s3_domain)" {
+@test "virtual-host-style requests (BUCKET.s3_domain); SigV2 refused where configured" {
 	local saved=$ROOT port
 	make_node --http
 	VH_ROOT=$ROOT
-	sed -i 's/^http = true$/http = true\ns3_domain = "s3.spx.test"/' "$ROOT/spinifex.toml"
+	sed -i 's/^http = true$/http = true\ns3_domain = "s3.spx.test"\ns3_sigv2 = false/' "$ROOT/spinifex.toml"
 	start_node
 	read -r ak sk < <(admin_key)
 	port=$S3_PORT
@@ -1057,6 +1136,13 @@ PY
 	# The same object path-style.
 	run curl -s --aws-sigv4 "aws:amz:us-east-1:s3" --user "$ak:$sk" "http://127.0.0.1:$port/vhost-bkt/dir/v.txt"
 	[ "$output" = virtual ]
+	# gw.s3_sigv2 = false: a SigV2 URL (boto3's default presign) is
+	# refused as AWS regions without SigV2 refuse it.
+	url=$(/usr/bin/python3 -c 'import sys, boto3; print(boto3.client("s3", aws_access_key_id=sys.argv[1], aws_secret_access_key=sys.argv[2], region_name="us-east-1", endpoint_url=sys.argv[3]).generate_presigned_url("get_object", Params={"Bucket": "vhost-bkt", "Key": "dir/v.txt"}))' "$ak" "$sk" "http://127.0.0.1:$port")
+	[[ "$url" == *"AWSAccessKeyId="* ]]
+	run curl -s -w '\n%{http_code}' "$url"
+	[ "${lines[-1]}" = 400 ]
+	[[ "$output" == *"<Code>InvalidRequest</Code>"*"Please use AWS4-HMAC-SHA256."* ]]
 	stop_node
 	ROOT=$saved
 }

@@ -1240,6 +1240,216 @@ static void test_codes(void)
 	      "out of range strerror");
 }
 
+/* ---- Signature Version 2 ---------------------------------------------- */
+
+/* parse and verify a SigV2 request; st, if not NULL, gets the string to
+ * sign. */
+static enum spx_sigv4_err run2(const char *method, const char *path,
+			       const char *query, const char *headers,
+			       const char *vhost, long long now,
+			       struct spx_sigv4_auth *a, struct spx_buf *st)
+{
+	struct spx_kvlist h = SPX_KVLIST_INIT;
+	struct spx_sigv4_req r;
+	enum spx_sigv4_err e;
+
+	set_headers(&h, headers);
+	r = (struct spx_sigv4_req){ method, path, query, &h, NULL,
+				    "us-east-1", "s3" };
+	e = spx_sigv2_parse(&r, a);
+	if (!e)
+		e = spx_sigv2_verify(&r, a, vhost, S3SECRET, (time_t)now);
+	if (st && a->v2)
+		spx_sigv2_string_to_sign(&r, a, vhost, st);
+	spx_kv_free(&h);
+	return e;
+}
+
+static bool present2(const char *query, const char *headers)
+{
+	struct spx_kvlist h = SPX_KVLIST_INIT;
+	struct spx_sigv4_req r = { "GET", "/b/k", query, &h, NULL, NULL,
+				   NULL };
+	bool p;
+
+	set_headers(&h, headers);
+	p = spx_sigv2_present(&r);
+	spx_kv_free(&h);
+	return p;
+}
+
+static void test_sigv2(void)
+{
+	/* The S3 reference's examples: 2007-03-27 19:36:42 and 21:15:45. */
+	const long long get_t = 1175024202LL, put_t = 1175030145LL;
+	const char *get_h = "Host: johnsmith.s3.amazonaws.com\n"
+			    "Date: Tue, 27 Mar 2007 19:36:42 +0000\n"
+			    "Authorization: AWS " AK
+			    ":bWq2s1WEIj+Ydj0vQ697zp+IXMU=";
+	struct spx_buf st = SPX_BUF_INIT;
+	struct spx_sigv4_auth a;
+	struct spx_apierr c;
+
+	T_INT(run2("GET", "/photos/puppy.jpg", "", get_h, "johnsmith", get_t,
+		   &a, &st),
+	      SPX_SIGV4_OK, "v2 GET example (virtual host)");
+	T_STR(st.p,
+	      "GET\n\n\nTue, 27 Mar 2007 19:36:42 +0000\n"
+	      "/johnsmith/photos/puppy.jpg",
+	      "v2 GET example: string to sign");
+	T_OK(a.v2 && !a.presigned && a.payload == SPX_SIGV4_PAYLOAD_UNSIGNED &&
+		     !strcmp(a.access_key, AK) && a.verified,
+	     "v2 GET example: what parse and verify leave");
+	T_INT(run2("GET", "/johnsmith/photos/puppy.jpg", "", get_h, NULL,
+		   get_t, &a, NULL),
+	      SPX_SIGV4_OK, "v2 GET example, path style");
+	T_INT(run2("GET", "/johnsmith/photos/puppy.jpg", "", get_h,
+		   "johnsmith", get_t, &a, NULL),
+	      SPX_SIGV4_ESIGNATURE, "v2: the bucket named twice");
+	T_INT(run2("GET", "/photos/puppy.jpeg", "", get_h, "johnsmith", get_t,
+		   &a, NULL),
+	      SPX_SIGV4_ESIGNATURE, "v2: another key");
+	T_INT(run2("DELETE", "/photos/puppy.jpg", "", get_h, "johnsmith",
+		   get_t, &a, NULL),
+	      SPX_SIGV4_ESIGNATURE, "v2: another method");
+	T_INT(run2("GET", "/photos/puppy.jpg", "acl", get_h, "johnsmith",
+		   get_t, &a, NULL),
+	      SPX_SIGV4_ESIGNATURE, "v2: a subresource added");
+	T_INT(run2("GET", "/photos/puppy.jpg", "prefix=x&max-keys=1", get_h,
+		   "johnsmith", get_t, &a, NULL),
+	      SPX_SIGV4_OK, "v2: other parameters are not signed");
+	T_INT(run2("GET", "/photos/puppy.jpg", "", get_h, "johnsmith",
+		   get_t + 901, &a, NULL),
+	      SPX_SIGV4_ESKEW, "v2: 901 s late");
+	T_INT(run2("GET", "/photos/puppy.jpg", "", get_h, "johnsmith",
+		   get_t - 901, &a, NULL),
+	      SPX_SIGV4_ESKEW, "v2: 901 s early");
+	T_INT(run2("PUT", "/photos/puppy.jpg", "",
+		   "Content-Type: image/jpeg\nContent-Length: 94328\n"
+		   "Host: johnsmith.s3.amazonaws.com\n"
+		   "Date: Tue, 27 Mar 2007 21:15:45 +0000\n"
+		   "Authorization: AWS " AK ":MyyxeRY7whkBe+bq8fHCL/2kKUg=",
+		   "johnsmith", put_t, &a, NULL),
+	      SPX_SIGV4_OK, "v2 PUT example");
+	T_INT(run2("PUT", "/photos/puppy.jpg", "",
+		   "Content-Type: image/png\n"
+		   "Date: Tue, 27 Mar 2007 21:15:45 +0000\n"
+		   "Authorization: AWS " AK ":MyyxeRY7whkBe+bq8fHCL/2kKUg=",
+		   "johnsmith", put_t, &a, NULL),
+	      SPX_SIGV4_ESIGNATURE, "v2 PUT example, Content-Type changed");
+	/* Query-string authentication (the reference's example). */
+	T_INT(run2("GET", "/photos/puppy.jpg",
+		   "AWSAccessKeyId=" AK "&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8"
+		   "%3D&Expires=1175139620",
+		   "Host: johnsmith.s3.amazonaws.com", "johnsmith", 1175139620LL,
+		   &a, &st),
+	      SPX_SIGV4_OK, "v2 presigned example, at its last second");
+	T_OK(a.presigned && a.expires == 1175139620L,
+	     "v2 presigned: Expires kept");
+	T_STR(st.p, "GET\n\n\n1175139620\n/johnsmith/photos/puppy.jpg",
+	      "v2 presigned: string to sign");
+	T_INT(run2("GET", "/photos/puppy.jpg",
+		   "AWSAccessKeyId=" AK "&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8"
+		   "%3D&Expires=1175139620",
+		   "", "johnsmith", 1175139621LL, &a, NULL),
+	      SPX_SIGV4_EEXPIRED, "v2 presigned: a second later");
+	T_INT(run2("GET", "/photos/puppy.jpg",
+		   "AWSAccessKeyId=" AK "&Signature=NpgCjnDzrM%2BWFzoENXmpNDUsSn8"
+		   "%3D&Expires=1175139621",
+		   "", "johnsmith", 1175139000LL, &a, NULL),
+	      SPX_SIGV4_ESIGNATURE, "v2 presigned: Expires moved");
+	/* The string to sign: x-amz-* sorted, lowercased, trimmed, repeats
+	 * joined; Date left out for x-amz-date; subresources sorted and
+	 * decoded, an empty one by its name only; "/bucket" is "/bucket/". */
+	run2("PUT", "/b/k%20x", "versionId=3&uploads=&foo=1&acl&"
+	     "response-content-type=a%2Fb",
+	     "X-Amz-Meta-B: two \nx-amz-meta-a: one\nX-AMZ-META-B:  1\n"
+	     "Content-MD5: XrY7u+Ae7tCTyyK7j1rNww==\n"
+	     "x-amz-date: Tue, 27 Mar 2007 21:20:26 +0000\n"
+	     "Date: Tue, 27 Mar 2007 21:20:27 +0000\n"
+	     "Authorization: AWS " AK ":XrY7u+Ae7tCTyyK7j1rNwwXXXXX=",
+	     NULL, 1175030426LL, &a, &st);
+	T_STR(st.p,
+	      "PUT\nXrY7u+Ae7tCTyyK7j1rNww==\n\n\n"
+	      "x-amz-date:Tue, 27 Mar 2007 21:20:26 +0000\n"
+	      "x-amz-meta-a:one\nx-amz-meta-b:two,1\n"
+	      "/b/k%20x?acl&response-content-type=a/b&uploads&versionId=3",
+	      "v2 string to sign: headers and subresources");
+	run2("GET", "/bkt", "", "Date: Tue, 27 Mar 2007 19:36:42 +0000\n"
+	     "Authorization: AWS " AK ":bWq2s1WEIj+Ydj0vQ697zp+IXMU=",
+	     NULL, get_t, &a, &st);
+	T_STR(st.p, "GET\n\n\nTue, 27 Mar 2007 19:36:42 +0000\n/bkt/",
+	      "v2 string to sign: a bucket path-style");
+	run2("GET", "/", "", "Date: Tue, 27 Mar 2007 19:36:42 +0000\n"
+	     "Authorization: AWS " AK ":bWq2s1WEIj+Ydj0vQ697zp+IXMU=",
+	     "bkt", get_t, &a, &st);
+	T_STR(st.p, "GET\n\n\nTue, 27 Mar 2007 19:36:42 +0000\n/bkt/",
+	      "v2 string to sign: a bucket virtual-hosted");
+	/* Malformed. */
+	T_INT(run2("GET", "/b", "", "Date: Tue, 27 Mar 2007 19:36:42 +0000\n"
+		   "Authorization: AWS " AK, NULL, get_t, &a, NULL),
+	      SPX_SIGV4_EHEADER, "v2: no ':signature'");
+	c = spx_sigv4_code(SPX_SIGV4_EHEADER, SPX_SIGV4_API_S3, &a);
+	T_STR(c.code, "InvalidArgument", "v2: a malformed header's code");
+	T_INT(run2("GET", "/b", "", "Date: Tue, 27 Mar 2007 19:36:42 +0000\n"
+		   "Authorization: AWS :bWq2s1WEIj+Ydj0vQ697zp+IXMU=", NULL,
+		   get_t, &a, NULL),
+	      SPX_SIGV4_EHEADER, "v2: no access key");
+	T_INT(run2("GET", "/b", "", "Date: Tue, 27 Mar 2007 19:36:42 +0000\n"
+		   "Authorization: AWS " AK ":bWq2s1WEIj", NULL, get_t, &a,
+		   NULL),
+	      SPX_SIGV4_ESIGNATURE_FORMAT, "v2: a short signature");
+	T_INT(run2("GET", "/b", "",
+		   "Authorization: AWS " AK ":bWq2s1WEIj+Ydj0vQ697zp+IXMU=",
+		   NULL, get_t, &a, NULL),
+	      SPX_SIGV4_EDATE, "v2: no date");
+	T_INT(run2("GET", "/b", "", "Date: yesterday\n"
+		   "Authorization: AWS " AK ":bWq2s1WEIj+Ydj0vQ697zp+IXMU=",
+		   NULL, get_t, &a, NULL),
+	      SPX_SIGV4_EDATE, "v2: an unreadable date");
+	T_INT(run2("GET", "/b", "Expires=1", "Date: Tue, 27 Mar 2007 19:36:42 "
+		   "+0000\nAuthorization: AWS " AK ":bWq2s1WEIj+Ydj0vQ697zp+IXMU=",
+		   NULL, get_t, &a, NULL),
+	      SPX_SIGV4_ESIGNATURE, "v2: Expires beside a header is a parameter");
+	T_INT(run2("GET", "/b", "AWSAccessKeyId=" AK "&Signature=x",
+		   "Authorization: AWS " AK ":bWq2s1WEIj+Ydj0vQ697zp+IXMU=",
+		   NULL, get_t, &a, NULL),
+	      SPX_SIGV4_EMULTIPLE, "v2: header and query both");
+	T_INT(run2("GET", "/b", "AWSAccessKeyId=" AK "&Signature=x",
+		   "Authorization: AWS4-HMAC-SHA256 Credential=x", NULL, get_t,
+		   &a, NULL),
+	      SPX_SIGV4_EMULTIPLE, "v2: query beside a SigV4 header");
+	T_INT(run2("GET", "/b", "AWSAccessKeyId=" AK "&Signature=NpgCjnDzrM%2B"
+		   "WFzoENXmpNDUsSn8%3D", "", NULL, get_t, &a, NULL),
+	      SPX_SIGV4_EQUERY, "v2: no Expires");
+	c = spx_sigv4_code(SPX_SIGV4_EQUERY, SPX_SIGV4_API_S3, &a);
+	T_OK(c.http == 403 && !strcmp(c.code, "AccessDenied"),
+	     "v2: missing parameters are AccessDenied");
+	T_INT(run2("GET", "/b", "AWSAccessKeyId=" AK "&Signature=NpgCjnDzrM%2B"
+		   "WFzoENXmpNDUsSn8%3D&Expires=1&Expires=2", "", NULL, 0, &a,
+		   NULL),
+	      SPX_SIGV4_EQUERY, "v2: Expires twice");
+	T_INT(run2("GET", "/b", "AWSAccessKeyId=" AK "&Signature=NpgCjnDzrM%2B"
+		   "WFzoENXmpNDUsSn8%3D&Expires=-5", "", NULL, 0, &a, NULL),
+	      SPX_SIGV4_EQUERY, "v2: a negative Expires");
+	T_INT(run2("GET", "/b", "AWSAccessKeyId=" AK "&Signature=NpgCjnDzrM%2B"
+		   "WFzoENXmpNDUsSn8%3D&Expires=99999999999999", "", NULL, 0, &a,
+		   NULL),
+	      SPX_SIGV4_EQUERY, "v2: an Expires past 9999");
+	T_INT(run2("GET", "/b", "AWSAccessKeyId=A%00K&Signature=NpgCjnDzrM%2B"
+		   "WFzoENXmpNDUsSn8%3D&Expires=1", "", NULL, 0, &a, NULL),
+	      SPX_SIGV4_EQUERY, "v2: a NUL in the key");
+	T_INT(run2("GET", "/b", "", "", NULL, 0, &a, NULL), SPX_SIGV4_ENOAUTH,
+	      "v2: nothing");
+	T_OK(present2("", "Authorization: AWS a:b"), "v2 present: header");
+	T_OK(present2("Signature=x", ""), "v2 present: query");
+	T_OK(!present2("", "Authorization: AWS4-HMAC-SHA256 Credential=x"),
+	     "v2 not present: SigV4");
+	T_OK(!present2("X-Amz-Signature=x", "Authorization: AWSX a:b"),
+	     "v2 not present: other words");
+	spx_buf_release(&st);
+}
+
 int main(void)
 {
 	test_aws_examples();
@@ -1251,6 +1461,7 @@ int main(void)
 	test_payload();
 	test_sign_roundtrip();
 	test_codes();
+	test_sigv2();
 	seen[SPX_SIGV4_EUNKNOWNKEY] = true; /* the caller's: see test_codes */
 	for (int e = 0; e < SPX_SIGV4_NERR; e++)
 		T_OK(seen[e], "failure '%s' is exercised",
