@@ -336,17 +336,18 @@ static void on_begin(void *app, struct spx_http_req *req,
 				 "this resource.");
 			return;
 		}
-		/* Browser form uploads (POST policy) authenticate through the
-		 * form, which spx does not read yet: say so, not "denied". */
+		/* Browser form uploads (POST object) authenticate through
+		 * the form, read as it arrives (s3_post.c): no header
+		 * authentication. */
 		{
 			const char *ct = spx_kv_geti(&req->headers,
 						     "Content-Type");
 
 			if (!strcmp(m, "POST") && ct &&
-			    !strncasecmp(ct, "multipart/form-data", 19)) {
-				gw_error(g, req, resp, 501, "NotImplemented",
-					 "POST object (form upload) is not "
-					 "implemented");
+			    !strncasecmp(ct, "multipart/form-data",
+					 19) &&
+			    !spx_kv_geti(&req->headers, "Authorization")) {
+				gw_s3_post(g, req, resp);
 				return;
 			}
 		}

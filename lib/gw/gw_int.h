@@ -91,6 +91,10 @@ void gw_s3_preflight(struct gw_req *g, struct spx_http_req *req,
 		     struct spx_http_resp *resp);
 void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
 		 struct spx_http_resp *resp);
+/* POST object (a multipart/form-data POST to a bucket): begin before any
+ * authentication, which its form carries; body and end as for others. */
+void gw_s3_post(struct gw_req *g, struct spx_http_req *req,
+		struct spx_http_resp *resp);
 void gw_s3_body(struct gw_req *g, struct spx_http_req *req, const char *data,
 		size_t len, struct spx_http_resp *resp);
 void gw_s3_end(struct gw_req *g, struct spx_http_req *req,

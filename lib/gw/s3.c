@@ -277,6 +277,7 @@ void gw_s3_free(struct gw_req *g)
 	spx_buf_release(&s->body);
 	spx_kv_free(&s->err_headers);
 	spx_kv_free(&s->cors);
+	s3_post_free(s->post);
 	free(s->bucket);
 	free(s->key);
 	free(s);
@@ -508,8 +509,7 @@ int s3_find_bucket(struct gw_req *g, const char *name,
 	return rc < 0 ? s3_obj_fail(g, rc) : 0;
 }
 
-/* The caller owns b. */
-static int s3_owner(struct gw_req *g, const struct spx_obj_bucket *b)
+int s3_owner(struct gw_req *g, const struct spx_obj_bucket *b)
 {
 	if (strcmp(b->owner, g->who.account))
 		return s3_fail(g, 403, "AccessDenied", "Access Denied");
@@ -765,6 +765,26 @@ void gw_s3_begin(struct gw_req *g, struct spx_http_req *req,
 		 struct spx_http_resp *resp)
 {
 	s3_begin(g, req, resp);
+	cors_decorate(g, resp);
+}
+
+/* POST object: the form authenticates it (s3_post.c). */
+static const struct s3_op post_op = {
+	"PostObject", "POST", S3_BUCKET, NULL, NULL, S3_STREAM,
+	s3_post_begin, s3_post_body, s3_post_end,
+};
+
+void gw_s3_post(struct gw_req *g, struct spx_http_req *req,
+		struct spx_http_resp *resp)
+{
+	struct gw_s3 *s;
+
+	snprintf(req->note.op, sizeof(req->note.op), "PostObject");
+	if (!(s = s3_start(g, req, resp)))
+		return;
+	s->op = &post_op;
+	if (post_op.begin(g, req, resp) < 0)
+		answer_error(g, req, resp);
 	cors_decorate(g, resp);
 }
 

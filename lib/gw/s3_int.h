@@ -58,6 +58,8 @@ struct s3_op {
 	s3_fn *run;	    /* once the body is complete */
 };
 
+struct s3_post;
+
 struct gw_s3 {
 	char *bucket, *key;
 	struct spx_obj_bucket b; /* the bucket, for S3_OWN operations */
@@ -79,6 +81,7 @@ struct gw_s3 {
 	int part;		/* UploadPart: the part number */
 	const char *if_match, *if_none_match; /* conditional PUT */
 	bool versioned;		/* PutObject: the bucket has versioning */
+	struct s3_post *post;	/* PostObject (s3_post.c) */
 };
 
 /* ---- errors (s3.c): each records the error and returns -1 ---- */
@@ -118,6 +121,10 @@ int s3_version_param(struct gw_req *g, const char **vid);
 /* Open bucket name (NoSuchBucket when it is not there or cannot be). */
 int s3_find_bucket(struct gw_req *g, const char *name,
 		   struct spx_obj_bucket *b);
+/* The caller owns b (else AccessDenied). */
+int s3_owner(struct gw_req *g, const struct spx_obj_bucket *b);
+/* A storage class S3 knows. */
+bool s3_storage_class_valid(const char *c);
 /* The same, and check the caller owns it. */
 int s3_open_bucket(struct gw_req *g, const char *name,
 		   struct spx_obj_bucket *b);
@@ -167,6 +174,11 @@ int s3_list_params(struct gw_req *g, const char *name, long *max);
 int s3_put_begin(struct gw_req *, struct spx_http_req *, struct spx_http_resp *);
 int s3_put_body(struct gw_req *, struct spx_http_req *, const char *, size_t);
 int s3_put_end(struct gw_req *, struct spx_http_req *, struct spx_http_resp *);
+/* POST object (s3_post.c): a browser form upload, authenticated by its
+ * form. */
+s3_fn s3_post_begin, s3_post_end;
+s3_body_fn s3_post_body;
+void s3_post_free(struct s3_post *p);
 s3_fn s3_get_object;
 s3_fn s3_get_attributes;
 s3_fn s3_delete_object, s3_delete_objects;

@@ -11,7 +11,7 @@
 
 /* The storage classes S3 knows; spx keeps every object the same way and
  * records the class the client asked for. */
-static bool storage_class_valid(const char *c)
+bool s3_storage_class_valid(const char *c)
 {
 	static const char *const known[] = {
 		"STANDARD",	    "REDUCED_REDUNDANCY", "STANDARD_IA",
@@ -179,7 +179,7 @@ int s3_put_begin(struct gw_req *g, struct spx_http_req *req,
 	int rc;
 
 	s->versioned = s->b.versioning != SPX_OBJ_UNVERSIONED;
-	if (sc && !storage_class_valid(sc))
+	if (sc && !s3_storage_class_valid(sc))
 		return s3_fail(g, 400, "InvalidStorageClass",
 			       "The storage class you specified is not valid");
 	if ((rc = spx_obj_key_check(s->key)) < 0)

@@ -842,6 +842,106 @@ PY
 	[ "${lines[-1]}" = "sigv2 ok" ]
 }
 
+@test "POST object (browser form upload): boto3's generate_presigned_post (SigV4 and its default SigV2) with curl -F; the policy's refusals change nothing" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb s3://postb >/dev/null
+	aws2 s3api put-bucket-cors --bucket postb --cors-configuration \
+		'{"CORSRules":[{"AllowedOrigins":["https://app.example"],"AllowedMethods":["POST"]}]}'
+	read -r oak osk < <(spx admin account create --root "$ROOT" --name postother-$RANDOM --json |
+		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"])')
+	run /usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" "$oak" "$osk" "$BATS_FILE_TMPDIR/f20m" <<'PY'
+import sys, base64, json, subprocess, boto3, botocore.config
+ak, sk, ep, ca, oak, osk, big = sys.argv[1:]
+v4 = botocore.config.Config(signature_version="s3v4")
+mk = lambda a, s, cfg=v4: boto3.client("s3", aws_access_key_id=a, aws_secret_access_key=s,
+                                       region_name="us-east-1", endpoint_url=ep, verify=ca, config=cfg)
+c, cv2 = mk(ak, sk), mk(ak, sk, None)
+def post(p, data="@-;filename=hello.txt", stdin=b"hello post", extra=(), fields=None, headers=()):
+    args = ["curl", "-s", "-D", "/dev/stderr", "-w", "\n%{http_code}", "--cacert", ca]
+    for h in headers:
+        args += ["-H", h]
+    for k, v in (fields if fields is not None else p["fields"]).items():
+        args += ["--form-string", f"{k}={v}"]
+    args += list(extra) + ["-F", "file=" + data, p["url"]]
+    r = subprocess.run(args, capture_output=True, input=stdin)
+    body, _, st = r.stdout.rpartition(b"\n")
+    return int(st), body.decode(), r.stderr.decode()
+def keys():
+    return sorted(o["Key"] for o in c.list_objects_v2(Bucket="postb").get("Contents", []))
+cond = [["starts-with", "$key", "up/"], {"success_action_status": "201"},
+        {"x-amz-meta-who": "form"}, ["content-length-range", 1, 30000000]]
+fields = {"success_action_status": "201", "x-amz-meta-who": "form"}
+# SigV4 (what newer SDKs make) and the SigV2 this boto3 makes by default.
+for cl, name in ((c, "v4"), (cv2, "v2")):
+    # (boto3 appends its own conditions to the list it is given)
+    p = cl.generate_presigned_post("postb", "up/" + name + "-${filename}", Fields=dict(fields),
+                                   Conditions=list(cond), ExpiresIn=300)
+    assert ("x-amz-signature" in p["fields"]) == (name == "v4"), p["fields"]
+    st, body, hdr = post(p)
+    assert st == 201, (st, body)
+    assert "<Key>up/" + name + "-hello.txt</Key>" in body and "<Bucket>postb</Bucket>" in body, body
+    o = c.get_object(Bucket="postb", Key="up/" + name + "-hello.txt")
+    assert o["Body"].read() == b"hello post" and o["Metadata"] == {"who": "form"}, o
+# 20 MB streamed; the default answer is 204 with Location and ETag.
+p = c.generate_presigned_post("postb", "big", ExpiresIn=300)
+st, body, hdr = post(p, data="@" + big, stdin=None)
+assert st == 204 and "Location: https://" in hdr and "ETag: " in hdr, (st, hdr)
+assert c.head_object(Bucket="postb", Key="big")["ContentLength"] == 20000000
+assert c.get_object(Bucket="postb", Key="big")["Body"].read() == open(big, "rb").read()
+# A redirect, and CORS for the page that posted.
+p = c.generate_presigned_post("postb", "redir", Fields={"success_action_redirect": "https://app.example/done?x=1"},
+                              Conditions=[{"success_action_redirect": "https://app.example/done?x=1"}], ExpiresIn=300)
+st, body, hdr = post(p, headers=["Origin: https://app.example"])
+assert st == 303 and "Location: https://app.example/done?x=1&bucket=postb&key=redir&etag=%22" in hdr, (st, hdr)
+assert "Access-Control-Allow-Origin: https://app.example" in hdr, hdr
+before = keys()
+def refused(p, code, msg="", **kw):
+    st, body, hdr = post(p, **kw)
+    assert "<Code>" + code + "</Code>" in body and msg in body, (code, st, body)
+# The policy's conditions: a key outside it, a field it does not name,
+# sizes out of range, a changed field value.
+p = c.generate_presigned_post("postb", "up/x", Conditions=[["starts-with", "$key", "up/"],
+                              ["content-length-range", 5, 20]], ExpiresIn=300)
+f = dict(p["fields"]); f["key"] = "elsewhere/x"
+refused(p, "AccessDenied", "Policy Condition failed", fields=f)
+refused(p, "AccessDenied", "Extra input fields: x-amz-meta-sneaky", extra=["--form-string", "x-amz-meta-sneaky=1"])
+refused(p, "EntityTooLarge", stdin=b"x" * 21)
+refused(p, "EntityTooSmall", stdin=b"x" * 4)
+# Expired; signature over another policy; another account's form for
+# this bucket; no policy; no file; not multipart at all.
+refused(c.generate_presigned_post("postb", "up/x", ExpiresIn=-10), "AccessDenied", "Policy expired")
+p = c.generate_presigned_post("postb", "up/x", ExpiresIn=300)
+pol = json.loads(base64.b64decode(p["fields"]["policy"]))
+pol["expiration"] = "2099-01-01T00:00:00Z"
+f = dict(p["fields"]); f["policy"] = base64.b64encode(json.dumps(pol).encode()).decode()
+refused(p, "SignatureDoesNotMatch", fields=f)
+refused(mk(oak, osk).generate_presigned_post("postb", "up/x", ExpiresIn=300), "AccessDenied")
+refused(mk(oak, osk).generate_presigned_post("nosuchbucket-post", "up/x", ExpiresIn=300), "NoSuchBucket")
+f = dict(p["fields"]); del f["policy"]
+refused(p, "AccessDenied", fields=f)
+args = ["curl", "-s", "--cacert", ca, "-H", "Content-Type: multipart/form-data; boundary=zz",
+        "--data-binary", "--zz\r\nContent-Disposition: form-data; name=key\r\n\r\nk\r\n--zz--", p["url"]]
+out = subprocess.run(args, capture_output=True, text=True).stdout
+assert "<Code>InvalidArgument</Code>" in out and "exactly one file" in out, out
+args[7] = "--zz\r\nbroken"
+out = subprocess.run(args, capture_output=True, text=True).stdout
+assert "<Code>MalformedPOSTRequest</Code>" in out, out
+# Values that would become headers must not split them.
+for fld, val in (("Content-Type", "text/plain\r\nX-Evil: 1"), ("x-amz-meta-a b", "v"),
+                 ("success_action_redirect", "https://x/\r\nSet-Cookie: a=b")):
+    p = c.generate_presigned_post("postb", "inj", Fields={fld: val}, Conditions=[{fld: val}], ExpiresIn=300)
+    refused(p, "InvalidArgument", "cannot be stored as a header")
+assert keys() == before, (keys(), before)
+for k in keys():
+    c.delete_object(Bucket="postb", Key=k)
+c.delete_bucket_cors(Bucket="postb")
+c.delete_bucket(Bucket="postb")
+print("post ok")
+PY
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "${lines[-1]}" = "post ok" ]
+}
+
 @test "npm SDK v3: CRC32 trailers (aws-chunked), range, metadata" {
 	[ -d "$SPX_TOP/tests/clients/node_modules/@aws-sdk/client-s3" ] || skip "npm SDK v3 not installed (scripts/deps.sh)"
 	run env NODE_EXTRA_CA_CERTS="$ROOT/tls/ca.pem" AWS_ACCESS_KEY_ID="$AK" AWS_SECRET_ACCESS_KEY="$SK" \
