@@ -531,8 +531,13 @@ static const char *const sys_headers[] = {
 
 void s3_meta_from_headers(struct spx_http_req *req, struct spx_obj_meta *m)
 {
+	s3_meta_from_list(&req->headers, m);
+}
+
+void s3_meta_from_list(const struct spx_kvlist *h, struct spx_obj_meta *m)
+{
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(sys_headers); i++) {
-		const char *v = spx_kv_geti(&req->headers, sys_headers[i]);
+		const char *v = spx_kv_geti(h, sys_headers[i]);
 
 		if (!v)
 			continue;
@@ -551,8 +556,8 @@ void s3_meta_from_headers(struct spx_http_req *req, struct spx_obj_meta *m)
 	}
 	if (!spx_kv_get(&m->sys, "content-type"))
 		spx_kv_add(&m->sys, "content-type", "binary/octet-stream");
-	for (size_t i = 0; i < req->headers.n; i++) {
-		const char *k = req->headers.v[i].k;
+	for (size_t i = 0; i < h->n; i++) {
+		const char *k = h->v[i].k;
 		char low[256];
 		size_t n = strlen(k);
 
@@ -561,7 +566,7 @@ void s3_meta_from_headers(struct spx_http_req *req, struct spx_obj_meta *m)
 		for (size_t j = 0; j <= n; j++)
 			low[j] = (char)(k[j] >= 'A' && k[j] <= 'Z' ? k[j] | 0x20
 								   : k[j]);
-		spx_kv_add(&m->user, low, req->headers.v[i].v);
+		spx_kv_add(&m->user, low, h->v[i].v);
 	}
 }
 

@@ -130,6 +130,9 @@ int s3_open_bucket(struct gw_req *g, const char *name,
 		   struct spx_obj_bucket *b);
 /* The system headers and x-amz-meta-* of the request into m. */
 void s3_meta_from_headers(struct spx_http_req *req, struct spx_obj_meta *m);
+/* The same from any list of header-like names and values (a form's
+ * fields). */
+void s3_meta_from_list(const struct spx_kvlist *h, struct spx_obj_meta *m);
 /* x-amz-tagging into m->tags; -1 (recorded) when it is bad. */
 int s3_tags_from_header(struct gw_req *g, struct spx_http_req *req,
 			struct spx_obj_meta *m);

@@ -15,6 +15,7 @@
 #include <openssl/hmac.h>
 
 #include "checksum.h"
+#include "gw/ec2q.h"
 #include "gw/s3_int.h"
 #include "hex.h"
 #include "http/form.h"
@@ -187,36 +188,6 @@ static int v2_signature(struct gw_req *g, const struct s3_post *p,
 
 /* ---- the policy ----------------------------------------------------- */
 
-/* "2026-12-03T18:00:00Z", with or without milliseconds. */
-static bool iso_time(const char *s, time_t *out)
-{
-	struct tm tm = { 0 };
-	int y, mo, d, h, mi, sec, n = 0;
-	char rest[8] = "";
-
-	if (strlen(s) > 30 ||
-	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec,
-		   &n) != 6 ||
-	    n != 19)
-		return false;
-	snprintf(rest, sizeof(rest), "%s", s + 19);
-	if (strcmp(rest, "Z") &&
-	    !(rest[0] == '.' && strlen(rest) == 5 && rest[4] == 'Z' &&
-	      strspn(rest + 1, "0123456789") == 3))
-		return false;
-	if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 ||
-	    h > 23 || mi > 59 || sec > 60)
-		return false;
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	*out = timegm(&tm);
-	return *out != (time_t)-1;
-}
-
 /* The value a condition names ("$key", "bucket"): the URL's bucket, or
  * the form's field; "" when the form has none. */
 static const char *cond_value(struct gw_req *g, const struct s3_post *p,
@@ -294,7 +265,7 @@ static int check_policy(struct gw_req *g, struct s3_post *p, const char *b64)
 	json_t *root = NULL;
 	const json_t *conds, *c;
 	json_error_t je;
-	time_t exp;
+	double exp;
 	size_t i;
 	int rc = -1;
 
@@ -311,12 +282,13 @@ static int check_policy(struct gw_req *g, struct s3_post *p, const char *b64)
 				      "expiration and conditions");
 		goto out;
 	}
-	if (!iso_time(json_string_value(json_object_get(root, "expiration")),
-		      &exp)) {
+	if (ec2q_time_parse(json_string_value(json_object_get(root,
+							       "expiration")),
+			    &exp) < 0) {
 		rc = malformed_policy("expiration is not an ISO 8601 time");
 		goto out;
 	}
-	if (gw_now(g->gw) > exp) {
+	if ((double)gw_now(g->gw) > exp) {
 		rc = policy_fail("Invalid according to Policy: Policy "
 				 "expired.");
 		goto out;
@@ -461,14 +433,8 @@ static bool header_name_ok(const char *k)
 
 /* The object's metadata from the form, as PutObject takes them from
  * headers. */
-static int object_meta(struct gw_req *g, struct s3_post *p,
-		       struct spx_obj_meta *m)
+static int object_meta(struct s3_post *p, struct spx_obj_meta *m)
 {
-	static const char *const sys[] = {
-		"content-type",	    "cache-control",	"content-disposition",
-		"content-encoding", "content-language", "expires",
-		"x-amz-storage-class",
-	};
 	const char *acl = field(p, "acl");
 
 	if (acl && strcmp(acl, "private") &&
@@ -486,28 +452,7 @@ static int object_meta(struct gw_req *g, struct s3_post *p,
 						"be stored as a header.",
 						k);
 	}
-	for (size_t i = 0; i < SPX_ARRAY_SIZE(sys); i++) {
-		const char *v = field(p, sys[i]);
-
-		if (v && !(!strcmp(sys[i], "x-amz-storage-class") &&
-			   !strcmp(v, "STANDARD")))
-			spx_kv_add(&m->sys, sys[i], v);
-	}
-	if (!spx_kv_get(&m->sys, "content-type"))
-		spx_kv_add(&m->sys, "content-type", "binary/octet-stream");
-	for (size_t i = 0; i < p->fields.n; i++) {
-		char low[256];
-		const char *k = p->fields.v[i].k;
-		size_t n = strlen(k);
-
-		if (n >= sizeof(low) || strncasecmp(k, "x-amz-meta-", 11))
-			continue;
-		for (size_t j = 0; j <= n; j++)
-			low[j] = (char)(k[j] >= 'A' && k[j] <= 'Z' ? k[j] | 0x20
-								   : k[j]);
-		spx_kv_add(&m->user, low, p->fields.v[i].v);
-	}
-	(void)g;
+	s3_meta_from_list(&p->fields, m);
 	return 0;
 }
 
@@ -553,7 +498,7 @@ static int on_file_begin(void *arg, const char *filename, const char *ctype)
 				       "The storage class you specified is "
 				       "not valid");
 	}
-	if (object_meta(g, p, &in) < 0) {
+	if (object_meta(p, &in) < 0) {
 		spx_obj_meta_release(&in);
 		return -1;
 	}
