@@ -481,6 +481,8 @@ static int on_file_begin(void *arg, const char *filename, const char *ctype)
 	    object_key(p, filename) < 0)
 		return -1;
 	g->authed = true;
+	snprintf(p->req->note.principal, sizeof(p->req->note.principal), "%s",
+		 g->who.access_key);
 	/* Where: the caller's own bucket. */
 	if (s3_find_bucket(g, s->bucket, &s->b) < 0)
 		return -1;

@@ -13,6 +13,10 @@ load ../bats/helpers
 # 2026-12-03 once SigV2 is accepted; 46, 4, 48 with POST object. Raise
 # the floor as features land.
 : "${SPX_MINIO_GO_FLOOR:=46}"
+# ... and the most FAIL and NA it may log: a test that moves from PASS to
+# FAIL or NA while another is gained must still be seen.
+: "${SPX_MINIO_GO_FAIL_MAX:=4}"
+: "${SPX_MINIO_GO_NA_MAX:=48}"
 
 # Tests that pass today: any of them no longer logging PASS is a regression.
 # (A name can also log FAIL or NA: the V2 variants share the wrappers, and
@@ -66,7 +70,7 @@ need_minio_go() {
 	[ "$status" -eq 100 ]
 }
 
-@test "minio-go: functional suite (full) passes at least the floor" {
+@test "minio-go: functional suite (full) passes at least the floor, fails and skips at most the ceilings" {
 	need_minio_go
 	local json="$BATS_TEST_TMPDIR/minio-go.json"
 	run "$SPX_TOP/tests/clients/minio-go.sh" -m full -o "$json" "$ROOT"
@@ -74,7 +78,7 @@ need_minio_go() {
 	# The summary and every FAIL and NA, as TAP diagnostics.
 	printf '# %s\n' "${lines[@]}" >&3
 	[[ "${lines[0]}" =~ ^minio-go:\ ([0-9]+)\ PASS,\ ([0-9]+)\ FAIL,\ ([0-9]+)\ NA\ \(mode\ full,\ https\ 1\)$ ]]
-	local pass=${BASH_REMATCH[1]}
+	local pass=${BASH_REMATCH[1]} fail=${BASH_REMATCH[2]} na=${BASH_REMATCH[3]}
 	[[ "$output" != *"EXIT the suite exited"* ]]
 	run python3 - "$json" $MUST_PASS <<'EOF'
 import json, sys
@@ -93,6 +97,10 @@ EOF
 	[ "$status" -eq 0 ] || { echo "# no longer passing: $output" >&3; false; }
 	if [ "$pass" -lt "$SPX_MINIO_GO_FLOOR" ]; then
 		echo "# $pass PASS is below the floor of $SPX_MINIO_GO_FLOOR" >&3
+		false
+	fi
+	if [ "$fail" -gt "$SPX_MINIO_GO_FAIL_MAX" ] || [ "$na" -gt "$SPX_MINIO_GO_NA_MAX" ]; then
+		echo "# $fail FAIL, $na NA: more than $SPX_MINIO_GO_FAIL_MAX FAIL or $SPX_MINIO_GO_NA_MAX NA" >&3
 		false
 	fi
 }
