@@ -106,6 +106,24 @@ aws2() { awscli2 --endpoint-url "$EP" "$@"; }
 	ROOT=$root0 S3_PORT=$s3p0 EC2_PORT=$ec2p0
 }
 
+@test "a bucket for another region is refused as AWS's regional endpoints refuse it, and nothing is made" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	run aws2 s3api create-bucket --bucket elsewhere-bkt --create-bucket-configuration LocationConstraint=eu-west-1
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"(IllegalLocationConstraintException)"*"The eu-west-1 location constraint is incompatible for the region specific endpoint this request was sent to."* ]] || { echo "$output"; false; }
+	run aws2 s3api head-bucket --bucket elsewhere-bkt
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"404"* ]]
+	# Signed for that region too: told ours (minio-go's MakeBucket in
+	# another region gets this; against AWS it would have gone to that
+	# region's endpoint).
+	run awscli2 --endpoint-url "$EP" --region eu-west-1 s3api create-bucket --bucket elsewhere-bkt \
+		--create-bucket-configuration LocationConstraint=eu-west-1
+	[ "$status" -ne 0 ]
+	run aws2 s3api head-bucket --bucket elsewhere-bkt
+	[[ "$output" == *"404"* ]]
+}
+
 @test "a request signed for another region is told ours, and the SDKs follow" {
 	aws2 s3api create-bucket --bucket regions >/dev/null
 	# the error names our region in its body and in x-amz-bucket-region
