@@ -135,6 +135,11 @@ static const struct field fields[] = {
 	  "accept S3 requests signed with Signature Version 2 (older tools, "
 	  "boto3's default presigned URLs); false refuses them as AWS "
 	  "regions without it do", NODE(gw.s3_sigv2) },
+	{ S_NODE, "gw.s3_public_access_block", K_BOOL, "true", 0, 0, 0,
+	  "buckets without a public access block of their own block public "
+	  "policies and ACLs, as AWS's new buckets do; false: they have none "
+	  "(as MinIO's), and a public bucket policy takes effect once put",
+	  NODE(gw.s3_public_access_block) },
 	{ S_NODE, "gw.threads", K_INT, "8", 1, 256, 0,
 	  "request threads per API port", NODE(gw.threads) },
 	{ S_NODE, "gw.max_header_bytes", K_INT, "16384", 1024, 1048576, 0,

@@ -66,6 +66,7 @@ struct spx_conf_node {
 		bool http;	/* plain HTTP: only with a loopback bind */
 		char *s3_domain; /* BUCKET.s3_domain requests; or NULL */
 		bool s3_sigv2;	/* S3 accepts Signature Version 2 */
+		bool s3_public_access_block; /* buckets' default: all on */
 		int threads;
 		int64_t max_header_bytes;
 		int64_t max_body_bytes;

@@ -352,6 +352,15 @@ static void on_begin(void *app, struct spx_http_req *req,
 			}
 		}
 		e = auth_parse(g, req);
+		/* No authentication at all: an anonymous request, which the
+		 * bucket's policy decides (s3_authorize); the access log
+		 * names no principal ("-", as S3's logs). */
+		if (e == SPX_SIGV4_ENOAUTH) {
+			g->authed = false;
+			memset(&g->who, 0, sizeof(g->who));
+			gw_s3_begin(g, req, resp);
+			return;
+		}
 		if (e != SPX_SIGV4_OK) {
 			auth_fail(g, req, resp, e);
 			return;

@@ -42,11 +42,41 @@ int s3_list_buckets(struct gw_req *g, struct spx_http_req *req,
 	return 0;
 }
 
+/* x-amz-object-ownership (default BucketOwnerEnforced) and the ACL
+ * headers it allows: under BucketOwnerEnforced only private, as S3. */
+static int create_ownership(struct gw_req *g, struct spx_http_req *req,
+			    const char **own)
+{
+	const char *h = spx_kv_geti(&req->headers, "x-amz-object-ownership");
+	const char *acl = spx_kv_geti(&req->headers, "x-amz-acl");
+	bool grants = false;
+
+	for (size_t i = 0; i < req->headers.n; i++)
+		grants |= !strncasecmp(req->headers.v[i].k, "x-amz-grant-", 12);
+	*own = h ? spx_s3_ownership_name(h) : "BucketOwnerEnforced";
+	if (!*own)
+		return s3_fail(g, 400, "InvalidArgument",
+			       "Invalid x-amz-object-ownership header: %.64s",
+			       h);
+	if ((acl && strcmp(acl, "private")) || grants) {
+		if (!strcmp(*own, "BucketOwnerEnforced"))
+			return s3_fail(g, 400,
+				       "InvalidBucketAclWithObjectOwnership",
+				       "Bucket cannot have ACLs set with "
+				       "ObjectOwnership's BucketOwnerEnforced "
+				       "setting");
+		return s3_fail(g, 501, "NotImplemented",
+			       "ACLs other than private are not implemented: "
+			       "use a bucket policy");
+	}
+	return 0;
+}
+
 int s3_create_bucket(struct gw_req *g, struct spx_http_req *req,
 		     struct spx_http_resp *resp)
 {
 	struct gw_s3 *s = g->s3;
-	const char *region = g->gw->conf->aws.region;
+	const char *region = g->gw->conf->aws.region, *own;
 	char loc[80], *lc = NULL;
 	struct spx_apierr e;
 	int rc;
@@ -66,8 +96,16 @@ int s3_create_bucket(struct gw_req *g, struct spx_http_req *req,
 	free(lc);
 	if (!spx_obj_bucket_name_valid(s->bucket))
 		return s3_obj_fail(g, SPX_OBJ_INVALID_BUCKET);
+	if (create_ownership(g, req, &own) < 0)
+		return -1;
 	rc = spx_obj_bucket_create(g->gw->obj, s->bucket, g->who.account,
 				   region);
+	/* Ownership other than the default is a document of the new
+	 * bucket (s3_access.c). */
+	if (!rc && strcmp(own, "BucketOwnerEnforced") &&
+	    (rc = spx_obj_bucket_open(g->gw->obj, s->bucket, &s->b)) == 0)
+		rc = spx_obj_bucket_set_doc(g->gw->obj, &s->b, "ownership", own,
+					    strlen(own));
 	/* S3 answers a bucket its caller owns already with
 	 * BucketAlreadyOwnedByYou, but in us-east-1 with 200, for its
 	 * oldest clients (the bucket and what it holds stay as they are). */
@@ -229,17 +267,10 @@ int s3_get_object_tagging(struct gw_req *g, struct spx_http_req *req,
 	struct gw_s3 *s = g->s3;
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
 	const char *want;
-	int rc;
 
-	if (s3_version_param(g, &want) < 0)
-		return -1;
-	rc = spx_obj_stat_version(g->gw->obj, &s->b, s->key, want, &m);
-	if (rc == 0 && m.delete_marker)
-		rc = want ? SPX_OBJ_DELETE_MARKER : SPX_OBJ_NO_SUCH_KEY;
-	if (rc < 0) {
+	if (s3_stat_named(g, &want, &m) < 0) {
 		spx_obj_meta_release(&m);
-		s3_marker_headers(g, want, rc);
-		return s3_obj_fail(g, rc);
+		return -1;
 	}
 	tagging_doc(g, req, resp, &m.tags,
 		    want || s->b.versioning != SPX_OBJ_UNVERSIONED, m.vid);

@@ -87,7 +87,11 @@ static int copy_source(struct gw_req *g, struct spx_http_req *req,
 		memmove(c->bucket, c->bucket + 1, strlen(c->bucket + 1) + 1 +
 				 strlen(slash + 1) + 1);
 	c->key = c->bucket + strlen(c->bucket) + 1;
-	if (s3_open_bucket(g, c->bucket, &c->b) < 0)
+	/* The source is read as GetObject reads it. */
+	if (s3_find_bucket(g, c->bucket, &c->b) < 0 ||
+	    s3_authorize(g, req, &c->b,
+			 c->vid ? "s3:GetObjectVersion" : "s3:GetObject",
+			 c->key) < 0)
 		return -1;
 	c->versioned = c->b.versioning != SPX_OBJ_UNVERSIONED;
 	rc = c->vid ? spx_obj_stat_version(g->gw->obj, &c->b, c->key, c->vid,

@@ -45,10 +45,25 @@ int s3_delete_objects(struct gw_req *g, struct spx_http_req *req,
 	for (size_t i = 0; i < del.n; i++) {
 		const char *k = del.v[i].key, *vid = del.v[i].vid;
 		struct spx_obj_deleted d = { 0 };
-		int rc = k ? spx_obj_delete_version(g->gw->obj, &s->b, k, vid,
-						    &d)
-			   : SPX_OBJ_INVALID_ARG;
+		int rc = SPX_OBJ_INVALID_ARG;
 
+		/* Each key as DeleteObject would be decided. */
+		if (k && s3_authorize(g, req, &s->b,
+				      vid ? "s3:DeleteObjectVersion"
+					  : "s3:DeleteObject",
+				      k) < 0) {
+			spx_error_clear();
+			spx_xml_open(&x, "Error");
+			spx_xml_elem(&x, "Key", k);
+			spx_xml_elem(&x, "VersionId", vid);
+			spx_xml_elem(&x, "Code", "AccessDenied");
+			spx_xml_elem(&x, "Message", "Access Denied");
+			spx_xml_close(&x);
+			continue;
+		}
+		if (k)
+			rc = spx_obj_delete_version(g->gw->obj, &s->b, k, vid,
+						    &d);
 		spx_error_clear();
 		if (rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY ||
 		    rc == SPX_OBJ_NO_SUCH_VERSION) {

@@ -38,10 +38,12 @@ typedef int s3_body_fn(struct gw_req *g, struct spx_http_req *req,
 
 enum s3_where { S3_SERVICE, S3_BUCKET, S3_OBJECT };
 enum {
-	S3_OWN = 1 << 0,    /* in a bucket the caller must own */
+	S3_OWN = 1 << 0,    /* in a bucket, as the access decision allows
+			     * (s3_authorize) */
 	S3_STREAM = 1 << 1, /* the body goes to begin/body, not gathered */
 	S3_DIGEST = 1 << 2, /* the body needs Content-MD5 or a checksum */
 	S3_OBJCK = 1 << 3,  /* x-amz-checksum-* name the object, not the body */
+	S3_ACL = 1 << 4,    /* takes x-amz-acl and x-amz-grant-* headers */
 };
 
 struct s3_op {
@@ -82,6 +84,12 @@ struct gw_s3 {
 	const char *if_match, *if_none_match; /* conditional PUT */
 	bool versioned;		/* PutObject: the bucket has versioning */
 	struct s3_post *post;	/* PostObject (s3_post.c) */
+	/* The access decision's reading of bucket b (s3_access.c), kept
+	 * for the request (DeleteObjects decides each key). */
+	bool acc_read;
+	struct json_t *acc_policy; /* NULL: none */
+	bool acc_pab_read;
+	unsigned acc_pab;
 };
 
 /* ---- errors (s3.c): each records the error and returns -1 ---- */
@@ -118,16 +126,32 @@ void s3_version_header(struct spx_http_resp *resp, bool show,
 /* The versionId parameter into *vid (NULL when absent); -1 (recorded)
  * when it is malformed. */
 int s3_version_param(struct gw_req *g, const char **vid);
+/* Stat the request's object, in the version its versionId names (*want,
+ * NULL for the current one): -1 (recorded) when it is malformed, missing
+ * or a delete marker, with the headers S3 sends then. m is the caller's
+ * to release either way. */
+int s3_stat_named(struct gw_req *g, const char **want,
+		  struct spx_obj_meta *m);
 /* Open bucket name (NoSuchBucket when it is not there or cannot be). */
 int s3_find_bucket(struct gw_req *g, const char *name,
 		   struct spx_obj_bucket *b);
-/* The caller owns b (else AccessDenied). */
-int s3_owner(struct gw_req *g, const struct spx_obj_bucket *b);
+/* Access (s3_access.c). The IAM action operation op needs ("s3:GetObject";
+ * with a versionId, the Version one where S3 has it). */
+void s3_action(const struct gw_req *g, const char *op, char *out,
+	       size_t len);
+/* May the caller (g->who, or anonymous when !g->authed) do action on
+ * bucket b, or its object key (NULL: the bucket)? 0, or -1 with
+ * AccessDenied recorded: the one decision, spx_s3_access, with the
+ * bucket's policy and public access block. */
+int s3_authorize(struct gw_req *g, struct spx_http_req *req,
+		 const struct spx_obj_bucket *b, const char *action,
+		 const char *key);
+/* ACL headers (x-amz-acl, x-amz-grant-*) in h on a write to b: allowed
+ * only as the bucket's object ownership allows; -1 recorded. */
+int s3_acl_write_check(struct gw_req *g, const struct spx_kvlist *h,
+		       const struct spx_obj_bucket *b);
 /* A storage class S3 knows. */
 bool s3_storage_class_valid(const char *c);
-/* The same, and check the caller owns it. */
-int s3_open_bucket(struct gw_req *g, const char *name,
-		   struct spx_obj_bucket *b);
 /* The system headers and x-amz-meta-* of the request into m. */
 void s3_meta_from_headers(struct spx_http_req *req, struct spx_obj_meta *m);
 /* The same from any list of header-like names and values (a form's
@@ -164,7 +188,9 @@ int s3_chunked_end(struct gw_req *g);
 /* Text for a listing, URL-encoded when the client asked for it. */
 void s3_list_text(struct spx_xml *x, const char *name, const char *v,
 		  bool url);
-/* <Owner> of a listing entry: the caller's account. */
+/* <Owner> of a listing entry: the bucket's owner (every object is the
+ * bucket owner's, as under BucketOwnerEnforced); in ListBuckets, the
+ * caller. */
 void s3_owner_elem(struct gw_req *g, struct spx_xml *x);
 /* The CommonPrefixes and EncodingType that end a listing. */
 void s3_list_tail(struct spx_xml *x, char **prefixes, size_t n, bool url);
@@ -192,6 +218,10 @@ s3_fn s3_list_buckets, s3_create_bucket, s3_delete_bucket, s3_head_bucket,
 	s3_get_object_tagging, s3_put_object_tagging,
 	s3_delete_object_tagging;
 s3_fn s3_put_bucket_cors, s3_get_bucket_cors, s3_delete_bucket_cors;
+s3_fn s3_put_bucket_policy, s3_get_bucket_policy, s3_delete_bucket_policy,
+	s3_get_policy_status, s3_put_pab, s3_get_pab, s3_delete_pab,
+	s3_put_ownership, s3_get_ownership, s3_delete_ownership,
+	s3_get_bucket_acl, s3_get_object_acl, s3_put_acl;
 /* OPTIONS: the preflight answered from the rules of the bucket g->s3->b
  * (opened, its owner not checked: a browser's preflight carries no
  * credentials). */

@@ -22,13 +22,18 @@ void s3_list_text(struct spx_xml *x, const char *name, const char *v,
 	spx_buf_release(&b);
 }
 
-/* <Owner> of a listing entry: the caller's account. */
+/* <Owner> of a listing entry: the bucket owner's account (the caller's in
+ * ListBuckets, where no bucket is open). */
 void s3_owner_elem(struct gw_req *g, struct spx_xml *x)
 {
+	const char *owner = g->s3 && g->s3->b.owner[0] ? g->s3->b.owner
+						       : g->who.account;
+	bool self = g->authed && !strcmp(owner, g->who.account);
+
 	spx_xml_open(x, "Owner");
-	spx_xml_elem(x, "ID", g->who.account);
+	spx_xml_elem(x, "ID", owner);
 	spx_xml_elem(x, "DisplayName",
-		     g->who.user[0] ? g->who.user : g->who.account);
+		     self && g->who.user[0] ? g->who.user : owner);
 	spx_xml_close(x);
 }
 

@@ -435,11 +435,7 @@ static bool header_name_ok(const char *k)
  * headers. */
 static int object_meta(struct s3_post *p, struct spx_obj_meta *m)
 {
-	const char *acl = field(p, "acl");
-
-	if (acl && strcmp(acl, "private") &&
-	    strcmp(acl, "bucket-owner-full-control"))
-		return s3_not_impl();
+	/* acl: s3_acl_write_check, before. */
 	if (field(p, "tagging") || field(p, "x-amz-server-side-encryption"))
 		return s3_not_impl();
 	for (size_t i = 0; i < p->fields.n; i++) {
@@ -488,8 +484,19 @@ static int on_file_begin(void *arg, const char *filename, const char *ctype)
 		return -1;
 	if (spx_kv_geti(&p->req->headers, "Origin"))
 		s3_cors_actual(g, p->req);
-	if (s3_owner(g, &s->b) < 0)
+	if ((rc = spx_obj_key_check(p->key)) < 0)
+		return s3_obj_fail(g, rc);
+	if (s3_authorize(g, p->req, &s->b, "s3:PutObject", p->key) < 0)
 		return -1;
+	if (field(p, "acl")) {
+		struct spx_kvlist h = SPX_KVLIST_INIT;
+
+		spx_kv_add(&h, "x-amz-acl", field(p, "acl"));
+		rc = s3_acl_write_check(g, &h, &s->b);
+		spx_kv_free(&h);
+		if (rc < 0)
+			return -1;
+	}
 	if ((rc = spx_obj_key_check(p->key)) < 0)
 		return s3_obj_fail(g, rc);
 	{

@@ -561,3 +561,143 @@ const json_t *spx_s3_cors_rule(const json_t *rules, const char *origin,
 			return r;
 	return NULL;
 }
+
+/* ---- public access block and object ownership ---- */
+
+const char *const spx_s3_pab_names[SPX_S3_PAB_N] = {
+	"BlockPublicAcls",
+	"IgnorePublicAcls",
+	"BlockPublicPolicy",
+	"RestrictPublicBuckets",
+};
+
+int spx_s3_pab_xml(const char *p, size_t n, unsigned *flags,
+		   struct spx_apierr *err)
+{
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root, *c;
+	unsigned f = 0;
+	int rc = -1;
+
+	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) ||
+	    !spx_xml_is(root, "PublicAccessBlockConfiguration", NULL)) {
+		malformed(err);
+		goto out;
+	}
+	for (c = spx_xml_child(root, NULL); c; c = spx_xml_next(c, NULL)) {
+		size_t i;
+
+		for (i = 0; i < SPX_S3_PAB_N; i++)
+			if (spx_xml_is(c, spx_s3_pab_names[i], NULL))
+				break;
+		if (i == SPX_S3_PAB_N ||
+		    spx_xml_count(root, spx_s3_pab_names[i]) != 1) {
+			malformed(err);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < SPX_S3_PAB_N; i++) {
+		const char *v = spx_xml_child_text(root, spx_s3_pab_names[i]);
+
+		if (!v)
+			continue;
+		if (!strcmp(v, "true"))
+			f |= 1u << i;
+		else if (strcmp(v, "false")) {
+			malformed(err);
+			goto out;
+		}
+	}
+	*flags = f;
+	rc = 0;
+out:
+	spx_xml_doc_free(doc);
+	return rc;
+}
+
+const char *spx_s3_ownership_name(const char *s)
+{
+	static const char *const names[] = {
+		"BucketOwnerEnforced",
+		"BucketOwnerPreferred",
+		"ObjectWriter",
+	};
+
+	for (size_t i = 0; s && i < SPX_ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i]))
+			return names[i];
+	return NULL;
+}
+
+int spx_s3_ownership_xml(const char *p, size_t n, const char **out,
+			 struct spx_apierr *err)
+{
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root, *rule;
+	const char *o = NULL;
+	int rc = -1;
+
+	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) ||
+	    !spx_xml_is(root, "OwnershipControls", NULL) ||
+	    spx_xml_count(root, NULL) != 1 ||
+	    spx_xml_count(root, "Rule") != 1 ||
+	    !(rule = spx_xml_child(root, "Rule")) ||
+	    spx_xml_count(rule, NULL) != 1 ||
+	    !(o = spx_s3_ownership_name(
+		      spx_xml_child_text(rule, "ObjectOwnership")))) {
+		malformed(err);
+		goto out;
+	}
+	*out = o;
+	rc = 0;
+out:
+	spx_xml_doc_free(doc);
+	return rc;
+}
+
+int spx_s3_acl_owner_only(const char *p, size_t n, const char *owner,
+			  bool *only, struct spx_apierr *err)
+{
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root, *list, *gr;
+	size_t grants = 0;
+	int rc = -1;
+
+	*only = true;
+	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) ||
+	    !spx_xml_is(root, "AccessControlPolicy", NULL) ||
+	    spx_xml_count(root, "AccessControlList") != 1) {
+		fail(err, 400, "MalformedACLError",
+		     "The XML you provided was not well-formed or did not "
+		     "validate against our published schema");
+		goto out;
+	}
+	list = spx_xml_child(root, "AccessControlList");
+	for (gr = spx_xml_child(list, "Grant"); gr;
+	     gr = spx_xml_next(gr, "Grant")) {
+		const struct spx_xml_node *who = spx_xml_child(gr, "Grantee");
+		const char *type = who ? spx_xml_node_attr(who, "type") : NULL;
+		const char *id = who ? spx_xml_child_text(who, "ID") : NULL;
+		const char *perm = spx_xml_child_text(gr, "Permission");
+
+		if (!who || !perm) {
+			fail(err, 400, "MalformedACLError",
+			     "The XML you provided was not well-formed or did "
+			     "not validate against our published schema");
+			goto out;
+		}
+		grants++;
+		if (!type || strcmp(type, "CanonicalUser") || !id ||
+		    strcmp(id, owner) || strcmp(perm, "FULL_CONTROL"))
+			*only = false;
+	}
+	if (!grants)
+		*only = false;
+	rc = 0;
+out:
+	spx_xml_doc_free(doc);
+	return rc;
+}

@@ -98,4 +98,37 @@ const json_t *spx_s3_cors_rule(const json_t *rules, const char *origin,
 /* Does rule allow every origin ("*" itself)? */
 bool spx_s3_cors_any_origin(const json_t *rule);
 
+/* PutPublicAccessBlock: <PublicAccessBlockConfiguration> with any of the
+ * four settings below, each true or false (absent: false): *flags gets
+ * bit i for spx_s3_pab_names[i] set true. */
+#define SPX_S3_PAB_N 4
+enum {
+	SPX_S3_PAB_BLOCK_ACLS = 1 << 0,
+	SPX_S3_PAB_IGNORE_ACLS = 1 << 1,
+	SPX_S3_PAB_BLOCK_POLICY = 1 << 2,
+	SPX_S3_PAB_RESTRICT = 1 << 3,
+	SPX_S3_PAB_ALL = 0xf,
+};
+extern const char *const spx_s3_pab_names[SPX_S3_PAB_N];
+int spx_s3_pab_xml(const char *p, size_t n, unsigned *flags,
+		   struct spx_apierr *err);
+
+/* PutBucketOwnershipControls: <OwnershipControls><Rule><ObjectOwnership>
+ * BucketOwnerEnforced | BucketOwnerPreferred | ObjectWriter
+ * </ObjectOwnership></Rule></OwnershipControls>: *out is that name (a
+ * constant). */
+int spx_s3_ownership_xml(const char *p, size_t n, const char **out,
+			 struct spx_apierr *err);
+/* The name, if it is one of the three (a constant), else NULL. */
+const char *spx_s3_ownership_name(const char *s);
+
+/* PutBucketAcl, PutObjectAcl: <AccessControlPolicy>[<Owner>]
+ * <AccessControlList><Grant><Grantee xsi:type=T><ID>..</ID>...</Grantee>
+ * <Permission>P</Permission></Grant>...</AccessControlList>. *only is
+ * true when it grants FULL_CONTROL to owner (a canonical user id) and
+ * nothing else: what S3 takes under BucketOwnerEnforced. Malformed:
+ * MalformedACLError. */
+int spx_s3_acl_owner_only(const char *p, size_t n, const char *owner,
+			  bool *only, struct spx_apierr *err);
+
 #endif

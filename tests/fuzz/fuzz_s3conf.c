@@ -4,7 +4,8 @@
  * after authentication that can be large: DeleteObjects' object list and
  * CompleteMultipartUpload's part list (what they accept is within S3's
  * bounds: 1..1000 objects, 1..10000 parts numbered 1..10000), and CORS
- * rules (1..100, each with its methods and origins). */
+ * rules (1..100, each with its methods and origins), the public access
+ * block, ownership controls and ACL documents. */
 #include "spx.h"
 
 #include <jansson.h>
@@ -170,6 +171,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)spx_s3_cors_rule(r, any, "GET", any);
 		free(any);
 		json_decref(r);
+	}
+	/* Public access block, ownership controls, an ACL document. */
+	{
+		unsigned f = 0;
+		const char *o = NULL;
+		bool only;
+
+		if (spx_s3_pab_xml((const char *)data, size, &f, &err) == 0) {
+			if (f & ~(unsigned)SPX_S3_PAB_ALL)
+				abort();
+		} else if (!err.code || err.http != 400) {
+			abort();
+		}
+		if (spx_s3_ownership_xml((const char *)data, size, &o, &err) ==
+		    0) {
+			if (spx_s3_ownership_name(o) != o)
+				abort();
+		} else if (!err.code || err.http != 400) {
+			abort();
+		}
+		if (spx_s3_acl_owner_only((const char *)data, size,
+					  "111111111111", &only, &err) < 0 &&
+		    (!err.code || err.http != 400))
+			abort();
 	}
 	return 0;
 }
