@@ -66,6 +66,18 @@ static const struct s3_op ops[] = {
 	  NULL, S3_OWN | S3_DIGEST, .run = s3_put_ownership },
 	{ "DeleteBucketOwnershipControls", "DELETE", S3_BUCKET,
 	  "ownershipControls", NULL, S3_OWN, .run = s3_delete_ownership },
+	{ "GetObjectLockConfiguration", "GET", S3_BUCKET, "object-lock", NULL,
+	  S3_OWN, .run = s3_get_lock_conf },
+	{ "PutObjectLockConfiguration", "PUT", S3_BUCKET, "object-lock", NULL,
+	  S3_OWN | S3_DIGEST, .run = s3_put_lock_conf },
+	{ "GetObjectRetention", "GET", S3_OBJECT, "retention", NULL, S3_OWN,
+	  .run = s3_get_retention },
+	{ "PutObjectRetention", "PUT", S3_OBJECT, "retention", NULL, S3_OWN,
+	  .run = s3_put_retention },
+	{ "GetObjectLegalHold", "GET", S3_OBJECT, "legal-hold", NULL, S3_OWN,
+	  .run = s3_get_legal_hold },
+	{ "PutObjectLegalHold", "PUT", S3_OBJECT, "legal-hold", NULL, S3_OWN,
+	  .run = s3_put_legal_hold },
 	{ "GetBucketAcl", "GET", S3_BUCKET, "acl", NULL, S3_OWN,
 	  .run = s3_get_bucket_acl },
 	{ "PutBucketAcl", "PUT", S3_BUCKET, "acl", NULL, S3_OWN,
@@ -131,7 +143,8 @@ static const char *const claimed[] = {
 	"versioning", "versions", "tagging",  "location", "uploads",
 	"uploadId",   "partNumber", "delete", "list-type",
 	"attributes", "cors",	    "policy",	"policyStatus",
-	"publicAccessBlock", "ownershipControls", "acl",
+	"publicAccessBlock", "ownershipControls", "acl", "object-lock",
+	"retention", "legal-hold",
 };
 
 /* Subresources this gateway does not serve yet: NotImplemented rather
@@ -139,7 +152,6 @@ static const char *const claimed[] = {
 static const char *const later[] = {
 	"lifecycle",   "website",	 "logging",
 	"notification", "replication",	 "encryption",
-	"object-lock", "retention",	 "legal-hold",
 	"torrent",     "restore",	 "select",
 	"accelerate",  "requestPayment", "analytics",
 	"metrics",     "inventory",	 "intelligent-tiering",
@@ -192,17 +204,14 @@ static const struct s3_op *route(struct gw_req *g, struct spx_http_req *req)
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(later); i++)
 		if (s3_has(g, later[i]))
 			return NULL;
-	/* Features that must not be accepted and then ignored: encryption,
-	 * object lock. */
+	/* Features that must not be accepted and then ignored:
+	 * encryption. */
 	for (size_t i = 0; i < req->headers.n; i++) {
 		const char *k = req->headers.v[i].k;
 
 		if (!strncasecmp(k, "x-amz-server-side-encryption", 28) ||
 		    !strncasecmp(k, "x-amz-copy-source-server-side-encryption",
-				 40) ||
-		    !strncasecmp(k, "x-amz-object-lock", 17) ||
-		    (!strcasecmp(k, "x-amz-bucket-object-lock-enabled") &&
-		     !strcasecmp(req->headers.v[i].v, "true")))
+				 40))
 			return NULL;
 	}
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(ops); i++)
@@ -383,6 +392,9 @@ static const struct spx_apierr obj_errs[] = {
 	[-SPX_OBJ_PRECONDITION] = { 412, "PreconditionFailed",
 				    "At least one of the pre-conditions you "
 				    "specified did not hold" },
+	[-SPX_OBJ_LOCKED] = { 403, "AccessDenied",
+			      "Access Denied because object protected by "
+			      "object lock." },
 };
 
 static int status_of(int http)
@@ -510,6 +522,15 @@ void s3_empty_answer(struct gw_req *g, struct spx_http_resp *resp,
 	resp->status = status;
 	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
 	resp->ready = true;
+}
+
+int s3_empty_or_fail(struct gw_req *g, struct spx_http_resp *resp, int rc,
+		     int status)
+{
+	if (rc < 0)
+		return s3_obj_fail(g, rc);
+	s3_empty_answer(g, resp, status);
+	return 0;
 }
 
 void s3_version_header(struct spx_http_resp *resp, bool show,

@@ -60,6 +60,10 @@ static const struct {
 	{"DeletePublicAccessBlock", "s3:PutBucketPublicAccessBlock", NULL},
 	{"DeleteBucketOwnershipControls", "s3:PutBucketOwnershipControls",
 	 NULL},
+	{"GetObjectLockConfiguration", "s3:GetBucketObjectLockConfiguration",
+	 NULL},
+	{"PutObjectLockConfiguration", "s3:PutBucketObjectLockConfiguration",
+	 NULL},
 };
 
 void s3_action(const struct gw_req *g, const char *op, char *out,
@@ -339,12 +343,10 @@ int s3_acl_write_check(struct gw_req *g, const struct spx_kvlist *h,
 static int set_doc(struct gw_req *g, struct spx_http_resp *resp,
 		   const char *name, const char *p, size_t n, int status)
 {
-	int rc = spx_obj_bucket_set_doc(g->gw->obj, &g->s3->b, name, p, n);
-
-	if (rc < 0)
-		return s3_obj_fail(g, rc);
-	s3_empty_answer(g, resp, status);
-	return 0;
+	return s3_empty_or_fail(g, resp,
+				spx_obj_bucket_set_doc(g->gw->obj, &g->s3->b,
+						       name, p, n),
+				status);
 }
 
 

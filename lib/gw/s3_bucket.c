@@ -113,6 +113,10 @@ int s3_create_bucket(struct gw_req *g, struct spx_http_req *req,
 		rc = 0;
 	if (rc < 0)
 		return s3_obj_fail(g, rc);
+	/* Object lock, also on a retry that found the bucket made: a crash
+	 * between the two must not leave it without. */
+	if (s3_lock_on_create(g, req) < 0)
+		return -1;
 	resp->status = 200;
 	spx_kv_add(&resp->headers, "x-amz-request-id", g->reqid);
 	snprintf(loc, sizeof(loc), "/%s", s->bucket);
@@ -185,6 +189,18 @@ int s3_put_versioning(struct gw_req *g, struct spx_http_req *req,
 	if (spx_s3_versioning_xml(g->s3->body.p, g->s3->body.len, &enabled,
 				  &e) < 0)
 		return s3_conf_fail(&e);
+	if (!enabled) {
+		json_t *lock;
+
+		if (s3_lock_conf(g, &g->s3->b, &lock) < 0)
+			return -1;
+		json_decref(lock);
+		if (lock)
+			return s3_fail(g, 409, "InvalidBucketState",
+				       "An Object Lock configuration is "
+				       "present on this bucket, so the "
+				       "versioning state cannot be changed.");
+	}
 	rc = spx_obj_bucket_set_versioning(g->gw->obj, &g->s3->b,
 					   enabled ? SPX_OBJ_VERSIONING_ENABLED
 						   : SPX_OBJ_VERSIONING_SUSPENDED);

@@ -179,6 +179,9 @@ int s3_copy_object(struct gw_req *g, struct spx_http_req *req,
 			spx_kv_add(&in.tags, c.cur.tags.v[i].k, c.cur.tags.v[i].v);
 	else if (s3_tags_from_header(g, req, &in) < 0)
 		goto out;
+	/* The copy's own lock (never the source's). */
+	if (s3_lock_for_write(g, req, &in, false) < 0)
+		goto out;
 	rc = spx_obj_copy(g->gw->obj, &c.b, c.key, c.vid, &s->b, s->key, &in,
 			  &out);
 	if (rc < 0) {

@@ -119,6 +119,9 @@ void s3_headless(struct spx_http_req *req, struct spx_http_resp *resp);
 /* An answer without a body: 204 after a delete, 200 after a create. */
 void s3_empty_answer(struct gw_req *g, struct spx_http_resp *resp,
 		     int status);
+/* An engine call's rc: the empty answer, or its failure recorded. */
+int s3_empty_or_fail(struct gw_req *g, struct spx_http_resp *resp, int rc,
+		     int status);
 /* x-amz-version-id, in answers about a bucket that has (had) versioning
  * or when the client named a version. */
 void s3_version_header(struct spx_http_resp *resp, bool show,
@@ -198,6 +201,31 @@ void s3_list_tail(struct spx_xml *x, char **prefixes, size_t n, bool url);
  * default 1000, more is 1000); -1 (recorded) when bad. */
 int s3_list_params(struct gw_req *g, const char *name, long *max);
 
+/* Object lock (s3_lock.c). The bucket's configuration (*conf, decref;
+ * NULL when it has no object lock); -1 recorded. */
+int s3_lock_conf(struct gw_req *g, const struct spx_obj_bucket *b,
+		 struct json_t **conf);
+/* A write's retention and legal hold (x-amz-object-lock-* headers, else
+ * the bucket's default retention) into m->sys, whose lock headers (a
+ * copy's source's) go first; need_digest: PutObject, which must then
+ * carry Content-MD5 or a checksum. -1 recorded. */
+int s3_lock_for_write(struct gw_req *g, struct spx_http_req *req,
+		      struct spx_obj_meta *m, bool need_digest);
+/* CreateBucket with x-amz-bucket-object-lock-enabled: true, once made:
+ * versioning Enabled and an empty configuration. */
+int s3_lock_on_create(struct gw_req *g, struct spx_http_req *req);
+/* Removing a version: the engine asks s3_lock_cond (ctx: a struct
+ * s3_lock_ctx) under the key's lock; SPX_OBJ_LOCKED when its legal hold
+ * or retention forbids it. */
+struct s3_lock_ctx {
+	double now;
+	bool bypass;   /* x-amz-bypass-governance-retention, allowed */
+	bool removing; /* the version goes (legal hold counts) */
+};
+void s3_lock_ctx_init(struct gw_req *g, struct spx_http_req *req,
+		      const char *key, struct s3_lock_ctx *c);
+int s3_lock_cond(void *ctx, const struct spx_obj_meta *v);
+
 /* ---- the handlers, by file ---- */
 
 int s3_put_begin(struct gw_req *, struct spx_http_req *, struct spx_http_resp *);
@@ -222,6 +250,8 @@ s3_fn s3_put_bucket_policy, s3_get_bucket_policy, s3_delete_bucket_policy,
 	s3_get_policy_status, s3_put_pab, s3_get_pab, s3_delete_pab,
 	s3_put_ownership, s3_get_ownership, s3_delete_ownership,
 	s3_get_bucket_acl, s3_get_object_acl, s3_put_acl;
+s3_fn s3_put_lock_conf, s3_get_lock_conf, s3_get_retention, s3_put_retention,
+	s3_get_legal_hold, s3_put_legal_hold;
 /* OPTIONS: the preflight answered from the rules of the bucket g->s3->b
  * (opened, its owner not checked: a browser's preflight carries no
  * credentials). */

@@ -52,7 +52,8 @@ int s3_create_mpu(struct gw_req *g, struct spx_http_req *req,
 
 	s3_meta_from_headers(req, &in);
 	if (s3_tags_from_header(g, req, &in) < 0 ||
-	    mpu_algo_from_headers(g, req, &in) < 0) {
+	    mpu_algo_from_headers(g, req, &in) < 0 ||
+	    s3_lock_for_write(g, req, &in, false) < 0) {
 		spx_obj_meta_release(&in);
 		return -1;
 	}

@@ -157,7 +157,8 @@ static int begin_object(struct gw_req *g, struct spx_http_req *req)
 			return s3_obj_fail(g, rc);
 	}
 	s3_meta_from_headers(req, &in);
-	if (s3_tags_from_header(g, req, &in) < 0) {
+	if (s3_tags_from_header(g, req, &in) < 0 ||
+	    s3_lock_for_write(g, req, &in, true) < 0) {
 		spx_obj_meta_release(&in);
 		return -1;
 	}

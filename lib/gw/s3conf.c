@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 
+#include "gw/ec2q.h"
 #include "gw/s3conf.h"
 #include "http/query.h"
 #include "utf8.h"
@@ -696,6 +697,158 @@ int spx_s3_acl_owner_only(const char *p, size_t n, const char *owner,
 	}
 	if (!grants)
 		*only = false;
+	rc = 0;
+out:
+	spx_xml_doc_free(doc);
+	return rc;
+}
+
+/* ---- object lock ---- */
+
+static bool lock_mode(const char *m)
+{
+	return m && (!strcmp(m, "GOVERNANCE") || !strcmp(m, "COMPLIANCE"));
+}
+
+/* A positive decimal of at most 9 digits, or -1. */
+static long small_count(const char *s)
+{
+	long v = 0;
+
+	if (!s || !*s || strlen(s) > 9)
+		return -1;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	return v;
+}
+
+int spx_s3_lock_conf_xml(const char *p, size_t n, char **json,
+			 struct spx_apierr *err)
+{
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root, *rule, *dr;
+	const char *en, *mode;
+	json_t *j = NULL;
+	int rc = -1;
+
+	*json = NULL;
+	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) ||
+	    !spx_xml_is(root, "ObjectLockConfiguration", NULL) ||
+	    spx_xml_count(root, "ObjectLockEnabled") > 1 ||
+	    spx_xml_count(root, "Rule") > 1 ||
+	    spx_xml_count(root, NULL) != spx_xml_count(root, "ObjectLockEnabled") +
+						    spx_xml_count(root, "Rule")) {
+		malformed(err);
+		goto out;
+	}
+	en = spx_xml_child_text(root, "ObjectLockEnabled");
+	if (!en || strcmp(en, "Enabled")) {
+		malformed(err);
+		goto out;
+	}
+	j = json_object();
+	if ((rule = spx_xml_child(root, "Rule"))) {
+		const char *days, *years;
+		long d = -1, y = -1;
+
+		dr = spx_xml_child(rule, "DefaultRetention");
+		if (!dr || spx_xml_count(rule, NULL) != 1) {
+			malformed(err);
+			goto out;
+		}
+		mode = spx_xml_child_text(dr, "Mode");
+		days = spx_xml_child_text(dr, "Days");
+		years = spx_xml_child_text(dr, "Years");
+		if (!lock_mode(mode) || (days && years) || (!days && !years) ||
+		    spx_xml_count(dr, NULL) != 2) {
+			malformed(err);
+			goto out;
+		}
+		if (days)
+			d = small_count(days);
+		else
+			y = small_count(years);
+		if ((days && (d < 1 || d > 36500)) ||
+		    (years && (y < 1 || y > 100))) {
+			fail(err, 400, "InvalidArgument",
+			     "Default retention period must be a positive "
+			     "integer value");
+			goto out;
+		}
+		json_object_set_new(j, "Mode", json_string(mode));
+		json_object_set_new(j, days ? "Days" : "Years",
+				    json_integer(days ? d : y));
+	}
+	*json = json_dumps(j, JSON_COMPACT);
+	rc = 0;
+out:
+	json_decref(j);
+	spx_xml_doc_free(doc);
+	return rc;
+}
+
+int spx_s3_retention_xml(const char *p, size_t n, const char **mode,
+			 double *until, struct spx_apierr *err)
+{
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root;
+	const char *m, *d;
+	int rc = -1;
+
+	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) ||
+	    !spx_xml_is(root, "Retention", NULL) ||
+	    spx_xml_count(root, "Mode") > 1 ||
+	    spx_xml_count(root, "RetainUntilDate") > 1 ||
+	    spx_xml_count(root, NULL) != spx_xml_count(root, "Mode") +
+						    spx_xml_count(root,
+								  "RetainUntilDate")) {
+		malformed(err);
+		goto out;
+	}
+	m = spx_xml_child_text(root, "Mode");
+	d = spx_xml_child_text(root, "RetainUntilDate");
+	/* Both, or neither (removing a GOVERNANCE retention). */
+	if (!m != !d || (m && !lock_mode(m))) {
+		malformed(err);
+		goto out;
+	}
+	*mode = !m ? NULL : !strcmp(m, "GOVERNANCE") ? "GOVERNANCE"
+						     : "COMPLIANCE";
+	*until = 0;
+	if (d && ec2q_time_parse(d, until) < 0) {
+		fail(err, 400, "InvalidArgument",
+		     "The retain until date must be a valid ISO 8601 date");
+		goto out;
+	}
+	rc = 0;
+out:
+	spx_xml_doc_free(doc);
+	return rc;
+}
+
+int spx_s3_legal_hold_xml(const char *p, size_t n, bool *on,
+			  struct spx_apierr *err)
+{
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root;
+	const char *st;
+	int rc = -1;
+
+	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) ||
+	    !spx_xml_is(root, "LegalHold", NULL) ||
+	    spx_xml_count(root, NULL) != 1 ||
+	    !(st = spx_xml_child_text(root, "Status")) ||
+	    (strcmp(st, "ON") && strcmp(st, "OFF"))) {
+		malformed(err);
+		goto out;
+	}
+	*on = !strcmp(st, "ON");
 	rc = 0;
 out:
 	spx_xml_doc_free(doc);

@@ -131,4 +131,20 @@ const char *spx_s3_ownership_name(const char *s);
 int spx_s3_acl_owner_only(const char *p, size_t n, const char *owner,
 			  bool *only, struct spx_apierr *err);
 
+/* Object lock. PutObjectLockConfiguration: <ObjectLockConfiguration>
+ * <ObjectLockEnabled>Enabled</ObjectLockEnabled>[<Rule><DefaultRetention>
+ * <Mode>GOVERNANCE|COMPLIANCE</Mode><Days>1..36500</Days> | <Years>1..100
+ * </Years></DefaultRetention></Rule>]: *json (caller frees) is
+ * {"Mode": M, "Days"|"Years": N}, or {} without a rule. */
+int spx_s3_lock_conf_xml(const char *p, size_t n, char **json,
+			 struct spx_apierr *err);
+/* PutObjectRetention: <Retention><Mode>M</Mode><RetainUntilDate>ISO 8601
+ * </RetainUntilDate></Retention>, or neither: *mode (a constant, NULL for
+ * neither) and *until (seconds since the epoch, 0 for neither). */
+int spx_s3_retention_xml(const char *p, size_t n, const char **mode,
+			 double *until, struct spx_apierr *err);
+/* PutObjectLegalHold: <LegalHold><Status>ON|OFF</Status></LegalHold>. */
+int spx_s3_legal_hold_xml(const char *p, size_t n, bool *on,
+			  struct spx_apierr *err);
+
 #endif

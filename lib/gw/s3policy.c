@@ -318,8 +318,20 @@ static bool cidr_parse(const char *s, struct cidr *c)
 
 static bool cidr_has(const struct cidr *net, const struct cidr *ip)
 {
+	static const unsigned char mapped[12] = {0, 0, 0, 0, 0,	   0,
+						 0, 0, 0, 0, 0xff, 0xff};
 	int full = net->bits / 8, rest = net->bits % 8;
+	struct cidr v4;
 
+	/* An IPv4 peer on a dual-stack socket (::ffff:a.b.c.d) is that IPv4
+	 * address: else a deny for it would miss. */
+	if (net->af == AF_INET && ip->af == AF_INET6 &&
+	    !memcmp(ip->a, mapped, sizeof(mapped))) {
+		v4.af = AF_INET;
+		memcpy(v4.a, ip->a + 12, 4);
+		v4.bits = 32;
+		ip = &v4;
+	}
 	if (net->af != ip->af)
 		return false;
 	if (memcmp(net->a, ip->a, (size_t)full))

@@ -120,8 +120,10 @@ enum spx_obj_rc {
 	SPX_OBJ_INVALID_VERSION = -19,	/* 400 InvalidArgument: not a version
 					 * id */
 	SPX_OBJ_PRECONDITION = -20,	/* 412 PreconditionFailed */
+	SPX_OBJ_LOCKED = -21,		/* 403 AccessDenied: the version is
+					 * under retention or legal hold */
 };
-#define SPX_OBJ_RC_MIN (-20)
+#define SPX_OBJ_RC_MIN (-21)
 
 /* The exit status of a code (SPX_OK, SPX_NO, SPX_USAGE, SPX_FAIL; unknown
  * codes: SPX_FAIL). */
@@ -269,7 +271,10 @@ int spx_obj_bucket_set_tags(struct spx_obj *s, const struct spx_obj_bucket *b,
 /* A bucket's configuration documents (the gateway's CORS rules, ...):
  * name is 1..15 of [a-z]; the document is opaque bytes, at most
  * SPX_OBJ_DOC_MAX, kept on every drive with the bucket and gone with it.
- * spx_obj_bucket_doc fills out (reset first; empty: none). set_doc with
+ * spx_obj_bucket_doc fills out (reset first; empty: none; a document
+ * read is checked to be of b's incarnation, an absent one is not, as no
+ * byte of another incarnation was read: one open on a request's path).
+ * set_doc with
  * n == 0 removes it (none already is fine); it changes the document under
  * the bucket's lock, of the bucket b was opened as only. */
 #define SPX_OBJ_DOC_MAX (256u << 10)
@@ -369,6 +374,13 @@ struct spx_obj_deleted {
 int spx_obj_delete_version(struct spx_obj *s, const struct spx_obj_bucket *b,
 			   const char *key, const char *vid,
 			   struct spx_obj_deleted *out);
+/* The same; with vid, cond (NULL: none) is asked under the key's lock
+ * about the version to remove before anything changes, and its code is
+ * returned with the version kept (object lock). */
+int spx_obj_delete_version_if(struct spx_obj *s,
+			      const struct spx_obj_bucket *b, const char *key,
+			      const char *vid, spx_obj_cond_fn cond,
+			      void *cond_ctx, struct spx_obj_deleted *out);
 /* Replace the tags of version vid (NULL: the current one) in place: no
  * new version, same generation and time. SPX_OBJ_NO_SUCH_KEY /
  * SPX_OBJ_DELETE_MARKER as for reading; vid_out (may be NULL) receives
@@ -376,6 +388,14 @@ int spx_obj_delete_version(struct spx_obj *s, const struct spx_obj_bucket *b,
 int spx_obj_set_tags(struct spx_obj *s, const struct spx_obj_bucket *b, const char *key,
 		     const char *vid, const struct spx_kvlist *tags,
 		     char vid_out[SPX_OBJ_VID_SIZE]);
+/* The same for any change fn makes to the version's metadata (its sys
+ * headers: object lock's retention and legal hold), under the key's lock:
+ * fn returns 0, or a (negative) SPX_OBJ_ code, recorded, that is returned
+ * with nothing changed. */
+typedef int (*spx_obj_update_fn)(void *ctx, struct spx_obj_meta *m);
+int spx_obj_update(struct spx_obj *s, const struct spx_obj_bucket *b,
+		   const char *key, const char *vid, spx_obj_update_fn fn,
+		   void *ctx, char vid_out[SPX_OBJ_VID_SIZE]);
 /* Copy version svid (NULL: current) of an object (streamed through
  * memory, k + m blocks at a time). in NULL keeps the source's sys, user
  * and tags (CopyObject's COPY directive); else in's replace them. */

@@ -36,6 +36,7 @@ static const int status_of[] = {
 	[-SPX_OBJ_DELETE_MARKER] = SPX_NO,
 	[-SPX_OBJ_INVALID_VERSION] = SPX_USAGE,
 	[-SPX_OBJ_PRECONDITION] = SPX_NO,
+	[-SPX_OBJ_LOCKED] = SPX_NO,
 };
 
 int spx_obj_status(int rc)
@@ -783,9 +784,14 @@ int spx_obj_bucket_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
 	d = bdirs(s, b->name);
 	rc = obj_get_meta(s, d, file, &m, SPX_OBJ_NO_SUCH_KEY);
 	obj_dirs_free(d, s->n);
-	if (rc == SPX_OBJ_NO_SUCH_KEY)
-		rc = 0;
-	else if (!rc && (!m.is_inline || strcmp(m.key, name)))
+	/* None: nothing was read that could be another incarnation's, and
+	 * every later read or commit under b checks b's own (this is on
+	 * every S3 request's path: the bucket policy). */
+	if (rc == SPX_OBJ_NO_SUCH_KEY) {
+		spx_obj_meta_release(&m);
+		return 0;
+	}
+	if (!rc && (!m.is_inline || strcmp(m.key, name)))
 		rc = obj_err(SPX_OBJ_INTERNAL, "bucket '%s': bad document '%s'",
 			     b->name, name);
 	/* Read, then check that it was this bucket's. */

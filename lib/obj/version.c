@@ -331,6 +331,7 @@ static int delete_plain(struct spx_obj *s, const char *bucket,
  * it was the current one. */
 static int remove_version(struct spx_obj *s, const char *bucket,
 			  const char *enc, char **d, const char *vid,
+			  spx_obj_cond_fn cond, void *cond_ctx,
 			  struct spx_obj_deleted *out, char **old)
 {
 	struct spx_obj_meta *v = NULL;
@@ -348,6 +349,9 @@ static int remove_version(struct spx_obj *s, const char *bucket,
 		rc = obj_err(SPX_OBJ_NO_SUCH_VERSION, "no version '%s'", vid);
 		goto out;
 	}
+	/* The caller's condition on this version, under the key's lock. */
+	if (cond && (rc = cond(cond_ctx, &v[t])) < 0)
+		goto out;
 	out->delete_marker = v[t].delete_marker;
 	snprintf(out->vid, sizeof(out->vid), "%s", v[t].vid);
 	obj_vfile(v[t].vid, name);
@@ -384,6 +388,14 @@ int spx_obj_delete_version(struct spx_obj *s, const struct spx_obj_bucket *b,
 			   const char *key, const char *vid,
 			   struct spx_obj_deleted *out)
 {
+	return spx_obj_delete_version_if(s, b, key, vid, NULL, NULL, out);
+}
+
+int spx_obj_delete_version_if(struct spx_obj *s,
+			      const struct spx_obj_bucket *b, const char *key,
+			      const char *vid, spx_obj_cond_fn cond,
+			      void *cond_ctx, struct spx_obj_deleted *out)
+{
 	struct spx_obj_deleted tmp;
 	enum spx_obj_versioning v;
 	char enc[256], **d = NULL, *old[2] = { NULL, NULL };
@@ -402,7 +414,8 @@ int spx_obj_delete_version(struct spx_obj *s, const struct spx_obj_bucket *b,
 		goto out;
 	d = obj_kdirs(s, bucket, enc);
 	if (vid) {
-		rc = remove_version(s, bucket, enc, d, vid, out, &old[0]);
+		rc = remove_version(s, bucket, enc, d, vid, cond, cond_ctx, out,
+				    &old[0]);
 	} else if (v == SPX_OBJ_UNVERSIONED) {
 		rc = delete_plain(s, bucket, key, d, &old[0]);
 	} else {
@@ -440,10 +453,36 @@ int spx_obj_delete(struct spx_obj *s, const struct spx_obj_bucket *b,
 	return spx_obj_delete_version(s, b, key, NULL, NULL);
 }
 
+struct tags_ctx {
+	const struct spx_kvlist *tags;
+};
+
+static int replace_tags(void *ctx, struct spx_obj_meta *m)
+{
+	const struct spx_kvlist *tags = ((struct tags_ctx *)ctx)->tags;
+
+	spx_kv_free(&m->tags);
+	for (size_t i = 0; tags && i < tags->n; i++)
+		spx_kv_add(&m->tags, tags->v[i].k, tags->v[i].v);
+	return 0;
+}
+
 int spx_obj_set_tags(struct spx_obj *s, const struct spx_obj_bucket *bk,
 		     const char *key, const char *vid,
 		     const struct spx_kvlist *tags,
 		     char vid_out[SPX_OBJ_VID_SIZE])
+{
+	struct tags_ctx c = {tags};
+
+	if (tags && !obj_kv_valid(tags))
+		return obj_err(SPX_OBJ_INVALID_ARG,
+			       "a tag is not valid UTF-8 or too long");
+	return spx_obj_update(s, bk, key, vid, replace_tags, &c, vid_out);
+}
+
+int spx_obj_update(struct spx_obj *s, const struct spx_obj_bucket *bk,
+		   const char *key, const char *vid, spx_obj_update_fn fn,
+		   void *ctx, char vid_out[SPX_OBJ_VID_SIZE])
 {
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
 	struct spx_buf b = SPX_BUF_INIT;
@@ -454,9 +493,6 @@ int spx_obj_set_tags(struct spx_obj *s, const struct spx_obj_bucket *bk,
 	if ((rc = obj_target(bk, key, vid, enc)) < 0)
 		return rc;
 	bucket = bk->name;
-	if (tags && !obj_kv_valid(tags))
-		return obj_err(SPX_OBJ_INVALID_ARG,
-			       "a tag is not valid UTF-8 or too long");
 	if ((rc = obj_lock(s, bucket, key, true, &lk)) < 0)
 		return rc;
 	if ((rc = obj_bucket_current(s, bk, NULL)) < 0)
@@ -475,9 +511,12 @@ int spx_obj_set_tags(struct spx_obj *s, const struct spx_obj_bucket *bk,
 				   "'%s' in '%s' is deleted", key, bucket);
 		goto out;
 	}
-	spx_kv_free(&m.tags);
-	for (size_t i = 0; tags && i < tags->n; i++)
-		spx_kv_add(&m.tags, tags->v[i].k, tags->v[i].v);
+	if ((rc = fn(ctx, &m)) < 0)
+		goto out;
+	if (!obj_kv_valid(&m.sys)) {
+		rc = obj_err(SPX_OBJ_INVALID_ARG, "metadata too long");
+		goto out;
+	}
 	spx_obj_meta_encode(&m, &b);
 	d = obj_kdirs(s, bucket, enc);
 	rc = obj_put_all(s, d, name, &b);

@@ -1273,7 +1273,8 @@ PY
 	[[ "$output" == *"(NotImplemented)"* ]]
 	run aws2 s3api put-object --bucket refuse --key k --body "$BATS_TEST_TMPDIR/x" --storage-class BOGUS
 	[[ "$output" == *"(InvalidStorageClass)"* ]]
-	run aws2 s3api create-bucket --bucket locked-bkt --object-lock-enabled-for-bucket
+	run aws2 s3api put-bucket-lifecycle-configuration --bucket refuse \
+		--lifecycle-configuration '{"Rules":[{"ID":"r","Status":"Enabled","Filter":{"Prefix":""},"Expiration":{"Days":1}}]}'
 	[[ "$output" == *"(NotImplemented)"* ]]
 	run aws2 s3api list-objects-v2 --bucket refuse --query 'Contents[].Key' --output text
 	[ "$output" = None ]

@@ -5,7 +5,8 @@
  * CompleteMultipartUpload's part list (what they accept is within S3's
  * bounds: 1..1000 objects, 1..10000 parts numbered 1..10000), and CORS
  * rules (1..100, each with its methods and origins), the public access
- * block, ownership controls and ACL documents. */
+ * block, ownership controls and ACL documents, and object lock's
+ * configuration, retention and legal hold. */
 #include "spx.h"
 
 #include <jansson.h>
@@ -193,6 +194,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (spx_s3_acl_owner_only((const char *)data, size,
 					  "111111111111", &only, &err) < 0 &&
+		    (!err.code || err.http != 400))
+			abort();
+	}
+	/* Object lock: configuration, retention, legal hold. */
+	{
+		char *js = NULL;
+		const char *mode = NULL;
+		double until;
+		bool on;
+
+		if (spx_s3_lock_conf_xml((const char *)data, size, &js, &err) ==
+		    0) {
+			json_t *j = json_loads(js, 0, NULL);
+
+			if (!json_is_object(j))
+				abort();
+			json_decref(j);
+			free(js);
+		} else if (!err.code || err.http != 400 || js) {
+			abort();
+		}
+		if (spx_s3_retention_xml((const char *)data, size, &mode,
+					 &until, &err) == 0) {
+			if (mode && strcmp(mode, "GOVERNANCE") &&
+			    strcmp(mode, "COMPLIANCE"))
+				abort();
+		} else if (!err.code || err.http != 400) {
+			abort();
+		}
+		if (spx_s3_legal_hold_xml((const char *)data, size, &on,
+					  &err) < 0 &&
 		    (!err.code || err.http != 400))
 			abort();
 	}

@@ -1080,8 +1080,17 @@ static void test_versions(void)
 		T_INT((int)doc.len, 0, "has none");
 		T_INT(spx_obj_bucket_set_doc(s, &old, "cors", "[3]", 3),
 		      SPX_OBJ_NO_SUCH_BUCKET, "the old handle cannot set one");
+		T_INT(spx_obj_bucket_set_doc(s, B(s, "vd1"), "cors", "[4]", 3),
+		      0, "the new one sets one");
 		T_INT(spx_obj_bucket_doc(s, &old, "cors", &doc),
-		      SPX_OBJ_NO_SUCH_BUCKET, "nor read");
+		      SPX_OBJ_NO_SUCH_BUCKET, "the old handle cannot read it");
+		spx_obj_bucket_set_doc(s, B(s, "vd1"), "cors", NULL, 0);
+		/* None, read through the old handle, is none: nothing of
+		 * the new bucket is seen, and every later step under the
+		 * old handle is refused. */
+		T_INT(spx_obj_bucket_doc(s, &old, "cors", &doc), 0,
+		      "an absent one reads as none");
+		T_INT((int)doc.len, 0, "empty");
 		T_INT(spx_obj_bucket_set_doc(s, B(s, "vd1"), "cors", NULL, 0), 0,
 		      "removing none is fine");
 		T_INT(spx_obj_bucket_delete(s, B(s, "vd1")), 0, "and it goes");
@@ -1388,6 +1397,64 @@ static void test_condition(void)
 	spx_obj_close(s);
 }
 
+/* Object lock's two engine hooks: a conditional version delete and an
+ * in-place metadata change, each refused under the key's lock with
+ * nothing changed. */
+static int keep_held(void *ctx, const struct spx_obj_meta *v)
+{
+	(*(int *)ctx)++;
+	return spx_kv_get(&v->sys, "hold") ? SPX_OBJ_LOCKED : 0;
+}
+
+static int add_hold(void *ctx, struct spx_obj_meta *m)
+{
+	if (spx_kv_get(&m->sys, "hold"))
+		return SPX_OBJ_LOCKED;
+	spx_kv_add(&m->sys, "hold", (const char *)ctx);
+	return 0;
+}
+
+static void test_lock_hooks(void)
+{
+	struct spx_obj *s = open_store("lck", 1, 0, 256, 0);
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	struct spx_obj_deleted del;
+	unsigned char a[500];
+	char v1[SPX_OBJ_VID_SIZE], v2[SPX_OBJ_VID_SIZE], got[SPX_OBJ_VID_SIZE];
+	int calls = 0;
+
+	fill(a, sizeof(a), 9);
+	spx_obj_bucket_create(s, "lck", "111122223333", "us-east-1");
+	spx_obj_bucket_set_versioning(s, B(s, "lck"),
+				      SPX_OBJ_VERSIONING_ENABLED);
+	T_INT(put_v(s, "lck", "k", a, sizeof(a), v1), 0, "put v1");
+	T_INT(put_v(s, "lck", "k", a, 100, v2), 0, "put v2");
+	T_INT(spx_obj_update(s, B(s, "lck"), "k", v1, add_hold, "on", got), 0,
+	      "v1 held");
+	T_STR(got, v1, "the version changed is named");
+	T_INT(spx_obj_update(s, B(s, "lck"), "k", v1, add_hold, "again", NULL),
+	      SPX_OBJ_LOCKED, "a refused change");
+	T_INT(spx_obj_stat_version(s, B(s, "lck"), "k", v1, &m), 0, "stat v1");
+	T_STR(spx_kv_get(&m.sys, "hold"), "on", "kept as the first change");
+	T_INT((long long)m.size, (long long)sizeof(a), "size unchanged");
+	spx_obj_meta_release(&m);
+	T_INT(spx_obj_delete_version_if(s, B(s, "lck"), "k", v1, keep_held,
+					&calls, &del),
+	      SPX_OBJ_LOCKED, "the held version is refused");
+	T_INT(calls, 1, "asked once");
+	T_OK(get_ver_eq(s, "lck", "k", v1, a, sizeof(a)), "and reads back");
+	T_INT(spx_obj_delete_version_if(s, B(s, "lck"), "k", v2, keep_held,
+					&calls, &del),
+	      0, "another version goes");
+	T_INT(spx_obj_delete_version_if(s, B(s, "lck"), "k", NULL, keep_held,
+					&calls, &del),
+	      0, "a delete without a version makes a marker");
+	T_INT(calls, 2, "without a version nothing is asked");
+	T_INT(spx_obj_update(s, B(s, "lck"), "k", NULL, add_hold, "x", NULL),
+	      SPX_OBJ_NO_SUCH_KEY, "no change behind a delete marker");
+	spx_obj_close(s);
+}
+
 int main(void)
 {
 	if (!mkdtemp(root))
@@ -1409,6 +1476,7 @@ int main(void)
 	test_mpu_race();
 	test_incarnation();
 	test_put_delete_race();
+	test_lock_hooks();
 	test_condition();
 	rmrf(root);
 	return t_done();

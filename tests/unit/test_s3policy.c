@@ -268,6 +268,13 @@ static const struct {
 	 true, false, false, SPX_S3_DENIED},
 	{"", "", "s3:ListBucket", B, "aws:SourceIp=10.2.3.4", true, false, false,
 	 SPX_S3_DENIED},
+	/* An IPv4 peer seen on a dual-stack socket is that IPv4 address. */
+	{"", "", "s3:ListBucket", B,
+	 "s3:prefix=public/a;aws:SourceIp=::ffff:10.2.3.4", true, false, false,
+	 SPX_S3_ALLOWED_POLICY},
+	{"", "", "s3:ListBucket", B,
+	 "s3:prefix=public/a;aws:SourceIp=::ffff:11.2.3.4", true, false, false,
+	 SPX_S3_DENIED},
 	/* Actions are matched without regard to case. */
 	{"", "", "s3:getobject", B "/public/p", "", true, false, false,
 	 SPX_S3_ALLOWED_POLICY},
