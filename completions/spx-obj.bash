@@ -11,6 +11,7 @@ _spx_obj() {
 	*" put "*) COMPREPLY=($(compgen -W "--help --root --content-type " -- "$cur")); return ;;
 	*" mb "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" ls "*) COMPREPLY=($(compgen -W "--help --root --prefix --start-after --delimiter --max --versions --json " -- "$cur")); return ;;
+	*" lifecycle "*) COMPREPLY=($(compgen -W "--help --root --budget --now --stderr " -- "$cur")); return ;;
 	*" heal "*) COMPREPLY=($(compgen -W "--help --root --drive0-replaced " -- "$cur")); return ;;
 	*" get "*) COMPREPLY=($(compgen -W "--help --root --range --version-id " -- "$cur")); return ;;
 	*" cp "*) COMPREPLY=($(compgen -W "--help --root --version-id " -- "$cur")); return ;;
@@ -18,6 +19,6 @@ _spx_obj() {
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "cat cp get heal ls mb put rb rm stat verify versioning  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "cat cp get heal lifecycle ls mb put rb rm stat verify versioning  --help -v" -- "$cur"))
 }
 complete -F _spx_obj spx-obj

@@ -31,6 +31,7 @@ int objcli_open(const struct spx_args *a, struct objcli *c)
 	if (rc == 0) {
 		c->owner = spx_strdup(conf.aws.account_id);
 		c->region = spx_strdup(conf.aws.region);
+		c->life_day = self->obj.lifecycle_day;
 	}
 	spx_conf_release(&conf);
 	spx_node_loc_release(&loc);
@@ -79,6 +80,18 @@ static const struct spx_opt heal_opts[] = {
 	{ "drive0-replaced", 0, NULL,
 	  "drive 0 is new: first copy the buckets' and objects' metadata it "
 	  "lacks from the other drives" },
+	{ 0 },
+};
+static const struct spx_opt life_opts[] = {
+	SPX_OPT_ROOT,
+	{ "budget", 'n', "N",
+	  "look at about N versions of each bucket (default 100000; 0: no "
+	  "bound), then stop between two keys and exit 1; the next run goes "
+	  "on there" },
+	{ "now", 0, "SECONDS",
+	  "judge as if it were SECONDS since the epoch (default: now)" },
+	{ "stderr", 0, NULL,
+	  "print the report on standard error (where the agent logs it)" },
 	{ 0 },
 };
 static const struct spx_opt ls_opts[] = {
@@ -142,6 +155,11 @@ static const struct spx_verb verbs[] = {
 	  "check every shard block; exit 1 if any object is damaged", 0, 1 },
 	{ "heal", cmd_heal, heal_opts, "[BUCKET]",
 	  "rewrite missing or corrupt shards; exit 1 if any object is lost",
+	  0, 1 },
+	{ "lifecycle", cmd_lifecycle, life_opts, "[BUCKET]",
+	  "apply the buckets' lifecycle rules (expire, remove noncurrent "
+	  "versions and expired delete markers, abort old uploads); exit 1 "
+	  "if the budget ran out first",
 	  0, 1 },
 	{ 0 },
 };

@@ -9,6 +9,7 @@ struct objcli {
 	struct spx_obj *s;
 	char *owner;	/* the node's account id */
 	char *region;
+	int life_day;	/* obj.lifecycle_day: seconds in a lifecycle day */
 	struct spx_obj_bucket b; /* objcli_open_bucket's bucket */
 };
 
@@ -38,5 +39,6 @@ int cmd_stat(const struct spx_args *a);
 int cmd_verify(const struct spx_args *a);
 int cmd_heal(const struct spx_args *a);
 int cmd_versioning(const struct spx_args *a);
+int cmd_lifecycle(const struct spx_args *a);
 
 #endif

@@ -88,6 +88,7 @@ struct job {
 	int pct;		/* progress recorded */
 	int64_t pct_at;
 	bool cancelled;		/* asked to stop: its snapshot was deleted */
+	bool life;		/* the lifecycle pass (spx-obj lifecycle) */
 	/* A set of snapshots (CreateSnapshots) taken by one spx-vol run:
 	 * the members besides w */
 	struct spx_ebs_work *set;
@@ -108,6 +109,9 @@ struct agent {
 	struct spx_state *st;
 	char *spxvol;		/* the spx-vol program */
 	char *spxvm;		/* the spx-vm program */
+	char *spxobj;		/* the spx-obj program */
+	bool life_running;	/* a lifecycle pass runs */
+	int64_t life_due;	/* the next one starts then (ms, monotonic) */
 	bool guests;		/* instances run: watch them every pass */
 	struct job jobs[MAX_JOBS];
 	size_t njobs;
@@ -449,6 +453,10 @@ static void said(struct agent *ag, struct job *j, const char *l)
 	}
 	if (!*l)
 		return;
+	if (j->life && strncmp(l, "spx-obj: ", 9)) {
+		spx_log(SPX_LOG_INFO, "lifecycle: %s", l); /* its report */
+		return;
+	}
 	spx_log(SPX_LOG_WARN, "%s: %s", j->w.id, l);
 	free(j->last);
 	j->last = spx_strdup(l);
@@ -1010,6 +1018,46 @@ static bool set_has(const struct agent *ag, const struct job *j)
 	return true;
 }
 
+/* The buckets' lifecycle rules are applied by spx-obj lifecycle, every
+ * obj.lifecycle_interval seconds; a pass that stopped at its budget (exit
+ * 1) goes on a second later, where it stopped. What it did, it prints
+ * into this log. */
+static void life_start(struct agent *ag, int64_t now)
+{
+	const struct spx_conf_node *self = spx_conf_self(ag->conf);
+	char *argv[] = { ag->spxobj, "lifecycle", "--stderr", "--root",
+			 (char *)ag->root, NULL };
+	struct spx_ebs_work none = { 0 };
+	size_t n = ag->njobs;
+
+	if (ag->life_running || now < ag->life_due || n == MAX_JOBS)
+		return;
+	snprintf(none.id, sizeof(none.id), "lifecycle");
+	spawn_job(ag, argv, &none, NULL);
+	if (ag->njobs == n) {
+		ag->life_due = now + self->obj.lifecycle_interval * 1000LL;
+		return;
+	}
+	ag->jobs[n].life = true;
+	ag->life_running = true;
+}
+
+static void life_finish(struct agent *ag, struct job *j, int rc)
+{
+	const struct spx_conf_node *self = spx_conf_self(ag->conf);
+	int64_t now = spx_mono_ms();
+
+	ag->life_running = false;
+	if (rc == SPX_NO) {
+		ag->life_due = now + PASS_MS;
+		return;
+	}
+	if (rc)
+		spx_log(SPX_LOG_WARN, "'%s' failed (exit %d)%s%s", j->cmd, rc,
+			j->last ? ": " : "", j->last ? j->last : "");
+	ag->life_due = now + self->obj.lifecycle_interval * 1000LL;
+}
+
 static void finish(struct agent *ag, struct job *j, int ws)
 {
 	const struct spx_ebs_work *w = &j->w;
@@ -1020,6 +1068,10 @@ static void finish(struct agent *ag, struct job *j, int ws)
 
 	if (j->inst) {
 		inst_finish(ag, j, ws);
+		return;
+	}
+	if (j->life) {
+		life_finish(ag, j, rc);
 		return;
 	}
 	ok = rc == 0 || done_anyway(ag, w, rc);
@@ -1130,6 +1182,8 @@ static int64_t next_pass(const struct agent *ag, int64_t now)
 	for (size_t i = 0; i < ag->nretry; i++)
 		if (ag->retry[i].at > now && ag->retry[i].at < at)
 			at = ag->retry[i].at;
+	if (!ag->life_running && ag->life_due < at)
+		at = ag->life_due > now ? ag->life_due : now;
 	return at;
 }
 
@@ -1320,9 +1374,12 @@ int cmd_agent(const struct spx_args *a)
 	ag.conf = &conf;
 	ag.spxvol = spx_find_prog("spx-vol");
 	ag.spxvm = spx_find_prog("spx-vm");
-	if (!ag.spxvol || !ag.spxvm) {
+	ag.spxobj = spx_find_prog("spx-obj");
+	if (!ag.spxvol || !ag.spxvm || !ag.spxobj) {
 		spx_warn("agent: cannot find %s next to spx or on PATH",
-			 ag.spxvol ? "spx-vm" : "spx-vol");
+			 !ag.spxvol ? "spx-vol"
+			 : !ag.spxvm ? "spx-vm"
+				     : "spx-obj");
 		goto out;
 	}
 	if (spx_state_open(conf.paths.state, SPX_STATE_CREATE, &ag.st) < 0 ||
@@ -1357,6 +1414,7 @@ int cmd_agent(const struct spx_args *a)
 			spx_agent_bell_drain(bell);
 			pass(&ag);
 			inst_pass(&ag);
+			life_start(&ag, now);
 			due = next_pass(&ag, now);
 			look = false;
 		}
@@ -1405,6 +1463,7 @@ out:
 		close(pidfd);
 	free(ag.spxvol);
 	free(ag.spxvm);
+	free(ag.spxobj);
 	spx_state_close(ag.st);
 	spx_conf_release(&conf);
 	spx_node_loc_release(&loc);

@@ -177,6 +177,14 @@ static const struct field fields[] = {
 	  "Reed-Solomon data shards per object", NODE(obj.data) },
 	{ S_NODE, "obj.parity", K_INT, "0", 0, 16, 0,
 	  "Reed-Solomon parity shards per object", NODE(obj.parity) },
+	{ S_NODE, "obj.lifecycle_interval", K_INT, "3600", 1, 86400, 0,
+	  "seconds between the agent's lifecycle passes over the buckets "
+	  "(spx-obj lifecycle); a pass that stops at its bound goes on at "
+	  "once", NODE(obj.lifecycle_interval) },
+	{ S_NODE, "obj.lifecycle_day", K_INT, "86400", 1, 86400, 0,
+	  "the length in seconds of a lifecycle rule's day (tests shorten "
+	  "it); rules count days from midnight UTC as S3 does",
+	  NODE(obj.lifecycle_day) },
 	{ S_NODE, "ebs.default_threads", K_INT, "16", 1, 256, 0,
 	  "I/O threads of the volume server (spx-vol serve, nbdkit "
 	  "--threads), shared by every volume", NODE(ebs.default_threads) },

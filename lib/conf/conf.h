@@ -81,6 +81,8 @@ struct spx_conf_node {
 		struct spx_conf_strv drives;	/* absolute paths */
 		int data;
 		int parity;
+		int lifecycle_interval;	/* seconds between passes */
+		int lifecycle_day;	/* seconds in a lifecycle day */
 	} obj;
 	struct {
 		int default_threads;	/* nbdkit --threads */

@@ -44,6 +44,12 @@ static const struct s3_op ops[] = {
 	  .run = s3_put_bucket_cors },
 	{ "DeleteBucketCors", "DELETE", S3_BUCKET, "cors", NULL, S3_OWN,
 	  .run = s3_delete_bucket_cors },
+	{ "GetBucketLifecycleConfiguration", "GET", S3_BUCKET, "lifecycle",
+	  NULL, S3_OWN, .run = s3_get_bucket_lifecycle },
+	{ "PutBucketLifecycleConfiguration", "PUT", S3_BUCKET, "lifecycle",
+	  NULL, S3_OWN | S3_DIGEST, .run = s3_put_bucket_lifecycle },
+	{ "DeleteBucketLifecycle", "DELETE", S3_BUCKET, "lifecycle", NULL,
+	  S3_OWN, .run = s3_delete_bucket_lifecycle },
 	{ "GetBucketPolicy", "GET", S3_BUCKET, "policy", NULL, S3_OWN,
 	  .run = s3_get_bucket_policy },
 	/* Content-MD5 is not asked for: minio-go sends none, and S3 takes
@@ -144,13 +150,13 @@ static const char *const claimed[] = {
 	"uploadId",   "partNumber", "delete", "list-type",
 	"attributes", "cors",	    "policy",	"policyStatus",
 	"publicAccessBlock", "ownershipControls", "acl", "object-lock",
-	"retention", "legal-hold",
+	"retention", "legal-hold", "lifecycle",
 };
 
 /* Subresources this gateway does not serve yet: NotImplemented rather
  * than an answer that pretends. */
 static const char *const later[] = {
-	"lifecycle",   "website",	 "logging",
+	"website",	 "logging",
 	"notification", "replication",	 "encryption",
 	"torrent",     "restore",	 "select",
 	"accelerate",  "requestPayment", "analytics",

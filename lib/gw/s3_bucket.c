@@ -340,25 +340,59 @@ int s3_delete_object_tagging(struct gw_req *g, struct spx_http_req *req,
 	return set_object_tags(g, resp, &none, 204);
 }
 
-/* ---- CORS ---- */
-
-int s3_put_bucket_cors(struct gw_req *g, struct spx_http_req *req,
-		       struct spx_http_resp *resp)
+/* The request's body, made JSON by parse, as the bucket's document
+ * name. */
+static int put_rule_doc(struct gw_req *g, struct spx_http_resp *resp,
+			const char *name,
+			int (*parse)(const char *, size_t, char **,
+				     struct spx_apierr *))
 {
 	struct gw_s3 *s = g->s3;
 	struct spx_apierr e;
 	char *json = NULL;
 	int rc;
 
-	if (spx_s3_cors_xml(s->body.p, s->body.len, &json, &e) < 0)
+	if (parse(s->body.p, s->body.len, &json, &e) < 0)
 		return s3_conf_fail(&e);
-	rc = spx_obj_bucket_set_doc(g->gw->obj, &s->b, "cors", json,
+	rc = spx_obj_bucket_set_doc(g->gw->obj, &s->b, name, json,
 				    strlen(json));
 	free(json);
 	if (rc < 0)
 		return s3_obj_fail(g, rc);
 	s3_empty_answer(g, resp, 200);
 	return 0;
+}
+
+/* The bucket's document name, a JSON list of rules; NULL with the error
+ * answered (code and message when there is none). */
+static json_t *rule_doc(struct gw_req *g, const char *name, const char *code,
+			const char *message)
+{
+	struct spx_buf doc = SPX_BUF_INIT;
+	json_t *rules;
+	int rc = spx_obj_bucket_doc(g->gw->obj, &g->s3->b, name, &doc);
+
+	if (rc < 0) {
+		spx_buf_release(&doc);
+		s3_obj_fail(g, rc);
+		return NULL;
+	}
+	rules = doc.len ? json_loadb(doc.p, doc.len, 0, NULL) : NULL;
+	spx_buf_release(&doc);
+	if (!json_is_array(rules)) {
+		json_decref(rules);
+		s3_fail(g, 404, code, "%s", message);
+		return NULL;
+	}
+	return rules;
+}
+
+/* ---- CORS ---- */
+
+int s3_put_bucket_cors(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp)
+{
+	return put_rule_doc(g, resp, "cors", spx_s3_cors_xml);
 }
 
 /* One rule's list member as elements named el. */
@@ -376,23 +410,13 @@ static void cors_elems(struct spx_xml *x, const json_t *rule,
 int s3_get_bucket_cors(struct gw_req *g, struct spx_http_req *req,
 		       struct spx_http_resp *resp)
 {
-	struct spx_buf doc = SPX_BUF_INIT;
 	json_t *rules, *r;
 	struct spx_xml x;
 	size_t i;
-	int rc = spx_obj_bucket_doc(g->gw->obj, &g->s3->b, "cors", &doc);
 
-	if (rc < 0) {
-		spx_buf_release(&doc);
-		return s3_obj_fail(g, rc);
-	}
-	rules = doc.len ? json_loadb(doc.p, doc.len, 0, NULL) : NULL;
-	spx_buf_release(&doc);
-	if (!json_is_array(rules)) {
-		json_decref(rules);
-		return s3_fail(g, 404, "NoSuchCORSConfiguration",
-			       "The CORS configuration does not exist");
-	}
+	if (!(rules = rule_doc(g, "cors", "NoSuchCORSConfiguration",
+			       "The CORS configuration does not exist")))
+		return -1;
 	gw_xml_begin(g, resp, &x);
 	spx_xml_open_ns(&x, "CORSConfiguration", GW_S3_NS);
 	json_array_foreach(rules, i, r) {
@@ -422,6 +446,130 @@ int s3_delete_bucket_cors(struct gw_req *g, struct spx_http_req *req,
 	int rc = spx_obj_bucket_set_doc(g->gw->obj, &g->s3->b, "cors", NULL,
 					0);
 
+	if (rc < 0)
+		return s3_obj_fail(g, rc);
+	s3_empty_answer(g, resp, 204);
+	return 0;
+}
+
+/* ---- lifecycle ---- */
+
+int s3_put_bucket_lifecycle(struct gw_req *g, struct spx_http_req *req,
+			    struct spx_http_resp *resp)
+{
+	return put_rule_doc(g, resp, "lifecycle", spx_s3_lifecycle_xml);
+}
+
+/* A filter's conditions, each as its element. */
+static void life_conds(struct spx_xml *x, const json_t *f)
+{
+	const json_t *p = json_object_get(f, "Prefix"), *t;
+	size_t i;
+
+	if (json_is_string(p))
+		spx_xml_elem(x, "Prefix", json_string_value(p));
+	json_array_foreach(json_object_get(f, "Tags"), i, t) {
+		spx_xml_open(x, "Tag");
+		spx_xml_elem(x, "Key",
+			     json_string_value(json_object_get(t, "Key")));
+		spx_xml_elem(x, "Value",
+			     json_string_value(json_object_get(t, "Value")));
+		spx_xml_close(x);
+	}
+	if (json_is_integer(json_object_get(f, "Gt")))
+		spx_xml_elem_i64(x, "ObjectSizeGreaterThan",
+				 json_integer_value(json_object_get(f, "Gt")));
+	if (json_is_integer(json_object_get(f, "Lt")))
+		spx_xml_elem_i64(x, "ObjectSizeLessThan",
+				 json_integer_value(json_object_get(f, "Lt")));
+}
+
+/* Integer member k of o as element k, if there. */
+static void life_int(struct spx_xml *x, const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	if (json_is_integer(v))
+		spx_xml_elem_i64(x, k, json_integer_value(v));
+}
+
+static void life_rule_xml(struct spx_xml *x, const json_t *r)
+{
+	const json_t *e = json_object_get(r, "Expiration");
+	const json_t *f = json_object_get(r, "Filter");
+	const json_t *nc = json_object_get(r, "NoncurrentVersionExpiration");
+	const json_t *ab = json_object_get(r, "AbortIncompleteMultipartUpload");
+	const json_t *v;
+
+	spx_xml_open(x, "Rule");
+	if (e) {
+		spx_xml_open(x, "Expiration");
+		if ((v = json_object_get(e, "Date")))
+			spx_xml_elem(x, "Date", json_string_value(v));
+		life_int(x, e, "Days");
+		if ((v = json_object_get(e, "ExpiredObjectDeleteMarker")))
+			spx_xml_elem_bool(x, "ExpiredObjectDeleteMarker",
+					  json_is_true(v));
+		spx_xml_close(x);
+	}
+	spx_xml_elem(x, "ID", json_string_value(json_object_get(r, "ID")));
+	if (json_is_true(json_object_get(r, "Legacy"))) {
+		life_conds(x, f);
+	} else {
+		spx_xml_open(x, "Filter");
+		if (json_is_true(json_object_get(f, "And"))) {
+			spx_xml_open(x, "And");
+			life_conds(x, f);
+			spx_xml_close(x);
+		} else {
+			life_conds(x, f);
+		}
+		spx_xml_close(x);
+	}
+	spx_xml_elem(x, "Status",
+		     json_string_value(json_object_get(r, "Status")));
+	if (nc) {
+		spx_xml_open(x, "NoncurrentVersionExpiration");
+		life_int(x, nc, "NoncurrentDays");
+		life_int(x, nc, "NewerNoncurrentVersions");
+		spx_xml_close(x);
+	}
+	if (ab) {
+		spx_xml_open(x, "AbortIncompleteMultipartUpload");
+		life_int(x, ab, "DaysAfterInitiation");
+		spx_xml_close(x);
+	}
+	spx_xml_close(x);
+}
+
+int s3_get_bucket_lifecycle(struct gw_req *g, struct spx_http_req *req,
+			    struct spx_http_resp *resp)
+{
+	json_t *rules, *r;
+	struct spx_xml x;
+	size_t i;
+
+	if (!(rules = rule_doc(g, "lifecycle", "NoSuchLifecycleConfiguration",
+			       "The lifecycle configuration does not exist")))
+		return -1;
+	gw_xml_begin(g, resp, &x);
+	spx_xml_open_ns(&x, "LifecycleConfiguration", GW_S3_NS);
+	json_array_foreach(rules, i, r)
+		life_rule_xml(&x, r);
+	json_decref(rules);
+	gw_xml_finish(g, req, resp, &x);
+	return 0;
+}
+
+int s3_delete_bucket_lifecycle(struct gw_req *g, struct spx_http_req *req,
+			       struct spx_http_resp *resp)
+{
+	int rc = spx_obj_bucket_set_doc(g->gw->obj, &g->s3->b, "lifecycle",
+					NULL, 0);
+
+	if (rc >= 0)
+		rc = spx_obj_bucket_set_doc(g->gw->obj, &g->s3->b,
+					    "lifecyclepos", NULL, 0);
 	if (rc < 0)
 		return s3_obj_fail(g, rc);
 	s3_empty_answer(g, resp, 204);

@@ -104,6 +104,9 @@ static int copy_source(struct gw_req *g, struct spx_http_req *req,
 			       "The source of a copy request may not "
 			       "specifically refer to a delete marker by "
 			       "version id.");
+	/* A source past its expiration is not read, as GET would not. */
+	if (!c->vid && (rc = s3_life_expired(g, &c->b, &c->cur, NULL)))
+		return rc < 0 ? -1 : s3_obj_fail(g, SPX_OBJ_NO_SUCH_KEY);
 	if (spx_cond_eval(&cond, c->cur.etag, (time_t)(c->cur.mtime_ms / 1000),
 			  false) != SPX_COND_PASS)
 		return s3_obj_fail(g, SPX_OBJ_PRECONDITION);

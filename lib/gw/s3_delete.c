@@ -17,10 +17,10 @@ int s3_delete_object(struct gw_req *g, struct spx_http_req *req,
 	if (s3_version_param(g, &vid) < 0)
 		return -1;
 	/* A version under object lock stays (checked under the key's
-	 * lock); a delete marker is always made. */
+	 * lock); a delete marker is always made (no condition then). */
 	s3_lock_ctx_init(g, req, g->s3->key, &lc);
 	rc = spx_obj_delete_version_if(g->gw->obj, &g->s3->b, g->s3->key, vid,
-				       s3_lock_cond, &lc, &d);
+				       vid ? s3_lock_cond : NULL, &lc, &d);
 	if (rc < 0 && rc != SPX_OBJ_NO_SUCH_KEY && rc != SPX_OBJ_NO_SUCH_VERSION)
 		return s3_obj_fail(g, rc);
 	spx_error_clear();
@@ -69,9 +69,9 @@ int s3_delete_objects(struct gw_req *g, struct spx_http_req *req,
 			struct s3_lock_ctx lc;
 
 			s3_lock_ctx_init(g, req, k, &lc);
-			rc = spx_obj_delete_version_if(g->gw->obj, &s->b, k,
-						       vid, s3_lock_cond, &lc,
-						       &d);
+			rc = spx_obj_delete_version_if(
+				g->gw->obj, &s->b, k, vid,
+				vid ? s3_lock_cond : NULL, &lc, &d);
 		}
 		spx_error_clear();
 		if (rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY ||

@@ -5,7 +5,9 @@
 #include "spx.h"
 
 #include "gw/s3_int.h"
+#include "gw/s3life.h"
 #include "http/httpdate.h"
+#include "proc.h"
 
 struct getctx {
 	struct spx_obj_reader *r;
@@ -90,6 +92,59 @@ static void overrides(struct gw_req *g, struct spx_http_resp *resp)
 	}
 }
 
+/* v, percent-encoded where it is not plain printable ASCII or would end
+ * the quoted string (a rule ID is any text up to 255 characters). */
+static void quoted_id(struct spx_buf *out, const char *v)
+{
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+		if (*p > 0x20 && *p < 0x7f && *p != '"' && *p != '%' &&
+		    *p != '\\')
+			spx_buf_add(out, p, 1);
+		else
+			spx_buf_addf(out, "%%%02X", *p);
+	}
+}
+
+int s3_life_expired(struct gw_req *g, const struct spx_obj_bucket *b,
+		    const struct spx_obj_meta *m, struct spx_http_resp *resp)
+{
+	const struct spx_gw *gw = g->gw;
+	struct spx_buf d = SPX_BUF_INIT;
+	struct spx_s3_life *l = NULL;
+	int64_t now = gw->fixed_now ? (int64_t)gw->fixed_now * 1000
+				    : spx_wall_ms(),
+		when;
+	const char *rule = NULL;
+	int rc = spx_obj_bucket_doc(gw->obj, b, "lifecycle", &d);
+
+	if (rc >= 0 && d.len && spx_s3_life_load(d.p, d.len, &l) < 0)
+		rc = SPX_OBJ_INTERNAL;
+	spx_buf_release(&d);
+	if (rc < 0) {
+		spx_s3_life_free(l);
+		return s3_obj_fail(g, rc);
+	}
+	if (!l)
+		return 0;
+	when = spx_s3_life_expiry(l, m->key, m->size, &m->tags, m->mtime_ms,
+				  gw->self->obj.lifecycle_day, &rule);
+	rc = when <= now;
+	if (!rc && resp && when != INT64_MAX) {
+		/* x-amz-expiration: expiry-date="HTTP-date", rule-id="ID" */
+		char date[64];
+
+		spx_http_date((time_t)(when / 1000), date, sizeof(date));
+		spx_buf_addf(&d, "expiry-date=\"%s\", rule-id=\"", date);
+		quoted_id(&d, rule ? rule : "");
+		spx_buf_add(&d, "\"", 1);
+		spx_buf_add(&d, "", 1);
+		spx_kv_add(&resp->headers, "x-amz-expiration", d.p);
+		spx_buf_release(&d);
+	}
+	spx_s3_life_free(l);
+	return rc;
+}
+
 int s3_get_object(struct gw_req *g, struct spx_http_req *req,
 		  struct spx_http_resp *resp)
 {
@@ -120,6 +175,12 @@ int s3_get_object(struct gw_req *g, struct spx_http_req *req,
 		return s3_obj_fail(g, rc);
 	}
 	m = spx_obj_reader_meta(r);
+	if (!vid && (rc = s3_life_expired(g, &s->b, m, resp))) {
+		/* Past its expiration: never served, though the agent's
+		 * pass may not have removed it yet. */
+		spx_obj_reader_close(r);
+		return rc < 0 ? -1 : s3_obj_fail(g, SPX_OBJ_NO_SUCH_KEY);
+	}
 	switch (spx_cond_eval(&c, m->etag, (time_t)(m->mtime_ms / 1000), true)) {
 	case SPX_COND_PASS:
 		break;

@@ -246,6 +246,14 @@ s3_fn s3_list_buckets, s3_create_bucket, s3_delete_bucket, s3_head_bucket,
 	s3_get_object_tagging, s3_put_object_tagging,
 	s3_delete_object_tagging;
 s3_fn s3_put_bucket_cors, s3_get_bucket_cors, s3_delete_bucket_cors;
+/* Is the current version m of bucket b past its expiration by the
+ * bucket's lifecycle rules (s3_get.c)? 1 yes, 0 no, -1 with the error
+ * answered. When it will expire, resp (may be NULL) gets the
+ * x-amz-expiration header saying when and by which rule. */
+int s3_life_expired(struct gw_req *g, const struct spx_obj_bucket *b,
+		    const struct spx_obj_meta *m, struct spx_http_resp *resp);
+s3_fn s3_put_bucket_lifecycle, s3_get_bucket_lifecycle,
+	s3_delete_bucket_lifecycle;
 s3_fn s3_put_bucket_policy, s3_get_bucket_policy, s3_delete_bucket_policy,
 	s3_get_policy_status, s3_put_pab, s3_get_pab, s3_delete_pab,
 	s3_put_ownership, s3_get_ownership, s3_delete_ownership,

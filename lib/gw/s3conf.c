@@ -3,10 +3,14 @@
 #include "spx.h"
 
 #include <jansson.h>
+#include <math.h>
+#include <time.h>
 
 #include "gw/ec2q.h"
 #include "gw/s3conf.h"
 #include "http/query.h"
+#include "id.h"
+#include "obj/obj.h"
 #include "utf8.h"
 #include "xml/xml.h"
 
@@ -710,12 +714,12 @@ static bool lock_mode(const char *m)
 	return m && (!strcmp(m, "GOVERNANCE") || !strcmp(m, "COMPLIANCE"));
 }
 
-/* A positive decimal of at most 9 digits, or -1. */
-static long small_count(const char *s)
+/* A decimal of 1 to digits (at most 18) digits, or -1. */
+static int64_t decimal(const char *s, size_t digits)
 {
-	long v = 0;
+	int64_t v = 0;
 
-	if (!s || !*s || strlen(s) > 9)
+	if (!s || !*s || strlen(s) > digits)
 		return -1;
 	for (const char *p = s; *p; p++) {
 		if (*p < '0' || *p > '9')
@@ -723,6 +727,12 @@ static long small_count(const char *s)
 		v = v * 10 + (*p - '0');
 	}
 	return v;
+}
+
+/* A decimal of at most 9 digits, or -1. */
+static long small_count(const char *s)
+{
+	return (long)decimal(s, 9);
 }
 
 int spx_s3_lock_conf_xml(const char *p, size_t n, char **json,
@@ -851,6 +861,397 @@ int spx_s3_legal_hold_xml(const char *p, size_t n, bool *on,
 	*on = !strcmp(st, "ON");
 	rc = 0;
 out:
+	spx_xml_doc_free(doc);
+	return rc;
+}
+
+/* ---- lifecycle ---- */
+
+/* Is every child of n named one of known, each at most once but many? */
+static bool only_known(const struct spx_xml_node *n, const char *const *known,
+		       size_t nk, const char *many)
+{
+	for (const struct spx_xml_node *c = spx_xml_child(n, NULL); c;
+	     c = spx_xml_next(c, NULL)) {
+		size_t k = 0;
+
+		while (k < nk && !spx_xml_is(c, known[k], NULL))
+			k++;
+		if (k == nk)
+			return false;
+		if ((!many || strcmp(known[k], many)) &&
+		    spx_xml_count(n, known[k]) > 1)
+			return false;
+	}
+	return true;
+}
+
+/* A leaf's text: plain UTF-8 without NUL and no child elements. */
+static const char *leaf(const struct spx_xml_node *n)
+{
+	if (!n || n->children || strlen(n->text) != n->textlen ||
+	    utf8_chars(n->text) < 0)
+		return NULL;
+	return n->text;
+}
+
+/* An object size: a decimal of at most 15 digits, or -1. */
+static int64_t size_count(const char *s)
+{
+	return decimal(s, 15);
+}
+
+/* A positive count of days, or -1 with err set to S3's message for
+ * what (static storage). */
+static long life_days(const struct spx_xml_node *n, const char *msg,
+		      struct spx_apierr *err)
+{
+	long d;
+
+	if (!leaf(n))
+		return malformed(err);
+	d = small_count(n->text);
+	if (d < 1 || d > 2147483647L)
+		return fail(err, 400, "InvalidArgument", msg);
+	return d;
+}
+
+/* <Tag><Key>K</Key><Value>V</Value></Tag> onto the array tags. */
+static int life_tag(const struct spx_xml_node *t, json_t *tags,
+		    struct spx_apierr *err)
+{
+	static const char *const known[] = { "Key", "Value" };
+	const char *k = leaf(spx_xml_child(t, "Key"));
+	const char *v = leaf(spx_xml_child(t, "Value"));
+	json_t *o;
+
+	if (!only_known(t, known, 2, NULL) || !k || !v)
+		return malformed(err);
+	if (utf8_chars(k) < 1 || utf8_chars(k) > 128 || utf8_chars(v) > 256)
+		return fail(err, 400, "InvalidTag",
+			    "The TagKey you have provided is invalid");
+	o = json_object();
+	json_object_set_new(o, "Key", json_string(k));
+	json_object_set_new(o, "Value", json_string(v));
+	json_array_append_new(tags, o);
+	return 0;
+}
+
+/* One condition of a filter (Prefix, Tag, ObjectSizeGreaterThan,
+ * ObjectSizeLessThan) into f. */
+static int life_cond(const struct spx_xml_node *c, json_t *f,
+		     struct spx_apierr *err)
+{
+	if (spx_xml_is(c, "Prefix", NULL)) {
+		if (!leaf(c) || c->textlen > SPX_OBJ_KEY_MAX)
+			return malformed(err);
+		json_object_set_new(f, "Prefix", json_string(c->text));
+		return 0;
+	}
+	if (spx_xml_is(c, "Tag", NULL)) {
+		json_t *tags = json_object_get(f, "Tags");
+
+		if (!tags) {
+			tags = json_array();
+			json_object_set_new(f, "Tags", tags);
+		}
+		return life_tag(c, tags, err);
+	}
+	if (!leaf(c) || size_count(c->text) < 0)
+		return fail(err, 400, "InvalidArgument",
+			    "Object size filters must be non-negative "
+			    "integers");
+	json_object_set_new(f, spx_xml_is(c, "ObjectSizeLessThan", NULL) ? "Lt"
+									 : "Gt",
+			    json_integer(size_count(c->text)));
+	return 0;
+}
+
+/* The rule's filter (<Filter> or the older <Prefix>) into r. */
+static int life_filter(const struct spx_xml_node *rule, json_t *r,
+		       struct spx_apierr *err)
+{
+	static const char *const conds[] = {
+		"Prefix", "Tag", "ObjectSizeGreaterThan", "ObjectSizeLessThan",
+		"And",
+	};
+	const struct spx_xml_node *fl = spx_xml_child(rule, "Filter");
+	const struct spx_xml_node *px = spx_xml_child(rule, "Prefix");
+	const struct spx_xml_node *c;
+	json_t *f = json_object();
+	const json_t *gt, *lt;
+
+	json_object_set_new(r, "Filter", f);
+	if (fl && px)
+		return malformed(err);
+	if (px) {
+		json_object_set_new(r, "Legacy", json_true());
+		return life_cond(px, f, err);
+	}
+	if (!fl)
+		return 0;
+	if (fl->textlen && strspn(fl->text, " \t\r\n") != fl->textlen)
+		return malformed(err);
+	if (!only_known(fl, conds, SPX_ARRAY_SIZE(conds), NULL) ||
+	    spx_xml_count(fl, NULL) > 1)
+		return malformed(err);
+	if ((c = spx_xml_child(fl, "And"))) {
+		json_object_set_new(f, "And", json_true());
+		if (!only_known(c, conds, SPX_ARRAY_SIZE(conds) - 1, "Tag"))
+			return malformed(err);
+		for (c = spx_xml_child(c, NULL); c; c = spx_xml_next(c, NULL))
+			if (life_cond(c, f, err) < 0)
+				return -1;
+	} else if ((c = spx_xml_child(fl, NULL)) && life_cond(c, f, err) < 0) {
+		return -1;
+	}
+	gt = json_object_get(f, "Gt");
+	lt = json_object_get(f, "Lt");
+	if (gt && lt && json_integer_value(gt) >= json_integer_value(lt))
+		return fail(err, 400, "InvalidRequest",
+			    "ObjectSizeGreaterThan must be less than "
+			    "ObjectSizeLessThan");
+	return 0;
+}
+
+static int life_expiration(const struct spx_xml_node *e, json_t *r,
+			   struct spx_apierr *err)
+{
+	static const char *const known[] = { "Days", "Date",
+					     "ExpiredObjectDeleteMarker" };
+	const struct spx_xml_node *days = spx_xml_child(e, "Days");
+	const struct spx_xml_node *date = spx_xml_child(e, "Date");
+	const struct spx_xml_node *dm =
+		spx_xml_child(e, "ExpiredObjectDeleteMarker");
+	json_t *o;
+
+	if (!only_known(e, known, 3, NULL) || (days && date) ||
+	    (!days && !date && !dm))
+		return malformed(err);
+	if (dm && (days || date))
+		return fail(err, 400, "InvalidArgument",
+			    "ExpiredObjectDeleteMarker cannot be specified "
+			    "with Days or Date in a Lifecycle Expiration "
+			    "Policy");
+	o = json_object();
+	json_object_set_new(r, "Expiration", o);
+	if (days) {
+		long d = life_days(days, "'Days' for Expiration action must "
+					 "be a positive integer",
+				   err);
+
+		if (d < 0)
+			return -1;
+		json_object_set_new(o, "Days", json_integer(d));
+	} else if (date) {
+		double t;
+		char out[64];
+		time_t s;
+		struct tm tm;
+
+		if (!leaf(date) || ec2q_time_parse(date->text, &t) < 0 ||
+		    t < 0 || t >= 253402300800.0)
+			return malformed(err);
+		if (fmod(t, 86400.0) != 0.0)
+			return fail(err, 400, "InvalidArgument",
+				    "'Date' must be at midnight GMT");
+		s = (time_t)t;
+		gmtime_r(&s, &tm);
+		snprintf(out, sizeof(out), "%04d-%02d-%02dT00:00:00.000Z",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+		json_object_set_new(o, "Date", json_string(out));
+	} else {
+		const char *v = leaf(dm);
+
+		if (!v || (strcmp(v, "true") && strcmp(v, "false")))
+			return malformed(err);
+		json_object_set_new(o, "ExpiredObjectDeleteMarker",
+				    json_boolean(!strcmp(v, "true")));
+	}
+	return 0;
+}
+
+static int life_noncurrent(const struct spx_xml_node *e, json_t *r,
+			   struct spx_apierr *err)
+{
+	static const char *const known[] = { "NoncurrentDays",
+					     "NewerNoncurrentVersions" };
+	const struct spx_xml_node *nd = spx_xml_child(e, "NoncurrentDays");
+	const struct spx_xml_node *nn =
+		spx_xml_child(e, "NewerNoncurrentVersions");
+	json_t *o;
+	long d, k = 0;
+
+	if (!only_known(e, known, 2, NULL) || !nd)
+		return malformed(err);
+	d = life_days(nd, "'NoncurrentDays' for NoncurrentVersionExpiration "
+			  "action must be a positive integer",
+		      err);
+	if (d < 0)
+		return -1;
+	if (nn && ((k = life_days(nn, "NewerNoncurrentVersions must be "
+					"between 1 and 100",
+				  err)) < 0))
+		return -1;
+	if (k > 100)
+		return fail(err, 400, "InvalidArgument",
+			    "NewerNoncurrentVersions must be between 1 and "
+			    "100");
+	o = json_object();
+	json_object_set_new(r, "NoncurrentVersionExpiration", o);
+	json_object_set_new(o, "NoncurrentDays", json_integer(d));
+	if (nn)
+		json_object_set_new(o, "NewerNoncurrentVersions",
+				    json_integer(k));
+	return 0;
+}
+
+static int life_abort(const struct spx_xml_node *e, json_t *r,
+		      struct spx_apierr *err)
+{
+	static const char *const known[] = { "DaysAfterInitiation" };
+	const struct spx_xml_node *d = spx_xml_child(e, "DaysAfterInitiation");
+	long n;
+
+	if (!only_known(e, known, 1, NULL) || !d)
+		return malformed(err);
+	n = life_days(d, "'DaysAfterInitiation' for "
+			 "AbortIncompleteMultipartUpload action must be a "
+			 "positive integer",
+		      err);
+	if (n < 0)
+		return -1;
+	json_object_set_new(r, "AbortIncompleteMultipartUpload",
+			    json_pack("{sI}", "DaysAfterInitiation",
+				      (json_int_t)n));
+	return 0;
+}
+
+/* One <Rule> into rules; ids is the set of IDs so far. */
+static int life_rule(const struct spx_xml_node *x, json_t *rules, json_t *ids,
+		     struct spx_apierr *err)
+{
+	static const char *const known[] = {
+		"ID",
+		"Prefix",
+		"Filter",
+		"Status",
+		"Expiration",
+		"NoncurrentVersionExpiration",
+		"AbortIncompleteMultipartUpload",
+		"Transition",
+		"NoncurrentVersionTransition",
+	};
+	const struct spx_xml_node *c;
+	const char *id, *st;
+	json_t *r, *f;
+	char gen[41];
+
+	if (!spx_xml_is(x, "Rule", NULL) ||
+	    !only_known(x, known, SPX_ARRAY_SIZE(known), NULL) ||
+	    spx_xml_count(x, "ID") > 1 || spx_xml_count(x, "Status") != 1 ||
+	    spx_xml_count(x, "Filter") > 1 || spx_xml_count(x, "Prefix") > 1)
+		return malformed(err);
+	st = leaf(spx_xml_child(x, "Status"));
+	if (!st || (strcmp(st, "Enabled") && strcmp(st, "Disabled")))
+		return malformed(err);
+	if (spx_xml_child(x, "Transition") ||
+	    spx_xml_child(x, "NoncurrentVersionTransition"))
+		return fail(err, 501, "NotImplemented",
+			    "Transitions are not implemented: this store "
+			    "has one storage class, STANDARD");
+	if ((c = spx_xml_child(x, "ID"))) {
+		if (!(id = leaf(c)))
+			return malformed(err);
+		if (utf8_chars(id) > 255)
+			return fail(err, 400, "InvalidArgument",
+				    "ID length should not exceed allowed "
+				    "limit of 255");
+	} else {
+		unsigned char rnd[40];
+		static const char b32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+		/* S3 names a rule without an ID itself. */
+		if (spx_random(rnd, sizeof(rnd)) < 0)
+			return fail(err, 500, "InternalError",
+				    "no random bytes");
+		for (size_t i = 0; i < 40; i++)
+			gen[i] = b32[rnd[i] & 31];
+		gen[40] = 0;
+		id = gen;
+	}
+	if (*id && json_object_get(ids, id))
+		return fail(err, 400, "InvalidArgument",
+			    "Rule ID must be unique. Found same ID for more "
+			    "than one rule");
+	json_object_set_new(ids, id, json_true());
+	r = json_object();
+	json_array_append_new(rules, r);
+	json_object_set_new(r, "ID", json_string(id));
+	json_object_set_new(r, "Status", json_string(st));
+	if (life_filter(x, r, err) < 0)
+		return -1;
+	if ((c = spx_xml_child(x, "Expiration")) &&
+	    life_expiration(c, r, err) < 0)
+		return -1;
+	if ((c = spx_xml_child(x, "NoncurrentVersionExpiration")) &&
+	    life_noncurrent(c, r, err) < 0)
+		return -1;
+	if ((c = spx_xml_child(x, "AbortIncompleteMultipartUpload")) &&
+	    life_abort(c, r, err) < 0)
+		return -1;
+	if (!json_object_get(r, "Expiration") &&
+	    !json_object_get(r, "NoncurrentVersionExpiration") &&
+	    !json_object_get(r, "AbortIncompleteMultipartUpload"))
+		return fail(err, 400, "InvalidRequest",
+			    "At least one action needs to be specified in a "
+			    "rule");
+	f = json_object_get(r, "Filter");
+	if (json_object_get(f, "Tags") &&
+	    json_object_get(r, "AbortIncompleteMultipartUpload"))
+		return fail(err, 400, "InvalidRequest",
+			    "Tag-based filter cannot be used with "
+			    "AbortIncompleteMultipartUpload action");
+	if (json_object_get(f, "Tags") &&
+	    json_is_true(json_object_get(json_object_get(r, "Expiration"),
+					 "ExpiredObjectDeleteMarker")))
+		return fail(err, 400, "InvalidRequest",
+			    "Tag-based filter cannot be used with "
+			    "ExpiredObjectDeleteMarker action");
+	return 0;
+}
+
+int spx_s3_lifecycle_xml(const char *p, size_t n, char **json,
+			 struct spx_apierr *err)
+{
+	struct spx_xml_doc *doc = NULL;
+	const struct spx_xml_node *root, *r;
+	json_t *rules = json_array(), *ids = json_object();
+	int rc = -1;
+
+	*json = NULL;
+	if (spx_xml_parse(p, n, &big, &doc) < 0 ||
+	    !(root = spx_xml_doc_root(doc)) ||
+	    !spx_xml_is(root, "LifecycleConfiguration", NULL) ||
+	    !spx_xml_count(root, "Rule") ||
+	    spx_xml_count(root, NULL) != spx_xml_count(root, "Rule")) {
+		malformed(err);
+		goto out;
+	}
+	if (spx_xml_count(root, "Rule") > SPX_S3_LIFE_RULES_MAX) {
+		fail(err, 400, "InvalidRequest",
+		     "The number of lifecycle rules should not exceed allowed "
+		     "limit of 1000 rules");
+		goto out;
+	}
+	for (r = spx_xml_child(root, NULL); r; r = spx_xml_next(r, NULL))
+		if (life_rule(r, rules, ids, err) < 0)
+			goto out;
+	*json = json_dumps(rules, JSON_COMPACT);
+	rc = 0;
+out:
+	json_decref(rules);
+	json_decref(ids);
 	spx_xml_doc_free(doc);
 	return rc;
 }

@@ -147,4 +147,18 @@ int spx_s3_retention_xml(const char *p, size_t n, const char **mode,
 int spx_s3_legal_hold_xml(const char *p, size_t n, bool *on,
 			  struct spx_apierr *err);
 
+/* PutBucketLifecycleConfiguration: <LifecycleConfiguration><Rule>...
+ * (1..SPX_S3_LIFE_RULES_MAX): *json (caller frees) is the array of the
+ * rules, each {"ID", "Status": "Enabled"|"Disabled", "Filter": {["Prefix"],
+ * ["Tags": [{"Key","Value"}...]], ["Gt"], ["Lt"] (object sizes), ["And":
+ * true]}, ["Legacy": true] (the rule's own <Prefix>), ["Expiration":
+ * {"Days"|"Date" (midnight UTC, ISO 8601)|"ExpiredObjectDeleteMarker"}],
+ * ["NoncurrentVersionExpiration": {"NoncurrentDays",
+ * ["NewerNoncurrentVersions"]}], ["AbortIncompleteMultipartUpload":
+ * {"DaysAfterInitiation"}]}, a rule without an ID given one as S3 does.
+ * Transitions are NotImplemented (one storage class). */
+#define SPX_S3_LIFE_RULES_MAX 1000
+int spx_s3_lifecycle_xml(const char *p, size_t n, char **json,
+			 struct spx_apierr *err);
+
 #endif

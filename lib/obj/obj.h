@@ -374,9 +374,12 @@ struct spx_obj_deleted {
 int spx_obj_delete_version(struct spx_obj *s, const struct spx_obj_bucket *b,
 			   const char *key, const char *vid,
 			   struct spx_obj_deleted *out);
-/* The same; with vid, cond (NULL: none) is asked under the key's lock
- * about the version to remove before anything changes, and its code is
- * returned with the version kept (object lock). */
+/* The same; cond (NULL: none) is asked under the key's lock about the
+ * version to remove (with vid) or the current one (without: the one a
+ * delete removes or covers with a marker, which may be a marker itself;
+ * SPX_OBJ_NO_SUCH_KEY when there is none) before anything changes, and its code is returned with
+ * nothing changed (object lock; lifecycle, that the version it judged is
+ * still the current one). */
 int spx_obj_delete_version_if(struct spx_obj *s,
 			      const struct spx_obj_bucket *b, const char *key,
 			      const char *vid, spx_obj_cond_fn cond,

@@ -311,15 +311,24 @@ static void rmdir_all(struct spx_obj *s, char **d)
 /* An unversioned bucket's delete: the object goes, even if its metadata
  * is corrupt. */
 static int delete_plain(struct spx_obj *s, const char *bucket,
-			const char *key, char **d, char **old)
+			const char *key, char **d, spx_obj_cond_fn cond,
+			void *cond_ctx, char **old)
 {
 	struct spx_obj_meta cur = SPX_OBJ_META_INIT;
 	int rc = obj_get_meta(s, d, "meta", &cur, SPX_OBJ_NO_SUCH_KEY);
 
 	if (rc == SPX_OBJ_NO_SUCH_KEY)
 		return obj_err(rc, "no such key '%s' in '%s'", key, bucket);
+	if (rc < 0 && cond) {
+		spx_obj_meta_release(&cur);
+		return rc; /* a condition needs what it asks about */
+	}
 	if (rc < 0)
 		spx_error_clear(); /* corrupt: delete it anyway */
+	if (cond && (rc = cond(cond_ctx, &cur)) < 0) {
+		spx_obj_meta_release(&cur);
+		return rc;
+	}
 	rc = obj_unlink_all(s, d, "meta");
 	if (!rc && cur.data[0])
 		*old = spx_strdup(cur.data);
@@ -417,10 +426,21 @@ int spx_obj_delete_version_if(struct spx_obj *s,
 		rc = remove_version(s, bucket, enc, d, vid, cond, cond_ctx, out,
 				    &old[0]);
 	} else if (v == SPX_OBJ_UNVERSIONED) {
-		rc = delete_plain(s, bucket, key, d, &old[0]);
+		rc = delete_plain(s, bucket, key, d, cond, cond_ctx, &old[0]);
 	} else {
 		struct spx_obj_meta m = SPX_OBJ_META_INIT;
 
+		if (cond) {
+			/* The condition asks about the current version. */
+			rc = obj_get_meta(s, d, "meta", &m,
+					  SPX_OBJ_NO_SUCH_KEY);
+			if (!rc)
+				rc = cond(cond_ctx, &m);
+			spx_obj_meta_release(&m);
+			m = (struct spx_obj_meta)SPX_OBJ_META_INIT;
+			if (rc < 0)
+				goto out;
+		}
 		m.key = spx_strdup(key);
 		m.k = s->k;
 		m.m = s->m;

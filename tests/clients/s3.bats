@@ -1273,8 +1273,11 @@ PY
 	[[ "$output" == *"(NotImplemented)"* ]]
 	run aws2 s3api put-object --bucket refuse --key k --body "$BATS_TEST_TMPDIR/x" --storage-class BOGUS
 	[[ "$output" == *"(InvalidStorageClass)"* ]]
+	run aws2 s3api put-bucket-website --bucket refuse \
+		--website-configuration '{"IndexDocument":{"Suffix":"index.html"}}'
+	[[ "$output" == *"(NotImplemented)"* ]]
 	run aws2 s3api put-bucket-lifecycle-configuration --bucket refuse \
-		--lifecycle-configuration '{"Rules":[{"ID":"r","Status":"Enabled","Filter":{"Prefix":""},"Expiration":{"Days":1}}]}'
+		--lifecycle-configuration '{"Rules":[{"ID":"r","Status":"Enabled","Filter":{"Prefix":""},"Transitions":[{"Days":30,"StorageClass":"GLACIER"}]}]}'
 	[[ "$output" == *"(NotImplemented)"* ]]
 	run aws2 s3api list-objects-v2 --bucket refuse --query 'Contents[].Key' --output text
 	[ "$output" = None ]

@@ -6,12 +6,14 @@
  * bounds: 1..1000 objects, 1..10000 parts numbered 1..10000), and CORS
  * rules (1..100, each with its methods and origins), the public access
  * block, ownership controls and ACL documents, and object lock's
- * configuration, retention and legal hold. */
+ * configuration, retention and legal hold, and lifecycle rules (loaded
+ * as the pass loads them). */
 #include "spx.h"
 
 #include <jansson.h>
 
 #include "gw/s3conf.h"
+#include "gw/s3life.h"
 #include "xml/xml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -227,6 +229,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					  &err) < 0 &&
 		    (!err.code || err.http != 400))
 			abort();
+	}
+	/* Lifecycle: what the parser accepts, the pass and the gateway
+	 * load (1..1000 rules, each with an action). */
+	{
+		char *js = NULL;
+		struct spx_s3_life *l = NULL;
+
+		if (spx_s3_lifecycle_xml((const char *)data, size, &js,
+					 &err) == 0) {
+			json_t *j = json_loads(js, 0, NULL);
+
+			if (!json_is_array(j) || !json_array_size(j) ||
+			    json_array_size(j) > SPX_S3_LIFE_RULES_MAX)
+				abort();
+			json_decref(j);
+			if (spx_s3_life_load(js, strlen(js), &l) < 0)
+				abort();
+			(void)spx_s3_life_expiry(l, "logs/a", 10, NULL, 0,
+						 86400, NULL);
+			spx_s3_life_free(l);
+			free(js);
+		} else if (!err.code || (err.http != 400 && err.http != 501 &&
+					 err.http != 500) ||
+			   js) {
+			abort();
+		}
 	}
 	return 0;
 }

@@ -1448,8 +1448,20 @@ static void test_lock_hooks(void)
 	      0, "another version goes");
 	T_INT(spx_obj_delete_version_if(s, B(s, "lck"), "k", NULL, keep_held,
 					&calls, &del),
-	      0, "a delete without a version makes a marker");
-	T_INT(calls, 2, "without a version nothing is asked");
+	      SPX_OBJ_LOCKED,
+	      "without a version the current one is asked about");
+	T_INT(calls, 3, "asked once more");
+	T_INT(spx_obj_stat(s, B(s, "lck"), "k", &m), 0,
+	      "no marker was made then");
+	T_STR(m.vid, v1, "v1 is still the current version");
+	spx_obj_meta_release(&m);
+	T_INT(spx_obj_delete_version_if(s, B(s, "lck"), "k", NULL, NULL, NULL,
+					&del),
+	      0, "without a condition a marker is made");
+	T_INT(spx_obj_delete_version_if(s, B(s, "lck"), "k", NULL, keep_held,
+					&calls, &del),
+	      0, "a condition is asked about a current marker too");
+	T_INT(calls, 4, "and it was");
 	T_INT(spx_obj_update(s, B(s, "lck"), "k", NULL, add_hold, "x", NULL),
 	      SPX_OBJ_NO_SUCH_KEY, "no change behind a delete marker");
 	spx_obj_close(s);
