@@ -307,20 +307,28 @@ int s3_authorize(struct gw_req *g, struct spx_http_req *req,
  * what enforcement does is accepted, as S3 does: bucket-owner-full-control,
  * or private from the bucket owner's account (rclone sends it on every
  * write); where ACLs are enabled spx does not keep them yet. */
-int s3_acl_write_check(struct gw_req *g, const struct spx_kvlist *h,
-		       const struct spx_obj_bucket *b)
+/* Does h carry an x-amz-grant-* header (S3's five)? */
+static bool has_grants(const struct spx_kvlist *h)
 {
 	static const char *const grants[] = {
 		"x-amz-grant-full-control", "x-amz-grant-read",
 		"x-amz-grant-read-acp",	    "x-amz-grant-write",
 		"x-amz-grant-write-acp",
 	};
-	const char *acl = spx_kv_geti(h, "x-amz-acl");
-	const char *own;
-	bool grant = false;
 
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(grants); i++)
-		grant |= spx_kv_geti(h, grants[i]) != NULL;
+		if (spx_kv_geti(h, grants[i]))
+			return true;
+	return false;
+}
+
+int s3_acl_write_check(struct gw_req *g, const struct spx_kvlist *h,
+		       const struct spx_obj_bucket *b)
+{
+	const char *acl = spx_kv_geti(h, "x-amz-acl");
+	const char *own;
+	bool grant = has_grants(h);
+
 	if (!acl && !grant)
 		return 0;
 	if (read_ownership(g, b, &own) < 0)
@@ -628,11 +636,7 @@ int s3_put_acl(struct gw_req *g, struct spx_http_req *req,
 			       "policy");
 	}
 	if (!spx_kv_geti(&req->headers, "x-amz-acl") &&
-	    !spx_kv_geti(&req->headers, "x-amz-grant-read") &&
-	    !spx_kv_geti(&req->headers, "x-amz-grant-write") &&
-	    !spx_kv_geti(&req->headers, "x-amz-grant-read-acp") &&
-	    !spx_kv_geti(&req->headers, "x-amz-grant-write-acp") &&
-	    !spx_kv_geti(&req->headers, "x-amz-grant-full-control"))
+	    !has_grants(&req->headers))
 		return s3_fail(g, 400, "MissingSecurityHeader",
 			       "Your request was missing a required header");
 	if (s3_acl_write_check(g, &req->headers, &s->b) < 0)

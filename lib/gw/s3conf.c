@@ -33,6 +33,21 @@ static const struct spx_xml_limits big = {
 	.max_attrs = 8,
 };
 
+/* The root element of body p, when it parses within l and is named
+ * name; else NULL (*doc, freed by the caller, may still be set). */
+static const struct spx_xml_node *root_of(const char *p, size_t n,
+					  const struct spx_xml_limits *l,
+					  const char *name,
+					  struct spx_xml_doc **doc)
+{
+	const struct spx_xml_node *root;
+
+	if (spx_xml_parse(p, n, l, doc) < 0 || !(root = spx_xml_doc_root(*doc)) ||
+	    !spx_xml_is(root, name, NULL))
+		return NULL;
+	return root;
+}
+
 static int fail(struct spx_apierr *err, int http, const char *code,
 		const char *message)
 {
@@ -101,8 +116,7 @@ int spx_s3_tags_xml(const char *p, size_t n, enum spx_s3_tags_of of,
 	const struct spx_xml_node *root, *set, *tag;
 	int rc = -1;
 
-	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) || !spx_xml_is(root, "Tagging", NULL) ||
+	if (!(root = root_of(p, n, &lim, "Tagging", &doc)) ||
 	    spx_xml_count(root, "TagSet") != 1) {
 		malformed(err);
 		goto out;
@@ -163,9 +177,7 @@ int spx_s3_versioning_xml(const char *p, size_t n, bool *enabled,
 	const char *st, *mfa;
 	int rc = -1;
 
-	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) ||
-	    !spx_xml_is(root, "VersioningConfiguration", NULL)) {
+	if (!(root = root_of(p, n, &lim, "VersioningConfiguration", &doc))) {
 		malformed(err);
 		goto out;
 	}
@@ -205,9 +217,7 @@ int spx_s3_create_bucket_xml(const char *p, size_t n, char **location,
 	const char *lc;
 
 	*location = NULL;
-	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) ||
-	    !spx_xml_is(root, "CreateBucketConfiguration", NULL) ||
+	if (!(root = root_of(p, n, &lim, "CreateBucketConfiguration", &doc)) ||
 	    spx_xml_count(root, "LocationConstraint") > 1) {
 		spx_xml_doc_free(doc);
 		return malformed(err);
@@ -239,8 +249,7 @@ int spx_s3_delete_xml(const char *p, size_t n, struct spx_s3_delete *out,
 	size_t no;
 
 	memset(out, 0, sizeof(*out));
-	if (spx_xml_parse(p, n, &big, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) || !spx_xml_is(root, "Delete", NULL) ||
+	if (!(root = root_of(p, n, &big, "Delete", &doc)) ||
 	    (no = spx_xml_count(root, "Object")) < 1 || no > 1000 ||
 	    spx_xml_count(root, "Quiet") > 1) {
 		spx_xml_doc_free(doc);
@@ -291,9 +300,7 @@ int spx_s3_complete_xml(const char *p, size_t n, const char *ck_elem,
 	size_t np;
 
 	memset(out, 0, sizeof(*out));
-	if (spx_xml_parse(p, n, &big, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) ||
-	    !spx_xml_is(root, "CompleteMultipartUpload", NULL) ||
+	if (!(root = root_of(p, n, &big, "CompleteMultipartUpload", &doc)) ||
 	    (np = spx_xml_count(root, "Part")) < 1 || np > 10000) {
 		spx_xml_doc_free(doc);
 		return malformed(err);
@@ -406,9 +413,7 @@ int spx_s3_cors_xml(const char *p, size_t n, char **json,
 	int rc = -1;
 
 	*json = NULL;
-	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) ||
-	    !spx_xml_is(root, "CORSConfiguration", NULL) ||
+	if (!(root = root_of(p, n, &lim, "CORSConfiguration", &doc)) ||
 	    !spx_xml_count(root, "CORSRule")) {
 		malformed(err);
 		goto out;
@@ -584,9 +589,7 @@ int spx_s3_pab_xml(const char *p, size_t n, unsigned *flags,
 	unsigned f = 0;
 	int rc = -1;
 
-	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) ||
-	    !spx_xml_is(root, "PublicAccessBlockConfiguration", NULL)) {
+	if (!(root = root_of(p, n, &lim, "PublicAccessBlockConfiguration", &doc))) {
 		malformed(err);
 		goto out;
 	}
@@ -643,9 +646,7 @@ int spx_s3_ownership_xml(const char *p, size_t n, const char **out,
 	const char *o = NULL;
 	int rc = -1;
 
-	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) ||
-	    !spx_xml_is(root, "OwnershipControls", NULL) ||
+	if (!(root = root_of(p, n, &lim, "OwnershipControls", &doc)) ||
 	    spx_xml_count(root, NULL) != 1 ||
 	    spx_xml_count(root, "Rule") != 1 ||
 	    !(rule = spx_xml_child(root, "Rule")) ||
@@ -671,9 +672,7 @@ int spx_s3_acl_owner_only(const char *p, size_t n, const char *owner,
 	int rc = -1;
 
 	*only = true;
-	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) ||
-	    !spx_xml_is(root, "AccessControlPolicy", NULL) ||
+	if (!(root = root_of(p, n, &lim, "AccessControlPolicy", &doc)) ||
 	    spx_xml_count(root, "AccessControlList") != 1) {
 		fail(err, 400, "MalformedACLError",
 		     "The XML you provided was not well-formed or did not "
@@ -745,9 +744,7 @@ int spx_s3_lock_conf_xml(const char *p, size_t n, char **json,
 	int rc = -1;
 
 	*json = NULL;
-	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) ||
-	    !spx_xml_is(root, "ObjectLockConfiguration", NULL) ||
+	if (!(root = root_of(p, n, &lim, "ObjectLockConfiguration", &doc)) ||
 	    spx_xml_count(root, "ObjectLockEnabled") > 1 ||
 	    spx_xml_count(root, "Rule") > 1 ||
 	    spx_xml_count(root, NULL) != spx_xml_count(root, "ObjectLockEnabled") +
@@ -809,9 +806,7 @@ int spx_s3_retention_xml(const char *p, size_t n, const char **mode,
 	const char *m, *d;
 	int rc = -1;
 
-	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) ||
-	    !spx_xml_is(root, "Retention", NULL) ||
+	if (!(root = root_of(p, n, &lim, "Retention", &doc)) ||
 	    spx_xml_count(root, "Mode") > 1 ||
 	    spx_xml_count(root, "RetainUntilDate") > 1 ||
 	    spx_xml_count(root, NULL) != spx_xml_count(root, "Mode") +
@@ -849,9 +844,7 @@ int spx_s3_legal_hold_xml(const char *p, size_t n, bool *on,
 	const char *st;
 	int rc = -1;
 
-	if (spx_xml_parse(p, n, &lim, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) ||
-	    !spx_xml_is(root, "LegalHold", NULL) ||
+	if (!(root = root_of(p, n, &lim, "LegalHold", &doc)) ||
 	    spx_xml_count(root, NULL) != 1 ||
 	    !(st = spx_xml_child_text(root, "Status")) ||
 	    (strcmp(st, "ON") && strcmp(st, "OFF"))) {
@@ -1230,9 +1223,7 @@ int spx_s3_lifecycle_xml(const char *p, size_t n, char **json,
 	int rc = -1;
 
 	*json = NULL;
-	if (spx_xml_parse(p, n, &big, &doc) < 0 ||
-	    !(root = spx_xml_doc_root(doc)) ||
-	    !spx_xml_is(root, "LifecycleConfiguration", NULL) ||
+	if (!(root = root_of(p, n, &big, "LifecycleConfiguration", &doc)) ||
 	    !spx_xml_count(root, "Rule") ||
 	    spx_xml_count(root, NULL) != spx_xml_count(root, "Rule")) {
 		malformed(err);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # S3 object lock through aws v2 and boto3: buckets made with it, default
 # and per-version retention, legal hold, the bypass, and every refusal AWS
-# gives; retention surviving a restart of the node.
+# gives; retention surviving a restart of the node; a retention racing a
+# delete of the same version.
 
 load ../bats/helpers
 
@@ -186,4 +187,54 @@ PY
 	v=$(aws2 s3api list-object-versions --bucket deflock --prefix m --query 'Versions[0].VersionId' --output text)
 	run aws2 s3api delete-object --bucket deflock --key m --version-id "$v" --bypass-governance-retention
 	[[ "$output" == *"(AccessDenied)"* ]]
+}
+
+@test "object lock: PutObjectRetention racing DeleteObject on the same version never both win (boto3)" {
+	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
+	/usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" <<'PY'
+import sys, datetime, random, threading, time, boto3, botocore
+ak, sk, ep, ca = sys.argv[1:]
+c = boto3.client("s3", aws_access_key_id=ak, aws_secret_access_key=sk,
+                 region_name="us-east-1", endpoint_url=ep, verify=ca,
+                 config=botocore.config.Config(max_pool_connections=4,
+                                               retries={"max_attempts": 1}))
+c.create_bucket(Bucket="lockrace", ObjectLockEnabledForBucket=True)
+until = datetime.datetime(2099, 1, 1, tzinfo=datetime.timezone.utc)
+both = kept = gone = 0
+for i in range(25):
+    v = c.put_object(Bucket="lockrace", Key="k", Body=b"x")["VersionId"]
+    res = {}
+    go = threading.Barrier(2)
+    # Each starts after a random few ms, so that either may come first.
+    def retain():
+        go.wait()
+        time.sleep(random.random() * 0.02)
+        try:
+            c.put_object_retention(Bucket="lockrace", Key="k", VersionId=v,
+                                   Retention={"Mode": "COMPLIANCE", "RetainUntilDate": until})
+            res["retain"] = True
+        except botocore.exceptions.ClientError as e:
+            assert e.response["Error"]["Code"] in ("NoSuchVersion", "NoSuchKey"), e.response
+            res["retain"] = False
+    def delete():
+        go.wait()
+        time.sleep(random.random() * 0.02)
+        try:
+            c.delete_object(Bucket="lockrace", Key="k", VersionId=v)
+            res["delete"] = True
+        except botocore.exceptions.ClientError as e:
+            assert e.response["Error"]["Code"] == "AccessDenied", e.response
+            res["delete"] = False
+    ts = [threading.Thread(target=f) for f in (retain, delete)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    left = [x["VersionId"] for x in c.list_object_versions(Bucket="lockrace").get("Versions", [])]
+    # Exactly one wins: a retention that was set holds the version; a
+    # delete that succeeded came first, and the retention found nothing.
+    assert res["retain"] != res["delete"], (i, res)
+    assert (v in left) == res["retain"], (i, res, left)
+    kept += res["retain"]
+    gone += res["delete"]
+print(kept, "kept,", gone, "deleted")
+PY
 }

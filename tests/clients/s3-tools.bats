@@ -221,6 +221,22 @@ s3c() { s3cmd -c "$CFG" "$@"; }
 	[[ "$output" != *"s3://$BUCKET"* ]]
 }
 
+@test "s3cmd: expire (a lifecycle rule), getlifecycle, dellifecycle" {
+	s3cmd_env
+	s3c mb "s3://$BUCKET-lc" >/dev/null
+	run s3c expire "s3://$BUCKET-lc" --expiry-days 30 --expiry-prefix logs/
+	[ "$status" -eq 0 ]
+	run s3c getlifecycle "s3://$BUCKET-lc"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"<Days>30</Days>"* ]]
+	[[ "$output" == *"<Prefix>logs/</Prefix>"* ]]
+	run s3c dellifecycle "s3://$BUCKET-lc"
+	[ "$status" -eq 0 ]
+	run s3c getlifecycle "s3://$BUCKET-lc"
+	[[ "$output" == *"404 (NoSuchLifecycleConfiguration)"* ]]
+	s3c rb "s3://$BUCKET-lc" >/dev/null
+}
+
 @test "s3cmd in its SigV2 mode: mb, multipart put, ls, get, cp, signurl, del, rb" {
 	s3cmd_env True
 	run s3c mb "s3://$BUCKET"
