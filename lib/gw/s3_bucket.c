@@ -9,6 +9,7 @@
 
 #include "gw/s3_int.h"
 #include "gw/s3conf.h"
+#include "gw/s3life.h"
 #include "http/httpdate.h"
 
 int s3_list_buckets(struct gw_req *g, struct spx_http_req *req,
@@ -457,7 +458,8 @@ int s3_delete_bucket_cors(struct gw_req *g, struct spx_http_req *req,
 int s3_put_bucket_lifecycle(struct gw_req *g, struct spx_http_req *req,
 			    struct spx_http_resp *resp)
 {
-	return put_rule_doc(g, resp, "lifecycle", spx_s3_lifecycle_xml);
+	return put_rule_doc(g, resp, SPX_S3_LIFE_DOC,
+			    spx_s3_lifecycle_xml);
 }
 
 /* A filter's conditions, each as its element. */
@@ -549,7 +551,7 @@ int s3_get_bucket_lifecycle(struct gw_req *g, struct spx_http_req *req,
 	struct spx_xml x;
 	size_t i;
 
-	if (!(rules = rule_doc(g, "lifecycle", "NoSuchLifecycleConfiguration",
+	if (!(rules = rule_doc(g, SPX_S3_LIFE_DOC, "NoSuchLifecycleConfiguration",
 			       "The lifecycle configuration does not exist")))
 		return -1;
 	gw_xml_begin(g, resp, &x);
@@ -564,12 +566,12 @@ int s3_get_bucket_lifecycle(struct gw_req *g, struct spx_http_req *req,
 int s3_delete_bucket_lifecycle(struct gw_req *g, struct spx_http_req *req,
 			       struct spx_http_resp *resp)
 {
-	int rc = spx_obj_bucket_set_doc(g->gw->obj, &g->s3->b, "lifecycle",
-					NULL, 0);
+	int rc = spx_obj_bucket_set_doc(g->gw->obj, &g->s3->b,
+					SPX_S3_LIFE_DOC, NULL, 0);
 
 	if (rc >= 0)
 		rc = spx_obj_bucket_set_doc(g->gw->obj, &g->s3->b,
-					    "lifecyclepos", NULL, 0);
+					    SPX_S3_LIFE_POS_DOC, NULL, 0);
 	if (rc < 0)
 		return s3_obj_fail(g, rc);
 	s3_empty_answer(g, resp, 204);

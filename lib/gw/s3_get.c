@@ -115,15 +115,10 @@ int s3_life_expired(struct gw_req *g, const struct spx_obj_bucket *b,
 				    : spx_wall_ms(),
 		when;
 	const char *rule = NULL;
-	int rc = spx_obj_bucket_doc(gw->obj, b, "lifecycle", &d);
+	int rc = spx_s3_life_of(gw->obj, b, &l);
 
-	if (rc >= 0 && d.len && spx_s3_life_load(d.p, d.len, &l) < 0)
-		rc = SPX_OBJ_INTERNAL;
-	spx_buf_release(&d);
-	if (rc < 0) {
-		spx_s3_life_free(l);
+	if (rc < 0)
 		return s3_obj_fail(g, rc);
-	}
 	if (!l)
 		return 0;
 	when = spx_s3_life_expiry(l, m->key, m->size, &m->tags, m->mtime_ms,

@@ -7,9 +7,7 @@
 #include "gw/s3_int.h"
 #include "gw/s3life.h"
 
-/* Where a pass that stopped at its budget goes on: the last key it
- * finished, a bucket document of its own. */
-#define POS_DOC "lifecyclepos"
+#define POS_DOC SPX_S3_LIFE_POS_DOC
 /* Versions listed at a time: a listing reads the bucket's directory
  * whole (lib/obj/list.c), so large pages make a pass over a large bucket
  * cheaper; 10000 entries are about a megabyte. */
@@ -139,11 +137,17 @@ bool spx_s3_life_tags(const struct spx_s3_life *l)
 	return l && l->tags;
 }
 
+/* Does key begin with rule r's prefix? */
+static bool prefixed(const struct rule *r, const char *key)
+{
+	return !strncmp(key, r->prefix, strlen(r->prefix));
+}
+
 /* Does rule r apply to a version of key with size and tags? */
 static bool match(const struct rule *r, const char *key, uint64_t size,
 		  const struct spx_kvlist *tags)
 {
-	if (strncmp(key, r->prefix, strlen(r->prefix)))
+	if (!prefixed(r, key))
 		return false;
 	if (r->gt >= 0 && size <= (uint64_t)r->gt)
 		return false;
@@ -339,8 +343,7 @@ static int key_end(struct walk *w)
 
 		for (size_t i = 0; i < w->l->n && !go; i++)
 			go = w->l->r[i].exp_marker &&
-			     !strncmp(w->key, w->l->r[i].prefix,
-				      strlen(w->l->r[i].prefix));
+			     prefixed(&w->l->r[i], w->key);
 		if (go)
 			rc = acted(w,
 				   spx_obj_delete_version(
@@ -395,7 +398,7 @@ static int abort_uploads(struct walk *w)
 			const struct rule *r = &w->l->r[k];
 
 			go = r->abort_days &&
-			     !strncmp(u[i].key, r->prefix, strlen(r->prefix)) &&
+			     prefixed(r, u[i].key) &&
 			     due(u[i].initiated_ms, r->abort_days, w->day_s) <=
 				     w->now;
 		}
@@ -413,11 +416,11 @@ static int abort_uploads(struct walk *w)
 	return rc;
 }
 
-static int rules_of(struct spx_obj *s, const struct spx_obj_bucket *b,
-		    struct spx_s3_life **l)
+int spx_s3_life_of(struct spx_obj *s, const struct spx_obj_bucket *b,
+		   struct spx_s3_life **l)
 {
 	struct spx_buf d = SPX_BUF_INIT;
-	int rc = spx_obj_bucket_doc(s, b, "lifecycle", &d);
+	int rc = spx_obj_bucket_doc(s, b, SPX_S3_LIFE_DOC, &d);
 
 	*l = NULL;
 	if (rc >= 0 && d.len && spx_s3_life_load(d.p, d.len, l) < 0)
@@ -438,7 +441,7 @@ int spx_s3_life_pass(struct spx_obj *s, const struct spx_obj_bucket *b,
 	const char *after_vid = NULL;
 	size_t looked = 0;
 	struct spx_s3_life *l = NULL;
-	int rc = rules_of(s, b, &l);
+	int rc = spx_s3_life_of(s, b, &l);
 
 	if (rc < 0 || !(w.l = l))
 		goto out;

@@ -26,10 +26,19 @@
 
 struct spx_s3_life;
 
+/* The bucket documents: the rules, and where a pass that stopped at its
+ * budget goes on (the last key it finished). */
+#define SPX_S3_LIFE_DOC "lifecycle"
+#define SPX_S3_LIFE_POS_DOC "lifecyclepos"
+
 /* The rules of a lifecycle document; -1 (spx_error) when it is not one.
  * Disabled rules are left out. *out NULL when no rule is enabled. */
 int spx_s3_life_load(const char *p, size_t n, struct spx_s3_life **out);
 void spx_s3_life_free(struct spx_s3_life *l);
+/* The enabled rules of bucket b (*l NULL: none): 0, or a negative
+ * SPX_OBJ_ code (SPX_OBJ_INTERNAL for a document that is not rules). */
+int spx_s3_life_of(struct spx_obj *s, const struct spx_obj_bucket *b,
+		   struct spx_s3_life **l);
 /* Does an enabled rule filter on tags (so a version's tags are needed)? */
 bool spx_s3_life_tags(const struct spx_s3_life *l);
 /* When (ms since the epoch) the current version of key made at mtime_ms
