@@ -325,6 +325,7 @@ void gw_s3_free(struct gw_req *g)
 	spx_kv_free(&s->cors);
 	s3_post_free(s->post);
 	json_decref(s->acc_policy);
+	free(s->acl);
 	free(s->bucket);
 	free(s->key);
 	free(s);

@@ -2,21 +2,26 @@
  * request's condition keys, the decision (spx_s3_access, s3policy.c) made
  * for every operation on a bucket, and the configuration it reads: the
  * bucket policy, the public access block and object ownership, with their
- * Get/Put/Delete operations, and the ACLs S3 keeps under
- * BucketOwnerEnforced (read only).
+ * Get/Put/Delete operations, and the ACLs (s3acl.h) where the bucket's
+ * ownership enables them.
  *
  * The bucket's documents (lib/obj): "policy" the policy as it was given;
  * "pab" the public access block as JSON, absent for the node's default
  * (gw.s3_public_access_block: all four on, as S3 sets for new buckets, or
  * none), "{}" after DeletePublicAccessBlock; "ownership" the ObjectOwnership name, absent
  * for the default BucketOwnerEnforced, "none" after
- * DeleteBucketOwnershipControls (then as ObjectWriter). */
+ * DeleteBucketOwnershipControls (then as ObjectWriter); "acl" the
+ * bucket's ACL as s3acl.h keeps it, absent for the owner's FULL_CONTROL.
+ * An object's ACL is its system entry S3_ACL_SYS, absent for the bucket
+ * owner's FULL_CONTROL: where ACLs are enabled an object written by
+ * another account is that account's, and its ACL says so. */
 #include "spx.h"
 
 #include <jansson.h>
 #include <time.h>
 
 #include "gw/s3_int.h"
+#include "gw/s3acl.h"
 #include "gw/s3conf.h"
 #include "gw/s3policy.h"
 
@@ -233,6 +238,91 @@ static int read_ownership(struct gw_req *g, const struct spx_obj_bucket *b,
 	return 0;
 }
 
+/* ---- ACLs: reading and the decision's step 4 ------------------------ */
+
+static bool enforced(const char *own)
+{
+	return own && !strcmp(own, "BucketOwnerEnforced");
+}
+
+/* The bucket's ACL (the owner's FULL_CONTROL when none is kept). */
+static int read_bucket_acl(struct gw_req *g, const struct spx_obj_bucket *b,
+			   json_t **out)
+{
+	struct spx_buf d = SPX_BUF_INIT;
+	int rc = spx_obj_bucket_doc(g->gw->obj, b, "acl", &d);
+
+	*out = NULL;
+	if (rc < 0) {
+		spx_buf_release(&d);
+		return s3_obj_fail(g, rc);
+	}
+	if (d.len && !(*out = spx_s3_acl_load(d.p, d.len)))
+		spx_log(SPX_LOG_ERROR, "s3: bucket '%s': stored ACL unreadable",
+			b->name);
+	spx_buf_release(&d);
+	if (!*out)
+		*out = spx_s3_acl_private(b->owner);
+	return 0;
+}
+
+/* A version's ACL (the bucket owner's FULL_CONTROL when none is kept;
+ * nothing for a damaged one: it grants nobody but the bucket owner). */
+static json_t *object_acl(const struct spx_obj_meta *m,
+			  const struct spx_obj_bucket *b)
+{
+	const char *t = spx_kv_get(&m->sys, S3_ACL_SYS);
+	json_t *acl = t ? spx_s3_acl_load(t, strlen(t)) : NULL;
+
+	return acl ? acl : spx_s3_acl_private(b->owner);
+}
+
+/* Do b's ACLs grant action (on key) to the caller? Never where the
+ * bucket's ownership disables ACLs. The object is the version the
+ * request names, for the request's own bucket; the current one for
+ * another (a copy's source). */
+static int acl_allows(struct gw_req *g, const struct spx_obj_bucket *b,
+		      const char *action, const char *key, bool *ok)
+{
+	bool mine = b == &g->s3->b;
+	enum spx_s3_acl_of of;
+	unsigned perm, pab = 0;
+	const char *own, *vid = NULL;
+	json_t *acl = NULL;
+	bool set;
+
+	*ok = false;
+	of = spx_s3_acl_need(action, &perm);
+	if (of == SPX_S3_ACL_OF_NONE || (of == SPX_S3_ACL_OF_OBJECT && !key))
+		return 0;
+	if (read_ownership(g, b, &own) < 0)
+		return -1;
+	if (enforced(own))
+		return 0;
+	if (mine && g->s3->acc_pab_read)
+		pab = g->s3->acc_pab;
+	else if (read_pab(g, b, &pab, &set) < 0)
+		return -1;
+	if (of == SPX_S3_ACL_OF_BUCKET) {
+		if (read_bucket_acl(g, b, &acl) < 0)
+			return -1;
+	} else {
+		struct spx_obj_meta m = SPX_OBJ_META_INIT;
+
+		if (mine && s3_version_param(g, &vid) < 0)
+			return -1;
+		/* No such version: nothing to grant it. */
+		if (spx_obj_stat_version(g->gw->obj, b, key, vid, &m) == 0 &&
+		    !m.delete_marker)
+			acl = object_acl(&m, b);
+		spx_obj_meta_release(&m);
+	}
+	*ok = acl && spx_s3_acl_grants(acl, g->authed ? g->who.account : "",
+				       perm, pab & SPX_S3_PAB_IGNORE_ACLS);
+	json_decref(acl);
+	return 0;
+}
+
 /* ---- the decision --------------------------------------------------- */
 
 int s3_authorize(struct gw_req *g, struct spx_http_req *req,
@@ -289,6 +379,17 @@ int s3_authorize(struct gw_req *g, struct spx_http_req *req,
 	if (pol)
 		request_keys(g, req, &keys);
 	why = spx_s3_access(&ab, &r);
+	/* Step 4, read only when nothing before it decided. */
+	if (why == SPX_S3_DENIED) {
+		if (acl_allows(g, b, action, key, &ab.acl_allows) < 0) {
+			if (!mine)
+				json_decref(pol);
+			spx_kv_free(&keys);
+			spx_buf_release(&res);
+			return -1;
+		}
+		why = spx_s3_access(&ab, &r);
+	}
 	if (!mine)
 		json_decref(pol);
 	spx_kv_free(&keys);
@@ -300,54 +401,6 @@ int s3_authorize(struct gw_req *g, struct spx_http_req *req,
 		 why == SPX_S3_DENIED_BY_POLICY ? "denied by the bucket policy"
 						: "not allowed");
 	return s3_fail(g, 403, "AccessDenied", "Access Denied");
-}
-
-/* ACL headers on a write (PutObject, CopyObject, CreateMultipartUpload,
- * a form's acl field): under BucketOwnerEnforced only an ACL that says
- * what enforcement does is accepted, as S3 does: bucket-owner-full-control,
- * or private from the bucket owner's account (rclone sends it on every
- * write); where ACLs are enabled spx does not keep them yet. */
-/* Does h carry an x-amz-grant-* header (S3's five)? */
-static bool has_grants(const struct spx_kvlist *h)
-{
-	static const char *const grants[] = {
-		"x-amz-grant-full-control", "x-amz-grant-read",
-		"x-amz-grant-read-acp",	    "x-amz-grant-write",
-		"x-amz-grant-write-acp",
-	};
-
-	for (size_t i = 0; i < SPX_ARRAY_SIZE(grants); i++)
-		if (spx_kv_geti(h, grants[i]))
-			return true;
-	return false;
-}
-
-int s3_acl_write_check(struct gw_req *g, const struct spx_kvlist *h,
-		       const struct spx_obj_bucket *b)
-{
-	const char *acl = spx_kv_geti(h, "x-amz-acl");
-	const char *own;
-	bool grant = has_grants(h);
-
-	if (!acl && !grant)
-		return 0;
-	if (read_ownership(g, b, &own) < 0)
-		return -1;
-	if (own && !strcmp(own, "BucketOwnerEnforced")) {
-		/* What enforcement does anyway: the bucket owner holds every
-		 * right (private, when the writer is the owner). */
-		if (!grant && (!strcmp(acl, "bucket-owner-full-control") ||
-			       (!strcmp(acl, "private") && g->authed &&
-				!strcmp(g->who.account, b->owner))))
-			return 0;
-		return s3_fail(g, 400, "AccessControlListNotSupported",
-			       "The bucket does not allow ACLs");
-	}
-	if (!grant && !strcmp(acl, "private"))
-		return 0;
-	return s3_fail(g, 501, "NotImplemented",
-		       "ACLs other than private are not implemented: use a "
-		       "bucket policy");
 }
 
 /* ---- bucket policy -------------------------------------------------- */
@@ -540,31 +593,190 @@ int s3_delete_ownership(struct gw_req *g, struct spx_http_req *req,
 	return set_doc(g, resp, "ownership", "none", 4, 204);
 }
 
-/* ---- ACLs ----------------------------------------------------------- */
+/* ---- ACLs: writing and reading them -------------------------------- */
 
-/* The ACL S3 reports when the owner holds every right: for a bucket, and
- * for each object under BucketOwnerEnforced (the bucket owner owns them
- * all). */
-static void owner_acl(struct gw_req *g, struct spx_http_req *req,
-		      struct spx_http_resp *resp, const char *owner)
+/* Does h carry an x-amz-grant-* header (S3's five)? */
+static bool has_grants(const struct spx_kvlist *h)
+{
+	static const char *const grants[] = {
+		"x-amz-grant-full-control", "x-amz-grant-read",
+		"x-amz-grant-read-acp",	    "x-amz-grant-write",
+		"x-amz-grant-write-acp",
+	};
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(grants); i++)
+		if (spx_kv_geti(h, grants[i]))
+			return true;
+	return false;
+}
+
+/* BlockPublicAcls: a public ACL is refused, as S3 refuses it. */
+static int block_public(struct gw_req *g, const struct spx_obj_bucket *b,
+			const json_t *acl)
+{
+	unsigned pab;
+	bool set;
+
+	if (!spx_s3_acl_public(acl))
+		return 0;
+	if (read_pab(g, b, &pab, &set) < 0)
+		return -1;
+	if (pab & SPX_S3_PAB_BLOCK_ACLS)
+		return s3_fail(g, 403, "AccessDenied", "Access Denied");
+	return 0;
+}
+
+/* The ACL of headers h for a resource of owner (bucket_owner: for an
+ * object), or NULL: *out; -1 recorded. */
+static int acl_of_headers(struct gw_req *g, const struct spx_kvlist *h,
+			  const struct spx_obj_bucket *b, const char *owner,
+			  const char *bucket_owner, json_t **out)
+{
+	struct spx_apierr e;
+
+	if (spx_s3_acl_headers(h, owner, bucket_owner, out, &e) < 0)
+		return s3_conf_fail(&e);
+	if (*out && block_public(g, b, *out) < 0) {
+		json_decref(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* ACL headers on a write (PutObject, CopyObject, CreateMultipartUpload,
+ * a form's acl field). Under BucketOwnerEnforced only an ACL that says
+ * what enforcement does is accepted, as S3 does: bucket-owner-full-control,
+ * or private from the bucket owner's account (rclone sends it on every
+ * write). Where ACLs are enabled the object is its writer's (the bucket
+ * owner's for an anonymous writer, and under BucketOwnerPreferred for a
+ * writer that grants the bucket owner full control). */
+int s3_acl_write_check(struct gw_req *g, const struct spx_kvlist *h,
+		       const struct spx_obj_bucket *b)
+{
+	const char *acl = spx_kv_geti(h, "x-amz-acl");
+	const char *writer = g->authed ? g->who.account : NULL;
+	const char *own, *owner;
+	bool grant = has_grants(h);
+	json_t *j;
+
+	/* The bucket owner writing without an ACL: the default, nothing to
+	 * read. */
+	if (!acl && !grant && writer && !strcmp(writer, b->owner))
+		return 0;
+	if (read_ownership(g, b, &own) < 0)
+		return -1;
+	if (enforced(own)) {
+		if (!acl && !grant)
+			return 0;
+		/* What enforcement does anyway: the bucket owner holds every
+		 * right (private, when the writer is the owner). */
+		if (!grant && (!strcmp(acl, "bucket-owner-full-control") ||
+			       (!strcmp(acl, "private") && writer &&
+				!strcmp(writer, b->owner))))
+			return 0;
+		return s3_fail(g, 400, "AccessControlListNotSupported",
+			       "The bucket does not allow ACLs");
+	}
+	owner = writer ? writer : b->owner;
+	if (own && !strcmp(own, "BucketOwnerPreferred") && acl &&
+	    !strcmp(acl, "bucket-owner-full-control"))
+		owner = b->owner;
+	if (acl_of_headers(g, h, b, owner, b->owner, &j) < 0)
+		return -1;
+	if (!j)
+		j = spx_s3_acl_private(owner);
+	free(g->s3->acl);
+	g->s3->acl = spx_s3_acl_is_private(j, b->owner)
+			     ? NULL
+			     : json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	return 0;
+}
+
+/* m's sys without name. */
+static void sys_drop(struct spx_obj_meta *m, const char *name)
+{
+	struct spx_kvlist keep = SPX_KVLIST_INIT;
+
+	for (size_t i = 0; i < m->sys.n; i++)
+		if (strcasecmp(m->sys.v[i].k, name))
+			spx_kv_add(&keep, m->sys.v[i].k, m->sys.v[i].v);
+	spx_kv_free(&m->sys);
+	m->sys = keep;
+}
+
+void s3_acl_meta(struct gw_req *g, struct spx_obj_meta *m)
+{
+	sys_drop(m, S3_ACL_SYS);
+	if (g->s3->acl)
+		spx_kv_add(&m->sys, S3_ACL_SYS, g->s3->acl);
+}
+
+/* CreateBucket's ACL headers, where its ownership enables ACLs: the new
+ * bucket's ACL (*out, NULL for private), checked against the public
+ * access block new buckets get. */
+int s3_acl_create(struct gw_req *g, struct spx_http_req *req,
+		  const char *own, char **out)
+{
+	struct spx_apierr e;
+	json_t *j;
+
+	*out = NULL;
+	if (spx_s3_acl_headers(&req->headers, g->who.account, NULL, &j, &e) < 0)
+		return s3_conf_fail(&e);
+	if (!j)
+		return 0;
+	if (enforced(own) && !spx_s3_acl_is_private(j, g->who.account)) {
+		json_decref(j);
+		return s3_fail(g, 400, "InvalidBucketAclWithObjectOwnership",
+			       "Bucket cannot have ACLs set with "
+			       "ObjectOwnership's BucketOwnerEnforced setting");
+	}
+	if (spx_s3_acl_public(j) && g->gw->self->gw.s3_public_access_block) {
+		json_decref(j);
+		return s3_fail(g, 400, "InvalidBucketAclWithBlockPublicAccessError",
+			       "Bucket cannot have public ACLs set with "
+			       "BlockPublicAccess enabled");
+	}
+	if (!spx_s3_acl_is_private(j, g->who.account))
+		*out = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	return 0;
+}
+
+/* The ACL as S3 answers it. */
+static void render_acl(struct gw_req *g, struct spx_http_req *req,
+		       struct spx_http_resp *resp, const json_t *acl)
 {
 	struct spx_xml x;
+	size_t i;
+	json_t *gr;
 
 	gw_xml_begin(g, resp, &x);
 	spx_xml_open_ns(&x, "AccessControlPolicy", GW_S3_NS);
 	spx_xml_open(&x, "Owner");
-	spx_xml_elem(&x, "ID", owner);
+	spx_xml_elem(&x, "ID", spx_s3_acl_owner(acl));
 	spx_xml_close(&x);
 	spx_xml_open(&x, "AccessControlList");
-	spx_xml_open(&x, "Grant");
-	spx_xml_open(&x, "Grantee");
-	spx_xml_attr(&x, "xmlns:xsi",
-		     "http://www.w3.org/2001/XMLSchema-instance");
-	spx_xml_attr(&x, "xsi:type", "CanonicalUser");
-	spx_xml_elem(&x, "ID", owner);
-	spx_xml_close(&x);
-	spx_xml_elem(&x, "Permission", "FULL_CONTROL");
-	spx_xml_close(&x);
+	json_array_foreach(json_object_get(acl, "Grants"), i, gr) {
+		const char *type = json_string_value(json_object_get(gr, "Type"));
+		bool group = !strcmp(type, "Group");
+
+		spx_xml_open(&x, "Grant");
+		spx_xml_open(&x, "Grantee");
+		spx_xml_attr(&x, "xmlns:xsi",
+			     "http://www.w3.org/2001/XMLSchema-instance");
+		spx_xml_attr(&x, "xsi:type", type);
+		spx_xml_elem(&x, group ? "URI" : "ID",
+			     json_string_value(json_object_get(
+				     gr, group ? "URI" : "ID")));
+		spx_xml_close(&x);
+		spx_xml_elem(&x, "Permission",
+			     json_string_value(
+				     json_object_get(gr, "Permission")));
+		spx_xml_close(&x);
+	}
 	spx_xml_close(&x);
 	spx_xml_close(&x);
 	gw_xml_finish(g, req, resp, &x);
@@ -573,7 +785,12 @@ static void owner_acl(struct gw_req *g, struct spx_http_req *req,
 int s3_get_bucket_acl(struct gw_req *g, struct spx_http_req *req,
 		      struct spx_http_resp *resp)
 {
-	owner_acl(g, req, resp, g->s3->b.owner);
+	json_t *acl;
+
+	if (read_bucket_acl(g, &g->s3->b, &acl) < 0)
+		return -1;
+	render_acl(g, req, resp, acl);
+	json_decref(acl);
 	return 0;
 }
 
@@ -583,6 +800,7 @@ int s3_get_object_acl(struct gw_req *g, struct spx_http_req *req,
 	struct gw_s3 *s = g->s3;
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
 	const char *want;
+	json_t *acl;
 
 	if (s3_stat_named(g, &want, &m) < 0) {
 		spx_obj_meta_release(&m);
@@ -590,57 +808,103 @@ int s3_get_object_acl(struct gw_req *g, struct spx_http_req *req,
 	}
 	s3_version_header(resp, want || s->b.versioning != SPX_OBJ_UNVERSIONED,
 			  m.vid);
+	acl = object_acl(&m, &s->b);
 	spx_obj_meta_release(&m);
-	owner_acl(g, req, resp, s->b.owner);
+	render_acl(g, req, resp, acl);
+	json_decref(acl);
 	return 0;
 }
 
-/* PutBucketAcl, PutObjectAcl: the ACL in headers or in the body. Under
- * BucketOwnerEnforced only bucket-owner-full-control (headers) is taken,
- * and changes nothing; elsewhere spx does not keep ACLs yet. */
+/* spx_obj_update's change for PutObjectAcl: ctx the ACL kept, or NULL. */
+static int set_object_acl(void *ctx, struct spx_obj_meta *m)
+{
+	sys_drop(m, S3_ACL_SYS);
+	if (ctx)
+		spx_kv_add(&m->sys, S3_ACL_SYS, ctx);
+	return 0;
+}
+
+/* PutBucketAcl, PutObjectAcl: the ACL in headers or in the body, for
+ * the resource's owner (an object's stays its own). Under
+ * BucketOwnerEnforced only the bucket owner's FULL_CONTROL alone is
+ * taken, and changes nothing (s3cmd puts back the ACL it read after
+ * each copy). */
 int s3_put_acl(struct gw_req *g, struct spx_http_req *req,
 	       struct spx_http_resp *resp)
 {
 	struct gw_s3 *s = g->s3;
-	const char *own;
+	const char *own, *owner = s->b.owner, *want = NULL;
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	char vid[SPX_OBJ_VID_SIZE], *text = NULL;
+	json_t *cur = NULL, *acl = NULL;
+	struct spx_apierr e;
+	int rc = -1;
 
 	if (s->key) {
-		struct spx_obj_meta m = SPX_OBJ_META_INIT;
-		const char *want;
-		int rc = s3_stat_named(g, &want, &m);
-
-		spx_obj_meta_release(&m);
-		if (rc < 0)
-			return -1;
+		if (s3_stat_named(g, &want, &m) < 0)
+			goto out;
+		cur = object_acl(&m, &s->b);
+		owner = spx_s3_acl_owner(cur);
 	}
 	if (s->body.len) {
-		struct spx_apierr e;
-		bool only;
-
-		if (spx_s3_acl_owner_only(s->body.p, s->body.len, s->b.owner,
-					  &only, &e) < 0)
-			return s3_conf_fail(&e);
-		if (read_ownership(g, &s->b, &own) < 0)
-			return -1;
-		/* The owner's FULL_CONTROL alone is what enforcement is
-		 * (s3cmd puts back the ACL it read after each copy). */
-		if (only) {
-			s3_empty_answer(g, resp, 200);
-			return 0;
+		if (spx_kv_geti(&req->headers, "x-amz-acl") ||
+		    has_grants(&req->headers)) {
+			s3_fail(g, 400, "UnexpectedContent",
+				"This request does not support content");
+			goto out;
 		}
-		if (own && !strcmp(own, "BucketOwnerEnforced"))
-			return s3_fail(g, 400, "AccessControlListNotSupported",
-				       "The bucket does not allow ACLs");
-		return s3_fail(g, 501, "NotImplemented",
-			       "ACL grants are not implemented: use a bucket "
-			       "policy");
+		if (spx_s3_acl_xml(s->body.p, s->body.len, owner, &acl, &e) <
+		    0) {
+			s3_conf_fail(&e);
+			goto out;
+		}
+	} else {
+		if (spx_s3_acl_headers(&req->headers, owner,
+				       s->key ? s->b.owner : NULL, &acl,
+				       &e) < 0) {
+			s3_conf_fail(&e);
+			goto out;
+		}
+		if (!acl) {
+			s3_fail(g, 400, "MissingSecurityHeader",
+				"Your request was missing a required header");
+			goto out;
+		}
 	}
-	if (!spx_kv_geti(&req->headers, "x-amz-acl") &&
-	    !has_grants(&req->headers))
-		return s3_fail(g, 400, "MissingSecurityHeader",
-			       "Your request was missing a required header");
-	if (s3_acl_write_check(g, &req->headers, &s->b) < 0)
-		return -1;
+	if (read_ownership(g, &s->b, &own) < 0)
+		goto out;
+	if (enforced(own)) {
+		if (!spx_s3_acl_is_private(acl, s->b.owner)) {
+			s3_fail(g, 400, "AccessControlListNotSupported",
+				"The bucket does not allow ACLs");
+			goto out;
+		}
+		s3_empty_answer(g, resp, 200);
+		rc = 0;
+		goto out;
+	}
+	if (block_public(g, &s->b, acl) < 0)
+		goto out;
+	if (!spx_s3_acl_is_private(acl, s->b.owner))
+		text = json_dumps(acl, JSON_COMPACT);
+	if (!s->key) {
+		rc = set_doc(g, resp, "acl", text, text ? strlen(text) : 0,
+			     200);
+		goto out;
+	}
+	rc = spx_obj_update(g->gw->obj, &s->b, s->key, want, set_object_acl,
+			    text, vid);
+	if (rc < 0) {
+		rc = s3_obj_fail(g, rc);
+		goto out;
+	}
+	s3_version_header(resp, want || s->b.versioning != SPX_OBJ_UNVERSIONED,
+			  vid);
 	s3_empty_answer(g, resp, 200);
-	return 0;
+out:
+	free(text);
+	json_decref(acl);
+	json_decref(cur);
+	spx_obj_meta_release(&m);
+	return rc;
 }

@@ -44,33 +44,19 @@ int s3_list_buckets(struct gw_req *g, struct spx_http_req *req,
 }
 
 /* x-amz-object-ownership (default BucketOwnerEnforced) and the ACL
- * headers it allows: under BucketOwnerEnforced only private, as S3. */
+ * headers it allows (s3_acl_create): *acl the new bucket's ACL. */
 static int create_ownership(struct gw_req *g, struct spx_http_req *req,
-			    const char **own)
+			    const char **own, char **acl)
 {
 	const char *h = spx_kv_geti(&req->headers, "x-amz-object-ownership");
-	const char *acl = spx_kv_geti(&req->headers, "x-amz-acl");
-	bool grants = false;
 
-	for (size_t i = 0; i < req->headers.n; i++)
-		grants |= !strncasecmp(req->headers.v[i].k, "x-amz-grant-", 12);
+	*acl = NULL;
 	*own = h ? spx_s3_ownership_name(h) : "BucketOwnerEnforced";
 	if (!*own)
 		return s3_fail(g, 400, "InvalidArgument",
 			       "Invalid x-amz-object-ownership header: %.64s",
 			       h);
-	if ((acl && strcmp(acl, "private")) || grants) {
-		if (!strcmp(*own, "BucketOwnerEnforced"))
-			return s3_fail(g, 400,
-				       "InvalidBucketAclWithObjectOwnership",
-				       "Bucket cannot have ACLs set with "
-				       "ObjectOwnership's BucketOwnerEnforced "
-				       "setting");
-		return s3_fail(g, 501, "NotImplemented",
-			       "ACLs other than private are not implemented: "
-			       "use a bucket policy");
-	}
-	return 0;
+	return s3_acl_create(g, req, *own, acl);
 }
 
 int s3_create_bucket(struct gw_req *g, struct spx_http_req *req,
@@ -78,7 +64,7 @@ int s3_create_bucket(struct gw_req *g, struct spx_http_req *req,
 {
 	struct gw_s3 *s = g->s3;
 	const char *region = g->gw->conf->aws.region, *own;
-	char loc[80], *lc = NULL;
+	char loc[80], *lc = NULL, *acl;
 	struct spx_apierr e;
 	int rc;
 
@@ -97,16 +83,21 @@ int s3_create_bucket(struct gw_req *g, struct spx_http_req *req,
 	free(lc);
 	if (!spx_obj_bucket_name_valid(s->bucket))
 		return s3_obj_fail(g, SPX_OBJ_INVALID_BUCKET);
-	if (create_ownership(g, req, &own) < 0)
+	if (create_ownership(g, req, &own, &acl) < 0)
 		return -1;
 	rc = spx_obj_bucket_create(g->gw->obj, s->bucket, g->who.account,
 				   region);
-	/* Ownership other than the default is a document of the new
-	 * bucket (s3_access.c). */
-	if (!rc && strcmp(own, "BucketOwnerEnforced") &&
-	    (rc = spx_obj_bucket_open(g->gw->obj, s->bucket, &s->b)) == 0)
+	/* Ownership other than the default, and an ACL, are documents of
+	 * the new bucket (s3_access.c). */
+	if (!rc && (strcmp(own, "BucketOwnerEnforced") || acl) &&
+	    (rc = spx_obj_bucket_open(g->gw->obj, s->bucket, &s->b)) == 0 &&
+	    strcmp(own, "BucketOwnerEnforced"))
 		rc = spx_obj_bucket_set_doc(g->gw->obj, &s->b, "ownership", own,
 					    strlen(own));
+	if (!rc && acl)
+		rc = spx_obj_bucket_set_doc(g->gw->obj, &s->b, "acl", acl,
+					    strlen(acl));
+	free(acl);
 	/* S3 answers a bucket its caller owns already with
 	 * BucketAlreadyOwnedByYou, but in us-east-1 with 200, for its
 	 * oldest clients (the bucket and what it holds stay as they are). */

@@ -185,6 +185,8 @@ int s3_copy_object(struct gw_req *g, struct spx_http_req *req,
 	/* The copy's own lock (never the source's). */
 	if (s3_lock_for_write(g, req, &in, false) < 0)
 		goto out;
+	/* The copy's own ACL (never the source's). */
+	s3_acl_meta(g, &in);
 	rc = spx_obj_copy(g->gw->obj, &c.b, c.key, c.vid, &s->b, s->key, &in,
 			  &out);
 	if (rc < 0) {

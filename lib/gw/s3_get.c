@@ -45,7 +45,9 @@ static void object_headers(struct spx_http_resp *resp,
 	spx_kv_add(&resp->headers, "Last-Modified", v);
 	spx_kv_add(&resp->headers, "Accept-Ranges", "bytes");
 	for (size_t i = 0; i < m->sys.n; i++)
-		spx_kv_add(&resp->headers, m->sys.v[i].k, m->sys.v[i].v);
+		if (strncasecmp(m->sys.v[i].k, S3_SPX_SYS, strlen(S3_SPX_SYS)))
+			spx_kv_add(&resp->headers, m->sys.v[i].k,
+				   m->sys.v[i].v);
 	for (size_t i = 0; i < m->user.n; i++)
 		spx_kv_add(&resp->headers, m->user.v[i].k, m->user.v[i].v);
 	if (m->nparts) {

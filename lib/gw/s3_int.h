@@ -90,6 +90,9 @@ struct gw_s3 {
 	struct json_t *acc_policy; /* NULL: none */
 	bool acc_pab_read;
 	unsigned acc_pab;
+	/* A write's object ACL (s3_acl_write_check), as kept: NULL for the
+	 * default, the bucket owner's FULL_CONTROL. */
+	char *acl;
 };
 
 /* ---- errors (s3.c): each records the error and returns -1 ---- */
@@ -150,9 +153,23 @@ int s3_authorize(struct gw_req *g, struct spx_http_req *req,
 		 const struct spx_obj_bucket *b, const char *action,
 		 const char *key);
 /* ACL headers (x-amz-acl, x-amz-grant-*) in h on a write to b: allowed
- * only as the bucket's object ownership allows; -1 recorded. */
+ * only as the bucket's object ownership allows; -1 recorded. Where ACLs
+ * are enabled the new object's ACL (and so its owner) is kept in
+ * g->s3->acl for s3_acl_meta. */
 int s3_acl_write_check(struct gw_req *g, const struct spx_kvlist *h,
 		       const struct spx_obj_bucket *b);
+/* The object's ACL as a system entry of m (S3_ACL_SYS, never sent as a
+ * header), replacing any m has (a copy's source's). */
+void s3_acl_meta(struct gw_req *g, struct spx_obj_meta *m);
+/* CreateBucket's ACL headers under ownership own: *out the new bucket's
+ * ACL document (NULL: private; the caller frees); -1 recorded. */
+int s3_acl_create(struct gw_req *g, struct spx_http_req *req,
+		  const char *own, char **out);
+/* The system entry that keeps an object's ACL; entries named x-spx-*
+ * are spx's own and never sent. */
+#define S3_ACL_SYS "x-spx-acl"
+#define S3_SPX_SYS "x-spx-"
+
 /* A storage class S3 knows. */
 bool s3_storage_class_valid(const char *c);
 /* The system headers and x-amz-meta-* of the request into m. */

@@ -57,6 +57,7 @@ int s3_create_mpu(struct gw_req *g, struct spx_http_req *req,
 		spx_obj_meta_release(&in);
 		return -1;
 	}
+	s3_acl_meta(g, &in);
 	rc = spx_obj_mpu_create(g->gw->obj, &s->b, s->key, &in, id);
 	if (rc < 0) {
 		spx_obj_meta_release(&in);

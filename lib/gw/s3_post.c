@@ -488,10 +488,11 @@ static int on_file_begin(void *arg, const char *filename, const char *ctype)
 		return s3_obj_fail(g, rc);
 	if (s3_authorize(g, p->req, &s->b, "s3:PutObject", p->key) < 0)
 		return -1;
-	if (field(p, "acl")) {
+	{
 		struct spx_kvlist h = SPX_KVLIST_INIT;
 
-		spx_kv_add(&h, "x-amz-acl", field(p, "acl"));
+		if (field(p, "acl"))
+			spx_kv_add(&h, "x-amz-acl", field(p, "acl"));
 		rc = s3_acl_write_check(g, &h, &s->b);
 		spx_kv_free(&h);
 		if (rc < 0)
@@ -511,6 +512,7 @@ static int on_file_begin(void *arg, const char *filename, const char *ctype)
 		spx_obj_meta_release(&in);
 		return -1;
 	}
+	s3_acl_meta(g, &in);
 	s->versioned = s->b.versioning != SPX_OBJ_UNVERSIONED;
 	rc = spx_obj_writer_begin(g->gw->obj, &s->b, p->key, &in, &s->w);
 	spx_obj_meta_release(&in);

@@ -162,6 +162,7 @@ static int begin_object(struct gw_req *g, struct spx_http_req *req)
 		spx_obj_meta_release(&in);
 		return -1;
 	}
+	s3_acl_meta(g, &in);
 	rc = spx_obj_writer_begin(g->gw->obj, &s->b, s->key, &in, &s->w);
 	spx_obj_meta_release(&in);
 	if (rc < 0)

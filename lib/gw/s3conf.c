@@ -48,13 +48,19 @@ static const struct spx_xml_node *root_of(const char *p, size_t n,
 	return root;
 }
 
-static int fail(struct spx_apierr *err, int http, const char *code,
-		const char *message)
+int spx_s3_conf_fail(struct spx_apierr *err, int http, const char *code,
+		     const char *message)
 {
 	err->http = http;
 	err->code = code;
 	err->message = message;
 	return spx_error(SPX_USAGE, "%s: %s", code, message);
+}
+
+static int fail(struct spx_apierr *err, int http, const char *code,
+		const char *message)
+{
+	return spx_s3_conf_fail(err, http, code, message);
 }
 
 static int malformed(struct spx_apierr *err)
@@ -657,49 +663,6 @@ int spx_s3_ownership_xml(const char *p, size_t n, const char **out,
 		goto out;
 	}
 	*out = o;
-	rc = 0;
-out:
-	spx_xml_doc_free(doc);
-	return rc;
-}
-
-int spx_s3_acl_owner_only(const char *p, size_t n, const char *owner,
-			  bool *only, struct spx_apierr *err)
-{
-	struct spx_xml_doc *doc = NULL;
-	const struct spx_xml_node *root, *list, *gr;
-	size_t grants = 0;
-	int rc = -1;
-
-	*only = true;
-	if (!(root = root_of(p, n, &lim, "AccessControlPolicy", &doc)) ||
-	    spx_xml_count(root, "AccessControlList") != 1) {
-		fail(err, 400, "MalformedACLError",
-		     "The XML you provided was not well-formed or did not "
-		     "validate against our published schema");
-		goto out;
-	}
-	list = spx_xml_child(root, "AccessControlList");
-	for (gr = spx_xml_child(list, "Grant"); gr;
-	     gr = spx_xml_next(gr, "Grant")) {
-		const struct spx_xml_node *who = spx_xml_child(gr, "Grantee");
-		const char *type = who ? spx_xml_node_attr(who, "type") : NULL;
-		const char *id = who ? spx_xml_child_text(who, "ID") : NULL;
-		const char *perm = spx_xml_child_text(gr, "Permission");
-
-		if (!who || !perm) {
-			fail(err, 400, "MalformedACLError",
-			     "The XML you provided was not well-formed or did "
-			     "not validate against our published schema");
-			goto out;
-		}
-		grants++;
-		if (!type || strcmp(type, "CanonicalUser") || !id ||
-		    strcmp(id, owner) || strcmp(perm, "FULL_CONTROL"))
-			*only = false;
-	}
-	if (!grants)
-		*only = false;
 	rc = 0;
 out:
 	spx_xml_doc_free(doc);

@@ -40,6 +40,11 @@ int spx_s3_tags_header(const char *s, enum spx_s3_tags_of of,
 int spx_s3_versioning_xml(const char *p, size_t n, bool *enabled,
 			  struct spx_apierr *err);
 
+/* Record a refusal of an S3 body or header: err (S3's code and message,
+ * static storage) and spx_error(SPX_USAGE); always -1. */
+int spx_s3_conf_fail(struct spx_apierr *err, int http, const char *code,
+		     const char *message);
+
 /* <CreateBucketConfiguration><LocationConstraint>R</LocationConstraint>:
  * *location (caller frees) is R, or NULL when it names none. */
 int spx_s3_create_bucket_xml(const char *p, size_t n, char **location,
@@ -121,15 +126,6 @@ int spx_s3_ownership_xml(const char *p, size_t n, const char **out,
 			 struct spx_apierr *err);
 /* The name, if it is one of the three (a constant), else NULL. */
 const char *spx_s3_ownership_name(const char *s);
-
-/* PutBucketAcl, PutObjectAcl: <AccessControlPolicy>[<Owner>]
- * <AccessControlList><Grant><Grantee xsi:type=T><ID>..</ID>...</Grantee>
- * <Permission>P</Permission></Grant>...</AccessControlList>. *only is
- * true when it grants FULL_CONTROL to owner (a canonical user id) and
- * nothing else: what S3 takes under BucketOwnerEnforced. Malformed:
- * MalformedACLError. */
-int spx_s3_acl_owner_only(const char *p, size_t n, const char *owner,
-			  bool *only, struct spx_apierr *err);
 
 /* Object lock. PutObjectLockConfiguration: <ObjectLockConfiguration>
  * <ObjectLockEnabled>Enabled</ObjectLockEnabled>[<Rule><DefaultRetention>

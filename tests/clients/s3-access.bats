@@ -304,3 +304,165 @@ PY
 	aws2 s3 rb --force s3://owned >/dev/null
 	aws2 s3 rb s3://writer >/dev/null
 }
+
+@test "ACLs where ownership enables them: canned and granted, anonymous and another account, the public access block" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	AU=http://acs.amazonaws.com/groups/global/AllUsers
+	aws2 s3api create-bucket --bucket acls --object-ownership ObjectWriter >/dev/null
+	# New buckets block public ACLs, as AWS's do; creation too.
+	run aws2 s3api put-bucket-acl --bucket acls --acl public-read
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api create-bucket --bucket aclpub2 --object-ownership ObjectWriter --acl public-read
+	[[ "$output" == *"(InvalidBucketAclWithBlockPublicAccessError)"* ]]
+	run aws2 s3api head-bucket --bucket aclpub2
+	[ "$status" -ne 0 ]
+	aws2 s3api delete-public-access-block --bucket acls
+	run aws2 s3api put-bucket-acl --bucket acls --acl public-read
+	[ "$status" -eq 0 ]
+	run aws2 s3api get-bucket-acl --bucket acls --query 'Grants[].[Grantee.Type,Grantee.URI||Grantee.ID,Permission]' --output text
+	[ "$output" = "CanonicalUser	$OWNER	FULL_CONTROL
+Group	$AU	READ" ]
+	aws2 s3api put-object --bucket acls --key open --body "$BATS_FILE_TMPDIR/pub" --acl public-read >/dev/null
+	aws2 s3api put-object --bucket acls --key shut --body "$BATS_FILE_TMPDIR/sec" >/dev/null
+	# Anonymous: what the ACLs grant, nothing else.
+	run anon /acls/open
+	[ "$output" = $'public words\n200' ]
+	run anon /acls/shut
+	[[ "$output" == *"<Code>AccessDenied</Code>"*$'\n'403 ]]
+	run anon "/acls?list-type=2"
+	[[ "$output" == *"<Key>open</Key>"*"<Key>shut</Key>"*$'\n'200 ]]
+	run anon /acls/new -X PUT --data-binary @"$BATS_FILE_TMPDIR/pub"
+	[[ "$output" == *"<Code>AccessDenied</Code>"*$'\n'403 ]]
+	run anon "/acls?acl"
+	[[ "$output" == *"<Code>AccessDenied</Code>"*$'\n'403 ]]
+	# The ACL is not a header of the object.
+	run anon /acls/open -I
+	[[ "$output" != *x-spx* ]]
+	# A copy gets its own ACL, never the source's.
+	aws2 s3api copy-object --bucket acls --key copied --copy-source acls/open >/dev/null
+	run anon /acls/copied
+	[[ "$output" == *$'\n'403 ]]
+	# Grants by header: the other account may write, and owns what it
+	# writes; it reads its own object, not the owner's.
+	run aws2 s3api put-bucket-acl --bucket acls --grant-write "id=$OTHER" \
+		--grant-read "uri=\"$AU\", id=\"$OTHER\"" --grant-full-control "id=$OWNER"
+	[ "$status" -eq 0 ]
+	run other s3api put-object --bucket acls --key theirs --body "$BATS_FILE_TMPDIR/pub"
+	[ "$status" -eq 0 ]
+	run other s3api get-object --bucket acls --key theirs "$BATS_TEST_TMPDIR/o"
+	[ "$status" -eq 0 ]
+	run other s3api get-object --bucket acls --key shut "$BATS_TEST_TMPDIR/o"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api get-object-acl --bucket acls --key theirs --query '[Owner.ID,Grants[0].Grantee.ID,Grants[0].Permission]' --output text
+	[ "$output" = "$OTHER	$OTHER	FULL_CONTROL" ]
+	run other s3api put-object-acl --bucket acls --key theirs --acl bucket-owner-read
+	[ "$status" -eq 0 ]
+	run aws2 s3api get-object-acl --bucket acls --key theirs --query 'Grants[1].[Grantee.ID,Permission]' --output text
+	[ "$output" = "$OWNER	READ" ]
+	run other s3api get-bucket-acl --bucket acls
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run other s3api put-object-acl --bucket acls --key shut --acl public-read
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run other s3api delete-object --bucket acls --key copied
+	[ "$status" -eq 0 ]
+	# Refusals, each changing nothing.
+	run aws2 s3api put-bucket-acl --bucket acls --grant-read emailAddress=someone@example.com
+	[[ "$output" == *"(UnresolvableGrantByEmailAddress)"* ]]
+	run aws2 s3api put-bucket-acl --bucket acls --grant-read id=12
+	[[ "$output" == *"(InvalidArgument)"* ]]
+	run aws2 s3api put-bucket-acl --bucket acls --grant-read 'id="1'
+	[[ "$output" == *"(InvalidArgument)"* ]]
+	run aws2 s3api put-bucket-acl --bucket acls --acl public-read --grant-read "id=$OTHER"
+	[[ "$output" == *"(InvalidRequest)"* ]]
+	run aws2 s3api put-bucket-acl --bucket acls --acl everyone
+	[[ "$output" == *"(InvalidArgument)"* ]]
+	run aws2 s3api put-bucket-acl --bucket acls --access-control-policy \
+		"{\"Owner\":{\"ID\":\"$OTHER\"},\"Grants\":[]}"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api get-bucket-acl --bucket acls --query 'length(Grants)'
+	[ "$output" = 4 ]
+	# IgnorePublicAcls: the AllUsers grants count for nothing;
+	# BlockPublicAcls: no new public ACL.
+	aws2 s3api put-public-access-block --bucket acls --public-access-block-configuration IgnorePublicAcls=true
+	run anon /acls/open
+	[[ "$output" == *$'\n'403 ]]
+	aws2 s3api put-public-access-block --bucket acls --public-access-block-configuration BlockPublicAcls=true
+	run anon /acls/open
+	[ "$output" = $'public words\n200' ]
+	run aws2 s3api put-object-acl --bucket acls --key shut --acl public-read
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api put-object --bucket acls --key more --body "$BATS_FILE_TMPDIR/pub" --acl authenticated-read
+	[[ "$output" == *"(AccessDenied)"* ]]
+	aws2 s3api delete-public-access-block --bucket acls
+	# An AccessControlPolicy body: an empty list takes every grant away,
+	# and the owner still reads its object.
+	run aws2 s3api put-object-acl --bucket acls --key open --access-control-policy '{"Grants":[]}'
+	[ "$status" -eq 0 ]
+	run anon /acls/open
+	[[ "$output" == *$'\n'403 ]]
+	run aws2 s3api get-object --bucket acls --key open "$BATS_TEST_TMPDIR/o"
+	[ "$status" -eq 0 ]
+	# public-read-write: anyone writes; the object is the bucket owner's.
+	aws2 s3api put-bucket-acl --bucket acls --acl public-read-write
+	run anon /acls/dropped -X PUT --data-binary @"$BATS_FILE_TMPDIR/pub"
+	[[ "$output" == *$'\n'200 ]]
+	run aws2 s3api get-object-acl --bucket acls --key dropped --query Owner.ID --output text
+	[ "$output" = "$OWNER" ]
+	# BucketOwnerPreferred: bucket-owner-full-control hands the object to
+	# the bucket's owner.
+	aws2 s3api put-bucket-ownership-controls --bucket acls --ownership-controls 'Rules=[{ObjectOwnership=BucketOwnerPreferred}]'
+	other s3api put-object --bucket acls --key given --body "$BATS_FILE_TMPDIR/pub" --acl bucket-owner-full-control >/dev/null
+	other s3api put-object --bucket acls --key kept --body "$BATS_FILE_TMPDIR/pub" >/dev/null
+	run aws2 s3api get-object-acl --bucket acls --key given --query Owner.ID --output text
+	[ "$output" = "$OWNER" ]
+	run aws2 s3api get-object-acl --bucket acls --key kept --query Owner.ID --output text
+	[ "$output" = "$OTHER" ]
+	# Enforcement again: the ACLs count for nothing, objects stay.
+	aws2 s3api put-bucket-ownership-controls --bucket acls --ownership-controls 'Rules=[{ObjectOwnership=BucketOwnerEnforced}]'
+	run anon /acls/dropped
+	[[ "$output" == *$'\n'403 ]]
+	aws2 s3 rb --force s3://acls >/dev/null
+}
+
+@test "ACLs through boto3: an AccessControlPolicy put and read back, a versioned object's ACL by version" {
+	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
+	/usr/bin/python3 - "$AK" "$SK" "$OAK" "$OSK" "$OTHER" "$OWNER" "$EP" "$ROOT/tls/ca.pem" <<'PY'
+import sys, boto3, botocore
+ak, sk, oak, osk, other, owner, ep, ca = sys.argv[1:]
+mk = lambda a, s: boto3.client("s3", aws_access_key_id=a, aws_secret_access_key=s,
+                               region_name="us-east-1", endpoint_url=ep, verify=ca)
+me, them = mk(ak, sk), mk(oak, osk)
+me.create_bucket(Bucket="aclv", ObjectOwnership="ObjectWriter")
+me.put_bucket_versioning(Bucket="aclv", VersioningConfiguration={"Status": "Enabled"})
+v1 = me.put_object(Bucket="aclv", Key="k", Body=b"one")["VersionId"]
+v2 = me.put_object(Bucket="aclv", Key="k", Body=b"two")["VersionId"]
+me.put_object_acl(Bucket="aclv", Key="k", VersionId=v1, AccessControlPolicy={
+    "Owner": {"ID": owner},
+    "Grants": [{"Grantee": {"Type": "CanonicalUser", "ID": other}, "Permission": "READ"},
+               {"Grantee": {"Type": "CanonicalUser", "ID": owner}, "Permission": "FULL_CONTROL"}]})
+g = me.get_object_acl(Bucket="aclv", Key="k", VersionId=v1)
+assert g["Owner"]["ID"] == owner, g
+assert [(x["Grantee"]["ID"], x["Permission"]) for x in g["Grants"]] == \
+    [(other, "READ"), (owner, "FULL_CONTROL")], g["Grants"]
+assert len(me.get_object_acl(Bucket="aclv", Key="k")["Grants"]) == 1
+# The grant is on that version only.
+assert them.get_object(Bucket="aclv", Key="k", VersionId=v1)["Body"].read() == b"one"
+try:
+    them.get_object(Bucket="aclv", Key="k")
+    raise AssertionError("the current version was readable")
+except botocore.exceptions.ClientError as e:
+    assert e.response["Error"]["Code"] == "AccessDenied", e.response
+try:
+    me.put_bucket_acl(Bucket="aclv", AccessControlPolicy={"Owner": {"ID": owner}, "Grants": [
+        {"Grantee": {"Type": "Group", "URI": "http://acs.amazonaws.com/groups/global/Everybody"},
+         "Permission": "READ"}]})
+    raise AssertionError("an unknown group was taken")
+except botocore.exceptions.ClientError as e:
+    assert e.response["Error"]["Code"] == "InvalidArgument", e.response
+me.put_bucket_acl(Bucket="aclv", GrantRead="id=" + other)
+assert [o["Key"] for o in them.list_object_versions(Bucket="aclv").get("Versions", [])] == ["k", "k"]
+for v in (v1, v2):
+    me.delete_object(Bucket="aclv", Key="k", VersionId=v)
+me.delete_bucket(Bucket="aclv")
+PY
+}
