@@ -9,7 +9,7 @@
 
 /* One bucket; *more is set when it stopped at the budget. */
 static int one(const struct spx_args *a, struct objcli *c,
-	       const struct spx_obj_bucket *b, int64_t now, size_t budget,
+	       struct spx_obj_bucket *b, int64_t now, size_t budget,
 	       bool *more)
 {
 	struct spx_s3_life_stats st = { 0 };

@@ -429,7 +429,7 @@ int spx_s3_life_of(struct spx_obj *s, const struct spx_obj_bucket *b,
 	return rc;
 }
 
-int spx_s3_life_pass(struct spx_obj *s, const struct spx_obj_bucket *b,
+int spx_s3_life_pass(struct spx_obj *s, struct spx_obj_bucket *b,
 		     int64_t now_ms, int64_t day_s, size_t budget,
 		     struct spx_s3_life_stats *st)
 {

@@ -61,7 +61,7 @@ struct spx_s3_life_stats {
  * versions (0: no bound): 0 when the bucket was done, 1 when it stopped
  * at the budget (where, is kept in the bucket; the next pass goes on from
  * there), or a negative SPX_OBJ_ code. A bucket without rules is done. */
-int spx_s3_life_pass(struct spx_obj *s, const struct spx_obj_bucket *b,
+int spx_s3_life_pass(struct spx_obj *s, struct spx_obj_bucket *b,
 		     int64_t now_ms, int64_t day_s, size_t budget,
 		     struct spx_s3_life_stats *st);
 

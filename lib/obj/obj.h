@@ -228,6 +228,11 @@ struct spx_obj_bucket {
 	enum spx_obj_versioning versioning; /* when opened */
 	char inc[17];		/* incarnation: 16 hex, "" for buckets made
 				 * before incarnations existed */
+	/* Which documents may exist, when opened: bit (hash of the name
+	 * % 64) set for each name ever given one (a bit stays set once
+	 * set). A clear bit spares spx_obj_bucket_doc its reads; all set
+	 * for buckets made before the mask was kept. */
+	uint64_t docs;
 };
 
 /* S3's rules: 3-63 of [a-z0-9.-], starting and ending with a letter or
@@ -273,14 +278,18 @@ int spx_obj_bucket_set_tags(struct spx_obj *s, const struct spx_obj_bucket *b,
  * SPX_OBJ_DOC_MAX, kept on every drive with the bucket and gone with it.
  * spx_obj_bucket_doc fills out (reset first; empty: none; a document
  * read is checked to be of b's incarnation, an absent one is not, as no
- * byte of another incarnation was read: one open on a request's path).
- * set_doc with
- * n == 0 removes it (none already is fine); it changes the document under
- * the bucket's lock, of the bucket b was opened as only. */
+ * byte of another incarnation was read). It reads nothing for a name
+ * whose bit in b->docs is clear: a document given after b was opened,
+ * through another handle, is not seen through b (as if read before it
+ * was given); one given through b is. set_doc with n == 0 removes it
+ * (none already is fine); it changes the document under the bucket's
+ * lock, of the bucket b was opened as only, and sets the name's bit in
+ * the bucket's mask (before the document: a crash between leaves a bit
+ * that costs a read) and in b->docs. */
 #define SPX_OBJ_DOC_MAX (256u << 10)
 int spx_obj_bucket_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
 		       const char *name, struct spx_buf *out);
-int spx_obj_bucket_set_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
+int spx_obj_bucket_set_doc(struct spx_obj *s, struct spx_obj_bucket *b,
 			   const char *name, const void *p, size_t n);
 /* Every bucket but the reserved ones, sorted by name; *out (caller
  * frees) holds *n. */

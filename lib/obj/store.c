@@ -612,6 +612,46 @@ static enum spx_obj_versioning versioning_of(const struct spx_obj_meta *m)
 				       : SPX_OBJ_VERSIONING_SUSPENDED;
 }
 
+/* The document mask (sys "docs", 16 hex); all set when it is not kept. */
+static uint64_t docs_of(const struct spx_obj_meta *m)
+{
+	const char *v = spx_kv_get(&m->sys, "docs");
+	uint64_t x = 0;
+
+	if (!v || strlen(v) != 16)
+		return UINT64_MAX;
+	for (const char *p = v; *p; p++) {
+		if (spx_hexval(*p) < 0)
+			return UINT64_MAX;
+		x = x << 4 | (uint64_t)spx_hexval(*p);
+	}
+	return x;
+}
+
+static void docs_set(struct spx_obj_meta *m, uint64_t x)
+{
+	struct spx_kvlist sys = SPX_KVLIST_INIT;
+	char v[17];
+
+	for (size_t i = 0; i < m->sys.n; i++)
+		if (strcmp(m->sys.v[i].k, "docs"))
+			spx_kv_add(&sys, m->sys.v[i].k, m->sys.v[i].v);
+	snprintf(v, sizeof(v), "%016llx", (unsigned long long)x);
+	spx_kv_add(&sys, "docs", v);
+	spx_kv_free(&m->sys);
+	m->sys = sys;
+}
+
+/* A document name's bit in the mask (FNV-1a). */
+static uint64_t doc_bit(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	return (uint64_t)1 << (h % 64);
+}
+
 static int bucket_read(struct spx_obj *s, const char *name,
 		       struct spx_obj_bucket *out)
 {
@@ -631,6 +671,7 @@ static int bucket_read(struct spx_obj *s, const char *name,
 			 spx_kv_get(&m.sys, "incarnation")
 				 ? spx_kv_get(&m.sys, "incarnation")
 				 : "");
+		out->docs = docs_of(&m);
 	}
 	spx_obj_meta_release(&m);
 	return 0;
@@ -781,6 +822,9 @@ int spx_obj_bucket_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
 	spx_buf_reset(out);
 	if ((rc = obj_bucket_name(b)) < 0 || (rc = doc_file(name, file)) < 0)
 		return rc;
+	/* Never given one when the handle was opened: none, unread. */
+	if (!(b->docs & doc_bit(name)))
+		return 0;
 	d = bdirs(s, b->name);
 	rc = obj_get_meta(s, d, file, &m, SPX_OBJ_NO_SUCH_KEY);
 	obj_dirs_free(d, s->n);
@@ -803,7 +847,7 @@ int spx_obj_bucket_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
 	return rc;
 }
 
-int spx_obj_bucket_set_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
+int spx_obj_bucket_set_doc(struct spx_obj *s, struct spx_obj_bucket *b,
 			   const char *name, const void *p, size_t n)
 {
 	struct spx_obj_meta m = SPX_OBJ_META_INIT, info = SPX_OBJ_META_INIT;
@@ -827,6 +871,16 @@ int spx_obj_bucket_set_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
 		rc = obj_unlink_all(s, d, file);
 		goto out;
 	}
+	/* The bucket says the document may exist before it does: a crash
+	 * between the two leaves a bit that costs a read, never a document
+	 * that is not read. */
+	if (!(docs_of(&info) & doc_bit(name))) {
+		docs_set(&info, docs_of(&info) | doc_bit(name));
+		spx_obj_meta_encode(&info, &enc);
+		if ((rc = obj_put_all(s, d, "info", &enc)) < 0)
+			goto out;
+		spx_buf_reset(&enc);
+	}
 	m.key = spx_strdup(name);
 	m.size = n;
 	if (!EVP_Digest(p, n, dig, NULL, EVP_md5(), NULL)) {
@@ -842,6 +896,8 @@ int spx_obj_bucket_set_doc(struct spx_obj *s, const struct spx_obj_bucket *b,
 	spx_buf_add(&m.inl, p, n);
 	spx_obj_meta_encode(&m, &enc);
 	rc = obj_put_all(s, d, file, &enc);
+	if (!rc)
+		b->docs |= doc_bit(name);
 out:
 	obj_unlock(lk);
 	obj_dirs_free(d, s->n);
@@ -907,6 +963,8 @@ int spx_obj_bucket_create(struct spx_obj *s, const char *name,
 		if ((rc = obj_randhex(inc, 8)) < 0)
 			goto out;
 		spx_kv_add(&m.sys, "incarnation", inc);
+		/* No document yet. */
+		docs_set(&m, 0);
 	}
 	m.key = spx_strdup(owner);
 	snprintf(m.etag, sizeof(m.etag), "%s", region);

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <sys/wait.h>
 
+#include "file.h"
 #include "id.h"
 #include "obj/obj.h"
 #include "t.h"
@@ -57,7 +58,7 @@ static struct spx_obj *open_store(const char *name, int k, int m,
 
 /* The handle of bucket name, opened now (a ring of them, so that a call
  * may take two). */
-static const struct spx_obj_bucket *B(struct spx_obj *s, const char *name)
+static struct spx_obj_bucket *B(struct spx_obj *s, const char *name)
 {
 	static struct spx_obj_bucket ring[4];
 	static unsigned at;
@@ -1094,6 +1095,54 @@ static void test_versions(void)
 		T_INT(spx_obj_bucket_set_doc(s, B(s, "vd1"), "cors", NULL, 0), 0,
 		      "removing none is fine");
 		T_INT(spx_obj_bucket_delete(s, B(s, "vd1")), 0, "and it goes");
+		spx_buf_release(&doc);
+	}
+
+	/* The bucket's mask of documents: a name never given one is not
+	 * read at all (a file of that name, garbage, is not seen), and a
+	 * handle sees the documents given before it was opened. */
+	{
+		struct spx_buf doc = SPX_BUF_INIT;
+		struct spx_obj_bucket before;
+
+		spx_obj_bucket_create(s, "vm1", "111122223333", "us-east-1");
+		for (int i = 0; i < 3; i++) {
+			char *f = spx_xprintf("%s/ver/d%d/b/vm1/doc-policy",
+					      root, i);
+
+			spx_write_file(f, "garbage", 7, 0600, false);
+			free(f);
+		}
+		T_INT(spx_obj_bucket_doc(s, B(s, "vm1"), "policy", &doc), 0,
+		      "a name never given a document is not read");
+		T_INT((int)doc.len, 0, "none");
+		before = *B(s, "vm1");
+		T_INT(spx_obj_bucket_set_doc(s, B(s, "vm1"), "policy", "{}", 2),
+		      0, "given one");
+		T_INT(spx_obj_bucket_doc(s, &before, "policy", &doc), 0,
+		      "a handle opened before");
+		T_INT((int)doc.len, 0, "does not see it");
+		T_INT(spx_obj_bucket_set_doc(s, &before, "cors", "[1]", 3), 0,
+		      "given one through that handle");
+		T_INT(spx_obj_bucket_doc(s, &before, "cors", &doc), 0,
+		      "read through it");
+		T_OK(doc.len == 3 && !memcmp(doc.p, "[1]", 3), "it sees that");
+		T_INT(spx_obj_bucket_doc(s, B(s, "vm1"), "policy", &doc), 0,
+		      "a handle opened after");
+		T_OK(doc.len == 2 && !memcmp(doc.p, "{}", 2), "sees it");
+		T_INT(spx_obj_bucket_set_doc(s, B(s, "vm1"), "policy", NULL, 0),
+		      0, "removed");
+		T_INT(spx_obj_bucket_doc(s, B(s, "vm1"), "policy", &doc), 0,
+		      "read again");
+		T_INT((int)doc.len, 0, "none");
+		T_INT(spx_obj_bucket_set_doc(s, B(s, "vm1"), "policy", "[]", 2),
+		      0, "given again");
+		T_INT(spx_obj_bucket_doc(s, B(s, "vm1"), "policy", &doc), 0,
+		      "read");
+		T_OK(doc.len == 2 && !memcmp(doc.p, "[]", 2), "the new one");
+		T_OK(B(s, "vm1")->versioning == SPX_OBJ_UNVERSIONED,
+		     "the mask leaves the rest of the bucket as it was");
+		T_INT(spx_obj_bucket_delete(s, B(s, "vm1")), 0, "it goes");
 		spx_buf_release(&doc);
 	}
 

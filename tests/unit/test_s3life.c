@@ -165,7 +165,7 @@ static size_t count(struct spx_obj *s, const struct spx_obj_bucket *b)
 	return n;
 }
 
-static void set_rules(struct spx_obj *s, const struct spx_obj_bucket *b,
+static void set_rules(struct spx_obj *s, struct spx_obj_bucket *b,
 		      const char *xml)
 {
 	struct spx_apierr err;
