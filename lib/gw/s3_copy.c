@@ -193,6 +193,7 @@ int s3_copy_object(struct gw_req *g, struct spx_http_req *req,
 		rc = s3_obj_fail(g, rc);
 		goto out;
 	}
+	s3_life_header(g, &s->b, &out, resp);
 	copy_result(g, req, resp, &c, "CopyObjectResult", &out,
 		    s->b.versioning != SPX_OBJ_UNVERSIONED);
 out:

@@ -142,6 +142,15 @@ int s3_life_expired(struct gw_req *g, const struct spx_obj_bucket *b,
 	return rc;
 }
 
+void s3_life_header(struct gw_req *g, const struct spx_obj_bucket *b,
+		    const struct spx_obj_meta *m, struct spx_http_resp *resp)
+{
+	/* The write is done: a failure to read the rules costs the header
+	 * only. */
+	if (s3_life_expired(g, b, m, resp) < 0)
+		spx_error_clear();
+}
+
 int s3_get_object(struct gw_req *g, struct spx_http_req *req,
 		  struct spx_http_resp *resp)
 {

@@ -267,6 +267,10 @@ s3_fn s3_put_bucket_cors, s3_get_bucket_cors, s3_delete_bucket_cors;
  * bucket's lifecycle rules (s3_get.c)? 1 yes, 0 no, -1 with the error
  * answered. When it will expire, resp (may be NULL) gets the
  * x-amz-expiration header saying when and by which rule. */
+/* After a write of m: its x-amz-expiration, as S3 sends it on PutObject,
+ * CopyObject and CompleteMultipartUpload (the rules unreadable: none). */
+void s3_life_header(struct gw_req *g, const struct spx_obj_bucket *b,
+		    const struct spx_obj_meta *m, struct spx_http_resp *resp);
 int s3_life_expired(struct gw_req *g, const struct spx_obj_bucket *b,
 		    const struct spx_obj_meta *m, struct spx_http_resp *resp);
 s3_fn s3_put_bucket_lifecycle, s3_get_bucket_lifecycle,

@@ -152,6 +152,7 @@ int s3_complete_mpu(struct gw_req *g, struct spx_http_req *req,
 	gw_xml_begin(g, resp, &x);
 	s3_version_header(resp, s->b.versioning != SPX_OBJ_UNVERSIONED,
 			  out.vid);
+	s3_life_header(g, &s->b, &out, resp);
 	spx_xml_open_ns(&x, "CompleteMultipartUploadResult", GW_S3_NS);
 	spx_xml_elemf(&x, "Location", "/%s/%s", s->bucket, s->key);
 	spx_xml_elem(&x, "Bucket", s->bucket);

@@ -287,8 +287,10 @@ int s3_put_end(struct gw_req *g, struct spx_http_req *req,
 		spx_kv_add(&resp->headers, spx_cksum_header(s->algo), b64.p);
 	/* The bucket's versioning as begin read it; a version id means
 	 * versioning was enabled while the body streamed. */
-	if (is_put(s))
+	if (is_put(s)) {
 		s3_version_header(resp, s->versioned || out.vid[0], out.vid);
+		s3_life_header(g, &s->b, &out, resp);
+	}
 	resp->ready = true;
 out:
 	spx_buf_release(&b64);

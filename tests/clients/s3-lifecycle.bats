@@ -136,6 +136,20 @@ PY
 	# Not due yet: HEAD says when, and by which rule (its ID encoded).
 	run aws2 s3api head-object --bucket lcexp --key keep --query Expiration --output text
 	[[ "$output" == 'expiry-date="'*' GMT", rule-id="far%20%22away%22"' ]]
+	# So do the answers to the writes that make such an object.
+	run aws2 s3api put-object --bucket lcexp --key keep2 --body "$BATS_TEST_TMPDIR/small" --query Expiration --output text
+	[[ "$output" == 'expiry-date="'*' GMT", rule-id="far%20%22away%22"' ]]
+	run aws2 s3api copy-object --bucket lcexp --key keep3 --copy-source lcexp/keep --query Expiration --output text
+	[[ "$output" == 'expiry-date="'*' GMT", rule-id="far%20%22away%22"' ]]
+	up=$(aws2 s3api create-multipart-upload --bucket lcexp --key keep4 --query UploadId --output text)
+	etag=$(aws2 s3api upload-part --bucket lcexp --key keep4 --upload-id "$up" --part-number 1 --body "$BATS_TEST_TMPDIR/small" --query ETag --output text)
+	run aws2 s3api complete-multipart-upload --bucket lcexp --key keep4 --upload-id "$up" \
+		--multipart-upload "{\"Parts\":[{\"PartNumber\":1,\"ETag\":$etag}]}" --query Expiration --output text
+	[[ "$output" == 'expiry-date="'*' GMT", rule-id="far%20%22away%22"' ]]
+	run aws2 s3api put-object --bucket lcexp --key elsewhere --body "$BATS_TEST_TMPDIR/small" --query Expiration --output text
+	[ "$output" = None ]
+	aws2 s3api delete-object --bucket lcexp --key elsewhere >/dev/null
+	for k in keep2 keep3 keep4; do aws2 s3api delete-object --bucket lcexp --key $k >/dev/null; done
 	# An expired source is not copied either.
 	run aws2 s3api copy-object --bucket lcexp --key copy --copy-source lcexp/logs/big
 	[[ "$output" == *"(NoSuchKey)"* ]]
