@@ -11,7 +11,7 @@ _spx_obj() {
 	*" put "*) COMPREPLY=($(compgen -W "--help --root --content-type " -- "$cur")); return ;;
 	*" mb "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" ls "*) COMPREPLY=($(compgen -W "--help --root --prefix --start-after --delimiter --max --versions --json " -- "$cur")); return ;;
-	*" lifecycle "*) COMPREPLY=($(compgen -W "--help --root --budget --now --stderr " -- "$cur")); return ;;
+	*" lifecycle "*) COMPREPLY=($(compgen -W "--help --root --budget --now --stderr --unfinished " -- "$cur")); return ;;
 	*" heal "*) COMPREPLY=($(compgen -W "--help --root --drive0-replaced " -- "$cur")); return ;;
 	*" get "*) COMPREPLY=($(compgen -W "--help --root --range --version-id " -- "$cur")); return ;;
 	*" cp "*) COMPREPLY=($(compgen -W "--help --root --version-id " -- "$cur")); return ;;

@@ -37,6 +37,23 @@ static int one(const struct spx_args *a, struct objcli *c,
 	return 0;
 }
 
+/* Did b's last pass stop at its budget (it kept where)? *yes; 0, or the
+ * exit status of a failure to tell (reported). */
+static int stopped(struct objcli *c, const struct spx_obj_bucket *b,
+		   bool *yes)
+{
+	struct spx_buf d = SPX_BUF_INIT;
+	int rc = spx_obj_bucket_doc(c->s, b, SPX_S3_LIFE_POS_DOC, &d);
+
+	*yes = rc == 0 && d.len > 0;
+	spx_buf_release(&d);
+	if (rc < 0) {
+		spx_warn("lifecycle: %s: %s", b->name, spx_errmsg());
+		return spx_obj_status(rc);
+	}
+	return 0;
+}
+
 int cmd_lifecycle(const struct spx_args *a)
 {
 	struct objcli c;
@@ -66,8 +83,14 @@ int cmd_lifecycle(const struct spx_args *a)
 		rc = 0;
 		/* A bucket that fails is reported; the others go on. */
 		for (size_t i = 0; i < n; i++) {
-			int r = one(a, &c, &v[i], now, (size_t)budget, &more);
+			bool go = true;
+			int r = spx_flag(a, "unfinished")
+					? stopped(&c, &v[i], &go)
+					: 0;
 
+			if (!r && go)
+				r = one(a, &c, &v[i], now, (size_t)budget,
+					&more);
 			if (r && !rc)
 				rc = r;
 		}

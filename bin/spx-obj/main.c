@@ -92,6 +92,9 @@ static const struct spx_opt life_opts[] = {
 	  "judge as if it were SECONDS since the epoch (default: now)" },
 	{ "stderr", 0, NULL,
 	  "print the report on standard error (where the agent logs it)" },
+	{ "unfinished", 0, NULL,
+	  "only the buckets whose last run stopped at the budget (the "
+	  "agent's run a second after one that exited 1)" },
 	{ 0 },
 };
 static const struct spx_opt ls_opts[] = {

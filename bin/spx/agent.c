@@ -112,6 +112,8 @@ struct agent {
 	char *spxobj;		/* the spx-obj program */
 	bool life_running;	/* a lifecycle pass runs */
 	int64_t life_due;	/* the next one starts then (ms, monotonic) */
+	bool life_more;		/* the last one stopped at its budget: the
+				 * next goes on with those buckets only */
 	bool guests;		/* instances run: watch them every pass */
 	struct job jobs[MAX_JOBS];
 	size_t njobs;
@@ -1020,13 +1022,14 @@ static bool set_has(const struct agent *ag, const struct job *j)
 
 /* The buckets' lifecycle rules are applied by spx-obj lifecycle, every
  * obj.lifecycle_interval seconds; a pass that stopped at its budget (exit
- * 1) goes on a second later, where it stopped. What it did, it prints
- * into this log. */
+ * 1) goes on a second later, where it stopped, with the buckets that
+ * stopped only (--unfinished). What it did, it prints into this log. */
 static void life_start(struct agent *ag, int64_t now)
 {
 	const struct spx_conf_node *self = spx_conf_self(ag->conf);
 	char *argv[] = { ag->spxobj, "lifecycle", "--stderr", "--root",
-			 (char *)ag->root, NULL };
+			 (char *)ag->root,
+			 ag->life_more ? "--unfinished" : NULL, NULL };
 	struct spx_ebs_work none = { 0 };
 	size_t n = ag->njobs;
 
@@ -1048,6 +1051,7 @@ static void life_finish(struct agent *ag, struct job *j, int rc)
 	int64_t now = spx_mono_ms();
 
 	ag->life_running = false;
+	ag->life_more = rc == SPX_NO;
 	if (rc == SPX_NO) {
 		ag->life_due = now + PASS_MS;
 		return;

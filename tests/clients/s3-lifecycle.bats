@@ -231,6 +231,28 @@ assert ("locked/k", l1) in vs, vs
 	run pass --budget 2 lcbudget
 	[ "$status" -eq 0 ]
 	[ -z "$(keys lcbudget)" ]
+	# Every bucket, then --unfinished: on with those that stopped, alone.
+	for k in a b c d e; do spx-obj put --root "$ROOT" lcbudget "$k" /dev/null; done
+	aws2 s3 mb s3://lcside >/dev/null
+	spx-obj put --root "$ROOT" lcside one /dev/null
+	rules lcside '{"Rules":[{"ID":"all","Status":"Enabled","Filter":{},"Expiration":{"Date":"2020-01-01T00:00:00Z"}}]}'
+	run pass --budget 2
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"lcbudget: 2 versions looked at, 2 expired"*"more next run"* ]]
+	[[ "$output" == *"lcside: 1 versions looked at, 1 expired"* ]]
+	spx-obj put --root "$ROOT" lcside two /dev/null
+	run pass --budget 2 --unfinished
+	[ "$status" -eq 1 ]
+	[[ "$output" == "lcbudget: 2 versions looked at, 2 expired"*"more next run" ]]
+	[ "$(keys lcbudget)" = "e " ]
+	[ "$(keys lcside)" = "two " ]
+	run pass --budget 2 --unfinished
+	[ "$status" -eq 0 ]
+	[ -z "$(keys lcbudget)" ]
+	[ "$(keys lcside)" = "two " ]
+	run pass
+	[ "$status" -eq 0 ]
+	[ -z "$(keys lcside)" ]
 	# Bad options: a usage error, nothing done.
 	run pass --budget -1 lcbudget
 	[ "$status" -eq 100 ]
