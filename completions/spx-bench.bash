@@ -4,7 +4,7 @@ _spx_bench() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words="${COMP_WORDS[*]:1:COMP_CWORD-1}"
 	case " $words " in
 	*" vm "*) COMPREPLY=($(compgen -W "--help --tag --runs --dir --results --image --records --clients --seconds --timeout --quick --keep " -- "$cur")); return ;;
-	*" s3 "*) COMPREPLY=($(compgen -W "--help --tag --runs --dir --results --sizes --seconds --root --endpoint --bucket --quick --keep " -- "$cur")); return ;;
+	*" s3 "*) COMPREPLY=($(compgen -W "--help --tag --runs --dir --results --sizes --seconds --listing --list-cap --root --endpoint --bucket --quick --keep " -- "$cur")); return ;;
 	*" plot "*) COMPREPLY=($(compgen -W "--help --results --out " -- "$cur")); return ;;
 	*" host "*) COMPREPLY=($(compgen -W "--help --tag --runs --dir --results --require-mount --quick " -- "$cur")); return ;;
 	*" compare "*) COMPREPLY=($(compgen -W "--help --results --json " -- "$cur")); return ;;

@@ -180,13 +180,14 @@ int ep_do(CURL **h, const struct ep *e, struct req *r)
 					       e->region, "s3", NULL };
 
 		if (spx_http_headers(e->sign ? &cred : NULL, r->method, e->base,
-				     r->path, "", &hdrs,
+				     r->path, r->query ? r->query : "", &hdrs,
 				     put ? SPX_SIGV4_UNSIGNED_PAYLOAD
 					 : SPX_SIGV4_EMPTY_SHA256,
 				     &sl) < 0)
 			goto out;
 	}
-	url = spx_xprintf("%s%s", e->base, r->path);
+	url = spx_xprintf("%s%s%s%s", e->base, r->path, r->query ? "?" : "",
+			  r->query ? r->query : "");
 	curl_easy_setopt(*h, CURLOPT_URL, url);
 	curl_easy_setopt(*h, CURLOPT_HTTPHEADER, sl);
 	curl_easy_setopt(*h, CURLOPT_NOSIGNAL, 1L);

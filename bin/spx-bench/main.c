@@ -161,6 +161,11 @@ static const struct spx_opt s3_opts[] = {
 	{ "sizes", 's', "MIB,...", "single-stream object sizes in MiB "
 				   "(default 256,1024)" },
 	{ "seconds", 0, "S", "length of each 4 KiB phase (default 5)" },
+	{ "listing", 0, "N,...", "also the listing suite: the bucket filled "
+				 "to N keys each in turn (e.g. "
+				 "10000,100000,1000000)" },
+	{ "list-cap", 0, "S", "stop a whole listing after S seconds "
+			      "(default 60)" },
 	{ "root", 'r', "DIR", "bench the running node at DIR instead "
 			      "(single stream only)" },
 	{ "endpoint", 'e', "URL", "bench this S3 endpoint instead (single "

@@ -18,6 +18,12 @@
  *                   durable 4 KiB files and nginx serving 4 KiB files.
  *   erasure coding  the first size PUT and GET at RS(1,0), RS(2,1) and
  *                   RS(4,2), each over directories of the same disk.
+ *   listing         with --listing N,...: the bucket filled to N keys
+ *                   (empty objects, 16 clients: puts/s), then the first
+ *                   page of 1000 (median of 5), the whole listing page by
+ *                   page (stopped at --list-cap seconds, said so), and
+ *                   puts/s while that listing runs; and the growth of each
+ *                   from the smallest N to the largest.
  *
  * The nodes are private (spx admin init/up under --dir, plain HTTP on
  * loopback, as nginx is). With --root or --endpoint only the single-stream
@@ -25,6 +31,7 @@
 #include "spx.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "auth/cred.h"
@@ -32,6 +39,7 @@
 #include "conf/conf.h"
 #include "file.h"
 #include "hex.h"
+#include "http/query.h"
 #include "node/node.h"
 #include "node/svc.h"
 #include "proc.h"
@@ -39,6 +47,7 @@
 #include "size.h"
 
 #define MAX_SIZES 4
+#define MAX_LISTS 4
 #define PART (8u << 20)
 #define RANGE_STREAMS 10
 #define SMALL 4096
@@ -58,6 +67,9 @@ struct s3b {
 	double secs;
 	struct want w[MAX_SIZES];
 	int nsizes;
+	long list_n[MAX_LISTS]; /* --listing: bucket sizes, ascending */
+	int nlists;
+	double list_cap;	/* seconds a whole listing may take */
 	struct s3node node[3]; /* RS(1,0), RS(2,1), RS(4,2) */
 	int nnodes;
 	struct ep ext;	       /* --root / --endpoint */
@@ -544,6 +556,280 @@ out:
 	return rc;
 }
 
+/* ---- listing at scale ---- */
+
+#define LIST_CLIENTS 16
+#define LIST_PAGE 1000
+#define LIST_BODY (4u << 20)
+
+struct fill {
+	const struct ep *e;
+	const char *bucket;
+	long from, to;	     /* keys l/<from..to-1>, shared by the clients */
+	double until;	     /* else: keys w/<client>/<n> until then */
+	long ops[LIST_CLIENTS];
+	atomic_int err;
+};
+
+static void *fill_thread(void *arg, int i)
+{
+	struct fill *f = arg;
+	CURL *h = NULL;
+	long n = 0;
+
+	for (long k = f->from + i; !atomic_load(&f->err);
+	     k += LIST_CLIENTS) {
+		char *path;
+		struct req r = { .method = "PUT" };
+
+		if (f->until ? now_s() >= f->until : k >= f->to)
+			break;
+		path = f->until ? spx_xprintf("/%s/w/%02d/%ld", f->bucket, i, n)
+			       : spx_xprintf("/%s/l/%08ld", f->bucket, k);
+		r.path = path;
+		if (ep_do(&h, f->e, &r) < 0 || r.status != 200) {
+			if (r.status)
+				req_fail(&r);
+			spx_warn("%s", spx_errmsg());
+			atomic_store(&f->err, 1);
+		}
+		spx_cksum_release(&r.crc);
+		spx_buf_release(&r.err);
+		free(path);
+		n++;
+	}
+	f->ops[i] = n;
+	curl_easy_cleanup(h);
+	return NULL;
+}
+
+/* Fill (or write until f->until): puts per second. */
+static double fill_run(struct fill *f)
+{
+	double t0 = now_s(), total = 0;
+
+	atomic_store(&f->err, 0);
+	if (par_run(LIST_CLIENTS, fill_thread, f) < 0)
+		return -1;
+	t0 = now_s() - t0;
+	for (int i = 0; i < LIST_CLIENTS; i++)
+		total += (double)f->ops[i];
+	if (atomic_load(&f->err))
+		return spx_error(SPX_FAIL, "filling %s failed", f->bucket);
+	return t0 > 0 ? total / t0 : 0;
+}
+
+/* The page of l/ after key `after` ("" first): *keys on it, its last key
+ * into `after`, *more when truncated. */
+static int list_page(CURL **h, const struct ep *e, const char *bucket,
+		     unsigned char *body, struct spx_buf *after, long *keys,
+		     bool *more)
+{
+	struct spx_buf q = SPX_BUF_INIT;
+	char *path = spx_xprintf("/%s", bucket);
+	struct req r = { .method = "GET", .path = path, .into = body,
+			 .into_len = LIST_BODY - 1 };
+	const char *p, *last = NULL;
+	int rc = -1;
+
+	/* The canonical query: names sorted, values encoded. */
+	spx_buf_addf(&q, "list-type=2&max-keys=%d&prefix=l%%2F", LIST_PAGE);
+	if (after->len) {
+		spx_buf_adds(&q, "&start-after=");
+		spx_uri_encode(after->p, after->len, 0, &q);
+	}
+	r.query = q.p;
+	if (ep_do(h, e, &r) < 0)
+		goto out;
+	if (r.status != 200) {
+		req_fail(&r);
+		goto out;
+	}
+	if (r.got >= LIST_BODY - 1) {
+		spx_error(SPX_FAIL, "a listing page of %llu bytes",
+			  (unsigned long long)r.got);
+		goto out;
+	}
+	body[r.got] = '\0';
+	*keys = 0;
+	for (p = (const char *)body; (p = strstr(p, "<Key>")); p += 5) {
+		(*keys)++;
+		last = p + 5;
+	}
+	*more = strstr((const char *)body, "<IsTruncated>true") != NULL;
+	spx_buf_reset(after);
+	if (last)
+		spx_buf_add(after, last, strcspn(last, "<"));
+	if (*more && !last) {
+		spx_error(SPX_FAIL, "a truncated page without keys");
+		goto out;
+	}
+	rc = 0;
+out:
+	spx_cksum_release(&r.crc);
+	spx_buf_release(&r.err);
+	spx_buf_release(&q);
+	free(path);
+	return rc;
+}
+
+struct lister {
+	const struct ep *e;
+	const char *bucket;
+	double cap;
+	unsigned char *body;
+	long keys;	/* listed */
+	double secs;	/* taken */
+	bool done;	/* to the end, within the cap */
+	atomic_bool *stop; /* else: list again and again until it is set */
+	int rc;
+};
+
+/* The whole listing, page by page, up to l->cap seconds; with stop,
+ * from the start again each time it ends, until stop is set. */
+static void *list_all(void *arg)
+{
+	struct lister *l = arg;
+	struct spx_buf after = SPX_BUF_INIT;
+	CURL *h = NULL;
+	double t0 = now_s();
+	bool more = true;
+
+	l->keys = 0;
+	l->rc = 0;
+	while (l->stop ? !atomic_load(l->stop)
+		       : more && now_s() - t0 < l->cap) {
+		long k;
+
+		if (!more)
+			spx_buf_reset(&after);
+		if (list_page(&h, l->e, l->bucket, l->body, &after, &k,
+			      &more) < 0) {
+			spx_warn("%s", spx_errmsg());
+			l->rc = -1;
+			break;
+		}
+		l->keys += k;
+	}
+	l->secs = now_s() - t0;
+	l->done = !more && !l->rc;
+	curl_easy_cleanup(h);
+	spx_buf_release(&after);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int listing(struct s3b *b)
+{
+	unsigned char *body = spx_malloc(LIST_BODY);
+	struct fill f = { .e = b->gw, .bucket = b->bucket };
+	long have = 0;
+	int rc = -1;
+
+	for (int i = 0; i < b->nlists; i++) {
+		long n = b->list_n[i];
+		struct spx_buf after = SPX_BUF_INIT;
+		atomic_bool stop = false;
+		struct lister l = { .e = b->gw, .bucket = b->bucket,
+				    .cap = b->list_cap, .body = body };
+		struct lister bg = l;
+		struct fill w = { .e = b->gw, .bucket = b->bucket };
+		double puts, beside, first[5];
+		char label[96];
+		pthread_t t;
+		long k;
+		bool more;
+
+		f.from = have;
+		f.to = n;
+		puts = fill_run(&f);
+		if (puts < 0)
+			goto out;
+		have = n;
+		for (int j = 0; j < 5; j++) {
+			CURL *h = NULL;
+			double t0 = now_s();
+
+			spx_buf_reset(&after);
+			/* A fresh connection each time, as a client's first
+			 * request would have. */
+			if (list_page(&h, b->gw, b->bucket, body, &after, &k,
+				      &more) < 0) {
+				curl_easy_cleanup(h);
+				spx_buf_release(&after);
+				goto out;
+			}
+			first[j] = (now_s() - t0) * 1000;
+			curl_easy_cleanup(h);
+			if (k != (n < LIST_PAGE ? n : LIST_PAGE)) {
+				spx_error(SPX_FAIL, "the first page of %ld keys "
+						    "had %ld", n, k);
+				spx_buf_release(&after);
+				goto out;
+			}
+		}
+		spx_buf_release(&after);
+		qsort(first, 5, sizeof(first[0]), cmp_double);
+		/* The whole listing, alone: it must give exactly the n. */
+		list_all(&l);
+		if (l.rc < 0)
+			goto out;
+		if (l.done && l.keys != n) {
+			spx_error(SPX_FAIL, "the listing of %ld keys gave %ld", n,
+				  l.keys);
+			goto out;
+		}
+		/* 16 writers of other keys for the phase's seconds, beside a
+		 * client listing the bucket over and over. */
+		bg.stop = &stop;
+		if (pthread_create(&t, NULL, list_all, &bg)) {
+			spx_error(SPX_FAIL, "cannot start the lister");
+			goto out;
+		}
+		w.until = now_s() + b->secs;
+		beside = fill_run(&w);
+		atomic_store(&stop, true);
+		pthread_join(t, NULL);
+		if (beside < 0 || bg.rc < 0)
+			goto out;
+		snprintf(label, sizeof(label), "%ld keys: empty PUTs filling",
+			 n);
+		add(b, "s3", puts, "puts/s", true, LIST_CLIENTS, label,
+		    "s3.list.%ld.puts.ops", n);
+		snprintf(label, sizeof(label), "%ld keys: first page of 1000",
+			 n);
+		add(b, "s3", first[2], "ms", false, 1, label,
+		    "s3.list.%ld.first.ms", n);
+		snprintf(label, sizeof(label), "%ld keys: whole listing", n);
+		if (l.done)
+			add(b, "s3", l.secs, "s", false, 1, label,
+			    "s3.list.%ld.all.s", n);
+		snprintf(label, sizeof(label), "%ld keys: listed per second",
+			 n);
+		add(b, "s3", (double)l.keys / l.secs, "keys/s", true, 1, label,
+		    "s3.list.%ld.keys.ops", n);
+		snprintf(label, sizeof(label),
+			 "%ld keys: PUTs beside a listing client", n);
+		add(b, "s3", beside, "puts/s", true, LIST_CLIENTS, label,
+		    "s3.list.%ld.putsl.ops", n);
+		printf("  listing %8ld keys: filled at %.0f puts/s; first page "
+		       "%.1f ms; whole listing %s %.1f s (%ld keys, %.0f "
+		       "keys/s); %.0f puts/s beside a listing client\n",
+		       n, puts, first[2], l.done ? "in" : "stopped at the cap,",
+		       l.secs, l.keys, (double)l.keys / l.secs, beside);
+	}
+	rc = 0;
+out:
+	free(body);
+	return rc;
+}
+
 /* ---- erasure coding ---- */
 
 static int erasure(struct s3b *b)
@@ -616,6 +902,34 @@ static int parse_sizes(struct s3b *b, const char *s)
 	if (!rc && !b->nsizes)
 		rc = spx_error(SPX_USAGE, "--sizes: give sizes in MiB, e.g. "
 					  "256,1024");
+	return rc;
+}
+
+/* --listing: 1..4 bucket sizes, ascending, 1..10 000 000 keys. */
+static int parse_lists(struct s3b *b, const char *s)
+{
+	char *copy = spx_strdup(s), *save = NULL;
+	int rc = 0;
+
+	b->nlists = 0;
+	for (char *t = strtok_r(copy, ",", &save); t && !rc;
+	     t = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (b->nlists == MAX_LISTS)
+			rc = spx_error(SPX_USAGE, "--listing: at most %d sizes",
+				       MAX_LISTS);
+		else if (spx_parse_uint("--listing", t, 1, 10000000, &v) < 0)
+			rc = -1;
+		else if (b->nlists && (long)v <= b->list_n[b->nlists - 1])
+			rc = spx_error(SPX_USAGE, "--listing: sizes ascending");
+		else
+			b->list_n[b->nlists++] = (long)v;
+	}
+	free(copy);
+	if (!rc && !b->nlists)
+		rc = spx_error(SPX_USAGE, "--listing: give key counts, e.g. "
+					  "10000,100000,1000000");
 	return rc;
 }
 
@@ -830,6 +1144,45 @@ static void row(struct report *rp, const char *id, const char *lim_id,
 	spx_buf_adds(&rp->md, " |\n");
 }
 
+/* From the smallest bucket to the largest: how each listing figure grew,
+ * beside how the bucket did (linear: the same factor; O(page + log n):
+ * about 1 for the first page). */
+static void list_growth(const struct s3b *b, struct report *rp)
+{
+	static const struct {
+		const char *f, *what;
+	} g[] = {
+		{ "first.ms", "first page" },
+		{ "all.s", "whole listing" },
+		{ "putsl.ops", "puts/s beside a listing" },
+	};
+	long lo = b->list_n[0], hi = b->list_n[b->nlists - 1];
+	char id[96];
+
+	for (size_t j = 0; j < SPX_ARRAY_SIZE(g); j++) {
+		const struct spx_bench_stat *a, *z;
+
+		snprintf(id, sizeof(id), "s3.list.%ld.%s", lo, g[j].f);
+		a = spx_bench_stat_find(rp->s, rp->n, id);
+		snprintf(id, sizeof(id), "s3.list.%ld.%s", hi, g[j].f);
+		z = spx_bench_stat_find(rp->s, rp->n, id);
+		if (!a || !z || a->median <= 0) {
+			printf("  growth of the %s from %ld to %ld keys: not "
+			       "measured (a listing stopped at the cap)\n",
+			       g[j].what, lo, hi);
+			continue;
+		}
+		printf("  growth of the %s from %ld to %ld keys (x%.0f): "
+		       "x%.2f\n",
+		       g[j].what, lo, hi, (double)hi / (double)lo,
+		       z->median / a->median);
+		spx_buf_addf(&rp->md, "| growth of the %s, %ld to %ld keys "
+				      "(x%.0f) | x%.2f |  |  |  |\n",
+			     g[j].what, lo, hi, (double)hi / (double)lo,
+			     z->median / a->median);
+	}
+}
+
 static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 		   const char *tag, const char *results)
 {
@@ -929,6 +1282,19 @@ static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 		if (!i)
 			met ? rp.met++ : rp.unmet++;
 	}
+	for (int i = 0; i < b->nlists; i++) {
+		static const char *const f[] = { "puts.ops", "first.ms",
+						 "all.s", "keys.ops",
+						 "putsl.ops" };
+
+		for (size_t j = 0; j < SPX_ARRAY_SIZE(f); j++) {
+			snprintf(id, sizeof(id), "s3.list.%ld.%s",
+				 b->list_n[i], f[j]);
+			row(&rp, id, NULL, 0, NULL);
+		}
+	}
+	if (b->nlists > 1)
+		list_growth(b, &rp);
 	printf("== every object read back matched: the ETag of each PUT is "
 	       "the MD5 of what was sent, and every byte of each GET its "
 	       "CRC-32C\n");
@@ -966,7 +1332,8 @@ static int one_run(struct s3b *b)
 			return -1;
 	if (!b->nnodes)
 		return 0;
-	if (ranged(b, &b->w[big]) < 0 || small_ops(b) < 0 || erasure(b) < 0)
+	if (ranged(b, &b->w[big]) < 0 || small_ops(b) < 0 || erasure(b) < 0 ||
+	    (b->nlists && listing(b) < 0))
 		return -1;
 	return 0;
 }
@@ -1013,6 +1380,17 @@ int cmd_s3(const struct spx_args *a, const char *results)
 				  : b.quick	       ? "8,24"
 						       : "256,1024") < 0)
 		goto usage;
+	if (spx_arg(a, "listing") && parse_lists(&b, spx_arg(a, "listing")) < 0)
+		goto usage;
+	b.list_cap = 60;
+	if (spx_arg(a, "list-cap")) {
+		uint64_t v;
+
+		if (spx_parse_uint("--list-cap", spx_arg(a, "list-cap"), 1,
+				   86400, &v) < 0)
+			goto usage;
+		b.list_cap = (double)v;
+	}
 	if (root && url) {
 		spx_error(SPX_USAGE, "give --root or --endpoint, not both");
 		goto usage;

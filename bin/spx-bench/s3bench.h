@@ -48,6 +48,7 @@ void ep_release(struct ep *e);
 struct req {
 	const char *method;   /* GET, PUT, HEAD, DELETE */
 	const char *path;     /* raw: "/bucket/key" */
+	const char *query;    /* canonical (sorted, encoded), or NULL */
 	uint64_t off, len;    /* PUT body */
 	const char *range;    /* "bytes=A-B" or NULL */
 	const char *content_md5; /* base64, or NULL */

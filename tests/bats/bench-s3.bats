@@ -16,8 +16,9 @@ teardown() {
 }
 
 @test "s3 --quick: every part runs and writes each figure beside its limit" {
-	run spx-bench s3 --quick --results "$RES" --tag q
+	run spx-bench s3 --quick --results "$RES" --tag q --listing 300,1500
 	[ "$status" -eq 0 ]
+	[[ "$output" == *"growth of the first page from 300 to 1500 keys (x5): x"* ]]
 	[[ "$output" == *"targets met:"* ]]
 	[[ "$output" == *"every object read back matched"* ]]
 	f=$(ls "$RES"/q/*.json)
@@ -40,6 +41,11 @@ for n in need:
 assert fig["s3.rget.mibs"]["threads"] == 10
 assert fig["s3.put4k.ops"]["threads"] == 16
 assert fig["s3.put.24m.rss.mib"]["better"] == "lower"
+# the listing suite: each bucket size's figures, every one measured
+for n in (300, 1500):
+    for f in ("puts.ops", "first.ms", "all.s", "keys.ops", "putsl.ops"):
+        assert fig["s3.list.%d.%s" % (n, f)]["value"] > 0, (n, f)
+    assert fig["s3.list.%d.first.ms" % n]["better"] == "lower"
 # cost is PUT MiB/s at RS(1,0) over RS(2,1), from the same run
 c = fig["s3.rs10.put.mibs"]["value"] / fig["s3.rs21.put.mibs"]["value"]
 assert abs(c - fig["s3.rs21.cost"]["value"]) < 1e-6 * c, (c, fig["s3.rs21.cost"])
@@ -109,6 +115,13 @@ fake() {
 	[ "$status" -eq 100 ]
 	[[ "$output" == *"--tag"* ]]
 	run spx-bench s3 --runs 0
+	[ "$status" -eq 100 ]
+	run spx-bench s3 --listing 1000,10
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"--listing"* ]]
+	run spx-bench s3 --listing 0
+	[ "$status" -eq 100 ]
+	run spx-bench s3 --list-cap 0
 	[ "$status" -eq 100 ]
 	run spx-bench s3 --root /x --endpoint http://127.0.0.1:1
 	[ "$status" -eq 100 ]
