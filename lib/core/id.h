@@ -49,6 +49,9 @@ bool spx_id_valid(const char *id, const char *prefix);
 /* Whether prefix is a well-formed resource prefix. */
 bool spx_id_prefix_valid(const char *prefix);
 
+/* The three request ids draw on a per-thread pool of getrandom(2)'s
+ * bytes (refilled 4 KiB at a time, emptied in a forked child); the other
+ * ids and secrets call getrandom(2) each time. */
 int spx_request_id(char *out, size_t outsz);
 int spx_s3_request_id(char *out, size_t outsz);
 int spx_s3_host_id(char *out, size_t outsz);

@@ -119,6 +119,7 @@ struct conn {
 	uint64_t drained;
 	uint64_t sent;		/* body bytes handed to MHD */
 	bool gen_failed;	/* the body generator failed midway */
+	bool buffered;		/* the body was handed to MHD whole */
 };
 
 static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
@@ -456,7 +457,17 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct conn *cn)
 		if (block > 64 * 1024)
 			block = 64 * 1024;
 	}
-	mr = MHD_create_response_from_callback(size, block, gen_cb, cn, NULL);
+	/* A buffered body is handed over whole: MHD sends it with the
+	 * head in one call (the answer's bytes count as sent once it is
+	 * complete, on_completed). */
+	if (!r->gen) {
+		cn->buffered = true;
+		mr = MHD_create_response_from_buffer(r->body.len, r->body.p,
+						     MHD_RESPMEM_PERSISTENT);
+	} else {
+		mr = MHD_create_response_from_callback(size, block, gen_cb, cn,
+						       NULL);
+	}
 	if (!mr)
 		return MHD_NO;
 	for (size_t i = 0; i < r->headers.n; i++)
@@ -632,7 +643,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	pthread_mutex_unlock(&srv->mu);
 	o.status = cn->queued ? cn->resp.status : 0;
 	o.in = cn->req.body_seen + cn->drained;
-	o.out = cn->sent;
+	o.out = cn->buffered ? (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK
+					? cn->resp.body.len
+					: 0)
+			     : cn->sent;
 	spx_http_alog_write(srv->alog, &cn->req, &o);
 	/* The next request's head is due from now. */
 	phase(srv, cn->sc, PH_HEAD, 0, 0);

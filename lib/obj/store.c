@@ -177,7 +177,6 @@ int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 		char *path = spx_xprintf("%s/%s", dirs[i], name);
 		struct spx_buf b = SPX_BUF_INIT;
 		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		struct stat st;
 
 		if (fd < 0) {
 			int e = errno;
@@ -192,30 +191,31 @@ int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 			free(path);
 			continue;
 		}
-		if (fstat(fd, &st) < 0 || st.st_size > (80 << 20)) {
-			rc = obj_err(SPX_OBJ_INTERNAL, "bad metadata file '%s'",
-				     path);
-		} else {
-			spx_buf_grow(&b, (size_t)st.st_size);
+		/* No fstat: a read shorter than asked is the end of a
+		 * regular file (metadata is replaced by rename, never grown
+		 * in place), so a small file costs open, one read, close. */
+		{
 			for (;;) {
+				size_t want;
 				ssize_t r;
 
 				spx_buf_grow(&b, 65536);
-				r = read(fd, b.p + b.len, b.cap - b.len - 1);
+				want = b.cap - b.len - 1;
+				r = read(fd, b.p + b.len, want);
 				if (r < 0 && errno == EINTR)
 					continue;
 				if (r < 0) {
 					rc = obj_errno("cannot read '%s'", path);
 					break;
 				}
-				if (!r) {
-					rc = 0;
-					break;
-				}
 				spx_buf_setlen(&b, b.len + (size_t)r);
 				if (b.len > (80u << 20)) {
 					rc = obj_err(SPX_OBJ_INTERNAL,
 						     "'%s' is too large", path);
+					break;
+				}
+				if ((size_t)r < want) {
+					rc = 0;
 					break;
 				}
 			}

@@ -124,6 +124,17 @@ reqid() { tr -d '\r' <"$1" | sed -n 's/^x-amz-request-id: //Ip' | head -1; }
 	s3curl -o /dev/null -D "$BATS_TEST_TMPDIR/h" -I "$(s3url logbkt/k1)"
 	after $n
 	expect "$(reqid "$BATS_TEST_TMPDIR/h")" 127.0.0.1 "$AK" s3 HeadObject HEAD /logbkt/k1 200 - 0 0 ok
+	# A small object leaves with its head in one send: counted whole.
+	n=$(count)
+	s3curl -o "$BATS_TEST_TMPDIR/back" -D "$BATS_TEST_TMPDIR/h" "$(s3url logbkt/k1)"
+	after $n
+	expect "$(reqid "$BATS_TEST_TMPDIR/h")" 127.0.0.1 "$AK" s3 GetObject GET /logbkt/k1 200 - 0 5000 ok
+	cmp "$BATS_TEST_TMPDIR/small" "$BATS_TEST_TMPDIR/back"
+	n=$(count)
+	s3curl -o "$BATS_TEST_TMPDIR/back" -D "$BATS_TEST_TMPDIR/h" -r 100-199 "$(s3url logbkt/k1)"
+	after $n
+	expect "$(reqid "$BATS_TEST_TMPDIR/h")" 127.0.0.1 "$AK" s3 GetObject GET /logbkt/k1 206 - 0 100 ok
+	cmp <(tail -c +101 "$BATS_TEST_TMPDIR/small" | head -c 100) "$BATS_TEST_TMPDIR/back"
 	n=$(count)
 	code=$(s3curl -o /dev/null -w '%{http_code}' -D "$BATS_TEST_TMPDIR/h" -H "If-None-Match: $etag" "$(s3url logbkt/k1)")
 	[ "$code" = 304 ]

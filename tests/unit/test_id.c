@@ -1,6 +1,9 @@
 /* Unit tests for lib/core/id: formats, validity, uniqueness. */
 #include "spx.h"
 
+#include <sys/wait.h>
+
+
 #include "id.h"
 #include "t.h"
 
@@ -179,6 +182,38 @@ static void test_unique(void)
 	free(v);
 }
 
+/* The request ids come from a per-thread pool: a forked child must not
+ * draw what its parent draws next. */
+static void test_fork(void)
+{
+	char mine[SPX_S3_HOSTID_SIZE], theirs[SPX_S3_HOSTID_SIZE] = "";
+	int fd[2], st = 0;
+	pid_t pid;
+
+	spx_s3_host_id(mine, sizeof(mine)); /* the pool is full now */
+	if (pipe(fd) < 0 || (pid = fork()) < 0) {
+		T_OK(0, "pipe and fork");
+		return;
+	}
+	if (!pid) {
+		char c[SPX_S3_HOSTID_SIZE];
+
+		close(fd[0]);
+		spx_s3_host_id(c, sizeof(c));
+		_exit(write(fd[1], c, sizeof(c)) == (ssize_t)sizeof(c) ? 0
+								      : 1);
+	}
+	close(fd[1]);
+	T_OK(read(fd[0], theirs, sizeof(theirs)) == (ssize_t)sizeof(theirs),
+	     "the child's host id");
+	close(fd[0]);
+	waitpid(pid, &st, 0);
+	spx_s3_host_id(mine, sizeof(mine));
+	theirs[sizeof(theirs) - 1] = '\0';
+	T_OK(strcmp(mine, theirs) != 0,
+	     "a forked child does not draw its parent's next id");
+}
+
 static void test_request_ids(void)
 {
 	char u[SPX_UUID_SIZE], s[SPX_S3_HOSTID_SIZE];
@@ -330,6 +365,7 @@ int main(void)
 	test_bad_prefix();
 	test_valid();
 	test_unique();
+	test_fork();
 	test_request_ids();
 	test_keys();
 	return t_done();
