@@ -497,7 +497,7 @@ int spx_obj_writer_commit(struct spx_obj_writer *w, const unsigned char *md5,
 	if (w->meta.is_inline)
 		w->meta.data[0] = 0;
 	w->meta.delete_marker = false;
-	rc = obj_install(s, w->bucket, w->enc, v, &w->meta, old);
+	rc = obj_install(s, w->bucket, w->b.inc, w->enc, v, &w->meta, old);
 out:
 	obj_unlock(lk);
 	if (!rc) {
@@ -650,7 +650,7 @@ int spx_obj_reader_open_version(struct spx_obj *s,
 		if ((rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY ||
 		     rc == SPX_OBJ_NO_SUCH_VERSION ||
 		     rc == SPX_OBJ_DELETE_MARKER) &&
-		    obj_bucket_current(s, b, NULL) < 0) {
+		    obj_bucket_read_ok(s, b, rc == 0 ? &r->meta : NULL) < 0) {
 			spx_obj_reader_close(r);
 			return SPX_OBJ_NO_SUCH_BUCKET;
 		}

@@ -76,6 +76,8 @@ void spx_obj_meta_encode(const struct spx_obj_meta *m, struct spx_buf *out)
 	json_object_set_new(o, "segs", segs);
 	json_object_set_new(o, "parts", json_integer((json_int_t)m->nparts));
 	json_object_set_new(o, "inline", json_boolean(m->is_inline));
+	if (m->inc[0])
+		json_object_set_new(o, "inc", json_string(m->inc));
 	/* Only versioned writes carry these: older files stay readable and
 	 * unversioned ones unchanged. */
 	if (m->vid[0])
@@ -285,6 +287,14 @@ int spx_obj_meta_decode(const char *p, size_t n, struct spx_obj_meta *m)
 		goto out;
 	}
 	m->is_inline = json_is_true(x);
+	x = json_object_get(o, "inc");
+	if (x && (!json_is_string(x) || json_string_length(x) != 16 ||
+		  strspn(json_string_value(x), "0123456789abcdef") != 16)) {
+		bad("bad incarnation");
+		goto out;
+	}
+	if (x)
+		memcpy(m->inc, json_string_value(x), 17);
 	x = json_object_get(o, "vid");
 	if (x && (!json_is_string(x) ||
 		  !spx_s3_version_id_valid(json_string_value(x)) ||

@@ -593,7 +593,7 @@ int spx_obj_mpu_complete_if(struct spx_obj *s, const struct spx_obj_bucket *b,
 		goto out;
 	info.is_inline = false;
 	info.delete_marker = false;
-	if ((rc = obj_install(s, bucket, enc, v, &info, old)) < 0)
+	if ((rc = obj_install(s, bucket, b->inc, enc, v, &info, old)) < 0)
 		goto out;
 	obj_remove_data(s, bucket, enc, old[0]);
 	obj_remove_data(s, bucket, enc, old[1]);

@@ -200,6 +200,10 @@ struct spx_obj_meta {
 	 * delete marker is an inline, empty version with no metadata. */
 	char vid[SPX_OBJ_VID_SIZE];
 	bool delete_marker;
+	/* The incarnation of the bucket it was written in (set by the
+	 * engine; "" in older files): a read of a version that carries its
+	 * handle's incarnation needs no second look at the bucket. */
+	char inc[17];
 };
 #define SPX_OBJ_META_INIT { .inl = SPX_BUF_INIT }
 void spx_obj_meta_release(struct spx_obj_meta *m);

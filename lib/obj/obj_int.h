@@ -46,6 +46,10 @@ int obj_bucket_list(struct spx_obj *s, bool reserved,
  * shared by obj_lock with a key), reads after opening what they read. */
 int obj_bucket_current(struct spx_obj *s, const struct spx_obj_bucket *b,
 		       enum spx_obj_versioning *v);
+/* The same after a read that found m (NULL: found nothing): no I/O when
+ * m was written under b's incarnation (it carries it). */
+int obj_bucket_read_ok(struct spx_obj *s, const struct spx_obj_bucket *b,
+		       const struct spx_obj_meta *m);
 
 /* OFD locks on drive 0's .locks: key NULL locks the bucket (exclusive
  * when write); with a key, the bucket shared and the key exclusive. */
@@ -94,7 +98,10 @@ void obj_remove_data(struct spx_obj *s, const char *bucket, const char *enc,
  * noncurrent or, if both are null versions, is replaced. old[0..1]
  * (caller frees) receive data directories nothing references any more,
  * to remove after the lock is dropped. */
-int obj_install(struct spx_obj *s, const char *bucket, const char *enc,
+/* m is stamped with the incarnation inc (of the handle checked under the
+ * bucket's lock). */
+int obj_install(struct spx_obj *s, const char *bucket, const char *inc,
+		const char *enc,
 		enum spx_obj_versioning v, struct spx_obj_meta *m,
 		char *old[2]);
 /* Every version of a key: *out (obj_versions_free) holds *n, the

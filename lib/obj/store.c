@@ -698,6 +698,18 @@ static int bucket_same(const struct spx_obj_bucket *b,
 	return 0;
 }
 
+int obj_bucket_read_ok(struct spx_obj *s, const struct spx_obj_bucket *b,
+		       const struct spx_obj_meta *m)
+{
+	/* Written under the handle's own incarnation: a version is only
+	 * ever installed after that is checked under the bucket's lock, and
+	 * a bucket made again starts from empty directories, so no file of
+	 * another incarnation carries it. */
+	if (m && m->inc[0] && b->inc[0] && !strcmp(m->inc, b->inc))
+		return 0;
+	return obj_bucket_current(s, b, NULL);
+}
+
 int obj_bucket_current(struct spx_obj *s, const struct spx_obj_bucket *b,
 		       enum spx_obj_versioning *v)
 {

@@ -90,9 +90,9 @@ void obj_remove_data(struct spx_obj *s, const char *bucket, const char *enc,
 	spx_error_clear();
 }
 
-int obj_install(struct spx_obj *s, const char *bucket, const char *enc,
-		enum spx_obj_versioning v, struct spx_obj_meta *m,
-		char *old[2])
+int obj_install(struct spx_obj *s, const char *bucket, const char *inc,
+		const char *enc, enum spx_obj_versioning v,
+		struct spx_obj_meta *m, char *old[2])
 {
 	struct spx_obj_meta cur = SPX_OBJ_META_INIT, vn = SPX_OBJ_META_INIT;
 	struct spx_buf b = SPX_BUF_INIT;
@@ -131,6 +131,7 @@ int obj_install(struct spx_obj *s, const char *bucket, const char *enc,
 	}
 	spx_error_clear();
 	m->mtime_ms = obj_now_ms();
+	snprintf(m->inc, sizeof(m->inc), "%s", inc);
 	spx_obj_meta_encode(m, &b);
 	rc = obj_put_all(s, d, "meta", &b);
 	/* A crash before this unlink leaves a v-null that repeats meta's
@@ -278,7 +279,7 @@ int spx_obj_stat_version(struct spx_obj *s, const struct spx_obj_bucket *b,
 	/* Read, then check that it was this bucket's. */
 	if ((rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY ||
 	     rc == SPX_OBJ_NO_SUCH_VERSION) &&
-	    obj_bucket_current(s, b, NULL) < 0) {
+	    obj_bucket_read_ok(s, b, rc == 0 ? out : NULL) < 0) {
 		spx_obj_meta_release(out);
 		return SPX_OBJ_NO_SUCH_BUCKET;
 	}
@@ -447,7 +448,7 @@ int spx_obj_delete_version_if(struct spx_obj *s,
 		m.block = s->block;
 		m.is_inline = true;
 		m.delete_marker = true;
-		rc = obj_install(s, bucket, enc, v, &m, old);
+		rc = obj_install(s, bucket, b->inc, enc, v, &m, old);
 		if (!rc) {
 			out->delete_marker = true;
 			memcpy(out->vid, m.vid, sizeof(out->vid));

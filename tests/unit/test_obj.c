@@ -1146,6 +1146,63 @@ static void test_versions(void)
 		spx_buf_release(&doc);
 	}
 
+	/* A version carries the incarnation it was written under: a read
+	 * through that handle needs no second look at the bucket (its info,
+	 * made unreadable here, is not read); through another incarnation's
+	 * handle it still is, and fails. */
+	{
+		struct spx_obj_bucket h, old;
+		struct spx_buf keep[3] = { SPX_BUF_INIT, SPX_BUF_INIT,
+					   SPX_BUF_INIT };
+		char *info[3];
+
+		spx_obj_meta_release(&m);
+		spx_obj_bucket_create(s, "vi1", "111122223333", "us-east-1");
+		T_INT(put(s, "vi1", "k", "abc", 3, 3), 0, "a version");
+		h = *B(s, "vi1");
+		T_INT(spx_obj_stat(s, &h, "k", &m), 0, "read");
+		T_STR(m.inc, h.inc, "it carries the bucket's incarnation");
+		spx_obj_meta_release(&m);
+		/* Garbage in the bucket's info on every drive: a look at it
+		 * fails. */
+		for (int i = 0; i < 3; i++) {
+			info[i] = spx_xprintf("%s/ver/d%d/b/vi1/info", root, i);
+			keep[i].len = 0;
+			spx_buf_read_file(&keep[i], info[i], 1 << 20);
+			spx_write_file(info[i], "garbage", 7, 0644, false);
+		}
+		T_INT(spx_obj_stat(s, &h, "k", &m), 0,
+		      "read without the bucket's info");
+		spx_obj_meta_release(&m);
+		T_INT(spx_obj_reader_open(s, &h, "k", &r), 0,
+		      "opened without it");
+		spx_obj_reader_close(r);
+		r = NULL;
+		T_OK(spx_obj_stat(s, &h, "nokey", &m) < 0 &&
+			     spx_obj_stat(s, &h, "nokey", &m) !=
+				     SPX_OBJ_NO_SUCH_KEY,
+		     "a key that is not there still looks at the bucket");
+		spx_error_clear();
+		for (int i = 0; i < 3; i++) {
+			spx_write_file(info[i], keep[i].p, keep[i].len, 0644,
+				       false);
+			spx_buf_release(&keep[i]);
+			free(info[i]);
+		}
+		old = h;
+		T_INT(spx_obj_delete(s, &h, "k"), 0, "removed");
+		T_INT(spx_obj_bucket_delete(s, &h), 0, "the bucket goes");
+		spx_obj_bucket_create(s, "vi1", "111122223333", "us-east-1");
+		T_INT(put(s, "vi1", "k", "xyz", 3, 3), 0, "another, made again");
+		T_INT(spx_obj_stat(s, &old, "k", &m),
+		      SPX_OBJ_NO_SUCH_BUCKET, "the old handle reads nothing");
+		spx_obj_meta_release(&m);
+		T_INT(spx_obj_reader_open(s, &old, "k", &r),
+		      SPX_OBJ_NO_SUCH_BUCKET, "nor opens it");
+		T_INT(spx_obj_delete(s, B(s, "vi1"), "k"), 0, "removed");
+		T_INT(spx_obj_bucket_delete(s, B(s, "vi1")), 0, "it goes");
+	}
+
 	/* Paging through versions, with and without a delimiter, gives the
 	 * same as one page. */
 	{
