@@ -10,7 +10,7 @@
 
 #include "file.h"
 #include "hex.h"
-#include "obj/obj_int.h"
+#include "obj/index.h"
 
 /* Check (and with heal, rebuild) one segment. */
 static int check_seg(struct spx_obj *s, const struct spx_obj_meta *m,
@@ -465,6 +465,10 @@ static int restore_key(struct spx_obj *s, const char *bucket, const char *enc,
 			    strncmp(files[i], "v-", 2))
 				continue;
 			rc = restore_file(s, kd, files[i]);
+			/* The key is back on drive 0: in its index too. */
+			if (rc > 0 && !strcmp(files[i], "meta") &&
+			    obj_idx_note(s, bucket, key, '+') < 0)
+				rc = SPX_OBJ_INTERNAL;
 			if (rc > 0)
 				(*restored)++;
 		}

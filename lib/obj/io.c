@@ -8,7 +8,7 @@
 
 #include "file.h"
 #include "hex.h"
-#include "obj/obj_int.h"
+#include "obj/index.h"
 
 bool obj_kv_valid(const struct spx_kvlist *l)
 {
@@ -501,6 +501,7 @@ int spx_obj_writer_commit(struct spx_obj_writer *w, const unsigned char *md5,
 out:
 	obj_unlock(lk);
 	if (!rc) {
+		obj_idx_after_note(s, &w->b);
 		if (out)
 			meta_copy(out, &w->meta);
 		obj_remove_data(s, w->bucket, w->enc, old[0]);

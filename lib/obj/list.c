@@ -1,50 +1,18 @@
 /* list.c: listing a bucket's keys in S3's byte order.
  *
- * The index is the bucket's directory on drive 0: one entry per key,
- * named by its encoding. A listing reads the directory, decodes the names
- * (a hashed long name costs a metadata read), keeps the keys after the
- * marker that match the prefix, sorts them bytewise and reads the
- * metadata of just the page it returns (a key without metadata is a write
- * in progress and is skipped). That is O(keys in the bucket) per page,
- * fine for the tens of thousands of keys an edge node holds per bucket;
- * XXX: a sorted per-bucket index (lib/state) when buckets grow past
- * that. */
+ * The keys come from the bucket's index (index.c) from the marker on, in
+ * order; each one's metadata is read for the page, and a key without any
+ * (a write in progress, one deleted since its index entry, damage that
+ * heal mends) is skipped. A rolled-up common prefix is passed over with a
+ * seek, so a page costs O(page + log n) however the keys under it are
+ * spread. */
 #include "spx.h"
 
-#include <dirent.h>
-
 #include "file.h"
-#include "hex.h"
-#include "obj/obj_int.h"
+#include "obj/index.h"
 
-static bool decode_name(const char *name, struct spx_buf *out)
-{
-	spx_buf_reset(out);
-	for (const char *p = name; *p; p++) {
-		if (*p != '%') {
-			spx_buf_addc(out, *p);
-			continue;
-		}
-		if (spx_hexval(p[1]) < 0 || spx_hexval(p[2]) < 0)
-			return false;
-		spx_buf_addc(out, (char)(spx_hexval(p[1]) << 4 | spx_hexval(p[2])));
-		p += 2;
-	}
-	return out->len && strlen(out->p) == out->len;
-}
-
-struct cand {
-	char *key;
-	char *enc;
-};
-
-static int cand_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct cand *)a)->key, ((const struct cand *)b)->key);
-}
-
-static int read_meta(struct spx_obj *s, const char *bucket, const char *enc,
-		     struct spx_obj_meta *m)
+int obj_key_meta(struct spx_obj *s, const char *bucket, const char *enc,
+		 struct spx_obj_meta *m)
 {
 	char *d[32];
 	int rc;
@@ -69,82 +37,24 @@ void spx_obj_list_release(struct spx_obj_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* The keys of the bucket that begin with prefix and sort after `after`
- * (from it on when `from`), without those a common prefix `after` rolled
- * up, sorted bytewise: *c (cands_free) holds *nc. */
-static int gather(struct spx_obj *s, const char *bucket, const char *prefix,
-		  const char *after, bool from, const char *delim,
-		  struct cand **c, size_t *nc)
+/* Place x at the first key to list: the prefix's first, or the one
+ * after the marker (from it on when from), past the keys a common prefix
+ * used as the marker rolled up. */
+static void idx_start(struct obj_idx *x, const char *prefix, const char *after,
+		      bool from, const char *delim)
 {
-	size_t plen = strlen(prefix), cap = 0;
-	struct spx_buf kb = SPX_BUF_INIT;
-	struct dirent *e;
-	char *odir;
-	DIR *dp;
-	int rc;
+	size_t plen = strlen(prefix), al = after ? strlen(after) : 0,
+	       dl = delim ? strlen(delim) : 0;
 
-	*c = NULL;
-	*nc = 0;
-	odir = spx_xprintf("%s/b/%s/o", s->drives[0], bucket);
-	dp = opendir(odir);
-	if (!dp) {
-		rc = errno == ENOENT ? 0 : obj_errno("cannot open '%s'", odir);
-		free(odir);
-		return rc;
+	if (!after || strcmp(after, prefix) < 0) {
+		obj_idx_seek(x, prefix, true);
+	} else if (delim && al >= dl && !strcmp(after + al - dl, delim) &&
+		   !strncmp(after, prefix, plen) &&
+		   strstr(after + plen, delim) == after + al - dl) {
+		obj_idx_skip_prefix(x, after);
+	} else {
+		obj_idx_seek(x, after, from);
 	}
-	while ((e = readdir(dp))) {
-		struct spx_obj_meta m = SPX_OBJ_META_INIT;
-		const char *key;
-		int cmp;
-
-		if (e->d_name[0] == '.')
-			continue;
-		if (e->d_name[0] == '~') {
-			if (read_meta(s, bucket, e->d_name, &m) < 0) {
-				spx_error_clear();
-				continue;
-			}
-			spx_buf_reset(&kb);
-			spx_buf_adds(&kb, m.key);
-			spx_obj_meta_release(&m);
-		} else if (!decode_name(e->d_name, &kb)) {
-			continue;
-		}
-		key = kb.p;
-		cmp = after ? strcmp(key, after) : 1;
-		if (strncmp(key, prefix, plen) || cmp < 0 || (cmp == 0 && !from))
-			continue;
-		/* After a common prefix, skip the keys it rolled up. */
-		if (after && delim && !strncmp(key, after, strlen(after)) &&
-		    strlen(after) >= strlen(delim) &&
-		    !strcmp(after + strlen(after) - strlen(delim), delim) &&
-		    !strncmp(after, prefix, plen) &&
-		    strstr(after + plen, delim) ==
-			    after + strlen(after) - strlen(delim))
-			continue;
-		if (*nc == cap) {
-			cap = cap ? 2 * cap : 256;
-			*c = spx_realloc(*c, cap * sizeof(**c));
-		}
-		(*c)[*nc].key = spx_strdup(key);
-		(*c)[*nc].enc = spx_strdup(e->d_name);
-		(*nc)++;
-	}
-	closedir(dp);
-	free(odir);
-	spx_buf_release(&kb);
-	if (*nc)
-		qsort(*c, *nc, sizeof(**c), cand_cmp);
-	return 0;
-}
-
-static void cands_free(struct cand *c, size_t nc)
-{
-	for (size_t i = 0; i < nc; i++) {
-		free(c[i].key);
-		free(c[i].enc);
-	}
-	free(c);
 }
 
 /* Append p (taken) to a list of prefixes. */
@@ -165,46 +75,27 @@ static char *rollup(const char *key, size_t plen, const char *delim)
 	return d ? spx_strndup(key, (size_t)(d - key) + strlen(delim)) : NULL;
 }
 
-int spx_obj_list(struct spx_obj *s, const struct spx_obj_bucket *b,
-		 const struct spx_obj_list_opts *o, struct spx_obj_list *out)
+/* One try at a page; *bad when the index broke under it. */
+static int list_page(struct spx_obj *s, const struct spx_obj_bucket *b,
+		     const char *prefix, const char *after, const char *delim,
+		     size_t max, struct spx_obj_list *out, bool *bad)
 {
-	const char *bucket = b ? b->name : NULL;
-	const char *prefix = o && o->prefix ? o->prefix : "";
-	const char *after = o && o->after ? o->after : NULL;
-	const char *delim = o && o->delimiter && *o->delimiter ? o->delimiter : NULL;
-	size_t max = o && o->max ? o->max : 1000, plen = strlen(prefix), nc = 0;
-	struct cand *c = NULL;
+	size_t plen = strlen(prefix), cape = 0, capp = 0;
+	struct obj_idx *x = NULL;
+	const char *key;
+	char enc[256];
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	if ((rc = obj_bucket_name(b)) < 0 ||
-	    (rc = gather(s, bucket, prefix, after, false, delim, &c, &nc)) < 0)
+	if ((rc = obj_idx_open(s, b, &x)) < 0)
 		return rc;
-	rc = 0;
-	for (size_t i = 0, cape = 0, capp = 0; i < nc; i++) {
+	idx_start(x, prefix, after, false, delim);
+	while ((key = obj_idx_next(x)) && !strncmp(key, prefix, plen)) {
 		struct spx_obj_meta m = SPX_OBJ_META_INIT;
-		const char *d = delim ? strstr(c[i].key + plen, delim) : NULL;
+		const char *d = delim ? strstr(key + plen, delim) : NULL;
 		int r;
 
-		if (d && out->nprefixes &&
-		    !strncmp(out->prefixes[out->nprefixes - 1], c[i].key,
-			     (size_t)(d - c[i].key) + strlen(delim)) &&
-		    strlen(out->prefixes[out->nprefixes - 1]) ==
-			    (size_t)(d - c[i].key) + strlen(delim))
-			continue;
-		if (out->n + out->nprefixes == max) {
-			/* Truncated only if a live key remains. */
-			r = read_meta(s, bucket, c[i].enc, &m);
-			if (r == 0 && m.delete_marker)
-				r = SPX_OBJ_NO_SUCH_KEY;
-			spx_obj_meta_release(&m);
-			spx_error_clear();
-			if (r == SPX_OBJ_NO_SUCH_KEY)
-				continue;
-			out->truncated = true;
-			break;
-		}
-		r = read_meta(s, bucket, c[i].enc, &m);
+		spx_obj_key_encode(key, enc, sizeof(enc));
+		r = obj_key_meta(s, b->name, enc, &m);
 		if (r < 0 || m.delete_marker) {
 			/* A write in progress, damage (heal), or a key whose
 			 * current version is a delete marker. */
@@ -212,39 +103,69 @@ int spx_obj_list(struct spx_obj *s, const struct spx_obj_bucket *b,
 			spx_obj_meta_release(&m);
 			continue;
 		}
+		if (out->n + out->nprefixes == max) {
+			/* Truncated only if a live key remains: this one. */
+			spx_obj_meta_release(&m);
+			out->truncated = true;
+			break;
+		}
 		if (d) {
-			size_t pl = (size_t)(d - c[i].key) + strlen(delim);
-			char *p = spx_strndup(c[i].key, pl);
+			char *p = spx_strndup(key, (size_t)(d - key) + strlen(delim));
 
 			spx_obj_meta_release(&m);
-			if (out->nprefixes &&
-			    !strcmp(out->prefixes[out->nprefixes - 1], p)) {
-				free(p);
-				continue;
-			}
 			push_prefix(&out->prefixes, &out->nprefixes, &capp, p);
 			free(out->next);
 			out->next = spx_strdup(p);
+			obj_idx_skip_prefix(x, p);
 			continue;
 		}
 		if (out->n == cape) {
 			cape = cape ? 2 * cape : 64;
 			out->v = spx_realloc(out->v, cape * sizeof(*out->v));
 		}
-		out->v[out->n].key = spx_strdup(c[i].key);
+		out->v[out->n].key = spx_strdup(key);
 		out->v[out->n].size = m.size;
 		memcpy(out->v[out->n].etag, m.etag, sizeof(m.etag));
 		out->v[out->n].mtime_ms = m.mtime_ms;
 		out->n++;
 		free(out->next);
-		out->next = spx_strdup(c[i].key);
+		out->next = spx_strdup(key);
 		spx_obj_meta_release(&m);
 	}
-	if (!out->truncated) {
+	*bad = obj_idx_bad(x);
+	obj_idx_close(x);
+	return 0;
+}
+
+int spx_obj_list(struct spx_obj *s, const struct spx_obj_bucket *b,
+		 const struct spx_obj_list_opts *o, struct spx_obj_list *out)
+{
+	const char *prefix = o && o->prefix ? o->prefix : "";
+	const char *after = o && o->after ? o->after : NULL;
+	const char *delim = o && o->delimiter && *o->delimiter ? o->delimiter : NULL;
+	size_t max = o && o->max ? o->max : 1000;
+	bool bad = false;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = obj_bucket_name(b)) < 0)
+		return rc;
+	for (int tries = 0; tries < 2; tries++) {
+		if ((rc = list_page(s, b, prefix, after, delim, max, out,
+				    &bad)) < 0 || !bad)
+			break;
+		/* Damaged while read: made again from the key directories. */
+		spx_obj_list_release(out);
+		if ((rc = obj_idx_fold(s, b, true)) < 0)
+			return rc;
+	}
+	if (!rc && bad)
+		rc = obj_err(SPX_OBJ_INTERNAL, "the index of '%s' is damaged",
+			     b->name);
+	if (!rc && !out->truncated) {
 		free(out->next);
 		out->next = NULL;
 	}
-	cands_free(c, nc);
 	/* What was listed is the handle's bucket only if it still is. */
 	if (!rc && (rc = obj_bucket_current(s, b, NULL)) < 0)
 		spx_obj_list_release(out);
@@ -272,43 +193,32 @@ static bool has_meta(struct spx_obj *s, const char *bucket, const char *enc)
 	return yes;
 }
 
-/* Every version in S3's order: keys bytewise, each key's newest first.
- * Paging resumes after (key_marker, vid_marker); a vid_marker that is no
- * longer there resumes after the whole key. */
-int spx_obj_list_versions(struct spx_obj *s, const struct spx_obj_bucket *b,
-			  const struct spx_obj_versions_opts *o,
-			  struct spx_obj_versions *out)
+/* One try at a page of versions; *bad as for list_page. */
+static int versions_page(struct spx_obj *s, const struct spx_obj_bucket *b,
+			 const struct spx_obj_versions_opts *o, const char *km,
+			 const char *vm, const char *delim, size_t max,
+			 struct spx_obj_versions *out, bool *bad)
 {
-	const char *bucket = b ? b->name : NULL;
 	const char *prefix = o->prefix ? o->prefix : "";
-	const char *km = o->key_marker && *o->key_marker ? o->key_marker : NULL;
-	const char *vm = km && o->vid_marker && *o->vid_marker ? o->vid_marker
-							      : NULL;
-	const char *delim = o->delimiter && *o->delimiter ? o->delimiter : NULL;
-	size_t max = o->max ? o->max : 1000, plen = strlen(prefix), nc = 0,
-	       cape = 0, capp = 0;
-	struct cand *c = NULL;
+	size_t plen = strlen(prefix), cape = 0, capp = 0;
+	struct obj_idx *x = NULL;
+	const char *key;
+	char enc[256];
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	if (o->vid_marker && *o->vid_marker && !km)
-		return obj_err(SPX_OBJ_INVALID_ARG,
-			       "a version id marker needs a key marker");
-	if (vm && !spx_obj_vid_valid(vm))
-		return obj_err(SPX_OBJ_INVALID_VERSION, "bad version id marker");
-	if ((rc = obj_bucket_name(b)) < 0 ||
-	    (rc = gather(s, bucket, prefix, km, vm != NULL, delim, &c, &nc)) < 0)
+	if ((rc = obj_idx_open(s, b, &x)) < 0)
 		return rc;
-	for (size_t i = 0; i < nc && !out->truncated; i++) {
-		char *p = rollup(c[i].key, plen, delim);
+	idx_start(x, prefix, km, vm != NULL, delim);
+	while (!out->truncated && (key = obj_idx_next(x)) &&
+	       !strncmp(key, prefix, plen)) {
+		char *p = rollup(key, plen, delim);
 		struct spx_obj_meta *v = NULL;
 		size_t nv = 0, j = 0;
 		bool cur;
 
+		spx_obj_key_encode(key, enc, sizeof(enc));
 		if (p) {
-			if ((out->nprefixes &&
-			     !strcmp(out->prefixes[out->nprefixes - 1], p)) ||
-			    !has_meta(s, bucket, c[i].enc)) {
+			if (!has_meta(s, b->name, enc)) {
 				free(p);
 				continue;
 			}
@@ -322,13 +232,14 @@ int spx_obj_list_versions(struct spx_obj *s, const struct spx_obj_bucket *b,
 			out->next_key = spx_strdup(p);
 			out->next_vid[0] = '\0';
 			out->next_is_prefix = true;
+			obj_idx_skip_prefix(x, p);
 			continue;
 		}
-		if (obj_versions_read(s, bucket, c[i].enc, &v, &nv, &cur) < 0) {
+		if (obj_versions_read(s, b->name, enc, &v, &nv, &cur) < 0) {
 			spx_error_clear();
 			continue;
 		}
-		if (vm && !strcmp(c[i].key, km)) {
+		if (vm && !strcmp(key, km)) {
 			/* Resume after the marker's version of this key. */
 			while (j < nv && strcmp(spx_obj_vid_name(v[j].vid), vm))
 				j++;
@@ -349,7 +260,7 @@ int spx_obj_list_versions(struct spx_obj *s, const struct spx_obj_bucket *b,
 			}
 			e = &out->v[out->n++];
 			memset(e, 0, sizeof(*e));
-			e->key = spx_strdup(c[i].key);
+			e->key = spx_strdup(key);
 			memcpy(e->vid, v[j].vid, sizeof(e->vid));
 			e->latest = cur && j == 0;
 			e->delete_marker = v[j].delete_marker;
@@ -359,20 +270,58 @@ int spx_obj_list_versions(struct spx_obj *s, const struct spx_obj_bucket *b,
 			snprintf(e->storage_class, sizeof(e->storage_class),
 				 "%s", sc ? sc : "");
 			free(out->next_key);
-			out->next_key = spx_strdup(c[i].key);
+			out->next_key = spx_strdup(key);
 			memcpy(out->next_vid, v[j].vid, sizeof(out->next_vid));
 			out->next_is_prefix = false;
 		}
 		obj_versions_free(v, nv);
 	}
-	if (!out->truncated) {
+	*bad = obj_idx_bad(x);
+	obj_idx_close(x);
+	return 0;
+}
+
+/* Every version in S3's order: keys bytewise, each key's newest first.
+ * Paging resumes after (key_marker, vid_marker); a vid_marker that is no
+ * longer there resumes after the whole key. */
+int spx_obj_list_versions(struct spx_obj *s, const struct spx_obj_bucket *b,
+			  const struct spx_obj_versions_opts *o,
+			  struct spx_obj_versions *out)
+{
+	const char *km = o->key_marker && *o->key_marker ? o->key_marker : NULL;
+	const char *vm = km && o->vid_marker && *o->vid_marker ? o->vid_marker
+							      : NULL;
+	const char *delim = o->delimiter && *o->delimiter ? o->delimiter : NULL;
+	size_t max = o->max ? o->max : 1000;
+	bool bad = false;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (o->vid_marker && *o->vid_marker && !km)
+		return obj_err(SPX_OBJ_INVALID_ARG,
+			       "a version id marker needs a key marker");
+	if (vm && !spx_obj_vid_valid(vm))
+		return obj_err(SPX_OBJ_INVALID_VERSION, "bad version id marker");
+	if ((rc = obj_bucket_name(b)) < 0)
+		return rc;
+	for (int tries = 0; tries < 2; tries++) {
+		if ((rc = versions_page(s, b, o, km, vm, delim, max, out,
+					&bad)) < 0 || !bad)
+			break;
+		spx_obj_versions_release(out);
+		if ((rc = obj_idx_fold(s, b, true)) < 0)
+			return rc;
+	}
+	if (!rc && bad)
+		rc = obj_err(SPX_OBJ_INTERNAL, "the index of '%s' is damaged",
+			     b->name);
+	if (!rc && !out->truncated) {
 		free(out->next_key);
 		out->next_key = NULL;
 		out->next_vid[0] = '\0';
 		out->next_is_prefix = false;
 	}
-	cands_free(c, nc);
-	if ((rc = obj_bucket_current(s, b, NULL)) < 0)
+	if (!rc && (rc = obj_bucket_current(s, b, NULL)) < 0)
 		spx_obj_versions_release(out);
 	return rc;
 }

@@ -11,7 +11,7 @@
 
 #include "file.h"
 #include "hex.h"
-#include "obj/obj_int.h"
+#include "obj/index.h"
 
 static bool id_ok(const char *id)
 {
@@ -624,6 +624,8 @@ out:
 		}
 	obj_unlock(ulk);
 	obj_unlock(lk);
+	if (!rc)
+		obj_idx_after_note(s, b);
 	free(linked);
 	spx_buf_release(&ck.digests);
 	EVP_MD_CTX_free(md);

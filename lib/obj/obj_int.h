@@ -68,6 +68,9 @@ int obj_put_all(struct spx_obj *s, char **dirs, const char *name,
  * 0 has no such file. */
 int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 		 struct spx_obj_meta *m, int notfound);
+/* Read the current version of the key whose directory is enc (list.c). */
+int obj_key_meta(struct spx_obj *s, const char *bucket, const char *enc,
+		 struct spx_obj_meta *m);
 /* Remove a tree; an absent one is fine. */
 int obj_rmtree(const char *path);
 /* Rename path to a unique ".del-" name beside it, then remove it. */

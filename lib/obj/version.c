@@ -8,7 +8,7 @@
 
 #include "file.h"
 #include "id.h"
-#include "obj/obj_int.h"
+#include "obj/index.h"
 
 bool spx_obj_vid_valid(const char *vid)
 {
@@ -130,6 +130,12 @@ int obj_install(struct spx_obj *s, const char *bucket, const char *inc,
 			old[1] = spx_strdup(vn.data);
 	}
 	spx_error_clear();
+	/* The key's first version: into the index first (index.c). */
+	if (!have && (!m->key || (rc = obj_idx_note(s, bucket, m->key, '+')) < 0)) {
+		if (!m->key)
+			rc = obj_err(SPX_OBJ_INTERNAL, "a version without a key");
+		goto out;
+	}
 	m->mtime_ms = obj_now_ms();
 	snprintf(m->inc, sizeof(m->inc), "%s", inc);
 	spx_obj_meta_encode(m, &b);
@@ -331,6 +337,8 @@ static int delete_plain(struct spx_obj *s, const char *bucket,
 		return rc;
 	}
 	rc = obj_unlink_all(s, d, "meta");
+	if (!rc && obj_idx_note(s, bucket, key, '-') < 0)
+		spx_error_clear(); /* the index keeps it; listings skip it */
 	if (!rc && cur.data[0])
 		*old = spx_strdup(cur.data);
 	spx_obj_meta_release(&cur);
@@ -340,7 +348,8 @@ static int delete_plain(struct spx_obj *s, const char *bucket,
 /* Remove version vid for good; the newest other one becomes current if
  * it was the current one. */
 static int remove_version(struct spx_obj *s, const char *bucket,
-			  const char *enc, char **d, const char *vid,
+			  const char *key, const char *enc, char **d,
+			  const char *vid,
 			  spx_obj_cond_fn cond, void *cond_ctx,
 			  struct spx_obj_deleted *out, char **old)
 {
@@ -382,6 +391,8 @@ static int remove_version(struct spx_obj *s, const char *bucket,
 			obj_unlink_all(s, d, next);
 		} else if ((rc = obj_unlink_all(s, d, "meta")) < 0) {
 			goto out;
+		} else if (obj_idx_note(s, bucket, key, '-') < 0) {
+			spx_error_clear(); /* as in delete_plain */
 		}
 	} else if ((rc = obj_unlink_all(s, d, name)) < 0) {
 		goto out;
@@ -424,8 +435,8 @@ int spx_obj_delete_version_if(struct spx_obj *s,
 		goto out;
 	d = obj_kdirs(s, bucket, enc);
 	if (vid) {
-		rc = remove_version(s, bucket, enc, d, vid, cond, cond_ctx, out,
-				    &old[0]);
+		rc = remove_version(s, bucket, key, enc, d, vid, cond, cond_ctx,
+				    out, &old[0]);
 	} else if (v == SPX_OBJ_UNVERSIONED) {
 		rc = delete_plain(s, bucket, key, d, cond, cond_ctx, &old[0]);
 	} else {
@@ -458,6 +469,7 @@ int spx_obj_delete_version_if(struct spx_obj *s,
 out:
 	obj_unlock(lk);
 	if (!rc) {
+		obj_idx_after_note(s, b);
 		obj_remove_data(s, bucket, enc, old[0]);
 		obj_remove_data(s, bucket, enc, old[1]);
 		rmdir_all(s, d);

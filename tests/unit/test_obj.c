@@ -534,6 +534,242 @@ static void test_list(void)
 	spx_obj_close(s);
 }
 
+/* Every key of bucket b through pages of max (prefix and delimiter as
+ * given), keys and common prefixes joined by spaces. */
+static char *list_all(struct spx_obj *s, const char *b, const char *prefix,
+		      const char *delim, size_t max)
+{
+	struct spx_obj_list_opts o = { .prefix = prefix, .delimiter = delim,
+				       .max = max };
+	struct spx_buf out = SPX_BUF_INIT;
+	char *after = NULL;
+	struct spx_obj_list l;
+
+	do {
+		o.after = after;
+		if (spx_obj_list(s, B(s, b), &o, &l) < 0) {
+			spx_buf_addf(&out, "ERROR %s", spx_errmsg());
+			break;
+		}
+		for (size_t i = 0; i < l.n; i++)
+			spx_buf_addf(&out, "%s ", l.v[i].key);
+		for (size_t i = 0; i < l.nprefixes; i++)
+			spx_buf_addf(&out, "P:%s ", l.prefixes[i]);
+		free(after);
+		after = l.truncated ? spx_strdup(l.next) : NULL;
+		spx_obj_list_release(&l);
+	} while (after);
+	spx_buf_addc(&out, '\0');
+	return spx_buf_detach(&out, NULL);
+}
+
+static int idx_key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* What list_all should say of the model (keys present[i]), no delimiter. */
+static char *model_list(char **keys, const bool *present, size_t n,
+			const char *prefix)
+{
+	struct spx_buf out = SPX_BUF_INIT;
+	char **v = malloc(n * sizeof(char *));
+	size_t nv = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (present[i] && !strncmp(keys[i], prefix, strlen(prefix)))
+			v[nv++] = keys[i];
+	qsort(v, nv, sizeof(char *), idx_key_cmp);
+	for (size_t i = 0; i < nv; i++)
+		spx_buf_addf(&out, "%s ", v[i]);
+	spx_buf_addc(&out, '\0');
+	free(v);
+	return spx_buf_detach(&out, NULL);
+}
+
+static int idx_nruns(const char *xdir)
+{
+	char *p = spx_xprintf("%s/manifest", xdir), buf[4096];
+	size_t n = 0;
+	int runs = 0;
+
+	if (spx_read_small(p, buf, sizeof(buf) - 1, &n) == 1) {
+		buf[n] = '\0';
+		for (char *q = buf; (q = strstr(q, "\nrun ")); q++)
+			runs++;
+	}
+	free(p);
+	return runs;
+}
+
+/* Replace the boot line of the manifest: an index from another boot. */
+static void idx_old_boot(const char *xdir)
+{
+	char *p = spx_xprintf("%s/manifest", xdir), buf[4096], *b, *e;
+	size_t n = 0;
+
+	if (spx_read_small(p, buf, sizeof(buf) - 1, &n) == 1) {
+		buf[n] = '\0';
+		if ((b = strstr(buf, "boot ")) && (e = strchr(b, '\n'))) {
+			struct spx_buf t = SPX_BUF_INIT;
+
+			spx_buf_add(&t, buf, (size_t)(b - buf));
+			spx_buf_adds(&t, "boot 00000000-0000-0000-0000-000000000000");
+			spx_buf_adds(&t, e);
+			spx_write_file(p, t.p, t.len, 0644, false);
+			spx_buf_release(&t);
+		}
+	}
+	free(p);
+}
+
+/* The listing index: random puts and deletes against a model, through
+ * folds and tiers; an index from an earlier boot, a damaged run, a torn
+ * log record and a missing index are each made again from the keys. */
+static void test_index(void)
+{
+	struct spx_obj *s = open_store("idx", 1, 0, 4096, 0);
+	char *xdir = spx_xprintf("%s/idx/d0/b/ix1/x", root), *got, *want;
+	enum { NK = 400 };
+	char *keys[NK];
+	bool present[NK] = { false };
+	unsigned seed = 7;
+	int bad = 0, maxruns = 0;
+
+	spx_obj_bucket_create(s, "ix1", "111122223333", "us-east-1");
+	for (int i = 0; i < NK; i++)
+		/* Long keys: the log reaches its fold size in a few hundred
+		 * records. */
+		keys[i] = spx_xprintf("%c/%04d-%0120d", "abc"[i % 3], (i * 37) % NK, i);
+	for (int op = 0; op < 1500; op++) {
+		int k;
+
+		seed = seed * 1103515245u + 12345u;
+		k = (int)((seed >> 8) % NK);
+		if ((seed >> 4) % 3) {
+			if (put(s, "ix1", keys[k], "x", 1, 1) == 0)
+				present[k] = true;
+		} else if (spx_obj_delete(s, B(s, "ix1"), keys[k]) == 0 ||
+			   !present[k]) {
+			spx_error_clear();
+			present[k] = false;
+		}
+		if (op % 300 == 299) {
+			size_t max = 1 + (seed >> 12) % 300;
+
+			got = list_all(s, "ix1", "", NULL, max);
+			want = model_list(keys, present, NK, "");
+			if (strcmp(got, want))
+				bad++;
+			free(got);
+			free(want);
+			got = list_all(s, "ix1", "b/", NULL, max);
+			want = model_list(keys, present, NK, "b/");
+			if (strcmp(got, want))
+				bad++;
+			free(got);
+			free(want);
+		}
+	}
+	T_INT(bad, 0, "index: 1500 random puts and deletes, listed in pages, as the model");
+	/* New keys, a first page now and then: each fold makes a run, and
+	 * merges it with those before while they are not much larger. */
+	for (int i = 0; i < 2000; i++) {
+		char *k = spx_xprintf("t/%05d-%0120d", i, i);
+		struct spx_obj_list_opts o = { .prefix = "t/", .max = 10 };
+		struct spx_obj_list l;
+
+		put(s, "ix1", k, "x", 1, 1);
+		free(k);
+		if (i % 100 == 99) {
+			if (spx_obj_list(s, B(s, "ix1"), &o, &l) < 0 || l.n != 10)
+				bad++;
+			spx_obj_list_release(&l);
+			if (idx_nruns(xdir) > maxruns)
+				maxruns = idx_nruns(xdir);
+		}
+	}
+	T_OK(!bad && maxruns >= 2 && maxruns <= 4,
+	     "index: folded into tiers (%d runs at most)", maxruns);
+	for (int i = 0; i < 2000; i++) {
+		char *k = spx_xprintf("t/%05d-%0120d", i, i);
+
+		spx_obj_delete(s, B(s, "ix1"), k);
+		free(k);
+	}
+	got = list_all(s, "ix1", "", "/", 1);
+	T_STR(got, "P:a/ P:b/ P:c/ ", "index: a common prefix is passed over in one seek");
+	free(got);
+
+	/* A key whose '+' is lost from the log with the boot it was
+	 * written in: the index is made again from the key directories. */
+	want = model_list(keys, present, NK, "");
+	{
+		char *log = spx_xprintf("%s/log", xdir);
+
+		put(s, "ix1", "lost-in-a-power-cut", "x", 1, 1);
+		truncate(log, 0);
+		idx_old_boot(xdir);
+		free(log);
+	}
+	got = list_all(s, "ix1", "", NULL, 1000);
+	T_OK(strstr(got, "lost-in-a-power-cut ") != NULL,
+	     "index: one from an earlier boot is made again from the keys");
+	free(got);
+	spx_obj_delete(s, B(s, "ix1"), "lost-in-a-power-cut");
+
+	/* A damaged run: its records are checked as they are read. */
+	{
+		DIR *d = opendir(xdir);
+		struct dirent *e;
+
+		while (d && (e = readdir(d)))
+			if (!strncmp(e->d_name, "r.", 2)) {
+				char *p = spx_xprintf("%s/%s", xdir, e->d_name);
+				FILE *f = fopen(p, "r+");
+
+				if (f) {
+					fseek(f, 200, SEEK_SET);
+					fputs("garbage", f);
+					fclose(f);
+				}
+				free(p);
+			}
+		if (d)
+			closedir(d);
+	}
+	got = list_all(s, "ix1", "", NULL, 97);
+	T_STR(got, want, "index: a damaged run is made again");
+	free(got);
+
+	/* A record torn by a killed writer, then another appended. */
+	{
+		char *log = spx_xprintf("%s/log", xdir);
+		int fd = open(log, O_WRONLY | O_APPEND | O_CREAT, 0644);
+
+		if (fd >= 0) {
+			(void)!write(fd, "+\x05\x00" "ab", 5);
+			close(fd);
+		}
+		put(s, "ix1", "after-the-tear", "x", 1, 1);
+		free(log);
+	}
+	got = list_all(s, "ix1", "after", NULL, 1000);
+	T_STR(got, "after-the-tear ", "index: a torn log record is made again");
+	free(got);
+	spx_obj_delete(s, B(s, "ix1"), "after-the-tear");
+
+	/* A bucket from before the index. */
+	rmrf(xdir);
+	got = list_all(s, "ix1", "", NULL, 1000);
+	T_STR(got, want, "index: a bucket without one gets one");
+	free(got);
+	free(want);
+	for (int i = 0; i < NK; i++)
+		free(keys[i]);
+	free(xdir);
+	spx_obj_close(s);
+}
 
 /* A condition for spx_obj_mpu_complete_if: records whether it saw a
  * current object (2) or none (1), and answers *ctx. */
@@ -1588,6 +1824,7 @@ int main(void)
 	test_heal();
 	test_writers();
 	test_list();
+	test_index();
 	test_mpu();
 	test_versions();
 	test_version_race();
