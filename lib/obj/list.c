@@ -11,6 +11,38 @@
 #include "file.h"
 #include "obj/index.h"
 
+/* The bucket's key directories on drive 0, for obj_key_meta_at. */
+static int keys_dir(struct spx_obj *s, const struct spx_obj_bucket *b)
+{
+	char *p = spx_xprintf("%s/b/%s/o", s->drives[0], b->name);
+	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	free(p);
+	return fd;
+}
+
+/* obj_key_meta through odir (keys_dir, or -1): a name relative to the
+ * bucket's directory is one lookup where the whole path is a dozen. A
+ * copy on drive 0 that cannot be read is looked for on the others. */
+static int obj_key_meta_at(struct spx_obj *s, int odir, const char *bucket,
+			   const char *enc, struct spx_obj_meta *m)
+{
+	char rel[300];
+	int rc;
+
+	if (odir < 0)
+		return obj_key_meta(s, bucket, enc, m);
+	snprintf(rel, sizeof(rel), "%s/meta", enc);
+	rc = obj_meta_at(odir, rel, m);
+	if (rc < 0 && rc != SPX_OBJ_NO_SUCH_KEY) {
+		spx_obj_meta_release(m);
+		*m = (struct spx_obj_meta)SPX_OBJ_META_INIT;
+		spx_error_clear();
+		rc = obj_key_meta(s, bucket, enc, m);
+	}
+	return rc;
+}
+
 int obj_key_meta(struct spx_obj *s, const char *bucket, const char *enc,
 		 struct spx_obj_meta *m)
 {
@@ -57,6 +89,33 @@ static void idx_start(struct obj_idx *x, const char *prefix, const char *after,
 	}
 }
 
+/* Fill a page with fn (ctx, over the open index): an index that turns out
+ * damaged under it is made again from the key directories, release(ctx)
+ * empties the page, and fn runs once more. */
+static int over_index(struct spx_obj *s, const struct spx_obj_bucket *b,
+		      void (*fn)(void *ctx, struct obj_idx *x),
+		      void (*release)(void *ctx), void *ctx)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		struct obj_idx *x = NULL;
+		bool bad;
+		int rc;
+
+		if ((rc = obj_idx_open(s, b, &x)) < 0)
+			return rc;
+		fn(ctx, x);
+		bad = obj_idx_bad(x);
+		obj_idx_close(x);
+		if (!bad)
+			return 0;
+		release(ctx);
+		if ((rc = obj_idx_fold(s, b, true)) < 0)
+			return rc;
+	}
+	return obj_err(SPX_OBJ_INTERNAL, "the index of '%s' is damaged",
+		       b->name);
+}
+
 /* Append p (taken) to a list of prefixes. */
 static void push_prefix(char ***v, size_t *n, size_t *cap, char *p)
 {
@@ -75,19 +134,26 @@ static char *rollup(const char *key, size_t plen, const char *delim)
 	return d ? spx_strndup(key, (size_t)(d - key) + strlen(delim)) : NULL;
 }
 
-/* One try at a page; *bad when the index broke under it. */
-static int list_page(struct spx_obj *s, const struct spx_obj_bucket *b,
-		     const char *prefix, const char *after, const char *delim,
-		     size_t max, struct spx_obj_list *out, bool *bad)
+struct list_ctx {
+	struct spx_obj *s;
+	const struct spx_obj_bucket *b;
+	const char *prefix, *after, *delim;
+	size_t max;
+	struct spx_obj_list *out;
+};
+
+static void list_page(void *vc, struct obj_idx *x)
 {
-	size_t plen = strlen(prefix), cape = 0, capp = 0;
-	struct obj_idx *x = NULL;
+	struct list_ctx *c = vc;
+	struct spx_obj *s = c->s;
+	const struct spx_obj_bucket *b = c->b;
+	const char *prefix = c->prefix, *delim = c->delim, *after = c->after;
+	struct spx_obj_list *out = c->out;
+	size_t plen = strlen(prefix), cape = 0, capp = 0, max = c->max;
+	int odir = keys_dir(s, b);
 	const char *key;
 	char enc[256];
-	int rc;
 
-	if ((rc = obj_idx_open(s, b, &x)) < 0)
-		return rc;
 	idx_start(x, prefix, after, false, delim);
 	while ((key = obj_idx_next(x)) && !strncmp(key, prefix, plen)) {
 		struct spx_obj_meta m = SPX_OBJ_META_INIT;
@@ -95,7 +161,7 @@ static int list_page(struct spx_obj *s, const struct spx_obj_bucket *b,
 		int r;
 
 		spx_obj_key_encode(key, enc, sizeof(enc));
-		r = obj_key_meta(s, b->name, enc, &m);
+		r = obj_key_meta_at(s, odir, b->name, enc, &m);
 		if (r < 0 || m.delete_marker) {
 			/* A write in progress, damage (heal), or a key whose
 			 * current version is a delete marker. */
@@ -132,9 +198,13 @@ static int list_page(struct spx_obj *s, const struct spx_obj_bucket *b,
 		out->next = spx_strdup(key);
 		spx_obj_meta_release(&m);
 	}
-	*bad = obj_idx_bad(x);
-	obj_idx_close(x);
-	return 0;
+	if (odir >= 0)
+		close(odir);
+}
+
+static void list_release(void *vc)
+{
+	spx_obj_list_release(((struct list_ctx *)vc)->out);
 }
 
 int spx_obj_list(struct spx_obj *s, const struct spx_obj_bucket *b,
@@ -143,31 +213,24 @@ int spx_obj_list(struct spx_obj *s, const struct spx_obj_bucket *b,
 	const char *prefix = o && o->prefix ? o->prefix : "";
 	const char *after = o && o->after ? o->after : NULL;
 	const char *delim = o && o->delimiter && *o->delimiter ? o->delimiter : NULL;
-	size_t max = o && o->max ? o->max : 1000;
-	bool bad = false;
+	struct list_ctx c = {
+		.s = s, .b = b, .prefix = prefix, .after = after, .delim = delim,
+		.max = o && o->max ? o->max : 1000, .out = out,
+	};
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = obj_bucket_name(b)) < 0)
-		return rc;
-	for (int tries = 0; tries < 2; tries++) {
-		if ((rc = list_page(s, b, prefix, after, delim, max, out,
-				    &bad)) < 0 || !bad)
-			break;
-		/* Damaged while read: made again from the key directories. */
+	if ((rc = obj_bucket_name(b)) < 0 ||
+	    (rc = over_index(s, b, list_page, list_release, &c)) < 0) {
 		spx_obj_list_release(out);
-		if ((rc = obj_idx_fold(s, b, true)) < 0)
-			return rc;
+		return rc;
 	}
-	if (!rc && bad)
-		rc = obj_err(SPX_OBJ_INTERNAL, "the index of '%s' is damaged",
-			     b->name);
-	if (!rc && !out->truncated) {
+	if (!out->truncated) {
 		free(out->next);
 		out->next = NULL;
 	}
 	/* What was listed is the handle's bucket only if it still is. */
-	if (!rc && (rc = obj_bucket_current(s, b, NULL)) < 0)
+	if ((rc = obj_bucket_current(s, b, NULL)) < 0)
 		spx_obj_list_release(out);
 	return rc;
 }
@@ -193,21 +256,26 @@ static bool has_meta(struct spx_obj *s, const char *bucket, const char *enc)
 	return yes;
 }
 
-/* One try at a page of versions; *bad as for list_page. */
-static int versions_page(struct spx_obj *s, const struct spx_obj_bucket *b,
-			 const struct spx_obj_versions_opts *o, const char *km,
-			 const char *vm, const char *delim, size_t max,
-			 struct spx_obj_versions *out, bool *bad)
+struct versions_ctx {
+	struct spx_obj *s;
+	const struct spx_obj_bucket *b;
+	const char *prefix, *km, *vm, *delim;
+	size_t max;
+	struct spx_obj_versions *out;
+};
+
+static void versions_page(void *vc, struct obj_idx *x)
 {
-	const char *prefix = o->prefix ? o->prefix : "";
-	size_t plen = strlen(prefix), cape = 0, capp = 0;
-	struct obj_idx *x = NULL;
+	struct versions_ctx *c = vc;
+	struct spx_obj *s = c->s;
+	const struct spx_obj_bucket *b = c->b;
+	const char *prefix = c->prefix, *km = c->km, *vm = c->vm,
+		   *delim = c->delim;
+	struct spx_obj_versions *out = c->out;
+	size_t plen = strlen(prefix), cape = 0, capp = 0, max = c->max;
 	const char *key;
 	char enc[256];
-	int rc;
 
-	if ((rc = obj_idx_open(s, b, &x)) < 0)
-		return rc;
 	idx_start(x, prefix, km, vm != NULL, delim);
 	while (!out->truncated && (key = obj_idx_next(x)) &&
 	       !strncmp(key, prefix, plen)) {
@@ -276,9 +344,11 @@ static int versions_page(struct spx_obj *s, const struct spx_obj_bucket *b,
 		}
 		obj_versions_free(v, nv);
 	}
-	*bad = obj_idx_bad(x);
-	obj_idx_close(x);
-	return 0;
+}
+
+static void versions_release(void *vc)
+{
+	spx_obj_versions_release(((struct versions_ctx *)vc)->out);
 }
 
 /* Every version in S3's order: keys bytewise, each key's newest first.
@@ -292,8 +362,11 @@ int spx_obj_list_versions(struct spx_obj *s, const struct spx_obj_bucket *b,
 	const char *vm = km && o->vid_marker && *o->vid_marker ? o->vid_marker
 							      : NULL;
 	const char *delim = o->delimiter && *o->delimiter ? o->delimiter : NULL;
-	size_t max = o->max ? o->max : 1000;
-	bool bad = false;
+	struct versions_ctx c = {
+		.s = s, .b = b, .prefix = o->prefix ? o->prefix : "", .km = km,
+		.vm = vm, .delim = delim, .max = o->max ? o->max : 1000,
+		.out = out,
+	};
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -302,26 +375,18 @@ int spx_obj_list_versions(struct spx_obj *s, const struct spx_obj_bucket *b,
 			       "a version id marker needs a key marker");
 	if (vm && !spx_obj_vid_valid(vm))
 		return obj_err(SPX_OBJ_INVALID_VERSION, "bad version id marker");
-	if ((rc = obj_bucket_name(b)) < 0)
-		return rc;
-	for (int tries = 0; tries < 2; tries++) {
-		if ((rc = versions_page(s, b, o, km, vm, delim, max, out,
-					&bad)) < 0 || !bad)
-			break;
+	if ((rc = obj_bucket_name(b)) < 0 ||
+	    (rc = over_index(s, b, versions_page, versions_release, &c)) < 0) {
 		spx_obj_versions_release(out);
-		if ((rc = obj_idx_fold(s, b, true)) < 0)
-			return rc;
+		return rc;
 	}
-	if (!rc && bad)
-		rc = obj_err(SPX_OBJ_INTERNAL, "the index of '%s' is damaged",
-			     b->name);
-	if (!rc && !out->truncated) {
+	if (!out->truncated) {
 		free(out->next_key);
 		out->next_key = NULL;
 		out->next_vid[0] = '\0';
 		out->next_is_prefix = false;
 	}
-	if (!rc && (rc = obj_bucket_current(s, b, NULL)) < 0)
+	if ((rc = obj_bucket_current(s, b, NULL)) < 0)
 		spx_obj_versions_release(out);
 	return rc;
 }

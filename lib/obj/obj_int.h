@@ -68,6 +68,9 @@ int obj_put_all(struct spx_obj *s, char **dirs, const char *name,
  * 0 has no such file. */
 int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 		 struct spx_obj_meta *m, int notfound);
+/* Read and decode the metadata file rel under directory dfd: drive 0
+ * only; SPX_OBJ_NO_SUCH_KEY when it is not there. */
+int obj_meta_at(int dfd, const char *rel, struct spx_obj_meta *m);
 /* Read the current version of the key whose directory is enc (list.c). */
 int obj_key_meta(struct spx_obj *s, const char *bucket, const char *enc,
 		 struct spx_obj_meta *m);

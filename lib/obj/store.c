@@ -168,6 +168,55 @@ int obj_put_all(struct spx_obj *s, char **dirs, const char *name,
 	return 0;
 }
 
+/* Read and decode the metadata file open on fd (named path in errors).
+ * No fstat: a read shorter than asked is the end of a regular file
+ * (metadata is replaced by rename, never grown in place), so a small file
+ * costs open, one read, close. */
+static int meta_read_fd(int fd, const char *path, struct spx_obj_meta *m)
+{
+	struct spx_buf b = SPX_BUF_INIT;
+	int rc = 0;
+
+	for (;;) {
+		size_t want;
+		ssize_t r;
+
+		spx_buf_grow(&b, 65536);
+		want = b.cap - b.len - 1;
+		r = read(fd, b.p + b.len, want);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = obj_errno("cannot read '%s'", path);
+			break;
+		}
+		spx_buf_setlen(&b, b.len + (size_t)r);
+		if (b.len > (80u << 20)) {
+			rc = obj_err(SPX_OBJ_INTERNAL, "'%s' is too large", path);
+			break;
+		}
+		if ((size_t)r < want)
+			break;
+	}
+	if (!rc && (rc = spx_obj_meta_decode(b.p, b.len, m)) < 0)
+		spx_error_prefix("'%s'", path);
+	spx_buf_release(&b);
+	return rc;
+}
+
+int obj_meta_at(int dfd, const char *rel, struct spx_obj_meta *m)
+{
+	int fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc;
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR
+			       ? obj_err(SPX_OBJ_NO_SUCH_KEY, "'%s' not found", rel)
+			       : obj_errno("cannot open '%s'", rel);
+	rc = meta_read_fd(fd, rel, m);
+	close(fd);
+	return rc;
+}
+
 int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 		 struct spx_obj_meta *m, int notfound)
 {
@@ -175,7 +224,6 @@ int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 
 	for (int i = 0; i < s->n; i++) {
 		char *path = spx_xprintf("%s/%s", dirs[i], name);
-		struct spx_buf b = SPX_BUF_INIT;
 		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
 		if (fd < 0) {
@@ -191,42 +239,8 @@ int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 			free(path);
 			continue;
 		}
-		/* No fstat: a read shorter than asked is the end of a
-		 * regular file (metadata is replaced by rename, never grown
-		 * in place), so a small file costs open, one read, close. */
-		{
-			for (;;) {
-				size_t want;
-				ssize_t r;
-
-				spx_buf_grow(&b, 65536);
-				want = b.cap - b.len - 1;
-				r = read(fd, b.p + b.len, want);
-				if (r < 0 && errno == EINTR)
-					continue;
-				if (r < 0) {
-					rc = obj_errno("cannot read '%s'", path);
-					break;
-				}
-				spx_buf_setlen(&b, b.len + (size_t)r);
-				if (b.len > (80u << 20)) {
-					rc = obj_err(SPX_OBJ_INTERNAL,
-						     "'%s' is too large", path);
-					break;
-				}
-				if ((size_t)r < want) {
-					rc = 0;
-					break;
-				}
-			}
-			if (!rc) {
-				rc = spx_obj_meta_decode(b.p, b.len, m);
-				if (rc < 0)
-					spx_error_prefix("'%s'", path);
-			}
-		}
+		rc = meta_read_fd(fd, path, m);
 		close(fd);
-		spx_buf_release(&b);
 		free(path);
 		if (!rc)
 			return 0;
