@@ -13,7 +13,8 @@ only a cut connection counts as the crash being tested.
 An operation that began but was never acknowledged (the server died under
 it) may or may not have happened, so its key may hold the state it wrote;
 otherwise every key must hold its last acknowledged state byte for byte,
-and nothing else may be listed.
+every key that holds anything must be listed (in pages of 50), and nothing
+else may be.
 """
 import hashlib
 import os
@@ -94,7 +95,9 @@ def verify(ep, ca, bucket, path):
         else:
             state[key] = val
             pending[key] = []
-    listed = {o["Key"]: o for o in s3.list_objects_v2(Bucket=bucket).get("Contents", [])}
+    listed = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, PaginationConfig={"PageSize": 50}):
+        listed.update({o["Key"]: o for o in page.get("Contents", [])})
     bad = []
     for key in sorted(set(state) | set(pending) | set(listed)):
         allowed = [state.get(key)] + pending.get(key, [])
@@ -111,6 +114,9 @@ def verify(ep, ca, bucket, path):
         if key in listed and got is not None and listed[key]["Size"] != len(got):
             ok = False
         if key in listed and got is None:
+            ok = False
+        # The listing index must never miss a key that is there.
+        if got is not None and key not in listed:
             ok = False
         if not ok:
             bad.append(key)
