@@ -15,28 +15,6 @@
 
 static char root[] = "/tmp/spx-test-obj.XXXXXX";
 
-static void rmrf(const char *p)
-{
-	DIR *d = opendir(p);
-	struct dirent *e;
-
-	if (!d) {
-		unlink(p);
-		return;
-	}
-	while ((e = readdir(d))) {
-		char *s;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		s = spx_xprintf("%s/%s", p, e->d_name);
-		rmrf(s);
-		free(s);
-	}
-	closedir(d);
-	rmdir(p);
-}
-
 static struct spx_obj *open_store(const char *name, int k, int m,
 				  uint32_t block, unsigned flags)
 {
@@ -760,7 +738,7 @@ static void test_index(void)
 	spx_obj_delete(s, B(s, "ix1"), "after-the-tear");
 
 	/* A bucket from before the index. */
-	rmrf(xdir);
+	spx_rmtree(xdir);
 	got = list_all(s, "ix1", "", NULL, 1000);
 	T_STR(got, want, "index: a bucket without one gets one");
 	free(got);
@@ -1833,6 +1811,6 @@ int main(void)
 	test_put_delete_race();
 	test_lock_hooks();
 	test_condition();
-	rmrf(root);
+	spx_rmtree(root);
 	return t_done();
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <sys/stat.h>
 
+#include "file.h"
 #include "gw/s3conf.h"
 #include "gw/s3life.h"
 #include "proc.h"
@@ -18,28 +19,6 @@
 #define MS 1000LL
 
 static char root[] = "/tmp/test_s3life.XXXXXX";
-
-static void rmrf(const char *p)
-{
-	DIR *d = opendir(p);
-	struct dirent *e;
-
-	if (!d) {
-		unlink(p);
-		return;
-	}
-	while ((e = readdir(d))) {
-		char *s;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		s = spx_xprintf("%s/%s", p, e->d_name);
-		rmrf(s);
-		free(s);
-	}
-	closedir(d);
-	rmdir(p);
-}
 
 /* The rules of a LifecycleConfiguration body, loaded. */
 static struct spx_s3_life *rules(const char *xml)
@@ -233,6 +212,6 @@ int main(void)
 		return 99;
 	test_expiry();
 	test_pass();
-	rmrf(root);
+	spx_rmtree(root);
 	return t_done();
 }
