@@ -59,10 +59,41 @@ char *spx_path_abs(const char *path)
 	return spx_buf_detach(&out, NULL);
 }
 
+/* A new directory is durable only once its parent is synced. */
+static int sync_parent(char *p)
+{
+	char *q = strrchr(p, '/');
+	int r;
+
+	if (q == p)
+		return spx_fsync_dir("/");
+	if (!q)
+		return spx_fsync_dir(".");
+	*q = '\0';
+	r = spx_fsync_dir(p);
+	*q = '/';
+	return r;
+}
+
 int spx_mkdirs(const char *path, mode_t mode)
 {
 	char *p = spx_strdup(path);
+	size_t n = strlen(p);
 	int rc = 0, again = 0;
+
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0'; /* "a/b/": its parent is a */
+	/* Most calls find the directory there, or only it missing: one
+	 * mkdir, where walking down from the root is one per component. */
+	if (mkdir(p, mode) == 0) {
+		rc = sync_parent(p);
+		free(p);
+		return rc;
+	}
+	if (errno == EEXIST) {
+		free(p);
+		return 0;
+	}
 
 	for (char *s = p + 1;; s++) {
 		char c = *s;
@@ -71,21 +102,7 @@ int spx_mkdirs(const char *path, mode_t mode)
 			continue;
 		*s = '\0';
 		if (mkdir(p, mode) == 0) {
-			/* A new directory is durable only once its parent is
-			 * synced. */
-			char *q = strrchr(p, '/');
-			int r;
-
-			if (q == p) {
-				r = spx_fsync_dir("/");
-			} else if (q) {
-				*q = '\0';
-				r = spx_fsync_dir(p);
-				*q = '/';
-			} else {
-				r = spx_fsync_dir(".");
-			}
-			if (r < 0) {
+			if (sync_parent(p) < 0) {
 				rc = -1;
 				break;
 			}

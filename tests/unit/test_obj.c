@@ -6,6 +6,7 @@
 #include "checksum.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "file.h"
@@ -113,6 +114,29 @@ static bool get_eq(struct spx_obj *s, const char *b, const char *k,
 		   const void *want, size_t n)
 {
 	return get_ver_eq(s, b, k, NULL, want, n);
+}
+
+/* spx_mkdirs, on which every key directory's creation rests. */
+static void test_mkdirs(void)
+{
+	char *a = spx_xprintf("%s/md/a/b/c", root);
+	char *t = spx_xprintf("%s/md/x/y/", root);
+	char *f = spx_xprintf("%s/md/f", root);
+	char *g = spx_xprintf("%s/md/f/g", root);
+	struct stat st;
+
+	T_OK(spx_mkdirs(a, 0755) == 0 && stat(a, &st) == 0 && S_ISDIR(st.st_mode),
+	     "mkdirs: every missing level");
+	T_OK(spx_mkdirs(a, 0755) == 0, "mkdirs: one that is there");
+	T_OK(spx_mkdirs(t, 0755) == 0 && stat(t, &st) == 0 && S_ISDIR(st.st_mode),
+	     "mkdirs: a trailing slash");
+	spx_write_file(f, "x", 1, 0644, false);
+	T_OK(spx_mkdirs(g, 0755) < 0, "mkdirs: a file in the way is an error");
+	spx_error_clear();
+	free(a);
+	free(t);
+	free(f);
+	free(g);
 }
 
 static void test_layout(void)
@@ -1789,6 +1813,7 @@ int main(void)
 {
 	if (!mkdtemp(root))
 		return 99;
+	test_mkdirs();
 	test_layout();
 	test_ec();
 	test_names();
