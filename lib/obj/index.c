@@ -3,12 +3,15 @@
  * directory.
  *
  * Drive 0 keeps it in b/BUCKET/x:
- *   log       a record appended (O_APPEND) by each commit that gives a
- *             key its first version ('+', before the commit) or takes its
- *             last ('-', after it), under the key's lock. So the index
- *             never misses a key that has a version; at worst it names
- *             one that has none, which a listing skips (it reads every
- *             listed key's metadata anyway).
+ *   log       records appended (O_APPEND) under the key's lock by each
+ *             commit that changes a key's current version: '+' before it
+ *             (the key has a version, undescribed), then after it what
+ *             the current version now is: '=' an object, with its size,
+ *             ETag and time, 'd' a delete marker, '-' none. So the index
+ *             never misses a key that has a version, and never describes
+ *             one wrongly: a writer killed between its records leaves the
+ *             '+', for which a listing reads the key's metadata (and
+ *             notes what it found, under the key's lock).
  *   r.GEN     immutable runs: records in strictly increasing key order,
  *             then their offsets, searched in place through mmap.
  *   manifest  the current runs, oldest first, and the boot they belong
@@ -17,10 +20,11 @@
  * The key directories stay the truth. Nothing here is fsynced: a kill -9
  * loses nothing (the page cache outlives the process), and an index made
  * in an earlier boot, whose log may have lost its tail in a power cut,
- * is rebuilt from the key directories when it is first used.
+ * is rebuilt from the key directories when it is first used. A rebuilt
+ * index names its keys undescribed; the first listing describes them.
  *
  * Folding, under the bucket's exclusive lock (so no commit is between
- * its '+' and its metadata), merges the log and the newest runs into one
+ * its records), merges the log and the newest runs into one
  * new run, renames a new manifest into place, and then empties the log;
  * the runs it replaced go last. Runs are tiered: the newest ones are
  * merged while the one before them holds at most twice as many records,
@@ -45,7 +49,7 @@
 #define IDX_WRITE_FOLD (4u << 20)	/* and a writer one this big */
 #define IDX_LOG_MAX (512u << 20)	/* larger: rebuilt */
 #define IDX_MANIFEST_MAX 4096
-#define RUN_MAGIC "SPXIDX1\n"
+#define RUN_MAGIC "SPXIDX2\n"
 #define RUN_HEAD 24
 #define RUN_FLUSH (1u << 20)
 
@@ -82,42 +86,83 @@ static int keycmp(const char *a, size_t al, const char *b, size_t bl)
 
 /* ---- records, logs, runs, manifests ---- */
 
-void obj_idx_rec_add(struct spx_buf *b, char op, const char *key, size_t len)
+void obj_idx_rec_put(struct spx_buf *b, const struct obj_idx_rec *r)
 {
-	unsigned char h[3] = { (unsigned char)op, (unsigned char)len,
-			       (unsigned char)(len >> 8) };
+	unsigned char h[3] = { (unsigned char)r->op, (unsigned char)r->len,
+			       (unsigned char)(r->len >> 8) };
 	size_t at = b->len;
-	unsigned char t[4];
+	unsigned char t[OBJ_IDX_ATTR_SIZE];
 	uint32_t c;
 
 	spx_buf_add(b, h, 3);
-	spx_buf_add(b, key, len);
-	c = spx_crc32c(b->p + at, 3 + len);
+	spx_buf_add(b, r->key, r->len);
+	if (r->op == '=') {
+		put64(t, r->size);
+		put64(t + 8, (uint64_t)r->mtime_ms);
+		t[16] = r->etaglen;
+		spx_buf_add(b, t, OBJ_IDX_ATTR_SIZE);
+		spx_buf_add(b, r->etag, r->etaglen);
+	}
+	c = spx_crc32c(b->p + at, b->len - at);
 	for (int i = 0; i < 4; i++)
 		t[i] = (unsigned char)(c >> (8 * i));
 	spx_buf_add(b, t, 4);
 }
 
+void obj_idx_rec_of(struct obj_idx_rec *r, const char *key,
+		    const struct spx_obj_meta *m)
+{
+	size_t el = m ? strnlen(m->etag, sizeof(m->etag) - 1) : 0;
+
+	*r = (struct obj_idx_rec){
+		.key = key, .len = (uint16_t)strlen(key),
+		.op = !m ? '-' : m->delete_marker ? 'd' : '=',
+	};
+	if (r->op == '=') {
+		r->size = m->size;
+		r->mtime_ms = m->mtime_ms;
+		r->etag = m->etag;
+		r->etaglen = (uint8_t)el;
+	}
+}
+
 size_t obj_idx_rec_parse(const void *vp, size_t n, struct obj_idx_rec *r)
 {
 	const unsigned char *p = vp;
-	size_t len;
+	size_t len, at, el = 0;
+	char op;
 
 	if (n < 3)
 		return 0;
+	op = (char)p[0];
 	len = get16(p + 1);
-	if ((p[0] != '+' && p[0] != '-') || !len || len > SPX_OBJ_KEY_MAX)
+	if ((op != '+' && op != '-' && op != '=' && op != 'd') || !len ||
+	    len > SPX_OBJ_KEY_MAX)
 		return (size_t)-1;
-	if (n < OBJ_IDX_REC_OVERHEAD + len)
+	at = 3 + len;
+	if (op == '=') {
+		if (n < at + OBJ_IDX_ATTR_SIZE)
+			return 0;
+		el = p[at + 16];
+		if (el >= SPX_OBJ_ETAG_SIZE)
+			return (size_t)-1;
+		at += OBJ_IDX_ATTR_SIZE + el;
+	}
+	if (n < at + 4)
 		return 0;
-	if (get32(p + 3 + len) != spx_crc32c(p, 3 + len) ||
-	    memchr(p + 3, 0, len))
+	if (get32(p + at) != spx_crc32c(p, at) || memchr(p + 3, 0, len) ||
+	    (el && memchr(p + at - el, 0, el)))
 		return (size_t)-1;
-	r->op = (char)p[0];
-	r->len = (uint16_t)len;
-	r->key = (const char *)p + 3;
-	r->seq = 0;
-	return OBJ_IDX_REC_OVERHEAD + len;
+	*r = (struct obj_idx_rec){
+		.op = op, .len = (uint16_t)len, .key = (const char *)p + 3,
+	};
+	if (op == '=') {
+		r->size = get64(p + 3 + len);
+		r->mtime_ms = (int64_t)get64(p + 3 + len + 8);
+		r->etaglen = (uint8_t)el;
+		r->etag = (const char *)p + at - el;
+	}
+	return at + 4;
 }
 
 static int rec_order(const void *a, const void *b)
@@ -244,7 +289,7 @@ int obj_idx_manifest_parse(const char *p, size_t n,
 		line[l] = '\0';
 		at += l + 1;
 		if (ln == 0) {
-			if (strcmp(line, "spx-index 1"))
+			if (strcmp(line, "spx-index 2"))
 				return -1;
 		} else if (ln == 1) {
 			if (strncmp(line, "boot ", 5) || !boot_valid(line + 5))
@@ -352,7 +397,7 @@ static int manifest_put(struct spx_obj *s, const char *bucket,
 	struct spx_buf b = SPX_BUF_INIT;
 	int rc;
 
-	spx_buf_addf(&b, "spx-index 1\nboot %s\ngen %" PRIu64 "\n", m->boot,
+	spx_buf_addf(&b, "spx-index 2\nboot %s\ngen %" PRIu64 "\n", m->boot,
 		     m->gen);
 	for (int i = 0; i < m->nruns; i++)
 		spx_buf_addf(&b, "run %" PRIu64 " %" PRIu64 "\n", m->run_gen[i],
@@ -497,13 +542,13 @@ static bool idx_step(struct obj_idx *x, struct obj_idx_rec *out)
 	return true;
 }
 
-const char *obj_idx_next(struct obj_idx *x)
+const char *obj_idx_next(struct obj_idx *x, struct obj_idx_rec *r)
 {
-	struct obj_idx_rec r;
-
-	while (idx_step(x, &r))
-		if (r.op == '+')
+	while (idx_step(x, r))
+		if (r->op != '-') {
+			r->key = x->last;
 			return x->last;
+		}
 	return NULL;
 }
 
@@ -642,8 +687,9 @@ int obj_idx_open(struct spx_obj *s, const struct spx_obj_bucket *b,
 
 static _Thread_local bool fold_wish;
 
-int obj_idx_note(struct spx_obj *s, const char *bucket, const char *key,
-		 char op)
+/* Append r to the bucket's log. */
+static int note(struct spx_obj *s, const char *bucket,
+		const struct obj_idx_rec *r)
 {
 	struct spx_buf b = SPX_BUF_INIT;
 	char *p = xpath(s, bucket, "log");
@@ -663,7 +709,7 @@ int obj_idx_note(struct spx_obj *s, const char *bucket, const char *key,
 	if (fd < 0) {
 		rc = obj_errno("cannot open '%s'", p);
 	} else {
-		obj_idx_rec_add(&b, op, key, strlen(key));
+		obj_idx_rec_put(&b, r);
 		if (spx_write_all(fd, b.p, b.len, p) < 0)
 			rc = obj_errno("cannot append to '%s'", p);
 		else if (fstat(fd, &st) == 0 && st.st_size >= IDX_WRITE_FOLD)
@@ -673,6 +719,24 @@ int obj_idx_note(struct spx_obj *s, const char *bucket, const char *key,
 	spx_buf_release(&b);
 	free(p);
 	return rc;
+}
+
+int obj_idx_note(struct spx_obj *s, const char *bucket, const char *key,
+		 char op)
+{
+	struct obj_idx_rec r = { .key = key, .len = (uint16_t)strlen(key),
+				 .op = op };
+
+	return note(s, bucket, &r);
+}
+
+int obj_idx_note_meta(struct spx_obj *s, const char *bucket, const char *key,
+		      const struct spx_obj_meta *m)
+{
+	struct obj_idx_rec r;
+
+	obj_idx_rec_of(&r, key, m);
+	return note(s, bucket, &r);
 }
 
 void obj_idx_after_note(struct spx_obj *s, const struct spx_obj_bucket *b)
@@ -724,7 +788,7 @@ static int runw_add(struct runw *w, const struct obj_idx_rec *r)
 		w->offs = spx_realloc(w->offs, w->cap * sizeof(*w->offs));
 	}
 	w->offs[w->n++] = w->at;
-	obj_idx_rec_add(&w->b, r->op, r->key, r->len);
+	obj_idx_rec_put(&w->b, r);
 	w->at += w->b.len - before;
 	return w->b.len >= RUN_FLUSH ? runw_flush(w) : 0;
 }
@@ -796,7 +860,7 @@ static int merge_to_run(struct spx_obj *s, const char *bucket,
 		return rc;
 	}
 	while (!rc && idx_step(y, &r))
-		if (r.op == '+' || from > 0)
+		if (r.op != '-' || from > 0)
 			rc = runw_add(&w, &r);
 	if (!rc && y->bad)
 		rc = IDX_REBUILD;

@@ -6,19 +6,33 @@
 
 #include "obj/obj_int.h"
 
-/* One record, in the log and in runs: op ('+': the key has a version,
- * '-': it has none), key length (u16 little-endian, 1..SPX_OBJ_KEY_MAX),
- * the key (no NUL), CRC-32C of the three. */
+/* One record, in the log and in runs: op, key length (u16 little-endian,
+ * 1..SPX_OBJ_KEY_MAX), the key (no NUL); for '=' the current version's
+ * size (u64 LE), mtime in ms (i64 LE), ETag length (u8, under
+ * SPX_OBJ_ETAG_SIZE) and ETag (no NUL); then CRC-32C of all before it.
+ * The ops: '=' the key's current version is an object, as described;
+ * 'd' it is a delete marker; '+' the key may have a version, not
+ * described (a commit in progress or killed in it, a rebuilt index: its
+ * metadata says); '-' it has none. */
 #define OBJ_IDX_REC_OVERHEAD 7
+#define OBJ_IDX_ATTR_SIZE 17
 struct obj_idx_rec {
 	const char *key;	/* into the buffer parsed, not terminated */
+	const char *etag;	/* '=': likewise */
+	uint64_t size;		/* '=' */
+	int64_t mtime_ms;	/* '=' */
 	uint32_t seq;		/* its place in the log */
 	uint16_t len;
+	uint8_t etaglen;
 	char op;
 };
 
 /* Append a record to b. */
-void obj_idx_rec_add(struct spx_buf *b, char op, const char *key, size_t len);
+void obj_idx_rec_put(struct spx_buf *b, const struct obj_idx_rec *r);
+/* The record that describes key's current version m ('=' or 'd'), or
+ * that it has none (m NULL: '-'). Points into key and m. */
+void obj_idx_rec_of(struct obj_idx_rec *r, const char *key,
+		    const struct spx_obj_meta *m);
 /* Parse the record at p (n bytes there): its size, 0 when n ends before
  * it does (a record still being appended), or (size_t)-1 when it is not
  * a record. */
@@ -29,7 +43,7 @@ size_t obj_idx_rec_parse(const void *p, size_t n, struct obj_idx_rec *r);
 int obj_idx_log_parse(const void *p, size_t n, struct obj_idx_rec **v,
 		      size_t *nv);
 
-/* A run: "SPXIDX1\n", record count (u64 LE), offset of the offsets
+/* A run: "SPXIDX2\n", record count (u64 LE), offset of the offsets
  * (u64 LE), the records in strictly increasing key order, then one u64
  * LE offset per record. Check the frame of the n bytes at p; the records
  * are checked as they are read. */
@@ -38,7 +52,7 @@ bool obj_idx_run_frame(const void *p, size_t n, uint64_t *count);
 bool obj_idx_run_rec(const void *p, size_t n, uint64_t i,
 		     struct obj_idx_rec *r);
 
-/* The manifest: "spx-index 1\nboot B\ngen G\n" then "run GEN COUNT\n" per
+/* The manifest: "spx-index 2\nboot B\ngen G\n" then "run GEN COUNT\n" per
  * run, oldest first. */
 #define OBJ_IDX_MAX_RUNS 48
 struct obj_idx_manifest {
@@ -52,8 +66,8 @@ int obj_idx_manifest_parse(const char *p, size_t n,
 			   struct obj_idx_manifest *m);
 
 /* The index of a bucket, opened for one listing: keys in order from a
- * place, each one the index holds ('+'), which may no longer have a
- * version (the listing checks). */
+ * place, each one the index holds ('=', 'd' or '+'), which may no longer
+ * have a version when it is '+' (the listing checks). */
 struct obj_idx;
 /* Open it, building it from the key directories when it is missing,
  * damaged, or was made before this boot, and folding a large log. */
@@ -63,18 +77,22 @@ int obj_idx_open(struct spx_obj *s, const struct spx_obj_bucket *b,
 void obj_idx_seek(struct obj_idx *x, const char *key, bool inclusive);
 /* Go past every key that begins with prefix. */
 void obj_idx_skip_prefix(struct obj_idx *x, const char *prefix);
-/* The next key (valid until the next call), or NULL at the end. */
-const char *obj_idx_next(struct obj_idx *x);
+/* The next key (valid until the next call), or NULL at the end; *r
+ * its record (r->key is the returned key). */
+const char *obj_idx_next(struct obj_idx *x, struct obj_idx_rec *r);
 /* The index turned out damaged while it was read (what was read before
  * is right; the rest is not there). */
 bool obj_idx_bad(const struct obj_idx *x);
 void obj_idx_close(struct obj_idx *x);
 
-/* Record that key got its first version ('+', before the commit: an
- * error must fail it) or lost its last ('-', after). Called under the
- * key's lock. */
+/* Record what a commit does to key, under the key's lock: '+' before
+ * it (an error must fail the commit), then obj_idx_note_meta with what
+ * the key's current version is after it (m: '=' or 'd'; NULL: '-'),
+ * whose error only leaves the key undescribed. */
 int obj_idx_note(struct spx_obj *s, const char *bucket, const char *key,
 		 char op);
+int obj_idx_note_meta(struct spx_obj *s, const char *bucket, const char *key,
+		      const struct spx_obj_meta *m);
 /* After the key's lock is dropped: fold the log if this thread's last
  * note found it large. */
 void obj_idx_after_note(struct spx_obj *s, const struct spx_obj_bucket *b);

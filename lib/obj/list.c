@@ -1,11 +1,12 @@
 /* list.c: listing a bucket's keys in S3's byte order.
  *
  * The keys come from the bucket's index (index.c) from the marker on, in
- * order; each one's metadata is read for the page, and a key without any
- * (a write in progress, one deleted since its index entry, damage that
- * heal mends) is skipped. A rolled-up common prefix is passed over with a
- * seek, so a page costs O(page + log n) however the keys under it are
- * spread. */
+ * order, each with its current version's size, ETag and time. A key the
+ * index holds undescribed has its metadata read (and noted in the index),
+ * and is skipped if it has none (a write in progress, one deleted since,
+ * damage that heal mends). A rolled-up common prefix is passed over with
+ * a seek, so a page costs O(page + log n) however the keys under it are
+ * spread. Versions are listed from each key's metadata. */
 #include "spx.h"
 
 #include "file.h"
@@ -142,6 +143,26 @@ struct list_ctx {
 	struct spx_obj_list *out;
 };
 
+/* A key the index holds undescribed ('+': a commit in progress, one
+ * killed between its records, a rebuilt index): its metadata, read under
+ * the key's lock and noted, so that the next listing need not read it. */
+static int resolve(struct spx_obj *s, int odir, const char *bucket,
+		   const char *key, const char *enc, struct spx_obj_meta *m)
+{
+	int lk = -1, rc;
+
+	if (obj_lock(s, bucket, key, true, &lk) < 0) {
+		spx_error_clear();
+		return obj_key_meta_at(s, odir, bucket, enc, m);
+	}
+	rc = obj_key_meta_at(s, odir, bucket, enc, m);
+	if ((rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY) &&
+	    obj_idx_note_meta(s, bucket, key, rc == 0 ? m : NULL) < 0)
+		spx_error_clear();
+	obj_unlock(lk);
+	return rc;
+}
+
 static void list_page(void *vc, struct obj_idx *x)
 {
 	struct list_ctx *c = vc;
@@ -150,22 +171,31 @@ static void list_page(void *vc, struct obj_idx *x)
 	const char *prefix = c->prefix, *delim = c->delim, *after = c->after;
 	struct spx_obj_list *out = c->out;
 	size_t plen = strlen(prefix), cape = 0, capp = 0, max = c->max;
-	int odir = keys_dir(s, b);
+	int odir = -1;
+	struct obj_idx_rec r;
 	const char *key;
 	char enc[256];
 
 	idx_start(x, prefix, after, false, delim);
-	while ((key = obj_idx_next(x)) && !strncmp(key, prefix, plen)) {
+	while ((key = obj_idx_next(x, &r)) && !strncmp(key, prefix, plen)) {
 		struct spx_obj_meta m = SPX_OBJ_META_INIT;
 		const char *d = delim ? strstr(key + plen, delim) : NULL;
-		int r;
+		struct spx_obj_entry *e;
 
-		spx_obj_key_encode(key, enc, sizeof(enc));
-		r = obj_key_meta_at(s, odir, b->name, enc, &m);
-		if (r < 0 || m.delete_marker) {
-			/* A write in progress, damage (heal), or a key whose
-			 * current version is a delete marker. */
-			spx_error_clear();
+		if (r.op == '+') {
+			if (odir < 0)
+				odir = keys_dir(s, b);
+			spx_obj_key_encode(key, enc, sizeof(enc));
+			if (resolve(s, odir, b->name, key, enc, &m) < 0) {
+				/* A write in progress, or damage (heal). */
+				spx_error_clear();
+				spx_obj_meta_release(&m);
+				continue;
+			}
+			obj_idx_rec_of(&r, key, &m);
+		}
+		if (r.op != '=') {
+			/* Its current version is a delete marker. */
 			spx_obj_meta_release(&m);
 			continue;
 		}
@@ -189,11 +219,12 @@ static void list_page(void *vc, struct obj_idx *x)
 			cape = cape ? 2 * cape : 64;
 			out->v = spx_realloc(out->v, cape * sizeof(*out->v));
 		}
-		out->v[out->n].key = spx_strdup(key);
-		out->v[out->n].size = m.size;
-		memcpy(out->v[out->n].etag, m.etag, sizeof(m.etag));
-		out->v[out->n].mtime_ms = m.mtime_ms;
-		out->n++;
+		e = &out->v[out->n++];
+		memset(e, 0, sizeof(*e));
+		e->key = spx_strdup(key);
+		e->size = r.size;
+		memcpy(e->etag, r.etag, r.etaglen);
+		e->mtime_ms = r.mtime_ms;
 		free(out->next);
 		out->next = spx_strdup(key);
 		spx_obj_meta_release(&m);
@@ -273,11 +304,12 @@ static void versions_page(void *vc, struct obj_idx *x)
 		   *delim = c->delim;
 	struct spx_obj_versions *out = c->out;
 	size_t plen = strlen(prefix), cape = 0, capp = 0, max = c->max;
+	struct obj_idx_rec r;
 	const char *key;
 	char enc[256];
 
 	idx_start(x, prefix, km, vm != NULL, delim);
-	while (!out->truncated && (key = obj_idx_next(x)) &&
+	while (!out->truncated && (key = obj_idx_next(x, &r)) &&
 	       !strncmp(key, prefix, plen)) {
 		char *p = rollup(key, plen, delim);
 		struct spx_obj_meta *v = NULL;
@@ -286,7 +318,7 @@ static void versions_page(void *vc, struct obj_idx *x)
 
 		spx_obj_key_encode(key, enc, sizeof(enc));
 		if (p) {
-			if (!has_meta(s, b->name, enc)) {
+			if (r.op == '+' && !has_meta(s, b->name, enc)) {
 				free(p);
 				continue;
 			}

@@ -130,16 +130,21 @@ int obj_install(struct spx_obj *s, const char *bucket, const char *inc,
 			old[1] = spx_strdup(vn.data);
 	}
 	spx_error_clear();
-	/* The key's first version: into the index first (index.c). */
-	if (!have && (!m->key || (rc = obj_idx_note(s, bucket, m->key, '+')) < 0)) {
-		if (!m->key)
-			rc = obj_err(SPX_OBJ_INTERNAL, "a version without a key");
+	/* Into the index first: the key has a version, not yet described
+	 * (index.c). */
+	if (!m->key) {
+		rc = obj_err(SPX_OBJ_INTERNAL, "a version without a key");
 		goto out;
 	}
+	if ((rc = obj_idx_note(s, bucket, m->key, '+')) < 0)
+		goto out;
 	m->mtime_ms = obj_now_ms();
 	snprintf(m->inc, sizeof(m->inc), "%s", inc);
 	spx_obj_meta_encode(m, &b);
 	rc = obj_put_all(s, d, "meta", &b);
+	/* Then described: a listing need not read it. */
+	if (!rc && obj_idx_note_meta(s, bucket, m->key, m) < 0)
+		spx_error_clear();
 	/* A crash before this unlink leaves a v-null that repeats meta's
 	 * version id: ignored (meta wins). */
 	if (!rc && drop_vnull)
@@ -332,12 +337,13 @@ static int delete_plain(struct spx_obj *s, const char *bucket,
 	}
 	if (rc < 0)
 		spx_error_clear(); /* corrupt: delete it anyway */
-	if (cond && (rc = cond(cond_ctx, &cur)) < 0) {
+	if ((cond && (rc = cond(cond_ctx, &cur)) < 0) ||
+	    (rc = obj_idx_note(s, bucket, key, '+')) < 0) {
 		spx_obj_meta_release(&cur);
 		return rc;
 	}
 	rc = obj_unlink_all(s, d, "meta");
-	if (!rc && obj_idx_note(s, bucket, key, '-') < 0)
+	if (!rc && obj_idx_note_meta(s, bucket, key, NULL) < 0)
 		spx_error_clear(); /* the index keeps it; listings skip it */
 	if (!rc && cur.data[0])
 		*old = spx_strdup(cur.data);
@@ -375,9 +381,12 @@ static int remove_version(struct spx_obj *s, const char *bucket,
 	snprintf(out->vid, sizeof(out->vid), "%s", v[t].vid);
 	obj_vfile(v[t].vid, name);
 	if (t == 0 && current) {
-		/* A leftover copy of the current version goes first, so that
-		 * it can never come back as a version of its own. */
-		if ((rc = obj_unlink_all(s, d, name)) < 0)
+		/* The key's current version changes: undescribed in the
+		 * index until it has. A leftover copy of the current version
+		 * goes first, so that it can never come back as a version of
+		 * its own. */
+		if ((rc = obj_idx_note(s, bucket, key, '+')) < 0 ||
+		    (rc = obj_unlink_all(s, d, name)) < 0)
 			goto out;
 		if (n > 1) {
 			char next[OBJ_VFILE_SIZE];
@@ -389,9 +398,11 @@ static int remove_version(struct spx_obj *s, const char *bucket,
 				goto out;
 			obj_vfile(v[1].vid, next);
 			obj_unlink_all(s, d, next);
+			if (obj_idx_note_meta(s, bucket, key, &v[1]) < 0)
+				spx_error_clear(); /* as in delete_plain */
 		} else if ((rc = obj_unlink_all(s, d, "meta")) < 0) {
 			goto out;
-		} else if (obj_idx_note(s, bucket, key, '-') < 0) {
+		} else if (obj_idx_note_meta(s, bucket, key, NULL) < 0) {
 			spx_error_clear(); /* as in delete_plain */
 		}
 	} else if ((rc = obj_unlink_all(s, d, name)) < 0) {

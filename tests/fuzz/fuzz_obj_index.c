@@ -12,10 +12,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_rec(const struct obj_idx_rec *r, const uint8_t *p, size_t n)
 {
-	if ((r->op != '+' && r->op != '-') || !r->len ||
-	    r->len > SPX_OBJ_KEY_MAX || (const uint8_t *)r->key < p ||
+	if ((r->op != '+' && r->op != '-' && r->op != '=' && r->op != 'd') ||
+	    !r->len || r->len > SPX_OBJ_KEY_MAX ||
+	    (const uint8_t *)r->key < p ||
 	    (const uint8_t *)r->key + r->len > p + n ||
 	    memchr(r->key, 0, r->len))
+		abort();
+	if (r->op == '=' &&
+	    (r->etaglen >= SPX_OBJ_ETAG_SIZE ||
+	     (r->etaglen && ((const uint8_t *)r->etag < p ||
+			     (const uint8_t *)r->etag + r->etaglen > p + n ||
+			     memchr(r->etag, 0, r->etaglen)))))
 		abort();
 }
 
@@ -45,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_rec(&v[i], p, n);
 			if (i && cmp(&v[i - 1], &v[i]) >= 0)
 				abort();
-			obj_idx_rec_add(&b, v[i].op, v[i].key, v[i].len);
+			obj_idx_rec_put(&b, &v[i]);
 		}
 		/* What was kept encodes to a log that parses the same. */
 		free(v);

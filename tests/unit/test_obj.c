@@ -6,11 +6,13 @@
 #include "checksum.h"
 
 #include <dirent.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "file.h"
 #include "id.h"
+#include "obj/index.h"
 #include "obj/obj.h"
 #include "t.h"
 
@@ -538,8 +540,9 @@ static void test_list(void)
 
 /* Every key of bucket b through pages of max (prefix and delimiter as
  * given), keys and common prefixes joined by spaces. */
-static char *list_all(struct spx_obj *s, const char *b, const char *prefix,
-		      const char *delim, size_t max)
+/* Every page of a listing: "key " each, "key=size:etag " with sizes. */
+static char *list_pages(struct spx_obj *s, const char *b, const char *prefix,
+			const char *delim, size_t max, bool sizes)
 {
 	struct spx_obj_list_opts o = { .prefix = prefix, .delimiter = delim,
 				       .max = max };
@@ -554,7 +557,12 @@ static char *list_all(struct spx_obj *s, const char *b, const char *prefix,
 			break;
 		}
 		for (size_t i = 0; i < l.n; i++)
-			spx_buf_addf(&out, "%s ", l.v[i].key);
+			if (sizes)
+				spx_buf_addf(&out, "%s=%" PRIu64 ":%.8s ",
+					     l.v[i].key, l.v[i].size,
+					     l.v[i].etag);
+			else
+				spx_buf_addf(&out, "%s ", l.v[i].key);
 		for (size_t i = 0; i < l.nprefixes; i++)
 			spx_buf_addf(&out, "P:%s ", l.prefixes[i]);
 		free(after);
@@ -565,14 +573,21 @@ static char *list_all(struct spx_obj *s, const char *b, const char *prefix,
 	return spx_buf_detach(&out, NULL);
 }
 
+static char *list_all(struct spx_obj *s, const char *b, const char *prefix,
+		      const char *delim, size_t max)
+{
+	return list_pages(s, b, prefix, delim, max, false);
+}
+
 static int idx_key_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* What list_all should say of the model (keys present[i]), no delimiter. */
-static char *model_list(char **keys, const bool *present, size_t n,
-			const char *prefix)
+/* What list_pages should say of the model (keys present[i], no
+ * delimiter); with s, each key's size and the ETag its metadata has. */
+static char *model_list(struct spx_obj *s, char **keys, const bool *present,
+			size_t n, const char *prefix)
 {
 	struct spx_buf out = SPX_BUF_INIT;
 	char **v = malloc(n * sizeof(char *));
@@ -582,8 +597,20 @@ static char *model_list(char **keys, const bool *present, size_t n,
 		if (present[i] && !strncmp(keys[i], prefix, strlen(prefix)))
 			v[nv++] = keys[i];
 	qsort(v, nv, sizeof(char *), idx_key_cmp);
-	for (size_t i = 0; i < nv; i++)
-		spx_buf_addf(&out, "%s ", v[i]);
+	for (size_t i = 0; i < nv; i++) {
+		struct spx_obj_meta m = SPX_OBJ_META_INIT;
+
+		if (!s) {
+			spx_buf_addf(&out, "%s ", v[i]);
+			continue;
+		}
+		if (spx_obj_stat(s, B(s, "ix1"), v[i], &m) < 0)
+			spx_buf_addf(&out, "%s=? ", v[i]);
+		else
+			spx_buf_addf(&out, "%s=%" PRIu64 ":%.8s ", v[i],
+				     m.size, m.etag);
+		spx_obj_meta_release(&m);
+	}
 	spx_buf_addc(&out, '\0');
 	free(v);
 	return spx_buf_detach(&out, NULL);
@@ -625,6 +652,44 @@ static void idx_old_boot(const char *xdir)
 	free(p);
 }
 
+/* The records of the index's log: how many of each op ("+-=d"), and
+ * where the last one begins. */
+static void idx_log_ops(const char *xdir, int count[4], off_t *last)
+{
+	char *p = spx_xprintf("%s/log", xdir);
+	struct spx_buf b = SPX_BUF_INIT;
+	struct obj_idx_rec r;
+	size_t at = 0, k;
+
+	memset(count, 0, 4 * sizeof(int));
+	*last = 0;
+	if (spx_buf_read_file(&b, p, 64u << 20) < 0)
+		spx_error_clear();
+	while (at < b.len &&
+	       (k = obj_idx_rec_parse(b.p + at, b.len - at, &r)) &&
+	       k != (size_t)-1) {
+		count[strchr("+-=d", r.op) - "+-=d"]++;
+		*last = (off_t)at;
+		at += k;
+	}
+	spx_buf_release(&b);
+	free(p);
+}
+
+/* A writer killed after its commit and before the record that describes
+ * it: the log ends with the '+' it wrote before the commit. */
+static void idx_chop_last(const char *xdir)
+{
+	char *p = spx_xprintf("%s/log", xdir);
+	int count[4];
+	off_t last;
+
+	idx_log_ops(xdir, count, &last);
+	if (truncate(p, last) < 0)
+		printf("# truncate: %s\n", strerror(errno));
+	free(p);
+}
+
 /* The listing index: random puts and deletes against a model, through
  * folds and tiers; an index from an earlier boot, a damaged run, a torn
  * log record and a missing index are each made again from the keys. */
@@ -649,7 +714,10 @@ static void test_index(void)
 		seed = seed * 1103515245u + 12345u;
 		k = (int)((seed >> 8) % NK);
 		if ((seed >> 4) % 3) {
-			if (put(s, "ix1", keys[k], "x", 1, 1) == 0)
+			/* Sizes from 1 to 9: an overwrite changes what is
+			 * listed. */
+			if (put(s, "ix1", keys[k], "abcdefghi", 1 + (seed >> 16) % 9,
+				4) == 0)
 				present[k] = true;
 		} else if (spx_obj_delete(s, B(s, "ix1"), keys[k]) == 0 ||
 			   !present[k]) {
@@ -662,8 +730,9 @@ static void test_index(void)
 			for (int p = 0; p < 2; p++) {
 				const char *prefix = p ? "b/" : "";
 
-				got = list_all(s, "ix1", prefix, NULL, max);
-				want = model_list(keys, present, NK, prefix);
+				got = list_pages(s, "ix1", prefix, NULL, max,
+						 true);
+				want = model_list(s, keys, present, NK, prefix);
 				if (strcmp(got, want))
 					bad++;
 				free(got);
@@ -703,7 +772,7 @@ static void test_index(void)
 
 	/* A key whose '+' is lost from the log with the boot it was
 	 * written in: the index is made again from the key directories. */
-	want = model_list(keys, present, NK, "");
+	want = model_list(NULL, keys, present, NK, "");
 	{
 		char *log = spx_xprintf("%s/log", xdir);
 
@@ -765,6 +834,59 @@ static void test_index(void)
 	T_STR(got, want, "index: a bucket without one gets one");
 	free(got);
 	free(want);
+	{
+		/* Made from the key directories, it names the keys; the
+		 * listing read their metadata and noted what it found. A
+		 * second listing reads none (notes nothing). */
+		int c1[4], c2[4], live = 0;
+		off_t l1, l2;
+
+		for (int i = 0; i < NK; i++)
+			live += present[i];
+		idx_log_ops(xdir, c1, &l1);
+		got = list_all(s, "ix1", "", NULL, 1000);
+		free(got);
+		idx_log_ops(xdir, c2, &l2);
+		T_OK(c1[2] == live && c1[0] == 0 && l1 == l2 &&
+		     !memcmp(c1, c2, sizeof(c1)),
+		     "index: a rebuilt one is described by the first listing "
+		     "(%d of %d keys), read alone by the next", c1[2], live);
+	}
+
+	/* Killed between the commit and its description: an overwrite is
+	 * listed as it is now, a deleted key not at all. */
+	put(s, "ix1", "killed/w", "abc", 3, 3);
+	put(s, "ix1", "killed/w", "abcdefg", 7, 7);
+	idx_chop_last(xdir);
+	put(s, "ix1", "killed/d", "abc", 3, 3);
+	spx_obj_delete(s, B(s, "ix1"), "killed/d");
+	idx_chop_last(xdir);
+	got = list_pages(s, "ix1", "killed/", NULL, 10, true);
+	T_STR(got, "killed/w=7:7ac66c0f ",
+	      "index: a writer killed after its commit is listed as it left the key");
+	free(got);
+	spx_obj_delete(s, B(s, "ix1"), "killed/w");
+
+	/* A versioned bucket: a delete marker hides the key; its removal
+	 * brings back the version before, as it was. */
+	{
+		char vid[SPX_OBJ_VID_SIZE];
+		struct spx_obj_deleted del;
+
+		spx_obj_bucket_set_versioning(s, B(s, "ix1"),
+					      SPX_OBJ_VERSIONING_ENABLED);
+		put(s, "ix1", "v/k", "abcdefg", 7, 7);
+		spx_obj_delete_version(s, B(s, "ix1"), "v/k", NULL, &del);
+		got = list_pages(s, "ix1", "v/", NULL, 10, true);
+		T_STR(got, "", "index: a key under a delete marker is not listed");
+		free(got);
+		snprintf(vid, sizeof(vid), "%s", spx_obj_vid_name(del.vid));
+		spx_obj_delete_version(s, B(s, "ix1"), "v/k", vid, NULL);
+		got = list_pages(s, "ix1", "v/", NULL, 10, true);
+		T_STR(got, "v/k=7:7ac66c0f ",
+		      "index: its version is listed again when the marker goes");
+		free(got);
+	}
 	for (int i = 0; i < NK; i++)
 		free(keys[i]);
 	free(xdir);
