@@ -75,18 +75,41 @@ static int sync_parent(char *p)
 	return r;
 }
 
+int spx_sync_parent(const char *path)
+{
+	char *p = spx_strdup(path);
+	size_t n = strlen(p);
+	int rc;
+
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+	rc = sync_parent(p);
+	free(p);
+	return rc;
+}
+
 int spx_mkdirs(const char *path, mode_t mode)
+{
+	return spx_mkdirs_late(path, mode, NULL);
+}
+
+int spx_mkdirs_late(const char *path, mode_t mode, bool *late)
 {
 	char *p = spx_strdup(path);
 	size_t n = strlen(p);
 	int rc = 0, again = 0;
 
+	if (late)
+		*late = false;
 	while (n > 1 && p[n - 1] == '/')
 		p[--n] = '\0'; /* "a/b/": its parent is a */
 	/* Most calls find the directory there, or only it missing: one
 	 * mkdir, where walking down from the root is one per component. */
 	if (mkdir(p, mode) == 0) {
-		rc = sync_parent(p);
+		if (late)
+			*late = true;
+		else
+			rc = sync_parent(p);
 		free(p);
 		return rc;
 	}

@@ -23,6 +23,14 @@ int spx_write_all(int fd, const void *p, size_t n, const char *what);
 /* mkdir -p with mode for the directories it makes, each synced into its
  * parent so that it survives power loss. */
 int spx_mkdirs(const char *path, mode_t mode);
+/* The same, except that when path alone was missing its parent is left
+ * unsynced and *late set: the caller calls spx_sync_parent(path) before
+ * it relies on the directory, after it has synced a file in it, so that
+ * the journal commit that file waits for carries the new directory too
+ * and the parent's sync finds nothing left to wait for. */
+int spx_mkdirs_late(const char *path, mode_t mode, bool *late);
+/* fsync the directory that holds path. */
+int spx_sync_parent(const char *path);
 /* rm -rf path (absent is fine); -1 with an error on the first failure,
  * after removing what it can. */
 int spx_rmtree(const char *path);

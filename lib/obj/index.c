@@ -407,6 +407,22 @@ static int manifest_put(struct spx_obj *s, const char *bucket,
 	return rc;
 }
 
+int obj_idx_create(struct spx_obj *s, const char *bucket)
+{
+	struct obj_idx_manifest m;
+	char *d = xpath(s, bucket, NULL);
+	int rc = 0;
+
+	if (mkdir(d, 0755) < 0 && errno != EEXIST)
+		rc = obj_errno("cannot create '%s'", d);
+	free(d);
+	if (rc)
+		return rc;
+	memset(&m, 0, sizeof(m));
+	snprintf(m.boot, sizeof(m.boot), "%s", boot_id());
+	return manifest_put(s, bucket, &m);
+}
+
 static int log_empty(struct spx_obj *s, const char *bucket)
 {
 	char *p = xpath(s, bucket, "log");

@@ -69,6 +69,9 @@ int obj_idx_manifest_parse(const char *p, size_t n,
  * place, each one the index holds ('=', 'd' or '+'), which may no longer
  * have a version when it is '+' (the listing checks). */
 struct obj_idx;
+/* A new bucket's index: empty, so that the records of its first commits
+ * describe its keys (an index made from the key directories does not). */
+int obj_idx_create(struct spx_obj *s, const char *bucket);
 /* Open it, building it from the key directories when it is missing,
  * damaged, or was made before this boot, and folding a large log. */
 int obj_idx_open(struct spx_obj *s, const struct spx_obj_bucket *b,

@@ -10,6 +10,7 @@
 #include "file.h"
 #include "hex.h"
 #include "id.h"
+#include "obj/index.h"
 #include "obj/obj_int.h"
 
 /* The exit status of each code, by -rc. How an API words a code is the
@@ -152,15 +153,20 @@ int obj_put_file(const char *path, const void *p, size_t n)
 int obj_put_all(struct spx_obj *s, char **dirs, const char *name,
 		const struct spx_buf *data)
 {
-	/* Drive 0 last: its copy is the commit point. */
+	/* Drive 0 last: its copy is the commit point. A new key directory
+	 * is synced into its parent after the file in it: one journal
+	 * commit carries both (spx_mkdirs_late). */
 	for (int i = s->n - 1; i >= 0; i--) {
 		char *path = spx_xprintf("%s/%s", dirs[i], name);
+		bool late = false;
 		int rc = 0;
 
-		if (spx_mkdirs(dirs[i], 0755) < 0)
+		if (spx_mkdirs_late(dirs[i], 0755, &late) < 0)
 			rc = obj_errno("cannot create '%s'", dirs[i]);
 		if (!rc)
 			rc = obj_put_file(path, data->p, data->len);
+		if (!rc && late && spx_sync_parent(dirs[i]) < 0)
+			rc = obj_errno("cannot sync '%s'", dirs[i]);
 		free(path);
 		if (rc)
 			return rc;
@@ -983,6 +989,8 @@ int spx_obj_bucket_create(struct spx_obj *s, const char *name,
 		if (rc)
 			goto out;
 	}
+	if ((rc = obj_idx_create(s, name)) < 0)
+		goto out;
 	{
 		char inc[17];
 

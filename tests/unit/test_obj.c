@@ -135,6 +135,22 @@ static void test_mkdirs(void)
 	spx_write_file(f, "x", 1, 0644, false);
 	T_OK(spx_mkdirs(g, 0755) < 0, "mkdirs: a file in the way is an error");
 	spx_error_clear();
+	{
+		/* Only a directory made alone leaves its parent's sync to
+		 * the caller; one that is there, or a deeper path, none. */
+		char *l = spx_xprintf("%s/md/a/b/late", root);
+		char *d = spx_xprintf("%s/md/n1/n2", root);
+		bool l1 = false, l2 = true, l3 = true;
+
+		T_OK(spx_mkdirs_late(l, 0755, &l1) == 0 && l1 &&
+		     spx_sync_parent(l) == 0 &&
+		     spx_mkdirs_late(l, 0755, &l2) == 0 && !l2 &&
+		     spx_mkdirs_late(d, 0755, &l3) == 0 && !l3 &&
+		     stat(d, &st) == 0,
+		     "mkdirs: late, only for a directory made alone");
+		free(l);
+		free(d);
+	}
 	free(a);
 	free(t);
 	free(f);
@@ -704,6 +720,33 @@ static void test_index(void)
 	int bad = 0, maxruns = 0;
 
 	spx_obj_bucket_create(s, "ix1", "111122223333", "us-east-1");
+	{
+		/* A new bucket's first keys are described by their commits:
+		 * its first listing reads no metadata (notes nothing). */
+		int c1[4], c2[4];
+		off_t l1, l2;
+
+		for (int i = 0; i < 10; i++) {
+			char *k = spx_xprintf("first/%d", i);
+
+			put(s, "ix1", k, "x", 1, 1);
+			free(k);
+		}
+		idx_log_ops(xdir, c1, &l1);
+		got = list_all(s, "ix1", "first/", NULL, 4);
+		idx_log_ops(xdir, c2, &l2);
+		T_OK(!strcmp(got, "first/0 first/1 first/2 first/3 first/4 "
+				  "first/5 first/6 first/7 first/8 first/9 ") &&
+		     c1[0] == 10 && c1[2] == 10 && !memcmp(c1, c2, sizeof(c1)),
+		     "index: a new bucket's first listing reads what its commits wrote");
+		free(got);
+		for (int i = 0; i < 10; i++) {
+			char *k = spx_xprintf("first/%d", i);
+
+			spx_obj_delete(s, B(s, "ix1"), k);
+			free(k);
+		}
+	}
 	for (int i = 0; i < NK; i++)
 		/* Long keys: the log reaches its fold size in a few hundred
 		 * records. */
