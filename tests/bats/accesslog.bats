@@ -6,11 +6,8 @@
 load helpers
 
 setup_file() {
-	export ROOT EC2_PORT S3_PORT
-	make_node
-	start_node
-	read -r AK SK < <(admin_key)
-	export AK SK LOG="$ROOT/log/access.log"
+	file_node
+	export LOG="$ROOT/log/access.log"
 }
 
 teardown_file() { stop_node; }

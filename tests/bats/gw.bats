@@ -4,13 +4,7 @@
 
 load helpers
 
-setup_file() {
-	export ROOT EC2_PORT S3_PORT
-	make_node
-	start_node
-	read -r AK SK < <(admin_key)
-	export AK SK
-}
+setup_file() { file_node; }
 
 teardown_file() { stop_node; }
 

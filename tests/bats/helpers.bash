@@ -74,6 +74,17 @@ time.sleep(120)' "$f" &
 	HELD_PORT=$(cat "$f") || return 1
 }
 
+# The node of a whole file, for setup_file: made with make_node's
+# arguments, started, and ROOT, its ports and its admin key (AK, SK)
+# exported to the file's tests.
+file_node() {
+	# Under the file's directory: no test's exists yet.
+	BATS_TEST_TMPDIR=$BATS_FILE_TMPDIR make_node "$@" || return 1
+	start_node || return 1
+	read -r AK SK < <(admin_key)
+	export ROOT EC2_PORT S3_PORT AK SK
+}
+
 stop_node() {
 	[ -n "${ROOT:-}" ] && [ -d "$ROOT" ] && spx down --root "$ROOT" >/dev/null 2>&1 || true
 }

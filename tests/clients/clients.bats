@@ -5,12 +5,9 @@
 load ../bats/helpers
 
 setup_file() {
-	export ROOT EC2_PORT S3_PORT
-	make_node
-	start_node
-	read -r AK SK < <(admin_key)
+	file_node
 	ACCOUNT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys"][0]["AccountId"])' "$ROOT/credentials.json")
-	export AK SK ACCOUNT
+	export ACCOUNT
 }
 
 teardown_file() { stop_node; }

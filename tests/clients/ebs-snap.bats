@@ -9,11 +9,7 @@
 
 load ../bats/helpers
 
-setup_file() {
-	export ROOT EC2_PORT S3_PORT
-	make_node
-	start_node
-}
+setup_file() { file_node; }
 
 teardown_file() {
 	if [ -d "$ROOT/data/obj/d0.away" ]; then

@@ -7,11 +7,7 @@
 
 load ../bats/helpers
 
-setup_file() {
-	export ROOT EC2_PORT S3_PORT
-	make_node
-	start_node
-}
+setup_file() { file_node; }
 
 teardown_file() {
 	# A test that stopped the agent must not leave it stopped.

@@ -6,14 +6,11 @@
 load ../bats/helpers
 
 setup_file() {
-	export ROOT EC2_PORT S3_PORT
-	make_node
-	start_node
-	read -r AK SK < <(admin_key)
+	file_node
 	OWNER=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys"][0]["AccountId"])' "$ROOT/credentials.json")
 	read -r OAK OSK OTHER < <(spx admin account create --root "$ROOT" --name other-$RANDOM --json |
 		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"], a["AccountId"])')
-	export AK SK OWNER OAK OSK OTHER
+	export OWNER OAK OSK OTHER
 	printf "public words" >"$BATS_FILE_TMPDIR/pub"
 	printf "secret words" >"$BATS_FILE_TMPDIR/sec"
 }

@@ -7,11 +7,7 @@
 load ../bats/helpers
 
 setup_file() {
-	export ROOT EC2_PORT S3_PORT
-	make_node
-	start_node
-	read -r AK SK < <(admin_key)
-	export AK SK
+	file_node
 	printf 'locked words' >"$BATS_FILE_TMPDIR/f"
 	MD5=$(openssl md5 -binary "$BATS_FILE_TMPDIR/f" | base64)
 	export MD5

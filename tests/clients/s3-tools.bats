@@ -9,12 +9,7 @@ load ../bats/helpers
 bats_require_minimum_version 1.5.0
 
 setup_file() {
-	export ROOT EC2_PORT S3_PORT
-	# make_node puts the root under BATS_TEST_TMPDIR, unset in setup_file.
-	BATS_TEST_TMPDIR=$BATS_FILE_TMPDIR make_node
-	start_node
-	read -r AK SK < <(admin_key)
-	export AK SK
+	file_node
 	# The tree both tools move.
 	local t="$BATS_FILE_TMPDIR/tree"
 	mkdir -p "$t/a/b c/ü" "$t/d"

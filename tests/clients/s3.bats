@@ -5,11 +5,7 @@
 load ../bats/helpers
 
 setup_file() {
-	export ROOT EC2_PORT S3_PORT
-	make_node
-	start_node
-	read -r AK SK < <(admin_key)
-	export AK SK
+	file_node
 	head -c 3000000 /dev/urandom >"$BATS_FILE_TMPDIR/f3m"
 	head -c 20000000 /dev/urandom >"$BATS_FILE_TMPDIR/f20m"
 }
