@@ -910,6 +910,24 @@ static void test_index(void)
 	free(got);
 	spx_obj_delete(s, B(s, "ix1"), "killed/w");
 
+	/* A key too long for a directory name (its directory is named by
+	 * its hash): an index made again finds it in its metadata. */
+	{
+		char longk[700], *w;
+
+		memset(longk, 'k', sizeof(longk) - 1);
+		memcpy(longk, "long/", 5);
+		longk[sizeof(longk) - 1] = '\0';
+		put(s, "ix1", longk, "abcdefg", 7, 7);
+		spx_rmtree(xdir);
+		got = list_pages(s, "ix1", "long/", NULL, 10, true);
+		w = spx_xprintf("%s=7:7ac66c0f ", longk);
+		T_STR(got, w, "index: made again, it lists a key named by its hash");
+		free(got);
+		free(w);
+		spx_obj_delete(s, B(s, "ix1"), longk);
+	}
+
 	/* A versioned bucket: a delete marker hides the key; its removal
 	 * brings back the version before, as it was. */
 	{
