@@ -668,6 +668,72 @@ static void idx_old_boot(const char *xdir)
 	free(p);
 }
 
+/* The generation of the index's manifest, or -1. */
+static int idx_gen(const char *manifest)
+{
+	char buf[4096], *g;
+	size_t n = 0;
+
+	if (spx_read_small(manifest, buf, sizeof(buf) - 1, &n) != 1)
+		return -1;
+	buf[n] = '\0';
+	g = strstr(buf, "\ngen ");
+	return g ? (int)strtol(g + 5, NULL, 10) : -1;
+}
+
+/* Readers of the index take no lock: while another process writes keys
+ * in their byte order, one at a time, and lists them (so that both fold
+ * the index again and again), every listing in pages gives a first part
+ * of those keys with no gap: a reader that took the runs before a fold
+ * and the log after it would miss keys the fold moved. */
+static void test_index_race(void)
+{
+	enum { NR = 1500 };
+	struct spx_obj *s = open_store("idxr", 1, 0, 4096, 0);
+	char *man = spx_xprintf("%s/idxr/d0/b/ixr/x/manifest", root);
+	struct spx_buf all = SPX_BUF_INIT;
+	int bad = 0, rounds = 0, st = 0, gen0, gen1;
+	pid_t pid;
+
+	spx_obj_bucket_create(s, "ixr", "111122223333", "us-east-1");
+	for (int i = 0; i < NR; i++)
+		spx_buf_addf(&all, "t/%05d-%0300d ", i, 0);
+	gen0 = idx_gen(man);
+	pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < NR; i++) {
+			char *k = spx_xprintf("t/%05d-%0300d", i, 0);
+
+			if (put(s, "ixr", k, "x", 1, 1) < 0)
+				_exit(1);
+			free(k);
+			if (i % 50 == 49)
+				free(list_all(s, "ixr", "t/", NULL, 7));
+		}
+		spx_buf_release(&all);
+		free(man);
+		spx_obj_close(s);
+		_exit(0);
+	}
+	while (pid > 0 && waitpid(pid, &st, WNOHANG) == 0) {
+		char *got = list_all(s, "ixr", "t/", NULL,
+				     1 + (size_t)rounds % 300);
+
+		if (strncmp(got, all.p, strlen(got)))
+			bad++;
+		free(got);
+		rounds++;
+	}
+	gen1 = idx_gen(man);
+	T_OK(pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && !bad &&
+	     rounds > 10 && gen1 > gen0 + 10,
+	     "index: %d listings beside another process's writes and %d folds, "
+	     "%d with a gap", rounds, gen1 - gen0, bad);
+	spx_buf_release(&all);
+	free(man);
+	spx_obj_close(s);
+}
+
 /* The records of the index's log: how many of each op ("+-=d"), and
  * where the last one begins. */
 static void idx_log_ops(const char *xdir, int count[4], off_t *last)
@@ -2009,6 +2075,7 @@ int main(void)
 	test_writers();
 	test_list();
 	test_index();
+	test_index_race();
 	test_mpu();
 	test_versions();
 	test_version_race();
