@@ -691,7 +691,11 @@ int obj_idx_open(struct spx_obj *s, const struct spx_obj_bucket *b,
 			return rc;
 		if (rc == IDX_AGAIN)
 			continue;
-		if ((rc = obj_idx_fold(s, b, rc == IDX_REBUILD)) < 0)
+		/* A reader's fold only saves work: it does not wait for
+		 * the bucket's commits (a writer may be stopped in one);
+		 * writers fold a larger log, waiting. A rebuild waits. */
+		if ((rc = obj_idx_fold(s, b, rc == IDX_REBUILD,
+				       rc == IDX_REBUILD)) < 0)
 			return rc;
 		folded = true;
 	}
@@ -760,7 +764,7 @@ void obj_idx_after_note(struct spx_obj *s, const struct spx_obj_bucket *b)
 	if (!fold_wish)
 		return;
 	fold_wish = false;
-	if (obj_idx_fold(s, b, false) < 0)
+	if (obj_idx_fold(s, b, false, true) < 0)
 		spx_error_clear(); /* the next listing tries again */
 }
 
@@ -1076,12 +1080,18 @@ out:
 }
 
 int obj_idx_fold(struct spx_obj *s, const struct spx_obj_bucket *b,
-		 bool remake)
+		 bool remake, bool wait)
 {
 	struct obj_idx *x = NULL;
 	int rc, lk = -1;
 
-	if ((rc = obj_lock(s, b->name, NULL, true, &lk)) < 0)
+	if (remake || wait)
+		rc = obj_lock(s, b->name, NULL, true, &lk);
+	else if ((rc = obj_lock_try(s, b->name, NULL, true, &lk)) > 0)
+		rc = 0;
+	else if (rc == 0)
+		return 0; /* held: the index serves as it is */
+	if (rc < 0)
 		return rc;
 	if ((rc = obj_bucket_current(s, b, NULL)) < 0)
 		goto out;

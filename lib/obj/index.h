@@ -100,8 +100,9 @@ int obj_idx_note_meta(struct spx_obj *s, const char *bucket, const char *key,
  * note found it large. */
 void obj_idx_after_note(struct spx_obj *s, const struct spx_obj_bucket *b);
 /* Fold the log into the runs (rebuild: remake the index from the key
- * directories), under the bucket's lock. */
+ * directories) under the bucket's lock, waiting for the commits that
+ * hold it shared when wait or rebuild; else nothing if one does. */
 int obj_idx_fold(struct spx_obj *s, const struct spx_obj_bucket *b,
-		 bool rebuild);
+		 bool rebuild, bool wait);
 
 #endif

@@ -110,7 +110,7 @@ static int over_index(struct spx_obj *s, const struct spx_obj_bucket *b,
 		if (!bad)
 			return 0;
 		release(ctx);
-		if ((rc = obj_idx_fold(s, b, true)) < 0)
+		if ((rc = obj_idx_fold(s, b, true, true)) < 0)
 			return rc;
 	}
 	return obj_err(SPX_OBJ_INTERNAL, "the index of '%s' is damaged",
@@ -145,13 +145,15 @@ struct list_ctx {
 
 /* A key the index holds undescribed ('+': a commit in progress, one
  * killed between its records, a rebuilt index): its metadata, read under
- * the key's lock and noted, so that the next listing need not read it. */
+ * the key's lock and noted, so that the next listing need not read it.
+ * A listing never waits for a writer (which may be stopped in its
+ * commit): with the lock held, the metadata is read and not noted. */
 static int resolve(struct spx_obj *s, int odir, const char *bucket,
 		   const char *key, const char *enc, struct spx_obj_meta *m)
 {
-	int lk = -1, rc;
+	int lk = -1, rc = obj_lock_try(s, bucket, key, true, &lk);
 
-	if (obj_lock(s, bucket, key, true, &lk) < 0) {
+	if (rc <= 0) {
 		spx_error_clear();
 		return obj_key_meta_at(s, odir, bucket, enc, m);
 	}

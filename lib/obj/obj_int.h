@@ -55,6 +55,10 @@ int obj_bucket_read_ok(struct spx_obj *s, const struct spx_obj_bucket *b,
  * when write); with a key, the bucket shared and the key exclusive. */
 int obj_lock(struct spx_obj *s, const char *bucket, const char *key,
 	     bool write, int *fd);
+/* The same without waiting: 1 and *fd when taken, 0 when another holds
+ * it (a reader must never wait on a writer, which may be stopped). */
+int obj_lock_try(struct spx_obj *s, const char *bucket, const char *key,
+		 bool write, int *fd);
 void obj_unlock(int fd);
 
 /* Write a small file crash-safely (temp, fsync, rename, dir fsync). */

@@ -370,22 +370,26 @@ static uint64_t fnv1a(const char *a, const char *b)
 	return h;
 }
 
-static int lock_byte(int fd, off_t at, short type, const char *what)
+/* 0 when taken, 1 when held by another (only when !wait), or an error. */
+static int lock_byte(int fd, off_t at, short type, bool wait,
+		     const char *what)
 {
 	struct flock fl = {
 		.l_type = type, .l_whence = SEEK_SET, .l_start = at, .l_len = 1,
 	};
 
-	while (fcntl(fd, F_OFD_SETLKW, &fl) < 0) {
+	while (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) < 0) {
 		if (errno == EINTR)
 			continue;
+		if (!wait && (errno == EAGAIN || errno == EACCES))
+			return 1;
 		return obj_errno("cannot lock '%s'", what);
 	}
 	return 0;
 }
 
-int obj_lock(struct spx_obj *s, const char *bucket, const char *key,
-	     bool write, int *out)
+static int lock_take(struct spx_obj *s, const char *bucket, const char *key,
+		     bool write, bool wait, int *out)
 {
 	/* Bucket bytes in [0, 2^20), key bytes in [2^20, 2^20 + 2^24). A
 	 * fresh open per lock: OFD locks then exclude threads too. */
@@ -396,17 +400,31 @@ int obj_lock(struct spx_obj *s, const char *bucket, const char *key,
 	if (fd < 0)
 		return obj_errno("cannot open '%s'", s->lockpath);
 	rc = lock_byte(fd, (off_t)(fnv1a(bucket, NULL) % (1u << 20)),
-		       key || !write ? F_RDLCK : F_WRLCK, bucket);
+		       key || !write ? F_RDLCK : F_WRLCK, wait, bucket);
 	if (!rc && key)
 		rc = lock_byte(fd,
 			       (off_t)((1u << 20) + fnv1a(bucket, key) % (1u << 24)),
-			       F_WRLCK, key);
+			       F_WRLCK, wait, key);
 	if (rc) {
 		close(fd);
 		return rc;
 	}
 	*out = fd;
 	return 0;
+}
+
+int obj_lock(struct spx_obj *s, const char *bucket, const char *key,
+	     bool write, int *out)
+{
+	return lock_take(s, bucket, key, write, true, out);
+}
+
+int obj_lock_try(struct spx_obj *s, const char *bucket, const char *key,
+		 bool write, int *out)
+{
+	int rc = lock_take(s, bucket, key, write, false, out);
+
+	return rc < 0 ? rc : !rc;
 }
 
 void obj_unlock(int fd)
