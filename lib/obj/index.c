@@ -407,16 +407,24 @@ static int manifest_put(struct spx_obj *s, const char *bucket,
 	return rc;
 }
 
-int obj_idx_create(struct spx_obj *s, const char *bucket)
+/* b/BUCKET/x, made if it is not there. */
+static int xdir_make(struct spx_obj *s, const char *bucket)
 {
-	struct obj_idx_manifest m;
 	char *d = xpath(s, bucket, NULL);
 	int rc = 0;
 
 	if (mkdir(d, 0755) < 0 && errno != EEXIST)
 		rc = obj_errno("cannot create '%s'", d);
 	free(d);
-	if (rc)
+	return rc;
+}
+
+int obj_idx_create(struct spx_obj *s, const char *bucket)
+{
+	struct obj_idx_manifest m;
+	int rc;
+
+	if ((rc = xdir_make(s, bucket)) < 0)
 		return rc;
 	memset(&m, 0, sizeof(m));
 	snprintf(m.boot, sizeof(m.boot), "%s", boot_id());
@@ -718,14 +726,8 @@ static int note(struct spx_obj *s, const char *bucket,
 
 	fold_wish = false;
 	fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == ENOENT) {
-		char *d = xpath(s, bucket, NULL);
-
-		if (mkdir(d, 0755) == 0 || errno == EEXIST)
-			fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-				  0644);
-		free(d);
-	}
+	if (fd < 0 && errno == ENOENT && xdir_make(s, bucket) == 0)
+		fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		rc = obj_errno("cannot open '%s'", p);
 	} else {
@@ -1016,10 +1018,8 @@ static int rebuild(struct spx_obj *s, const char *bucket, uint64_t gen)
 	DIR *dp;
 	int rc = 0;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		rc = obj_errno("cannot create '%s'", dir);
+	if ((rc = xdir_make(s, bucket)) < 0)
 		goto out;
-	}
 	/* A generation above any run there, so that no reader mistakes
 	 * the new index for the one it read. */
 	if ((dp = opendir(dir))) {
