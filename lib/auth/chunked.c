@@ -1,5 +1,7 @@
 #include "spx.h"
 
+#include "checksum.h"
+
 #include "hex.h"
 
 #include <openssl/crypto.h>
@@ -91,7 +93,6 @@ static bool chain_sig(struct spx_chunked *c, const char *kind, bool empty_line,
 {
 	struct spx_buf s = SPX_BUF_INIT;
 	unsigned char mac[32];
-	unsigned int len = 0;
 	char hex[65];
 	bool ok;
 
@@ -99,9 +100,7 @@ static bool chain_sig(struct spx_chunked *c, const char *kind, bool empty_line,
 	spx_buf_addf(&s, "%s\n%s\n%s\n%s\n%s%s", kind, c->amz_date, c->scope,
 		     c->prev, empty_line ? SPX_SIGV4_EMPTY_SHA256 "\n" : "",
 		     hex);
-	ok = HMAC(EVP_sha256(), c->key, 32, (const unsigned char *)s.p, s.len,
-		  mac, &len) &&
-	     len == 32;
+	ok = spx_hmac_sha256(c->key, 32, s.p, s.len, mac);
 	spx_buf_release(&s);
 	if (ok)
 		spx_hex_encode(mac, 32, out);
@@ -165,7 +164,7 @@ static enum spx_chunked_err chunk_header(struct spx_chunked *c, const char *s,
 			    "chunks exceed the decoded length %lld",
 			    (long long)c->expect);
 	c->decoded += size;
-	if (c->sign && EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1)
+	if (c->sign && EVP_DigestInit_ex(c->md, spx_md(SPX_CKSUM_SHA256), NULL) != 1)
 		return fail(c, SPX_CHUNKED_ESIGNATURE, "cannot compute sha256");
 	if (size == 0) {
 		enum spx_chunked_err e = end_chunk(c);
@@ -205,7 +204,7 @@ static enum spx_chunked_err check_trailer_sig(struct spx_chunked *c,
 	for (size_t i = 0; i < n; i++)
 		spx_buf_addf(&s, "%s:%s\n", v[i].k, v[i].v);
 	free(v);
-	ok = EVP_Digest(s.p, s.len, md, NULL, EVP_sha256(), NULL) == 1 &&
+	ok = EVP_Digest(s.p, s.len, md, NULL, spx_md(SPX_CKSUM_SHA256), NULL) == 1 &&
 	     chain_sig(c, "AWS4-HMAC-SHA256-TRAILER", false, md, want);
 	spx_buf_release(&s);
 	if (!ok)

@@ -93,16 +93,20 @@ out:
 	return rc;
 }
 
-/* Called with c->mu held. */
-static int reload(struct spx_creds *c)
+/* Called with c->mu held, with the file's stat taken before (a stat
+ * under the lock would make every request of every thread wait on it). */
+static int reload_st(struct spx_creds *c, int st_err, const struct stat *st_in)
 {
 	struct spx_buf b = SPX_BUF_INIT;
 	struct spx_cred *keys;
 	struct stat st;
 	size_t n;
 
-	if (stat(c->path, &st) < 0)
+	if (st_err) {
+		errno = st_err;
 		return spx_error_errno(SPX_FAIL, "cannot stat '%s'", c->path);
+	}
+	st = *st_in;
 	if (c->keys && st.st_ino == c->ino && st.st_size == c->size &&
 	    st.st_mtim.tv_sec == c->mtime.tv_sec &&
 	    st.st_mtim.tv_nsec == c->mtime.tv_nsec)
@@ -120,6 +124,14 @@ static int reload(struct spx_creds *c)
 	c->size = st.st_size;
 	c->mtime = st.st_mtim;
 	return 0;
+}
+
+static int reload(struct spx_creds *c)
+{
+	struct stat st;
+	int st_err = stat(c->path, &st) < 0 ? errno : 0;
+
+	return reload_st(c, st_err, &st);
 }
 
 int spx_cred_open(const char *path, struct spx_creds **out)
@@ -150,12 +162,13 @@ void spx_cred_close(struct spx_creds *c)
 static int find(struct spx_creds *c, size_t off, const char *want,
 		struct spx_cred *out)
 {
-	int rc = -1;
+	struct stat st;
+	int rc = -1, st_err = stat(c->path, &st) < 0 ? errno : 0;
 
 	pthread_mutex_lock(&c->mu);
 	/* A failed reload keeps the keys already loaded: a half-edited file
 	 * must not lock everybody out. */
-	if (reload(c) < 0)
+	if (reload_st(c, st_err, &st) < 0)
 		spx_log(SPX_LOG_WARN, "%s", spx_errmsg());
 	for (size_t i = 0; i < c->n; i++) {
 		if (!strcmp((const char *)&c->keys[i] + off, want)) {

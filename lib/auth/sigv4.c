@@ -64,16 +64,13 @@ static int lower(int c)
 
 static bool sha256(const void *p, size_t n, unsigned char out[32])
 {
-	return EVP_Digest(p, n, out, NULL, EVP_sha256(), NULL) == 1;
+	return EVP_Digest(p, n, out, NULL, spx_md(SPX_CKSUM_SHA256), NULL) == 1;
 }
 
 static bool hmac_sha256(const void *key, size_t klen, const void *msg,
 			size_t mlen, unsigned char out[32])
 {
-	unsigned int len = 0;
-
-	if (!HMAC(EVP_sha256(), key, (int)klen, msg, mlen, out, &len) ||
-	    len != 32) {
+	if (!spx_hmac_sha256(key, klen, msg, mlen, out)) {
 		OPENSSL_cleanse(out, 32);
 		return false;
 	}

@@ -80,6 +80,16 @@ const char *spx_cksum_name(enum spx_cksum_algo algo);
  * the one CRC-32C of spx (shard blocks, state records, metadata). */
 uint32_t spx_crc32c(const void *p, size_t n);
 
+/* The OpenSSL digest of SHA1, SHA256 and MD5 (NULL for the others),
+ * fetched once per process: use it rather than EVP_sha256() and friends,
+ * which OpenSSL 3 looks up again at every use. */
+struct evp_md_st;
+const struct evp_md_st *spx_md(enum spx_cksum_algo algo);
+/* HMAC-SHA-256 of msg under key into out, on a context each thread keeps
+ * (no lookup per call). false if OpenSSL fails. */
+bool spx_hmac_sha256(const void *key, size_t klen, const void *msg,
+		     size_t mlen, unsigned char out[32]);
+
 /* The header carrying the value: "x-amz-checksum-crc32", ...,
  * "x-amz-checksum-sha256", and "content-md5" for MD5; NULL if invalid.
  * The part after "x-amz-checksum-" is the lowercase name. */

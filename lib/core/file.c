@@ -224,6 +224,19 @@ int spx_write_file_owned(const char *path, const void *data, size_t len,
 		p += w;
 		len -= (size_t)w;
 	}
+	/* The kernel stamps a new file from its coarse clock (a tick of a
+	 * few ms): two versions of a file written in one tick, on a reused
+	 * inode, would look the same to stat. Stamped to the nanosecond,
+	 * (inode, size, mtime) tells every version apart, which is what
+	 * lets a reader cache what it decoded (lib/obj's bucket records).
+	 * Best effort: a failure leaves the kernel's stamp. */
+	{
+		struct timespec ts[2];
+
+		clock_gettime(CLOCK_REALTIME, &ts[1]);
+		ts[0] = ts[1];
+		(void)futimens(fd, ts);
+	}
 	if (fsync(fd) < 0) {
 		spx_error_errno(SPX_FAIL, "cannot sync '%s'", path);
 		goto fail;

@@ -3,6 +3,8 @@
  * way the API in question does. */
 #include "spx.h"
 
+#include "checksum.h"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -150,7 +152,7 @@ static struct gw_req *req_new(struct spx_gw *gw, struct spx_http_req *req)
 	snprintf(req->note.api, sizeof(req->note.api), "%s",
 		 g->api == GW_S3 ? "s3" : "ec2");
 	g->sha = EVP_MD_CTX_new();
-	if (!g->sha || !EVP_DigestInit_ex(g->sha, EVP_sha256(), NULL))
+	if (!g->sha || !EVP_DigestInit_ex(g->sha, spx_md(SPX_CKSUM_SHA256), NULL))
 		spx_die(SPX_FAIL, "cannot initialise SHA-256");
 	req->ctx = g;
 	return g;

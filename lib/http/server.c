@@ -744,8 +744,8 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 		 * 15% of the gateway's CPU on small GETs. */
 		size_t pool = lim->max_header_bytes * 4;
 
-		if (pool < (128u << 10))
-			pool = 128u << 10;
+		if (pool < (64u << 10))
+			pool = 64u << 10;
 		/* The logger first, so that MHD reports everything after it
 		 * through us. The TLS pair last, so that END can cut it. */
 		struct MHD_OptionItem opts[] = {

@@ -57,7 +57,7 @@ int obj_writer_new(struct spx_obj *s, const struct spx_obj_bucket *b,
 		w->fds[i] = -1;
 	w->buf = spx_malloc((size_t)(s->k + s->m) * s->block);
 	w->md5 = EVP_MD_CTX_new();
-	if (!w->md5 || !EVP_DigestInit_ex(w->md5, EVP_md5(), NULL))
+	if (!w->md5 || !EVP_DigestInit_ex(w->md5, spx_md(SPX_CKSUM_MD5), NULL))
 		spx_die(SPX_FAIL, "cannot start md5");
 	w->meta.inl = (struct spx_buf)SPX_BUF_INIT;
 	w->meta.key = spx_strdup(key);

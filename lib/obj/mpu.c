@@ -475,7 +475,7 @@ int spx_obj_mpu_complete_if(struct spx_obj *s, const struct spx_obj_bucket *b,
 		goto out;
 	ud = udirs(s, bucket, id);
 	md = EVP_MD_CTX_new();
-	EVP_DigestInit_ex(md, EVP_md5(), NULL);
+	EVP_DigestInit_ex(md, spx_md(SPX_CKSUM_MD5), NULL);
 	free(info.segs);
 	info.segs = spx_calloc(n, sizeof(*info.segs));
 	info.nsegs = 0;

@@ -13,6 +13,7 @@ struct spx_obj {
 	unsigned flags;
 	struct spx_ec ec;
 	char *lockpath;		/* drive 0's .locks */
+	struct obj_bcache *bc;	/* decoded bucket records (store.c) */
 };
 
 /* Record an error of class rc (its exit status from spx_obj_status) and

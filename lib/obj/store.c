@@ -13,6 +13,21 @@
 #include "obj/index.h"
 #include "obj/obj_int.h"
 
+/* The decoded bucket records (bucket_read_cached). */
+#define BCACHE_SLOTS 256
+
+struct obj_bcache {
+	pthread_mutex_t mu;
+	struct bce {
+		bool used;
+		dev_t dev;
+		ino_t ino;
+		off_t size;
+		struct timespec mtime;
+		struct spx_obj_bucket b;
+	} e[BCACHE_SLOTS];
+};
+
 /* The exit status of each code, by -rc. How an API words a code is the
  * API's business (lib/gw/s3.c for S3). */
 static const int status_of[] = {
@@ -314,6 +329,8 @@ int spx_obj_open(const struct spx_obj_opts *o, struct spx_obj **out)
 	s->min_part = o->min_part ? o->min_part : SPX_OBJ_MIN_PART_DEFAULT;
 	s->flags = o->flags;
 	s->drives = spx_calloc(o->ndrives, sizeof(char *));
+	s->bc = spx_calloc(1, sizeof(*s->bc));
+	pthread_mutex_init(&s->bc->mu, NULL);
 	for (size_t i = 0; i < o->ndrives; i++)
 		s->drives[i] = spx_path_abs(o->drives[i]);
 	spx_ec_init(&s->ec, s->k, s->m);
@@ -353,6 +370,9 @@ void spx_obj_close(struct spx_obj *s)
 	obj_dirs_free(s->drives, s->n);
 	spx_ec_release(&s->ec);
 	free(s->lockpath);
+	if (s->bc)
+		pthread_mutex_destroy(&s->bc->mu);
+	free(s->bc);
 	free(s);
 }
 
@@ -690,27 +710,116 @@ static uint64_t doc_bit(const char *name)
 	return (uint64_t)1 << (h % 64);
 }
 
+static void bucket_from_meta(const char *name, const struct spx_obj_meta *m,
+			     struct spx_obj_bucket *out)
+{
+	const char *inc = spx_kv_get(&m->sys, "incarnation");
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	snprintf(out->owner, sizeof(out->owner), "%s", m->key);
+	snprintf(out->region, sizeof(out->region), "%.31s", m->etag);
+	out->created_ms = m->mtime_ms;
+	out->versioning = versioning_of(m);
+	snprintf(out->inc, sizeof(out->inc), "%s", inc ? inc : "");
+	out->docs = docs_of(m);
+}
+
+/* Every S3 request opens its bucket, and decoding the record costs more
+ * than the rest of a small GET's reads: the handles decoded from drive
+ * 0's record are kept, each with the identity of the file it came from.
+ * A record is never changed in place (it is replaced by rename) and
+ * spx_write_file stamps each version's mtime to the nanosecond, so
+ * (device, inode, size, mtime) names one version of the record: a stat
+ * that finds the same four finds what was decoded, whichever process
+ * wrote it. Anything else, and every failure, reads the record again. */
+static struct bce *bcache_slot(struct spx_obj *s, const char *name)
+{
+	return &s->bc->e[fnv1a(name, NULL) % BCACHE_SLOTS];
+}
+
+static bool bce_same(const struct bce *e, const char *name,
+		     const struct stat *st)
+{
+	return e->used && !strcmp(e->b.name, name) && e->dev == st->st_dev &&
+	       e->ino == st->st_ino && e->size == st->st_size &&
+	       e->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       e->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+static bool bcache_get(struct spx_obj *s, const char *name,
+		       const struct stat *st, struct spx_obj_bucket *out)
+{
+	struct bce *e = bcache_slot(s, name);
+	bool hit;
+
+	pthread_mutex_lock(&s->bc->mu);
+	hit = bce_same(e, name, st);
+	if (hit)
+		*out = e->b;
+	pthread_mutex_unlock(&s->bc->mu);
+	return hit;
+}
+
+static void bcache_put(struct spx_obj *s, const struct stat *st,
+		       const struct spx_obj_bucket *b)
+{
+	struct bce *e = bcache_slot(s, b->name);
+
+	pthread_mutex_lock(&s->bc->mu);
+	e->used = true;
+	e->dev = st->st_dev;
+	e->ino = st->st_ino;
+	e->size = st->st_size;
+	e->mtime = st->st_mtim;
+	e->b = *b;
+	pthread_mutex_unlock(&s->bc->mu);
+}
+
+/* Drive 0's record through the cache: 0, or -1 for the full read. */
+static int bucket_read_cached(struct spx_obj *s, const char *name,
+			      struct spx_obj_bucket *out)
+{
+	char *path = spx_xprintf("%s/b/%s/info", s->drives[0], name);
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	struct stat st;
+	int fd, rc = -1;
+
+	if (stat(path, &st) == 0 && bcache_get(s, name, &st, out)) {
+		free(path);
+		return 0;
+	}
+	/* The identity and the bytes of one file: the one open. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    meta_read_fd(fd, path, &m) == 0) {
+		bucket_from_meta(name, &m, out);
+		bcache_put(s, &st, out);
+		rc = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	spx_obj_meta_release(&m);
+	free(path);
+	return rc;
+}
+
 static int bucket_read(struct spx_obj *s, const char *name,
 		       struct spx_obj_bucket *out)
 {
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
-	int rc = bucket_info(s, name, &m);
+	struct spx_obj_bucket b;
+	int rc;
 
-	if (rc < 0)
-		return rc;
-	if (out) {
-		memset(out, 0, sizeof(*out));
-		snprintf(out->name, sizeof(out->name), "%s", name);
-		snprintf(out->owner, sizeof(out->owner), "%s", m.key);
-		snprintf(out->region, sizeof(out->region), "%.31s", m.etag);
-		out->created_ms = m.mtime_ms;
-		out->versioning = versioning_of(&m);
-		snprintf(out->inc, sizeof(out->inc), "%s",
-			 spx_kv_get(&m.sys, "incarnation")
-				 ? spx_kv_get(&m.sys, "incarnation")
-				 : "");
-		out->docs = docs_of(&m);
+	if (bucket_read_cached(s, name, &b) == 0) {
+		if (out)
+			*out = b;
+		return 0;
 	}
+	if ((rc = bucket_info(s, name, &m)) < 0)
+		return rc;
+	if (out)
+		bucket_from_meta(name, &m, out);
 	spx_obj_meta_release(&m);
 	return 0;
 }
@@ -751,16 +860,18 @@ int obj_bucket_read_ok(struct spx_obj *s, const struct spx_obj_bucket *b,
 int obj_bucket_current(struct spx_obj *s, const struct spx_obj_bucket *b,
 		       enum spx_obj_versioning *v)
 {
-	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	struct spx_obj_bucket cur;
 	int rc = obj_bucket_name(b);
 
 	if (!rc)
-		rc = bucket_info(s, b->name, &m);
-	if (!rc)
-		rc = bucket_same(b, &m);
+		rc = bucket_read(s, b->name, &cur);
+	if (!rc && (strcmp(cur.inc, b->inc) || strcmp(cur.owner, b->owner)))
+		rc = obj_err(SPX_OBJ_NO_SUCH_BUCKET,
+			     "bucket '%s' was deleted (another of the name "
+			     "exists now)",
+			     b->name);
 	if (v)
-		*v = rc ? SPX_OBJ_UNVERSIONED : versioning_of(&m);
-	spx_obj_meta_release(&m);
+		*v = rc ? SPX_OBJ_UNVERSIONED : cur.versioning;
 	return rc;
 }
 

@@ -1924,6 +1924,74 @@ static void test_incarnation(void)
 	spx_obj_close(s);
 }
 
+/* Bucket records are cached per store handle (one per process): a change
+ * made through another handle, as another process would, is seen at the
+ * next open, and so are a delete and a re-creation; two versions of the
+ * record written within one tick of the kernel's clock still differ by
+ * mtime (spx_write_file stamps it to the nanosecond). */
+static void test_bucket_cache(void)
+{
+	struct spx_obj *s = open_store("bc", 1, 0, 64, 0);
+	struct spx_obj *t = open_store("bc", 1, 0, 64, 0);
+	struct spx_obj_bucket a, b;
+	struct spx_kvlist tags = SPX_KVLIST_INIT;
+	char *info = spx_xprintf("%s/bc/d0/b/bc1/info", root);
+	struct stat st1, st2;
+
+	T_INT(spx_obj_bucket_create(s, "bc1", "111111111111", "us-east-1"), 0, "a bucket");
+	T_INT(spx_obj_bucket_open(s, "bc1", &a), 0, "open it (cached)");
+	T_INT(spx_obj_bucket_open(s, "bc1", &a), 0, "open it again (from the cache)");
+	T_INT(a.versioning, SPX_OBJ_UNVERSIONED, "unversioned");
+	T_INT(spx_obj_bucket_open(t, "bc1", &b), 0, "the other process opens it");
+	T_INT(spx_obj_bucket_set_versioning(t, &b, SPX_OBJ_VERSIONING_ENABLED), 0,
+	      "and enables versioning");
+	T_INT(spx_obj_bucket_open(s, "bc1", &a), 0, "open it here");
+	T_INT(a.versioning, SPX_OBJ_VERSIONING_ENABLED, "versioning is seen at once");
+	T_INT(stat(info, &st1), 0, "stat the record");
+	spx_kv_add(&tags, "k", "1");
+	T_INT(spx_obj_bucket_set_tags(t, &b, &tags), 0, "tags, there");
+	T_INT(stat(info, &st2), 0, "stat it again");
+	T_OK(st1.st_mtim.tv_sec != st2.st_mtim.tv_sec ||
+		     st1.st_mtim.tv_nsec != st2.st_mtim.tv_nsec,
+	     "the new record has another mtime");
+	/* Many versions of one file in quick succession, each of the same
+	 * size: the kernel's coarse clock would give several the same. */
+	{
+		char *f = spx_xprintf("%s/bc/stamp", root);
+		struct timespec seen[40];
+		int dup = 0;
+
+		for (int i = 0; i < 40; i++) {
+			struct stat st;
+
+			spx_write_file(f, "x", 1, 0644, false);
+			stat(f, &st);
+			seen[i] = st.st_mtim;
+			for (int j = 0; j < i; j++)
+				dup += seen[j].tv_sec == seen[i].tv_sec &&
+				       seen[j].tv_nsec == seen[i].tv_nsec;
+		}
+		T_INT(dup, 0, "40 versions of a file written at once: 40 mtimes");
+		free(f);
+	}
+	T_INT(spx_obj_bucket_set_versioning(t, &b, SPX_OBJ_VERSIONING_SUSPENDED), 0,
+	      "suspended, there");
+	T_INT(spx_obj_bucket_open(s, "bc1", &a), 0, "open it here");
+	T_INT(a.versioning, SPX_OBJ_VERSIONING_SUSPENDED, "suspended, here");
+	T_INT(spx_obj_bucket_delete(t, &b), 0, "the other process deletes it");
+	T_INT(spx_obj_bucket_open(s, "bc1", &a), SPX_OBJ_NO_SUCH_BUCKET, "gone here too");
+	T_INT(spx_obj_bucket_create(t, "bc1", "222222222222", "us-east-1"), 0,
+	      "and makes another of the name");
+	T_INT(spx_obj_bucket_open(s, "bc1", &a), 0, "open it here");
+	T_STR(a.owner, "222222222222", "the new owner");
+	T_INT(spx_obj_bucket_open(t, "bc1", &b), 0, "open it there");
+	T_STR(a.inc, b.inc, "the new incarnation");
+	spx_kv_free(&tags);
+	free(info);
+	spx_obj_close(t);
+	spx_obj_close(s);
+}
+
 /* Re-sending a part while CompleteMultipartUpload runs: Complete must see
  * one consistent set of parts, so the object it acknowledges has all its
  * shards. A child process re-commits part 1 (same bytes, so the same
@@ -2141,6 +2209,7 @@ int main(void)
 	test_version_race();
 	test_mpu_race();
 	test_incarnation();
+	test_bucket_cache();
 	test_put_delete_race();
 	test_lock_hooks();
 	test_condition();
