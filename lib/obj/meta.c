@@ -15,6 +15,7 @@
 
 #include "hex.h"
 #include "id.h"
+#include "jsonr.h"
 #include "obj/obj_int.h"
 
 #define MAGIC "spx-obj-meta 1 "
@@ -136,45 +137,50 @@ static int parse_dec(const char **s, const char *end, const char *lit,
 	return 0;
 }
 
-static int get_kv(json_t *o, const char *name, struct spx_kvlist *l)
-{
-	json_t *obj = json_object_get(o, name), *v;
-	const char *k;
+/* A map of strings: keys non-empty and at most 1024 bytes, values at
+ * most 8192, no key twice, at most KV_MAX entries. */
+#define KV_MAX 4096
 
-	if (!json_is_object(obj))
-		return -1;
-	json_object_foreach(obj, k, v) {
-		if (!json_is_string(v) || !*k || strlen(k) > 1024 ||
-		    json_string_length(v) > 8192 ||
-		    strlen(json_string_value(v)) != json_string_length(v))
-			return -1;
-		spx_kv_add(l, k, json_string_value(v));
+static bool read_kv(struct spx_jr *j, struct spx_kvlist *l)
+{
+	char *k;
+	int r;
+
+	if (!spx_jr_obj(j))
+		return false;
+	while ((r = spx_jr_key(j)) == 1) {
+		if (!j->s.len || j->s.len > 1024 || l->n >= KV_MAX ||
+		    spx_kv_get(l, j->s.p))
+			return false;
+		k = spx_strdup(j->s.p);
+		if (!spx_jr_str(j) || j->s.len > 8192) {
+			free(k);
+			return false;
+		}
+		spx_kv_add(l, k, j->s.p);
+		free(k);
 	}
-	return 0;
+	return r == 0;
 }
 
-static int get_u64(json_t *o, const char *name, uint64_t max, uint64_t *out)
+static bool read_u64(struct spx_jr *j, uint64_t max, uint64_t *out)
 {
-	json_t *v = json_object_get(o, name);
+	int64_t v;
 
-	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-	    (uint64_t)json_integer_value(v) > max)
-		return -1;
-	*out = (uint64_t)json_integer_value(v);
-	return 0;
+	if (!spx_jr_int(j, &v) || v < 0 || (uint64_t)v > max)
+		return false;
+	*out = (uint64_t)v;
+	return true;
 }
 
 /* A part's checksum: base64 that decodes, shorter than max. */
-static bool cksum_ok(const json_t *v, size_t max)
+static bool cksum_ok(const char *v, size_t n, size_t max)
 {
 	unsigned char raw[SPX_CKSUM_MAX];
-	size_t n = json_is_string(v) ? json_string_length(v) : 0, got = 0;
+	size_t got = 0;
 
 	return n && n < max &&
-	       strlen(json_string_value(v)) == n &&
-	       spx_base64_decode(json_string_value(v), n, raw, sizeof(raw),
-				 &got) == 0 &&
-	       got;
+	       spx_base64_decode(v, n, raw, sizeof(raw), &got) == 0 && got;
 }
 
 static bool seg_name_ok(const char *s)
@@ -190,14 +196,208 @@ static bool seg_name_ok(const char *s)
 	return true;
 }
 
+/* One segment: [name, size, md5] or [name, size, md5, checksum]. */
+static bool read_seg(struct spx_jr *j, struct spx_obj_seg *g)
+{
+	uint64_t size;
+
+	if (!spx_jr_arr(j) || spx_jr_item(j) != 1 || !spx_jr_str(j) ||
+	    !seg_name_ok(j->s.p))
+		return false;
+	snprintf(g->name, sizeof(g->name), "%s", j->s.p);
+	if (spx_jr_item(j) != 1 || !read_u64(j, (uint64_t)INT64_MAX, &size))
+		return false;
+	g->size = size;
+	if (spx_jr_item(j) != 1 || !spx_jr_str(j) || j->s.len != 32 ||
+	    !spx_is_lower_hex(j->s.p, 32))
+		return false;
+	memcpy(g->md5, j->s.p, 33);
+	switch (spx_jr_item(j)) {
+	case 0:
+		return true;
+	case 1:
+		if (!spx_jr_str(j) || !cksum_ok(j->s.p, j->s.len, sizeof(g->cksum)))
+			return false;
+		memcpy(g->cksum, j->s.p, j->s.len + 1);
+		return spx_jr_item(j) == 0;
+	default:
+		return false;
+	}
+}
+
+static bool read_segs(struct spx_jr *j, struct spx_obj_meta *m)
+{
+	size_t cap = 0;
+	int r;
+
+	if (!spx_jr_arr(j))
+		return false;
+	while ((r = spx_jr_item(j)) == 1) {
+		if (m->nsegs >= SPX_OBJ_MAX_PARTS)
+			return false;
+		if (m->nsegs == cap) {
+			cap = cap ? cap * 2 : 4;
+			m->segs = spx_realloc(m->segs, cap * sizeof(*m->segs));
+		}
+		memset(&m->segs[m->nsegs], 0, sizeof(*m->segs));
+		if (!read_seg(j, &m->segs[m->nsegs]))
+			return false;
+		m->nsegs++;
+	}
+	return r == 0;
+}
+
+/* The members of the JSON part, in any order, each once. */
+enum {
+	F_KEY, F_SIZE, F_ETAG, F_MTIME, F_GEN, F_SYS, F_USER, F_CKSUMS,
+	F_TAGS, F_K, F_M, F_BLOCK, F_DATA, F_SEGS, F_PARTS, F_INLINE,
+	F_INC, F_VID, F_DM, F_N
+};
+static const char *const fields[F_N] = {
+	"key", "size", "etag", "mtime", "gen", "sys", "user", "checksums",
+	"tags", "k", "m", "block", "data", "segs", "parts", "inline",
+	"inc", "vid", "dm",
+};
+#define F_REQUIRED ((1u << F_INC) - 1)
+
+/* Read one member's value into m: NULL, or what is wrong. */
+static const char *read_field(struct spx_jr *j, int f, struct spx_obj_meta *m,
+			      uint64_t *mv)
+{
+	uint64_t v;
+	bool b;
+
+	switch (f) {
+	case F_KEY:
+		if (!spx_jr_str(j) || j->s.len > SPX_OBJ_KEY_MAX)
+			return "bad key";
+		m->key = spx_strdup(j->s.p);
+		return NULL;
+	case F_ETAG:
+		if (!spx_jr_str(j) || j->s.len >= SPX_OBJ_ETAG_SIZE)
+			return "bad etag";
+		memcpy(m->etag, j->s.p, j->s.len + 1);
+		return NULL;
+	case F_DATA:
+		if (!spx_jr_str(j) || j->s.len >= sizeof(m->data) ||
+		    (j->s.len && !seg_name_ok(j->s.p)))
+			return "bad data directory";
+		memcpy(m->data, j->s.p, j->s.len + 1);
+		return NULL;
+	case F_SIZE:
+	case F_GEN:
+	case F_MTIME:
+		if (!read_u64(j, (uint64_t)INT64_MAX, &v))
+			return "bad size, gen or mtime";
+		if (f == F_SIZE)
+			m->size = v;
+		else if (f == F_GEN)
+			m->gen = v;
+		else
+			m->mtime_ms = (int64_t)v;
+		return NULL;
+	case F_K:
+		if (!read_u64(j, 32, &v) || v < 1)
+			return "bad k";
+		m->k = (int)v;
+		return NULL;
+	case F_M:
+		/* Checked against k once both are read. */
+		return read_u64(j, 32, mv) ? NULL : "bad m";
+	case F_BLOCK:
+		if (!read_u64(j, 1u << 30, &v) || v < 64)
+			return "bad block";
+		m->block = (uint32_t)v;
+		return NULL;
+	case F_PARTS:
+		if (!read_u64(j, SPX_OBJ_MAX_PARTS, &v))
+			return "bad parts";
+		m->nparts = (size_t)v;
+		return NULL;
+	case F_SYS:
+		return read_kv(j, &m->sys) ? NULL : "bad string map";
+	case F_USER:
+		return read_kv(j, &m->user) ? NULL : "bad string map";
+	case F_CKSUMS:
+		return read_kv(j, &m->checksums) ? NULL : "bad string map";
+	case F_TAGS:
+		return read_kv(j, &m->tags) ? NULL : "bad string map";
+	case F_INLINE:
+		if (!spx_jr_bool(j, &b))
+			return "bad inline flag";
+		m->is_inline = b;
+		return NULL;
+	case F_INC:
+		if (!spx_jr_str(j) || j->s.len != 16 ||
+		    strspn(j->s.p, "0123456789abcdef") != 16)
+			return "bad incarnation";
+		memcpy(m->inc, j->s.p, 17);
+		return NULL;
+	case F_VID:
+		if (!spx_jr_str(j) || !spx_s3_version_id_valid(j->s.p) ||
+		    j->s.len >= sizeof(m->vid))
+			return "bad version id";
+		memcpy(m->vid, j->s.p, j->s.len + 1);
+		return NULL;
+	case F_DM:
+		if (!spx_jr_bool(j, &b) || !b)
+			return "bad delete marker flag";
+		m->delete_marker = true;
+		return NULL;
+	case F_SEGS:
+		return read_segs(j, m) ? NULL : "bad segments";
+	default:
+		return spx_jr_skip(j) ? NULL : "bad json";
+	}
+}
+
+/* The JSON part into m: 0, or the error. */
+static int read_json(const char *p, size_t n, struct spx_obj_meta *m)
+{
+	struct spx_jr j;
+	const char *why = NULL;
+	unsigned seen = 0;
+	uint64_t mv = 0, total = 0;
+	int r;
+
+	spx_jr_init(&j, p, n);
+	if (!spx_jr_obj(&j))
+		why = "bad json";
+	while (!why && (r = spx_jr_key(&j)) == 1) {
+		int f = 0;
+
+		while (f < F_N && strcmp(j.s.p, fields[f]))
+			f++;
+		if (f < F_N && (seen & 1u << f))
+			why = "bad json"; /* a member twice */
+		else if (!(why = read_field(&j, f, m, &mv)) && f < F_N)
+			seen |= 1u << f;
+	}
+	if (!why && (r != 0 || !spx_jr_end(&j)))
+		why = "bad json";
+	spx_jr_release(&j);
+	if (!why && (seen & F_REQUIRED) != F_REQUIRED)
+		why = "a member is missing";
+	if (!why && mv > 32 - (uint64_t)m->k)
+		why = "bad m";
+	m->m = (int)mv;
+	if (!why && m->delete_marker && (!m->is_inline || m->size))
+		why = "a delete marker with content";
+	for (size_t i = 0; !why && i < m->nsegs; i++) {
+		if (m->segs[i].size > (uint64_t)INT64_MAX - total)
+			why = "bad segment size";
+		total += m->segs[i].size;
+	}
+	if (!why && (m->is_inline ? m->nsegs != 0 : total != m->size))
+		why = "sizes disagree";
+	return why ? bad(why) : 0;
+}
+
 int spx_obj_meta_decode(const char *p, size_t n, struct spx_obj_meta *m)
 {
 	const char *s = p, *end = p + n, *nl;
-	uint64_t jl, dl, crc = 0, v, total = 0;
-	json_t *o = NULL, *segs, *x;
-	json_error_t je;
+	uint64_t jl, dl, crc = 0;
 	char hexbuf[9];
-	int rc = SPX_OBJ_INTERNAL;
 
 	memset(m, 0, sizeof(*m));
 	m->inl = (struct spx_buf)SPX_BUF_INIT;
@@ -221,148 +421,13 @@ int spx_obj_meta_decode(const char *p, size_t n, struct spx_obj_meta *m)
 		return bad("bad length");
 	if (spx_crc32c(s, (size_t)(jl + dl)) != (uint32_t)crc)
 		return bad("checksum mismatch");
-	o = json_loadb(s, (size_t)jl, JSON_REJECT_DUPLICATES, &je);
-	if (!json_is_object(o)) {
-		bad("bad json");
-		goto out;
-	}
-	x = json_object_get(o, "key");
-	if (!json_is_string(x) ||
-	    strlen(json_string_value(x)) != json_string_length(x) ||
-	    json_string_length(x) > SPX_OBJ_KEY_MAX) {
-		bad("bad key");
-		goto out;
-	}
-	m->key = spx_strdup(json_string_value(x));
-	x = json_object_get(o, "etag");
-	if (!json_is_string(x) || json_string_length(x) >= SPX_OBJ_ETAG_SIZE ||
-	    strlen(json_string_value(x)) != json_string_length(x)) {
-		bad("bad etag");
-		goto out;
-	}
-	memcpy(m->etag, json_string_value(x), json_string_length(x) + 1);
-	x = json_object_get(o, "data");
-	if (!json_is_string(x) || json_string_length(x) >= sizeof(m->data) ||
-	    (json_string_length(x) && !seg_name_ok(json_string_value(x)))) {
-		bad("bad data directory");
-		goto out;
-	}
-	memcpy(m->data, json_string_value(x), json_string_length(x) + 1);
-	if (get_u64(o, "size", (uint64_t)INT64_MAX, &m->size) < 0 ||
-	    get_u64(o, "gen", (uint64_t)INT64_MAX, &m->gen) < 0 ||
-	    get_u64(o, "mtime", (uint64_t)INT64_MAX, &v) < 0) {
-		bad("bad size, gen or mtime");
-		goto out;
-	}
-	m->mtime_ms = (int64_t)v;
-	if (get_u64(o, "k", 32, &v) < 0 || v < 1) {
-		bad("bad k");
-		goto out;
-	}
-	m->k = (int)v;
-	if (get_u64(o, "m", 32 - (uint64_t)m->k, &v) < 0) {
-		bad("bad m");
-		goto out;
-	}
-	m->m = (int)v;
-	if (get_u64(o, "block", 1u << 30, &v) < 0 || v < 64) {
-		bad("bad block");
-		goto out;
-	}
-	m->block = (uint32_t)v;
-	if (get_u64(o, "parts", SPX_OBJ_MAX_PARTS, &v) < 0) {
-		bad("bad parts");
-		goto out;
-	}
-	m->nparts = (size_t)v;
-	if (get_kv(o, "sys", &m->sys) < 0 || get_kv(o, "user", &m->user) < 0 ||
-	    get_kv(o, "checksums", &m->checksums) < 0 ||
-	    get_kv(o, "tags", &m->tags) < 0) {
-		bad("bad string map");
-		goto out;
-	}
-	x = json_object_get(o, "inline");
-	if (!json_is_boolean(x)) {
-		bad("bad inline flag");
-		goto out;
-	}
-	m->is_inline = json_is_true(x);
-	x = json_object_get(o, "inc");
-	if (x && (!json_is_string(x) || json_string_length(x) != 16 ||
-		  strspn(json_string_value(x), "0123456789abcdef") != 16)) {
-		bad("bad incarnation");
-		goto out;
-	}
-	if (x)
-		memcpy(m->inc, json_string_value(x), 17);
-	x = json_object_get(o, "vid");
-	if (x && (!json_is_string(x) ||
-		  !spx_s3_version_id_valid(json_string_value(x)) ||
-		  strlen(json_string_value(x)) != json_string_length(x))) {
-		bad("bad version id");
-		goto out;
-	}
-	if (x)
-		memcpy(m->vid, json_string_value(x), json_string_length(x) + 1);
-	x = json_object_get(o, "dm");
-	if (x && !json_is_true(x)) {
-		bad("bad delete marker flag");
-		goto out;
-	}
-	m->delete_marker = x != NULL;
-	if (m->delete_marker && (!m->is_inline || m->size)) {
-		bad("a delete marker with content");
-		goto out;
-	}
-	segs = json_object_get(o, "segs");
-	if (!json_is_array(segs) ||
-	    json_array_size(segs) > SPX_OBJ_MAX_PARTS) {
-		bad("bad segments");
-		goto out;
-	}
-	m->nsegs = json_array_size(segs);
-	m->segs = spx_calloc(m->nsegs ? m->nsegs : 1, sizeof(*m->segs));
-	for (size_t i = 0; i < m->nsegs; i++) {
-		json_t *e = json_array_get(segs, i), *a, *b, *c, *d;
-
-		a = json_array_get(e, 0);
-		b = json_array_get(e, 1);
-		c = json_array_get(e, 2);
-		d = json_array_get(e, 3);
-		if (!json_is_array(e) ||
-		    (json_array_size(e) != 3 && json_array_size(e) != 4) ||
-		    !json_is_string(a) || !seg_name_ok(json_string_value(a)) ||
-		    !json_is_integer(b) || json_integer_value(b) < 0 ||
-		    !json_is_string(c) || json_string_length(c) != 32 ||
-		    !spx_is_lower_hex(json_string_value(c), 32) ||
-		    (d && !cksum_ok(d, sizeof(m->segs[i].cksum)))) {
-			bad("bad segment");
-			goto out;
-		}
-		if (d)
-			snprintf(m->segs[i].cksum, sizeof(m->segs[i].cksum),
-				 "%s", json_string_value(d));
-		snprintf(m->segs[i].name, sizeof(m->segs[i].name), "%s",
-			 json_string_value(a));
-		m->segs[i].size = (uint64_t)json_integer_value(b);
-		memcpy(m->segs[i].md5, json_string_value(c), 33);
-		if (m->segs[i].size > (uint64_t)INT64_MAX - total) {
-			bad("bad segment size");
-			goto out;
-		}
-		total += m->segs[i].size;
-	}
-	if (m->is_inline ? (m->nsegs || dl != m->size)
-			 : (dl || total != m->size)) {
-		bad("sizes disagree");
-		goto out;
+	if (read_json(s, (size_t)jl, m) < 0 ||
+	    ((m->is_inline ? dl != m->size : dl != 0) &&
+	     bad("sizes disagree") < 0)) {
+		spx_obj_meta_release(m);
+		return SPX_OBJ_INTERNAL;
 	}
 	if (m->is_inline)
 		spx_buf_add(&m->inl, s + jl, (size_t)dl);
-	rc = 0;
-out:
-	json_decref(o);
-	if (rc < 0)
-		spx_obj_meta_release(m);
-	return rc;
+	return 0;
 }
