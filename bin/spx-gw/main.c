@@ -148,6 +148,7 @@ static int cmd_serve(const struct spx_args *a)
 		.body_timeout_ms = (unsigned)self->gw.body_timeout * 1000,
 		.body_min_rate = (uint64_t)self->gw.body_min_rate,
 		.idle_timeout_s = (unsigned)self->gw.idle_timeout,
+		.workers = (unsigned)self->gw.write_threads,
 	};
 	if (spx_http_start(ls, 2, (unsigned)self->gw.threads,
 			   spx_gw_limits(gw), &conns, spx_gw_handler(gw), alog,

@@ -142,6 +142,12 @@ static const struct field fields[] = {
 	  NODE(gw.s3_public_access_block) },
 	{ S_NODE, "gw.threads", K_INT, "8", 1, 256, 0,
 	  "request threads per API port", NODE(gw.threads) },
+	{ S_NODE, "gw.write_threads", K_INT, "16", 0, 256, 0,
+	  "threads, shared by the API ports, that finish requests which "
+	  "change something "
+	  "(their commit and its syncs) while the request threads serve "
+	  "other connections; 0: the request thread finishes them",
+	  NODE(gw.write_threads) },
 	{ S_NODE, "gw.max_header_bytes", K_INT, "16384", 1024, 1048576, 0,
 	  "the largest request head accepted", NODE(gw.max_header_bytes) },
 	{ S_NODE, "gw.max_body_bytes", K_INT, "5368709120", 1, INT64_MAX, 0,

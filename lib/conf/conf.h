@@ -68,6 +68,7 @@ struct spx_conf_node {
 		bool s3_sigv2;	/* S3 accepts Signature Version 2 */
 		bool s3_public_access_block; /* buckets' default: all on */
 		int threads;
+		int write_threads;
 		int64_t max_header_bytes;
 		int64_t max_body_bytes;
 		int64_t max_query_body_bytes;

@@ -117,6 +117,11 @@ struct spx_http_conns {
 	/* libmicrohttpd's idle timeout, for every other phase (a client
 	 * that stops reading an answer), in seconds. */
 	unsigned idle_timeout_s;
+	/* Threads that finish requests which change something (any method
+	 * but GET, HEAD and OPTIONS): the handler's end runs there while
+	 * the connection waits, suspended, so a request thread never waits
+	 * on the disk. 0: it runs on the request thread. */
+	unsigned workers;
 };
 
 /* The access log: one line per request, whatever its outcome, written

@@ -65,6 +65,13 @@ struct spx_http_server {
 		char last[64];
 		int64_t since_ms;
 	} cut;
+	/* The workers that finish writes, and their queue (jmu). */
+	pthread_t *wk;
+	unsigned nwk;
+	pthread_mutex_t jmu;
+	pthread_cond_t jcv;
+	bool jstop;
+	struct conn *jhead, *jtail;
 };
 
 /* What is left of a body after the answer is known is read and thrown
@@ -120,6 +127,11 @@ struct conn {
 	uint64_t sent;		/* body bytes handed to MHD */
 	bool gen_failed;	/* the body generator failed midway */
 	bool buffered;		/* the body was handed to MHD whole */
+	/* Finished by a worker (finish_later): the connection, suspended
+	 * meanwhile, and whether the handler's end has run. */
+	struct MHD_Connection *mc;
+	bool ended;
+	struct conn *jnext;
 };
 
 static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
@@ -541,6 +553,104 @@ static void begin(struct lctx *l, struct MHD_Connection *c, struct conn *cn,
 	spx_http_drive_begin(srv->h, &cn->lim, &cn->req, col.bytes, &cn->resp);
 }
 
+/* ---- the workers that finish writes --------------------------------
+ *
+ * A request that changes something ends in the handler's end, which
+ * commits it: files written and synced, a wait on the disk of a few
+ * milliseconds. On a request thread that wait would hold up every other
+ * connection the thread serves, so the number of request threads would
+ * have to follow the number of writers; instead the connection is
+ * suspended, a worker runs the end, and resuming it brings the answer
+ * back to the request thread, which sends it. Reads (GET, HEAD,
+ * OPTIONS) end on the request thread: their end reads what the page
+ * cache mostly holds, and a hand-over would cost more than it saves. */
+
+static bool is_read(const char *method)
+{
+	return method && (!strcmp(method, "GET") || !strcmp(method, "HEAD") ||
+			  !strcmp(method, "OPTIONS"));
+}
+
+static bool finish_later(struct spx_http_server *srv, struct MHD_Connection *c,
+			 struct conn *cn)
+{
+	if (!srv->nwk || is_read(cn->req.method))
+		return false;
+	cn->mc = c;
+	cn->jnext = NULL;
+	MHD_suspend_connection(c);
+	pthread_mutex_lock(&srv->jmu);
+	if (srv->jtail)
+		srv->jtail->jnext = cn;
+	else
+		srv->jhead = cn;
+	srv->jtail = cn;
+	pthread_cond_signal(&srv->jcv);
+	pthread_mutex_unlock(&srv->jmu);
+	return true;
+}
+
+static void *worker(void *arg)
+{
+	struct spx_http_server *srv = arg;
+
+	pthread_mutex_lock(&srv->jmu);
+	for (;;) {
+		struct conn *cn = srv->jhead;
+
+		if (!cn) {
+			if (srv->jstop)
+				break;
+			pthread_cond_wait(&srv->jcv, &srv->jmu);
+			continue;
+		}
+		srv->jhead = cn->jnext;
+		if (!srv->jhead)
+			srv->jtail = NULL;
+		pthread_mutex_unlock(&srv->jmu);
+		spx_http_drive_end(srv->h, &cn->req, &cn->resp);
+		cn->ended = true;
+		/* MHD calls on_request again, on the connection's own
+		 * thread, which queues the answer. */
+		MHD_resume_connection(cn->mc);
+		pthread_mutex_lock(&srv->jmu);
+	}
+	pthread_mutex_unlock(&srv->jmu);
+	return NULL;
+}
+
+/* Every job queued is finished (its connection resumed) before the
+ * workers stop: the daemons stop after them. */
+static void workers_stop(struct spx_http_server *srv)
+{
+	if (!srv->wk)
+		return;
+	pthread_mutex_lock(&srv->jmu);
+	srv->jstop = true;
+	pthread_cond_broadcast(&srv->jcv);
+	pthread_mutex_unlock(&srv->jmu);
+	for (unsigned i = 0; i < srv->nwk; i++)
+		pthread_join(srv->wk[i], NULL);
+	free(srv->wk);
+	srv->wk = NULL;
+	srv->nwk = 0;
+}
+
+static int workers_start(struct spx_http_server *srv, unsigned n)
+{
+	srv->wk = spx_calloc(n ? n : 1, sizeof(*srv->wk));
+	for (unsigned i = 0; i < n; i++) {
+		int e = pthread_create(&srv->wk[i], NULL, worker, srv);
+
+		if (e) {
+			errno = e;
+			return spx_error_errno(SPX_FAIL, "cannot start a thread");
+		}
+		srv->nwk = i + 1;
+	}
+	return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *url, const char *method,
 				  const char *version, const char *upload,
@@ -591,9 +701,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		phase(srv, cn->sc, PH_BODY, -1, 0);
 		return MHD_YES;
 	}
-	phase(srv, cn->sc, PH_ANSWER, 1, 0);
-	if (!cn->resp.ready)
-		spx_http_drive_end(srv->h, &cn->req, &cn->resp);
+	if (!cn->ended) {
+		phase(srv, cn->sc, PH_ANSWER, 1, 0);
+		if (!cn->resp.ready && finish_later(srv, c, cn))
+			return MHD_YES;
+		if (!cn->resp.ready)
+			spx_http_drive_end(srv->h, &cn->req, &cn->resp);
+	}
 	ret = cn->queued ? MHD_YES : queue(c, cn);
 	phase(srv, cn->sc, PH_ANSWER, -1, 0);
 	return ret;
@@ -721,7 +835,11 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&srv->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&srv->jmu, NULL);
+	pthread_cond_init(&srv->jcv, NULL);
 	srv->mu_init = true;
+	if (srv->conns.workers && workers_start(srv, srv->conns.workers) < 0)
+		goto fail;
 	for (size_t i = 0; i < n; i++) {
 		if (parse_addr(ls[i].bind, ls[i].port, &ss) < 0)
 			goto fail;
@@ -731,6 +849,8 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 		srv->l[i].max_body = ls[i].max_body_bytes;
 		flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			MHD_USE_ERROR_LOG;
+		if (srv->conns.workers)
+			flags |= MHD_ALLOW_SUSPEND_RESUME;
 		if (ss.ss_family == AF_INET6)
 			flags |= MHD_USE_IPv6;
 		if (ls[i].cert_pem)
@@ -812,6 +932,7 @@ void spx_http_stop(struct spx_http_server *srv)
 		pthread_mutex_unlock(&srv->mu);
 		pthread_join(srv->sweeper, NULL);
 	}
+	workers_stop(srv);
 	for (size_t i = 0; i < srv->n; i++)
 		if (srv->d[i])
 			MHD_stop_daemon(srv->d[i]);
@@ -826,6 +947,8 @@ void spx_http_stop(struct spx_http_server *srv)
 	if (srv->mu_init) {
 		pthread_cond_destroy(&srv->cv);
 		pthread_mutex_destroy(&srv->mu);
+		pthread_cond_destroy(&srv->jcv);
+		pthread_mutex_destroy(&srv->jmu);
 	}
 	free(srv);
 }
