@@ -349,7 +349,31 @@ struct f4k {
 	double until;
 	long *ops;
 	int err;
+	bool layout;
 };
+
+/* One durable 4 KiB object as spx's store lays it out (a directory per
+ * key, its metadata written beside and renamed in, then both
+ * directories synced): the floor under a PUT of a new key. */
+static int layout_op(const char *dir, long n, const unsigned char *b)
+{
+	char *k = spx_xprintf("%s/%ld", dir, n);
+	char *tmp = spx_xprintf("%s/.tmp", k), *meta = spx_xprintf("%s/meta", k);
+	int fd = -1, rc = -1;
+
+	if (mkdir(k, 0755) == 0 &&
+	    (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) >= 0 &&
+	    write(fd, b, 4096) == 4096 && fsync(fd) == 0 && close(fd) == 0 &&
+	    rename(tmp, meta) == 0 && spx_fsync_dir(k) == 0 &&
+	    spx_fsync_dir(dir) == 0)
+		rc = 0;
+	else if (fd >= 0)
+		close(fd);
+	free(k);
+	free(tmp);
+	free(meta);
+	return rc;
+}
 
 static void *f4k_thread(void *arg, int i)
 {
@@ -362,8 +386,16 @@ static void *f4k_thread(void *arg, int i)
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		f->err = errno;
 	while (!f->err && now_s() < f->until) {
-		char *p = spx_xprintf("%s/%ld", dir, n);
-		int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		char *p;
+		int fd;
+
+		if (f->layout) {
+			if (layout_op(dir, n++, b) < 0)
+				f->err = errno ? errno : EIO;
+			continue;
+		}
+		p = spx_xprintf("%s/%ld", dir, n);
+		fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 		/* A durable new file: its data and its directory entry. */
 		if (fd < 0 || write(fd, b, sizeof(b)) != (ssize_t)sizeof(b) ||
@@ -379,10 +411,10 @@ static void *f4k_thread(void *arg, int i)
 	return NULL;
 }
 
-double fsync_4k(const char *dir, int n, double secs)
+double fsync_4k(const char *dir, int n, double secs, bool layout)
 {
 	long *ops = spx_calloc((size_t)n, sizeof(long));
-	struct f4k f = { dir, 0, ops, 0 };
+	struct f4k f = { dir, 0, ops, 0, layout };
 	double t0, total = 0;
 
 	if (spx_mkdirs(dir, 0755) < 0) {

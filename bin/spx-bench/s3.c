@@ -497,7 +497,7 @@ static int small_ops(struct s3b *b)
 	char *fdir = spx_xprintf("%s/f4k", b->dir);
 	struct small s = { .e = b->gw, .prefix = prefix, .put = true,
 			   .written = written };
-	double put, get, lput, lget;
+	double put, get, lput, lget, llay;
 	int rc = -1;
 
 	put = small_run(&s, b->secs);
@@ -520,8 +520,12 @@ static int small_ops(struct s3b *b)
 	get = small_run(&s, b->secs);
 	if (get < 0)
 		goto out;
-	lput = fsync_4k(fdir, SMALL_CLIENTS, b->secs);
+	lput = fsync_4k(fdir, SMALL_CLIENTS, b->secs, false);
 	if (lput < 0)
+		goto out;
+	spx_rmtree(fdir);
+	llay = fsync_4k(fdir, SMALL_CLIENTS, b->secs, true);
+	if (llay < 0)
 		goto out;
 	s = (struct small){ .e = &b->ngx.ep, .prefix = "/small", .have = s.have };
 	if (small_files(b, s.have) < 0)
@@ -542,9 +546,16 @@ static int small_ops(struct s3b *b)
 	    "s3.limit.fsync4k.ops");
 	add(b, "limit", lget, "ops/s", true, SMALL_CLIENTS,
 	    "nginx GET 4 KiB, 16 clients", "s3.limit.nginx4k.ops");
+	add(b, "limit", llay, "ops/s", true, SMALL_CLIENTS,
+	    "durable 4 KiB files in spx's layout (a new directory, the file "
+	    "renamed in, both directories synced), 16 threads",
+	    "s3.limit.layout4k.ops");
 	printf("  PUT 4 KiB, 16 clients %9.0f ops/s   durable 4 KiB files "
 	       "%9.0f ops/s  %5.1f%%\n",
 	       put, lput, 100.0 * put / lput);
+	printf("  PUT 4 KiB, 16 clients %9.0f ops/s   same, spx layout "
+	       "%9.0f ops/s  %5.1f%%\n",
+	       put, llay, 100.0 * put / llay);
 	printf("  GET 4 KiB, 16 clients %9.0f ops/s   nginx           "
 	       "%9.0f ops/s  %5.1f%%\n",
 	       get, lget, 100.0 * get / lget);
@@ -1249,8 +1260,8 @@ static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 			snprintf(note, sizeof(note), "(%s binds%s)",
 				 md5_binds ? "MD5" : "the raw write",
 				 md5_binds ? "" : "; see bench/README.md");
-			row(&rp, id, bind, 0.6, note);
-			row(&rp, id, other, unresolved ? 0.6 : 0, NULL);
+			row(&rp, id, bind, 0.8, note);
+			row(&rp, id, other, unresolved ? 0.8 : 0, NULL);
 		}
 		snprintf(id, sizeof(id), "s3.get.%s.mibs", sn);
 		snprintf(lim, sizeof(lim), "s3.limit.nginx.%s.mibs", sn);
@@ -1259,8 +1270,9 @@ static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 		row(&rp, id, NULL, 0, NULL);
 	}
 	row(&rp, "s3.rget.mibs", "s3.limit.nginx.rget.mibs", 0, NULL);
-	row(&rp, "s3.put4k.ops", "s3.limit.fsync4k.ops", 0, NULL);
-	row(&rp, "s3.get4k.ops", "s3.limit.nginx4k.ops", 0, NULL);
+	row(&rp, "s3.put4k.ops", "s3.limit.fsync4k.ops", 0.6, NULL);
+	row(&rp, "s3.put4k.ops", "s3.limit.layout4k.ops", 0, NULL);
+	row(&rp, "s3.get4k.ops", "s3.limit.nginx4k.ops", 0.5, NULL);
 	row(&rp, "s3.rs10.put.mibs", NULL, 0, NULL);
 	row(&rp, "s3.rs21.put.mibs", NULL, 0, NULL);
 	row(&rp, "s3.rs42.put.mibs", NULL, 0, NULL);

@@ -78,8 +78,10 @@ int par_run(int n, void *(*fn)(void *arg, int i), void *arg);
  * as an object overwrite does): the seconds it took. The file stays for
  * nginx. */
 double raw_write(const char *path, uint64_t len);
-/* Durable 4 KiB files created by n threads for secs: ops per second. */
-double fsync_4k(const char *dir, int n, double secs);
+/* Durable 4 KiB files created by n threads for secs: ops per second.
+ * With layout, each as spx's store lays out a new key: a directory, the
+ * file renamed into it, the directory and its parent synced. */
+double fsync_4k(const char *dir, int n, double secs, bool layout);
 
 /* A private nginx serving docroot over loopback with sendfile. */
 struct nginx {

@@ -32,7 +32,8 @@ need = ["s3.limit.md5.mibs", "s3.limit.sha256.mibs",
         "s3.limit.nginx.8m.mibs", "s3.put.24m.mibs", "s3.get.24m.mibs",
         "s3.put.24m.rss.mib", "s3.rget.mibs", "s3.limit.nginx.rget.mibs",
         "s3.put4k.ops", "s3.get4k.ops", "s3.limit.fsync4k.ops",
-        "s3.limit.nginx4k.ops", "s3.rs10.put.mibs", "s3.rs21.put.mibs",
+        "s3.limit.nginx4k.ops", "s3.limit.layout4k.ops",
+        "s3.rs10.put.mibs", "s3.rs21.put.mibs",
         "s3.rs42.put.mibs", "s3.rs21.cost", "s3.rs42.cost"]
 missing = [n for n in need if n not in fig]
 assert not missing, missing
