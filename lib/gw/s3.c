@@ -168,17 +168,22 @@ bool s3_has(const struct gw_req *g, const char *p)
 	return spx_kv_get(&g->params, p) != NULL;
 }
 
-/* Does the request have one of the '|'-separated subresources of alt? */
+/* Does the request have one of the '|'-separated subresources of alt?
+ * (Every S3 request routes through this for each candidate operation:
+ * no copies, and nothing to do for a request without parameters.) */
 static bool has_any(const struct gw_req *g, const char *alt)
 {
-	for (const char *p = alt; *p;) {
-		size_t n = strcspn(p, "|");
-		char name[32];
+	for (size_t i = 0; i < g->params.n; i++) {
+		const char *k = g->params.v[i].k;
+		size_t kl = strlen(k);
 
-		snprintf(name, sizeof(name), "%.*s", (int)n, p);
-		if (s3_has(g, name))
-			return true;
-		p += n + (p[n] == '|');
+		for (const char *p = alt; *p;) {
+			size_t n = strcspn(p, "|");
+
+			if (n == kl && !memcmp(p, k, n))
+				return true;
+			p += n + (p[n] == '|');
+		}
 	}
 	return false;
 }

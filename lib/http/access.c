@@ -94,6 +94,23 @@ static void field(struct spx_buf *b, const char *s, size_t max)
 		spx_buf_adds(b, "...");
 }
 
+/* v in decimal, zero-padded to width digits (the line is written for
+ * every request: no printf). */
+static void add_dec(struct spx_buf *b, unsigned long long v, int width)
+{
+	char d[24];
+	int n = 0;
+
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v && n < (int)sizeof(d));
+	while (n < width && n < (int)sizeof(d))
+		d[n++] = '0';
+	while (n)
+		spx_buf_addc(b, d[--n]);
+}
+
 static const char *const service_names[] = { "ec2", "s3" };
 
 size_t spx_http_alog_format(char *buf, size_t size,
@@ -117,9 +134,20 @@ size_t spx_http_alog_format(char *buf, size_t size,
 	     (o->t1.tv_nsec - req->t0.tv_nsec) / 1000;
 	if (!req->t0.tv_sec || us < 0)
 		us = 0;
-	spx_buf_addf(&b, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ ",
-		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		     tm.tm_min, tm.tm_sec, wall.tv_nsec / 1000000);
+	add_dec(&b, (unsigned)(tm.tm_year + 1900), 4);
+	spx_buf_addc(&b, '-');
+	add_dec(&b, (unsigned)(tm.tm_mon + 1), 2);
+	spx_buf_addc(&b, '-');
+	add_dec(&b, (unsigned)tm.tm_mday, 2);
+	spx_buf_addc(&b, 'T');
+	add_dec(&b, (unsigned)tm.tm_hour, 2);
+	spx_buf_addc(&b, ':');
+	add_dec(&b, (unsigned)tm.tm_min, 2);
+	spx_buf_addc(&b, ':');
+	add_dec(&b, (unsigned)tm.tm_sec, 2);
+	spx_buf_addc(&b, '.');
+	add_dec(&b, (unsigned long long)(wall.tv_nsec / 1000000), 3);
+	spx_buf_adds(&b, "Z ");
 	field(&b, n->id, sizeof(n->id));
 	spx_buf_addc(&b, ' ');
 	field(&b, req->remote, sizeof(req->remote));
@@ -144,14 +172,22 @@ size_t spx_http_alog_format(char *buf, size_t size,
 	memcpy(path, req->path ? req->path : "", len);
 	path[len] = '\0';
 	field(&b, path, 1024);
+	spx_buf_addc(&b, ' ');
 	if (o->status > 0)
-		spx_buf_addf(&b, " %d ", o->status);
+		add_dec(&b, (unsigned)o->status, 1);
 	else
-		spx_buf_adds(&b, " - ");
+		spx_buf_addc(&b, '-');
+	spx_buf_addc(&b, ' ');
 	field(&b, n->error, sizeof(n->error));
-	spx_buf_addf(&b, " %llu %llu %lld.%03lld ", (unsigned long long)o->in,
-		     (unsigned long long)o->out, (long long)(us / 1000),
-		     (long long)(us % 1000));
+	spx_buf_addc(&b, ' ');
+	add_dec(&b, (unsigned long long)o->in, 1);
+	spx_buf_addc(&b, ' ');
+	add_dec(&b, (unsigned long long)o->out, 1);
+	spx_buf_addc(&b, ' ');
+	add_dec(&b, (unsigned long long)(us / 1000), 1);
+	spx_buf_addc(&b, '.');
+	add_dec(&b, (unsigned long long)(us % 1000), 3);
+	spx_buf_addc(&b, ' ');
 	field(&b, o->end, 16);
 	spx_buf_addc(&b, ' ');
 	/* Last, so that a reader splitting on spaces keeps the fields before
