@@ -547,8 +547,7 @@ static int small_ops(struct s3b *b)
 	add(b, "limit", lget, "ops/s", true, SMALL_CLIENTS,
 	    "nginx GET 4 KiB, 16 clients", "s3.limit.nginx4k.ops");
 	add(b, "limit", llay, "ops/s", true, SMALL_CLIENTS,
-	    "durable 4 KiB files in spx's layout (a new directory, the file "
-	    "renamed in, both directories synced), 16 threads",
+	    "durable 4 KiB files as spx lays out a new key, 16 threads",
 	    "s3.limit.layout4k.ops");
 	printf("  PUT 4 KiB, 16 clients %9.0f ops/s   durable 4 KiB files "
 	       "%9.0f ops/s  %5.1f%%\n",
