@@ -13,9 +13,7 @@
 struct spx_creds {
 	char *path;
 	pthread_mutex_t mu;
-	struct timespec mtime;
-	off_t size;
-	ino_t ino;
+	struct spx_file_id id;	/* of the file the keys came from */
 	struct spx_cred *keys;
 	size_t n;
 };
@@ -107,9 +105,7 @@ static int reload_st(struct spx_creds *c, int st_err, const struct stat *st_in)
 		return spx_error_errno(SPX_FAIL, "cannot stat '%s'", c->path);
 	}
 	st = *st_in;
-	if (c->keys && st.st_ino == c->ino && st.st_size == c->size &&
-	    st.st_mtim.tv_sec == c->mtime.tv_sec &&
-	    st.st_mtim.tv_nsec == c->mtime.tv_nsec)
+	if (c->keys && spx_file_id_same(&c->id, &st))
 		return 0;
 	if (spx_buf_read_file(&b, c->path, CRED_MAX_FILE) < 0 ||
 	    parse_keys(c->path, b.p, b.len, &keys, &n) < 0) {
@@ -120,9 +116,7 @@ static int reload_st(struct spx_creds *c, int st_err, const struct stat *st_in)
 	free(c->keys);
 	c->keys = keys;
 	c->n = n;
-	c->ino = st.st_ino;
-	c->size = st.st_size;
-	c->mtime = st.st_mtim;
+	spx_file_id_of(&st, &c->id);
 	return 0;
 }
 

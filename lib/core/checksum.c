@@ -309,11 +309,6 @@ const struct evp_md_st *spx_md(enum spx_cksum_algo algo)
 	}
 }
 
-static const EVP_MD *evp_md(enum spx_cksum_algo algo)
-{
-	return spx_md(algo);
-}
-
 /* Each thread keeps one HMAC-SHA-256 context, set up once: a new key
  * restarts it without another lookup. */
 bool spx_hmac_sha256(const void *key, size_t klen, const void *msg,
@@ -369,7 +364,7 @@ int spx_cksum_init(struct spx_cksum *c, enum spx_cksum_algo algo)
 	default:
 		break;
 	}
-	md = evp_md(algo);
+	md = spx_md(algo);
 	if (!(c->u.md = EVP_MD_CTX_new()) || !md ||
 	    !EVP_DigestInit_ex(c->u.md, md, NULL)) {
 		EVP_MD_CTX_free(c->u.md);

@@ -184,6 +184,22 @@ int spx_fsync_dir(const char *dir)
 	return rc;
 }
 
+void spx_file_id_of(const struct stat *st, struct spx_file_id *id)
+{
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+	id->size = st->st_size;
+	id->mtime = st->st_mtim;
+}
+
+bool spx_file_id_same(const struct spx_file_id *id, const struct stat *st)
+{
+	return id->dev == st->st_dev && id->ino == st->st_ino &&
+	       id->size == st->st_size &&
+	       id->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       id->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
 int spx_write_file(const char *path, const void *data, size_t len,
 		   mode_t mode, bool excl)
 {

@@ -4,6 +4,21 @@
 
 #include "spx.h"
 
+/* One version of a file, as stat tells it: files spx writes are
+ * replaced by rename, never changed in place, and spx_write_file stamps
+ * each with a nanosecond mtime, so two versions never share all four.
+ * A reader that caches what it decoded from a file keeps its id and
+ * compares a fresh stat with it. */
+struct spx_file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+void spx_file_id_of(const struct stat *st, struct spx_file_id *id);
+bool spx_file_id_same(const struct spx_file_id *id, const struct stat *st);
+
 /* Write data to path crash-safely: a temp file in the same directory,
  * fsync, rename over path, fsync the directory. After it returns 0 the
  * file holds either the old or the new contents, never a mix, across

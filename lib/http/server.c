@@ -576,10 +576,15 @@ static bool finish_later(struct spx_http_server *srv, struct MHD_Connection *c,
 {
 	if (!srv->nwk || is_read(cn->req.method))
 		return false;
+	pthread_mutex_lock(&srv->jmu);
+	/* Stopping: the workers may be gone, so this thread finishes it. */
+	if (srv->jstop) {
+		pthread_mutex_unlock(&srv->jmu);
+		return false;
+	}
 	cn->mc = c;
 	cn->jnext = NULL;
 	MHD_suspend_connection(c);
-	pthread_mutex_lock(&srv->jmu);
 	if (srv->jtail)
 		srv->jtail->jnext = cn;
 	else

@@ -143,22 +143,20 @@ static int parse_dec(const char **s, const char *end, const char *lit,
 
 static bool read_kv(struct spx_jr *j, struct spx_kvlist *l)
 {
-	char *k;
+	char k[1025];
 	int r;
 
 	if (!spx_jr_obj(j))
 		return false;
 	while ((r = spx_jr_key(j)) == 1) {
-		if (!j->s.len || j->s.len > 1024 || l->n >= KV_MAX ||
+		if (!j->s.len || j->s.len >= sizeof(k) || l->n >= KV_MAX ||
 		    spx_kv_get(l, j->s.p))
 			return false;
-		k = spx_strdup(j->s.p);
-		if (!spx_jr_str(j) || j->s.len > 8192) {
-			free(k);
+		/* The value is decoded into the buffer the key is in. */
+		memcpy(k, j->s.p, j->s.len + 1);
+		if (!spx_jr_str(j) || j->s.len > 8192)
 			return false;
-		}
 		spx_kv_add(l, k, j->s.p);
-		free(k);
 	}
 	return r == 0;
 }

@@ -20,10 +20,7 @@ struct obj_bcache {
 	pthread_mutex_t mu;
 	struct bce {
 		bool used;
-		dev_t dev;
-		ino_t ino;
-		off_t size;
-		struct timespec mtime;
+		struct spx_file_id id; /* of the record it was decoded from */
 		struct spx_obj_bucket b;
 	} e[BCACHE_SLOTS];
 };
@@ -738,15 +735,6 @@ static struct bce *bcache_slot(struct spx_obj *s, const char *name)
 	return &s->bc->e[fnv1a(name, NULL) % BCACHE_SLOTS];
 }
 
-static bool bce_same(const struct bce *e, const char *name,
-		     const struct stat *st)
-{
-	return e->used && !strcmp(e->b.name, name) && e->dev == st->st_dev &&
-	       e->ino == st->st_ino && e->size == st->st_size &&
-	       e->mtime.tv_sec == st->st_mtim.tv_sec &&
-	       e->mtime.tv_nsec == st->st_mtim.tv_nsec;
-}
-
 static bool bcache_get(struct spx_obj *s, const char *name,
 		       const struct stat *st, struct spx_obj_bucket *out)
 {
@@ -754,7 +742,8 @@ static bool bcache_get(struct spx_obj *s, const char *name,
 	bool hit;
 
 	pthread_mutex_lock(&s->bc->mu);
-	hit = bce_same(e, name, st);
+	hit = e->used && !strcmp(e->b.name, name) &&
+	      spx_file_id_same(&e->id, st);
 	if (hit)
 		*out = e->b;
 	pthread_mutex_unlock(&s->bc->mu);
@@ -768,24 +757,32 @@ static void bcache_put(struct spx_obj *s, const struct stat *st,
 
 	pthread_mutex_lock(&s->bc->mu);
 	e->used = true;
-	e->dev = st->st_dev;
-	e->ino = st->st_ino;
-	e->size = st->st_size;
-	e->mtime = st->st_mtim;
+	spx_file_id_of(st, &e->id);
 	e->b = *b;
 	pthread_mutex_unlock(&s->bc->mu);
 }
 
-/* Drive 0's record through the cache: 0, or -1 for the full read. */
+/* Drive 0's record through the cache: 0 with *out, 1 for the full read
+ * (drive 0's record unreadable: another drive may have it), or
+ * SPX_OBJ_NO_SUCH_BUCKET when drive 0 has none, which is what the full
+ * read would say (drive 0 decides whether a record exists). */
 static int bucket_read_cached(struct spx_obj *s, const char *name,
 			      struct spx_obj_bucket *out)
 {
 	char *path = spx_xprintf("%s/b/%s/info", s->drives[0], name);
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
 	struct stat st;
-	int fd, rc = -1;
+	int fd, rc = 1;
 
-	if (stat(path, &st) == 0 && bcache_get(s, name, &st, out)) {
+	if (stat(path, &st) < 0) {
+		rc = errno == ENOENT || errno == ENOTDIR
+			     ? obj_err(SPX_OBJ_NO_SUCH_BUCKET,
+				       "no such bucket '%s'", name)
+			     : 1;
+		free(path);
+		return rc;
+	}
+	if (bcache_get(s, name, &st, out)) {
 		free(path);
 		return 0;
 	}
@@ -809,12 +806,12 @@ static int bucket_read(struct spx_obj *s, const char *name,
 {
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
 	struct spx_obj_bucket b;
-	int rc;
+	int rc = bucket_read_cached(s, name, &b);
 
-	if (bucket_read_cached(s, name, &b) == 0) {
-		if (out)
+	if (rc <= 0) {
+		if (!rc && out)
 			*out = b;
-		return 0;
+		return rc;
 	}
 	if ((rc = bucket_info(s, name, &m)) < 0)
 		return rc;

@@ -69,3 +69,26 @@ EOF
 	[ "$(cat "$BATS_TEST_TMPDIR/put.code")" = 200 ]
 	[ "$(s3curl "$(s3 wq1/w)")" = world ]
 }
+
+@test "a client that goes away while its PUT waits in the commit: the write lands, the gateway goes on" {
+	[ "$(s3curl -o /dev/null -w '%{http_code}' -X PUT "$(s3 wq2)")" = 200 ]
+	hold_bucket_lock wq2 "$BATS_TEST_TMPDIR/stop" "$BATS_TEST_TMPDIR/held"
+	holder=$!
+	wait_for 10 test -e "$BATS_TEST_TMPDIR/held"
+	s3curl -o /dev/null -X PUT --data-binary gone "$(s3 wq2/gone)" 3>&- &
+	put=$!
+	sleep 1
+	kill "$put"
+	wait "$put" || true
+	put=
+	touch "$BATS_TEST_TMPDIR/stop"
+	wait "$holder"
+	# The body had arrived whole: the commit went on without its client
+	# and the object is there, as S3 keeps such a write.
+	wait_for 10 test "$(s3curl "$(s3 wq2/gone)")" = gone
+	# The request is logged once, and the connection's thread serves on.
+	wait_for 10 grep -q " PUT /wq2/gone " "$ROOT/log/access.log"
+	[ "$(grep -c " PUT /wq2/gone " "$ROOT/log/access.log")" = 1 ]
+	[ "$(s3curl -o /dev/null -w '%{http_code}' -X PUT --data-binary next "$(s3 wq2/next)")" = 200 ]
+	[ "$(s3curl "$(s3 wq2/next)")" = next ]
+}
