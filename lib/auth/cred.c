@@ -7,6 +7,7 @@
 
 #include "auth/cred.h"
 #include "file.h"
+#include "proc.h"
 
 #define CRED_MAX_FILE (4u << 20)
 
@@ -16,6 +17,7 @@ struct spx_creds {
 	struct spx_file_id id;	/* of the file the keys came from */
 	struct spx_cred *keys;
 	size_t n;
+	int64_t checked_ms;	/* when the file was last looked at */
 };
 
 static int copy_field(json_t *o, const char *name, char *dst, size_t sz,
@@ -152,25 +154,45 @@ void spx_cred_close(struct spx_creds *c)
 	free(c);
 }
 
-/* The first key whose field at offset `off` equals want. */
+/* The first key whose field at offset `off` equals want, in c->keys
+ * (c->mu held). */
+static int search(struct spx_creds *c, size_t off, const char *want,
+		  struct spx_cred *out)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		if (!strcmp((const char *)&c->keys[i] + off, want)) {
+			*out = c->keys[i];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* search, with the file looked at first when it was not looked at in
+ * the last SPX_CRED_RECHECK_MS, or when the keys held lack want. */
 static int find(struct spx_creds *c, size_t off, const char *want,
 		struct spx_cred *out)
 {
+	int64_t now = spx_mono_ms();
 	struct stat st;
-	int rc = -1, st_err = stat(c->path, &st) < 0 ? errno : 0;
+	int rc = -1, st_err;
 
+	pthread_mutex_lock(&c->mu);
+	if (c->keys && now - c->checked_ms < SPX_CRED_RECHECK_MS)
+		rc = search(c, off, want, out);
+	pthread_mutex_unlock(&c->mu);
+	if (rc == 0)
+		return 0;
+	/* The stat outside the lock: under it, every request of every
+	 * thread would wait on it. */
+	st_err = stat(c->path, &st) < 0 ? errno : 0;
 	pthread_mutex_lock(&c->mu);
 	/* A failed reload keeps the keys already loaded: a half-edited file
 	 * must not lock everybody out. */
 	if (reload_st(c, st_err, &st) < 0)
 		spx_log(SPX_LOG_WARN, "%s", spx_errmsg());
-	for (size_t i = 0; i < c->n; i++) {
-		if (!strcmp((const char *)&c->keys[i] + off, want)) {
-			*out = c->keys[i];
-			rc = 0;
-			break;
-		}
-	}
+	c->checked_ms = now;
+	rc = search(c, off, want, out);
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }

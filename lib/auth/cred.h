@@ -5,9 +5,12 @@
  *              "AccountId": "123456789012", "UserName": "admin",
  *              "Arn": "arn:aws:iam::123456789012:root",
  *              "Status": "Active"}]}
- * spx_cred_open reads it; spx_cred_lookup re-reads it when its mtime or
- * size changes, so a key added by `spx admin` is seen without a restart.
- * Safe to share between threads. */
+ * spx_cred_open reads it; lookups re-read it when it changed (its inode,
+ * size or mtime), so a key added by `spx admin` is seen without a
+ * restart. A lookup that finds its key looks at the file at most once a
+ * second (SPX_CRED_RECHECK_MS): a key removed or made Inactive is refused
+ * within a second; one that is not found always looks, so a new key
+ * works at once. Safe to share between threads. */
 #ifndef SPX_CRED_H
 #define SPX_CRED_H
 
@@ -22,6 +25,8 @@ struct spx_cred {
 };
 
 struct spx_creds;
+
+#define SPX_CRED_RECHECK_MS 1000
 
 int spx_cred_open(const char *path, struct spx_creds **out);
 void spx_cred_close(struct spx_creds *c);

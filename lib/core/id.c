@@ -80,19 +80,23 @@ static int random_chars(char *out, size_t n, const char *abc, unsigned bits,
 			bool pooled)
 {
 	unsigned char r[64];
-	size_t nbits = n * bits, need = (nbits + 7) / 8, bit = 0;
+	size_t need = (n * bits + 7) / 8, byte = 0;
+	uint64_t acc = 0;
+	unsigned have = 0;
 
 	if (need > sizeof(r))
 		return spx_error(SPX_USAGE, "%zu random characters are too many",
 				 n);
 	if ((pooled ? pooled_random(r, need) : spx_random(r, need)) < 0)
 		return -1;
+	/* The bits of r in order, most significant first, bits at a time. */
 	for (size_t i = 0; i < n; i++) {
-		unsigned v = 0;
-
-		for (unsigned b = 0; b < bits; b++, bit++)
-			v = v << 1 | ((r[bit / 8] >> (7 - bit % 8)) & 1u);
-		out[i] = abc[v];
+		while (have < bits) {
+			acc = acc << 8 | r[byte++];
+			have += 8;
+		}
+		have -= bits;
+		out[i] = abc[(acc >> have) & ((1u << bits) - 1)];
 	}
 	out[n] = '\0';
 	return 0;

@@ -56,3 +56,9 @@ void spx_kv_free(struct spx_kvlist *l)
 	l->v = NULL;
 	l->n = l->cap = 0;
 }
+
+void spx_kv_copy(struct spx_kvlist *to, const struct spx_kvlist *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		spx_kv_add(to, from->v[i].k, from->v[i].v);
+}

@@ -29,5 +29,7 @@ const char *spx_kv_geti(const struct spx_kvlist *l, const char *k);
 /* Number of entries with that name (exact). */
 size_t spx_kv_count(const struct spx_kvlist *l, const char *k);
 void spx_kv_free(struct spx_kvlist *l);
+/* Append every entry of from to to, in order. */
+void spx_kv_copy(struct spx_kvlist *to, const struct spx_kvlist *from);
 
 #endif

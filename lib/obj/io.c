@@ -431,16 +431,6 @@ static int writer_finish(struct spx_obj_writer *w, const unsigned char *want)
 	return 0;
 }
 
-static void meta_copy(struct spx_obj_meta *to, const struct spx_obj_meta *m)
-{
-	struct spx_buf b = SPX_BUF_INIT;
-
-	spx_obj_meta_encode(m, &b);
-	if (spx_obj_meta_decode(b.p, b.len, to) < 0)
-		spx_die(SPX_FAIL, "metadata does not round-trip");
-	spx_buf_release(&b);
-}
-
 int spx_obj_writer_commit(struct spx_obj_writer *w, const unsigned char *md5,
 			  struct spx_obj_meta *out)
 {
@@ -503,7 +493,7 @@ out:
 	if (!rc) {
 		obj_idx_after_note(s, &w->b);
 		if (out)
-			meta_copy(out, &w->meta);
+			spx_obj_meta_copy(out, &w->meta);
 		obj_remove_data(s, w->bucket, w->enc, old[0]);
 		obj_remove_data(s, w->bucket, w->enc, old[1]);
 	}

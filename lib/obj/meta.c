@@ -34,6 +34,26 @@ void spx_obj_meta_release(struct spx_obj_meta *m)
 	m->inl = (struct spx_buf)SPX_BUF_INIT;
 }
 
+void spx_obj_meta_copy(struct spx_obj_meta *to, const struct spx_obj_meta *m)
+{
+	*to = *m;
+	to->key = m->key ? spx_strdup(m->key) : NULL;
+	to->sys = to->user = to->checksums = to->tags =
+		(struct spx_kvlist)SPX_KVLIST_INIT;
+	spx_kv_copy(&to->sys, &m->sys);
+	spx_kv_copy(&to->user, &m->user);
+	spx_kv_copy(&to->checksums, &m->checksums);
+	spx_kv_copy(&to->tags, &m->tags);
+	to->segs = NULL;
+	if (m->nsegs) {
+		to->segs = spx_malloc(m->nsegs * sizeof(*m->segs));
+		memcpy(to->segs, m->segs, m->nsegs * sizeof(*m->segs));
+	}
+	to->inl = (struct spx_buf)SPX_BUF_INIT;
+	if (m->inl.len)
+		spx_buf_add(&to->inl, m->inl.p, m->inl.len);
+}
+
 static json_t *kv_json(const struct spx_kvlist *l)
 {
 	json_t *o = json_object();

@@ -207,6 +207,8 @@ struct spx_obj_meta {
 };
 #define SPX_OBJ_META_INIT { .inl = SPX_BUF_INIT }
 void spx_obj_meta_release(struct spx_obj_meta *m);
+/* A deep copy of m into to (which it overwrites without releasing). */
+void spx_obj_meta_copy(struct spx_obj_meta *to, const struct spx_obj_meta *m);
 
 /* ---- buckets ---- */
 

@@ -14,6 +14,7 @@ struct spx_obj {
 	struct spx_ec ec;
 	char *lockpath;		/* drive 0's .locks */
 	struct obj_bcache *bc;	/* decoded bucket records (store.c) */
+	struct obj_mcache *mc;	/* decoded object metadata (store.c) */
 };
 
 /* Record an error of class rc (its exit status from spx_obj_status) and
@@ -73,6 +74,10 @@ int obj_put_all(struct spx_obj *s, char **dirs, const char *name,
  * 0 has no such file. */
 int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 		 struct spx_obj_meta *m, int notfound);
+/* obj_get_meta through the store's cache of decoded records (store.c
+ * says when a cached record is used): for the reads of GET and HEAD. */
+int obj_get_meta_cached(struct spx_obj *s, char **dirs, const char *name,
+			struct spx_obj_meta *m, int notfound);
 /* Read and decode the metadata file rel under directory dfd: drive 0
  * only; SPX_OBJ_NO_SUCH_KEY when it is not there. */
 int obj_meta_at(int dfd, const char *rel, struct spx_obj_meta *m);

@@ -16,6 +16,30 @@
 /* The decoded bucket records (bucket_read_cached). */
 #define BCACHE_SLOTS 256
 
+static uint64_t fnv1a(const char *a, const char *b);
+
+/* Decoded object metadata (obj_get_meta_cached): sets of two slots by
+ * the hash of the file's path, each stripe of sets under its own lock.
+ * Only drive 0's records of up to MCACHE_MAX_FILE bytes (objects of a few
+ * KiB, their data inline) are kept: at most MCACHE_SETS * 2 *
+ * MCACHE_MAX_FILE bytes of content (64 MiB), about 40 MiB for 8192
+ * objects of 4 KiB. */
+#define MCACHE_SETS 4096
+#define MCACHE_LOCKS 64
+#define MCACHE_MAX_FILE 8192
+
+struct obj_mcache {
+	pthread_mutex_t mu[MCACHE_LOCKS];
+	struct mset {
+		struct mce {
+			char *path; /* NULL: free */
+			struct spx_file_id id;
+			struct spx_obj_meta m;
+		} e[2];
+		unsigned char next; /* the slot the next new record takes */
+	} set[MCACHE_SETS];
+};
+
 struct obj_bcache {
 	pthread_mutex_t mu;
 	struct bce {
@@ -266,6 +290,93 @@ int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 	return rc;
 }
 
+/* obj_get_meta for reads that come again and again (GET and HEAD of
+ * small objects): the rule of the bucket-record cache below, for
+ * drive 0's metadata files. A file is never changed in place, and
+ * spx_write_file stamps each one to the nanosecond, so a file whose
+ * (device, inode, size, mtime) are the ones a record was decoded from
+ * holds that record. The identity kept is the open file's (fstat), not
+ * the name's: a name can be renamed to another file between a stat and
+ * an open, but a file's identity and bytes go together. lstat, so that a
+ * name that became a symbolic link is refused as the open refuses it.
+ * Anything else, drive 0 failing included, is obj_get_meta. */
+static struct mset *mcache_set(struct spx_obj *s, const char *path,
+				pthread_mutex_t **mu)
+{
+	size_t i = (size_t)(fnv1a(path, NULL) % MCACHE_SETS);
+
+	*mu = &s->mc->mu[i % MCACHE_LOCKS];
+	return &s->mc->set[i];
+}
+
+int obj_get_meta_cached(struct spx_obj *s, char **dirs, const char *name,
+			struct spx_obj_meta *m, int notfound)
+{
+	char *path = spx_xprintf("%s/%s", dirs[0], name);
+	pthread_mutex_t *mu;
+	struct mset *set = mcache_set(s, path, &mu);
+	struct stat st;
+	bool hit = false;
+	int fd;
+
+	if (lstat(path, &st) < 0) {
+		int e0 = errno;
+
+		free(path);
+		if (e0 == ENOENT || e0 == ENOTDIR)
+			return obj_err(notfound, "'%s' not found", name);
+		return obj_get_meta(s, dirs, name, m, notfound);
+	}
+	if (S_ISREG(st.st_mode) && st.st_size <= MCACHE_MAX_FILE) {
+		pthread_mutex_lock(mu);
+		for (int w = 0; w < 2 && !hit; w++) {
+			struct mce *e = &set->e[w];
+
+			hit = e->path && !strcmp(e->path, path) &&
+			      spx_file_id_same(&e->id, &st);
+			if (hit)
+				spx_obj_meta_copy(m, &e->m);
+		}
+		pthread_mutex_unlock(mu);
+	}
+	if (hit) {
+		free(path);
+		return 0;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    meta_read_fd(fd, path, m) < 0) {
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		return obj_get_meta(s, dirs, name, m, notfound);
+	}
+	close(fd);
+	if (st.st_size <= MCACHE_MAX_FILE) {
+		struct mce *e;
+
+		pthread_mutex_lock(mu);
+		/* The slot of an older record of the file, else the older of
+		 * the two. */
+		e = set->e[1].path && !strcmp(set->e[1].path, path)
+			    ? &set->e[1]
+		    : set->e[0].path && !strcmp(set->e[0].path, path)
+			    ? &set->e[0]
+			    : &set->e[set->next];
+		set->next = (unsigned char)(e == &set->e[0]);
+		if (e->path)
+			spx_obj_meta_release(&e->m);
+		free(e->path);
+		e->path = path;
+		path = NULL;
+		spx_file_id_of(&st, &e->id);
+		spx_obj_meta_copy(&e->m, m);
+		pthread_mutex_unlock(mu);
+	}
+	free(path);
+	return 0;
+}
+
 int obj_rmtree(const char *path)
 {
 	char why[512];
@@ -328,6 +439,9 @@ int spx_obj_open(const struct spx_obj_opts *o, struct spx_obj **out)
 	s->drives = spx_calloc(o->ndrives, sizeof(char *));
 	s->bc = spx_calloc(1, sizeof(*s->bc));
 	pthread_mutex_init(&s->bc->mu, NULL);
+	s->mc = spx_calloc(1, sizeof(*s->mc));
+	for (int i = 0; i < MCACHE_LOCKS; i++)
+		pthread_mutex_init(&s->mc->mu[i], NULL);
 	for (size_t i = 0; i < o->ndrives; i++)
 		s->drives[i] = spx_path_abs(o->drives[i]);
 	spx_ec_init(&s->ec, s->k, s->m);
@@ -370,6 +484,17 @@ void spx_obj_close(struct spx_obj *s)
 	if (s->bc)
 		pthread_mutex_destroy(&s->bc->mu);
 	free(s->bc);
+	if (s->mc) {
+		for (int i = 0; i < MCACHE_LOCKS; i++)
+			pthread_mutex_destroy(&s->mc->mu[i]);
+		for (int i = 0; i < MCACHE_SETS; i++) {
+			for (int w = 0; w < 2; w++) {
+				free(s->mc->set[i].e[w].path);
+				spx_obj_meta_release(&s->mc->set[i].e[w].m);
+			}
+		}
+	}
+	free(s->mc);
 	free(s);
 }
 

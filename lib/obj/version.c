@@ -248,7 +248,7 @@ int obj_version_get(struct spx_obj *s, const char *bucket, const char *enc,
 
 	snprintf(name, OBJ_VFILE_SIZE, "meta");
 	if (!vid) {
-		rc = obj_get_meta(s, d, "meta", m, SPX_OBJ_NO_SUCH_KEY);
+		rc = obj_get_meta_cached(s, d, "meta", m, SPX_OBJ_NO_SUCH_KEY);
 		goto out;
 	}
 	/* meta first: a version moves from meta to a v- file (a newer

@@ -1924,6 +1924,84 @@ static void test_incarnation(void)
 	spx_obj_close(s);
 }
 
+/* The metadata cache of GET and HEAD (obj_get_meta_cached): every change
+ * another handle (another process) makes is seen at once, however alike
+ * the new file is to the old one (same size, a reused inode). */
+static void test_meta_cache(void)
+{
+	struct spx_obj *s = open_store("mc", 1, 0, 64, 0);
+	struct spx_obj *t = open_store("mc", 1, 0, 64, 0);
+	struct spx_kvlist tags = SPX_KVLIST_INIT;
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	char v1[SPX_OBJ_VID_SIZE], v2[SPX_OBJ_VID_SIZE];
+	char body[5] = "aaaa";
+	int stale = 0;
+
+	T_INT(spx_obj_bucket_create(s, "mc1", "111111111111", "us-east-1"), 0, "a bucket");
+	T_INT(put(t, "mc1", "k", body, 4, 4), 0, "an object, there");
+	T_OK(get_eq(s, "mc1", "k", body, 4), "read here");
+	T_OK(get_eq(s, "mc1", "k", body, 4), "and again (cached)");
+	/* Overwrites of the same size in quick succession: each file the
+	 * same size as the last, on inodes the file system reuses. */
+	for (int i = 0; i < 40; i++) {
+		body[0] = body[1] = (char)('b' + i % 20);
+		body[2] = (char)('a' + i / 20);
+		put(t, "mc1", "k", body, 4, 4);
+		stale += !get_eq(s, "mc1", "k", body, 4);
+	}
+	T_INT(stale, 0, "40 overwrites there, each read here at once");
+	spx_kv_add(&tags, "t", "1");
+	T_INT(spx_obj_set_tags(t, B(t, "mc1"), "k", NULL, &tags, NULL), 0, "tags");
+	T_INT(spx_obj_stat_version(s, B(s, "mc1"), "k", NULL, &m), 0, "HEAD here");
+	T_STR(spx_kv_get(&m.tags, "t"), "1", "sees them");
+	spx_obj_meta_release(&m);
+	spx_kv_free(&tags);
+	spx_kv_add(&tags, "t", "2");
+	T_INT(spx_obj_set_tags(t, B(t, "mc1"), "k", NULL, &tags, NULL), 0,
+	      "tags of the same size");
+	T_INT(spx_obj_stat_version(s, B(s, "mc1"), "k", NULL, &m), 0, "HEAD here");
+	T_STR(spx_kv_get(&m.tags, "t"), "2", "sees the new ones");
+	spx_obj_meta_release(&m);
+	T_INT(spx_obj_delete(t, B(t, "mc1"), "k"), 0, "deleted there");
+	T_INT(spx_obj_stat_version(s, B(s, "mc1"), "k", NULL, &m), SPX_OBJ_NO_SUCH_KEY,
+	      "gone here");
+	spx_obj_meta_release(&m);
+
+	/* A version that becomes current again is the file it was. */
+	T_INT(spx_obj_bucket_set_versioning(t, B(t, "mc1"), SPX_OBJ_VERSIONING_ENABLED),
+	      0, "versioning");
+	T_INT(put_v(t, "mc1", "v", "1111", 4, v1), 0, "version 1");
+	T_OK(get_eq(s, "mc1", "v", "1111", 4), "read here");
+	T_INT(put_v(t, "mc1", "v", "2222", 4, v2), 0, "version 2");
+	T_OK(get_eq(s, "mc1", "v", "2222", 4), "read here");
+	T_INT(spx_obj_delete_version(t, B(t, "mc1"), "v", v2, NULL), 0,
+	      "version 2 removed");
+	T_OK(get_eq(s, "mc1", "v", "1111", 4), "version 1 is read here");
+
+	/* A name that became a link is refused, cached or not. */
+	{
+		char *kd = spx_xprintf("%s/mc/d0/b/mc1/o/v", root);
+		char *meta = spx_xprintf("%s/meta", kd);
+		char *keep = spx_xprintf("%s/kept", kd);
+		struct spx_obj_reader *r = NULL;
+
+		T_INT(rename(meta, keep), 0, "the metadata moved aside");
+		T_INT(symlink("kept", meta), 0, "and linked back");
+		T_OK(spx_obj_reader_open_version(s, B(s, "mc1"), "v", NULL, &r) < 0,
+		     "a link is not read");
+		spx_obj_reader_close(r);
+		spx_error_clear();
+		unlink(meta);
+		T_INT(rename(keep, meta), 0, "back");
+		free(kd);
+		free(meta);
+		free(keep);
+	}
+	spx_kv_free(&tags);
+	spx_obj_close(t);
+	spx_obj_close(s);
+}
+
 /* Bucket records are cached per store handle (one per process): a change
  * made through another handle, as another process would, is seen at the
  * next open, and so are a delete and a re-creation; two versions of the
@@ -2210,6 +2288,7 @@ int main(void)
 	test_mpu_race();
 	test_incarnation();
 	test_bucket_cache();
+	test_meta_cache();
 	test_put_delete_race();
 	test_lock_hooks();
 	test_condition();
