@@ -15,6 +15,7 @@ struct spx_obj {
 	char *lockpath;		/* drive 0's .locks */
 	struct obj_bcache *bc;	/* decoded bucket records (store.c) */
 	struct obj_mcache *mc;	/* decoded object metadata (store.c) */
+	struct obj_d0b *d0b;	/* drive 0's b/, held open (store.c) */
 };
 
 /* Record an error of class rc (its exit status from spx_obj_status) and

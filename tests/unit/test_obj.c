@@ -1924,6 +1924,32 @@ static void test_incarnation(void)
 	spx_obj_close(s);
 }
 
+/* Drive 0's directory replaced under a running store (a new disk in its
+ * place): the store's held directory follows within a second. */
+static void test_drive0_replaced(void)
+{
+	struct spx_obj *s = open_store("dr", 1, 0, 64, 0), *t;
+	struct spx_obj_bucket a;
+	char *b = spx_xprintf("%s/dr/d0/b", root);
+	char *old = spx_xprintf("%s/dr/d0/b-old", root);
+	struct timespec ts = { 1, 200 * 1000 * 1000 };
+
+	T_INT(spx_obj_bucket_create(s, "dr1", "111111111111", "us-east-1"), 0, "a bucket");
+	T_INT(spx_obj_bucket_open(s, "dr1", &a), 0, "opened");
+	T_INT(rename(b, old), 0, "drive 0's b/ moved away");
+	t = open_store("dr", 1, 0, 64, 0);
+	T_INT(spx_obj_bucket_create(t, "dr1", "222222222222", "us-east-1"), 0,
+	      "the bucket made again in a new b/");
+	nanosleep(&ts, NULL);
+	T_INT(spx_obj_bucket_open(s, "dr1", &a), 0, "opened after a second");
+	T_STR(a.owner, "222222222222", "from the new directory");
+	spx_obj_close(t);
+	spx_obj_close(s);
+	spx_rmtree(old);
+	free(b);
+	free(old);
+}
+
 /* The metadata cache of GET and HEAD (obj_get_meta_cached): every change
  * another handle (another process) makes is seen at once, however alike
  * the new file is to the old one (same size, a reused inode). */
@@ -2289,6 +2315,7 @@ int main(void)
 	test_incarnation();
 	test_bucket_cache();
 	test_meta_cache();
+	test_drive0_replaced();
 	test_put_delete_race();
 	test_lock_hooks();
 	test_condition();
