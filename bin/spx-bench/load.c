@@ -679,7 +679,8 @@ int rss_reset(pid_t pid)
 	return 0;
 }
 
-long long rss_peak(pid_t pid)
+/* A "Vm...:" line of /proc/PID/status, in bytes, or -1. */
+static long long vm_field(pid_t pid, const char *field)
 {
 	char p[64];
 	struct spx_buf b = SPX_BUF_INIT;
@@ -689,10 +690,20 @@ long long rss_peak(pid_t pid)
 	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
 	if (spx_buf_read_file(&b, p, 1u << 16) == 0) {
 		spx_buf_addc(&b, '\0');
-		h = strstr(b.p, "VmHWM:");
+		h = strstr(b.p, field);
 		if (h)
-			kb = strtoll(h + 6, NULL, 10);
+			kb = strtoll(h + strlen(field), NULL, 10);
 	}
 	spx_buf_release(&b);
 	return kb < 0 ? -1 : kb * 1024;
+}
+
+long long rss_peak(pid_t pid)
+{
+	return vm_field(pid, "VmHWM:");
+}
+
+long long rss_now(pid_t pid)
+{
+	return vm_field(pid, "VmRSS:");
 }

@@ -105,6 +105,8 @@ void s3node_stop(struct s3node *n);
 /* Peak RSS of a process: reset (clear_refs 5) and read (VmHWM, bytes). */
 int rss_reset(pid_t pid);
 long long rss_peak(pid_t pid);
+/* The resident set now (VmRSS), in bytes, or -1. */
+long long rss_now(pid_t pid);
 
 /* A free loopback TCP port, or -1. */
 int free_port(void);

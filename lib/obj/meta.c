@@ -49,9 +49,16 @@ void spx_obj_meta_copy(struct spx_obj_meta *to, const struct spx_obj_meta *m)
 		to->segs = spx_malloc(m->nsegs * sizeof(*m->segs));
 		memcpy(to->segs, m->segs, m->nsegs * sizeof(*m->segs));
 	}
+	/* The exact size (a buffer grown by doubling would hold 8 KiB for
+	 * 4 KiB of data, in every cached record). */
 	to->inl = (struct spx_buf)SPX_BUF_INIT;
-	if (m->inl.len)
-		spx_buf_add(&to->inl, m->inl.p, m->inl.len);
+	if (m->inl.len) {
+		to->inl.p = spx_malloc(m->inl.len + 1);
+		memcpy(to->inl.p, m->inl.p, m->inl.len);
+		to->inl.p[m->inl.len] = '\0';
+		to->inl.len = m->inl.len;
+		to->inl.cap = m->inl.len + 1;
+	}
 }
 
 static json_t *kv_json(const struct spx_kvlist *l)

@@ -116,15 +116,16 @@ static int d0b_stat(struct spx_obj *s, const char *path, struct stat *st,
 /* Decoded object metadata (obj_get_meta_cached): sets of two slots by
  * the hash of the file's path, each stripe of sets under its own lock.
  * Only drive 0's records of up to MCACHE_MAX_FILE bytes (objects of a few
- * KiB, their data inline) are kept: at most MCACHE_SETS * 2 *
- * MCACHE_MAX_FILE bytes of content (64 MiB), about 40 MiB for 8192
- * objects of 4 KiB. */
+ * KiB, their data inline) are kept, and no more than MCACHE_BUDGET bytes
+ * of them (counted by file size): 32 MiB, about 7000 objects of 4 KiB. */
 #define MCACHE_SETS 4096
 #define MCACHE_LOCKS 64
 #define MCACHE_MAX_FILE 8192
+#define MCACHE_BUDGET (32u << 20)
 
 struct obj_mcache {
 	pthread_mutex_t mu[MCACHE_LOCKS];
+	uint64_t bytes;		/* file sizes of the records kept (atomic) */
 	struct mset {
 		struct mce {
 			char *path; /* NULL: free */
@@ -458,14 +459,23 @@ int obj_get_meta_cached(struct spx_obj *s, char **dirs, const char *name,
 		    : set->e[0].path && !strcmp(set->e[0].path, path)
 			    ? &set->e[0]
 			    : &set->e[set->next];
-		set->next = (unsigned char)(e == &set->e[0]);
-		if (e->path)
-			spx_obj_meta_release(&e->m);
-		free(e->path);
-		e->path = path;
-		path = NULL;
-		spx_file_id_of(&st, &e->id);
-		spx_obj_meta_copy(&e->m, m);
+		uint64_t had = e->path ? (uint64_t)e->id.size : 0,
+			 now = __atomic_load_n(&s->mc->bytes, __ATOMIC_RELAXED);
+
+		/* Over the budget, the slot keeps what it has. */
+		if (now - had + (uint64_t)st.st_size <= MCACHE_BUDGET) {
+			set->next = (unsigned char)(e == &set->e[0]);
+			if (e->path)
+				spx_obj_meta_release(&e->m);
+			free(e->path);
+			e->path = path;
+			path = NULL;
+			spx_file_id_of(&st, &e->id);
+			spx_obj_meta_copy(&e->m, m);
+			__atomic_add_fetch(&s->mc->bytes,
+					   (uint64_t)st.st_size - had,
+					   __ATOMIC_RELAXED);
+		}
 		pthread_mutex_unlock(mu);
 	}
 	free(path);

@@ -42,6 +42,8 @@ for n in need:
 assert fig["s3.rget.mibs"]["threads"] == 10
 assert fig["s3.put4k.ops"]["threads"] == 16
 assert fig["s3.put.24m.rss.mib"]["better"] == "lower"
+g = fig["s3.put.24m.rssgrow.mib"]
+assert g["better"] == "lower" and 0 <= g["value"] <= fig["s3.put.24m.rss.mib"]["value"], g
 # the listing suite: each bucket size's figures, every one measured
 for n in (300, 1500):
     for f in ("puts.ops", "first.ms", "all.s", "keys.ops", "putsl.ops"):
