@@ -3,7 +3,6 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include "checksum.h"
 #include "ec2/fault.h"
@@ -17,8 +16,7 @@ static void mac(const struct spx_ec2_page *p, const char *key, size_t klen,
 {
 	static const char label[] = "spx-ec2-page/1";
 	const struct spx_ec2_pager *pg = p->pg;
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
+	unsigned char md[32];
 	struct spx_buf b = SPX_BUF_INIT;
 
 	/* NUL-separated fields: none of them holds a NUL. */
@@ -27,8 +25,8 @@ static void mac(const struct spx_ec2_page *p, const char *key, size_t klen,
 	spx_buf_add(&b, pg->action, strlen(pg->action) + 1);
 	spx_buf_add(&b, p->query, strlen(p->query) + 1);
 	spx_buf_add(&b, key, klen);
-	HMAC(EVP_sha256(), pg->secret, SPX_EC2_PAGE_SECRET,
-	     (const unsigned char *)b.p, b.len, md, &n);
+	if (!spx_hmac_sha256(pg->secret, SPX_EC2_PAGE_SECRET, b.p, b.len, md))
+		spx_die(SPX_FAIL, "cannot compute HMAC-SHA-256");
 	memcpy(out, md, MAC_LEN);
 	spx_buf_release(&b);
 }

@@ -88,7 +88,6 @@ static int v4_signature(struct gw_req *g, const struct s3_post *p,
 	const char *sig = field(p, "x-amz-signature");
 	char ak[SPX_SIGV4_KEY_MAX + 1], day[9], region[SPX_SIGV4_REGION_MAX + 1];
 	unsigned char key[32], mac[32];
-	unsigned int len = 0;
 	char hex[65];
 	const char *s1, *s2, *s3;
 	time_t t;
@@ -134,10 +133,7 @@ static int v4_signature(struct gw_req *g, const struct s3_post *p,
 				     "not exist in our records.");
 	if (spx_sigv4_signing_key(g->who.secret, day, region, "s3", key) < 0)
 		return s3_obj_fail(g, SPX_OBJ_INTERNAL);
-	ok = HMAC(EVP_sha256(), key, sizeof(key),
-		  (const unsigned char *)policy, strlen(policy), mac,
-		  &len) != NULL &&
-	     len == 32;
+	ok = spx_hmac_sha256(key, sizeof(key), policy, strlen(policy), mac);
 	OPENSSL_cleanse(key, sizeof(key));
 	spx_hex_encode(mac, 32, hex);
 	if (!ok || strlen(sig) != 64 || CRYPTO_memcmp(hex, sig, 64))

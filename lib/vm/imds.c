@@ -9,7 +9,6 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include "checksum.h"
 #include "vm/imds.h"
@@ -302,15 +301,14 @@ static void status(struct spx_buf *out, const struct spx_imds_req *r,
 static void token_mac(const unsigned char key[SPX_IMDS_KEY_LEN],
 		      long long expiry, struct spx_buf *out)
 {
-	unsigned char mac[EVP_MAX_MD_SIZE];
-	unsigned int maclen = 0;
+	unsigned char mac[32];
 	char msg[64];
 	int n = snprintf(msg, sizeof(msg), "spx-imds-v2.%lld", expiry);
 	size_t i, start = out->len;
 
-	HMAC(EVP_sha256(), key, SPX_IMDS_KEY_LEN, (unsigned char *)msg,
-	     (size_t)n, mac, &maclen);
-	spx_base64_encode(mac, maclen, out);
+	if (!spx_hmac_sha256(key, SPX_IMDS_KEY_LEN, msg, (size_t)n, mac))
+		spx_die(SPX_FAIL, "cannot compute HMAC-SHA-256");
+	spx_base64_encode(mac, 32, out);
 	for (i = start; i < out->len; i++) {
 		if (out->p[i] == '+')
 			out->p[i] = '-';
