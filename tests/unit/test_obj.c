@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "file.h"
+#include "hex.h"
 #include "id.h"
 #include "obj/index.h"
 #include "obj/obj.h"
@@ -1950,6 +1951,66 @@ static void test_drive0_replaced(void)
 	free(old);
 }
 
+/* A reader beside a writer of one key (another process), through the
+ * metadata cache: every read is a whole version whose ETag is the MD5 of
+ * its bytes, and no read goes back to a version older than one read
+ * before it. */
+static void test_meta_cache_race(void)
+{
+	struct spx_obj *s = open_store("mcr", 1, 0, 64, 0);
+	int status, bad = 0, back = 0, reads = 0;
+	long last = -1;
+	pid_t child;
+
+	spx_obj_bucket_create(s, "mcr1", "111122223333", "us-east-1");
+	put(s, "mcr1", "k", "v000000", 7, 7);
+	child = fork();
+	if (!child) {
+		struct spx_obj *w = open_store("mcr", 1, 0, 64, 0);
+		char v[8];
+
+		for (int i = 1; i < 300; i++) {
+			snprintf(v, sizeof(v), "v%06d", i);
+			put(w, "mcr1", "k", v, 7, 7);
+		}
+		_exit(0);
+	}
+	for (;;) {
+		struct spx_obj_reader *r;
+		char got[8] = { 0 }, md5hex[33];
+		unsigned char md5[SPX_CKSUM_MAX];
+		size_t g = 0, ml;
+		bool done = waitpid(child, &status, WNOHANG) == child;
+
+		if (spx_obj_reader_open_version(s, B(s, "mcr1"), "k", NULL, &r) == 0) {
+			spx_obj_read(r, 0, got, 7, &g);
+			spx_cksum_digest(SPX_CKSUM_MD5, got, g, md5, &ml);
+			spx_hex_encode(md5, 16, md5hex);
+			if (g != 7 || got[0] != 'v' ||
+			    strcmp(spx_obj_reader_meta(r)->etag, md5hex))
+				bad++;
+			else {
+				long n = strtol(got + 1, NULL, 10);
+
+				back += n < last;
+				last = n;
+			}
+			spx_obj_reader_close(r);
+		} else {
+			bad++;
+			spx_error_clear();
+		}
+		reads++;
+		if (done)
+			break;
+	}
+	T_INT(bad, 0, "every read is a whole version with its own ETag");
+	T_INT(back, 0, "and none is older than one read before it");
+	T_INT((int)last, 299, "the last read is the last version");
+	printf("# %d reads beside 300 overwrites\n", reads);
+	spx_obj_close(s);
+}
+
 /* The metadata cache of GET and HEAD (obj_get_meta_cached): every change
  * another handle (another process) makes is seen at once, however alike
  * the new file is to the old one (same size, a reused inode). */
@@ -2315,6 +2376,7 @@ int main(void)
 	test_incarnation();
 	test_bucket_cache();
 	test_meta_cache();
+	test_meta_cache_race();
 	test_drive0_replaced();
 	test_put_delete_race();
 	test_lock_hooks();
