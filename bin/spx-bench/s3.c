@@ -1289,6 +1289,8 @@ static void report(const struct s3b *b, const struct spx_bench_runs *rs,
 		row(&rp, id, lim, 0.8, NULL);
 		snprintf(id, sizeof(id), "s3.put.%s.rss.mib", sn);
 		row(&rp, id, NULL, 0, NULL);
+		snprintf(id, sizeof(id), "s3.put.%s.rssgrow.mib", sn);
+		row(&rp, id, NULL, 0, NULL);
 	}
 	row(&rp, "s3.rget.mibs", "s3.limit.nginx.rget.mibs", 0, NULL);
 	row(&rp, "s3.put4k.ops", "s3.limit.fsync4k.ops", 0.6, NULL);
