@@ -2011,6 +2011,49 @@ static void test_meta_cache_race(void)
 	spx_obj_close(s);
 }
 
+/* A bucket deleted and made again between two pages of a listing: the
+ * old handle's next page is NoSuchBucket, never the new bucket's keys,
+ * and a new handle lists only the new bucket's keys after the marker. */
+static void test_list_recreated(void)
+{
+	struct spx_obj *s = open_store("lr", 1, 0, 64, 0);
+	struct spx_obj_bucket old;
+	struct spx_obj_list_opts o = { .max = 10 };
+	struct spx_obj_list l = SPX_OBJ_LIST_INIT;
+	char k[16], *got;
+
+	spx_obj_bucket_create(s, "lr1", "111111111111", "us-east-1");
+	for (int i = 0; i < 30; i++) {
+		snprintf(k, sizeof(k), "a%02d", i);
+		put(s, "lr1", k, "x", 1, 1);
+	}
+	T_INT(spx_obj_bucket_open(s, "lr1", &old), 0, "the bucket");
+	T_INT(spx_obj_list(s, &old, &o, &l), 0, "the first page");
+	T_OK(l.n == 10 && l.truncated && !strcmp(l.next, "a09"), "ten keys, more to come");
+	spx_obj_list_release(&l);
+	for (int i = 0; i < 30; i++) {
+		snprintf(k, sizeof(k), "a%02d", i);
+		spx_obj_delete(s, &old, k);
+	}
+	T_INT(spx_obj_bucket_delete(s, &old), 0, "emptied and deleted");
+	T_INT(spx_obj_bucket_create(s, "lr1", "222222222222", "us-east-1"), 0,
+	      "made again by another account");
+	for (int i = 0; i < 5; i++) {
+		snprintf(k, sizeof(k), "b%02d", i);
+		put(s, "lr1", k, "y", 1, 1);
+	}
+	o.after = "a09";
+	l = (struct spx_obj_list)SPX_OBJ_LIST_INIT;
+	T_INT(spx_obj_list(s, &old, &o, &l), SPX_OBJ_NO_SUCH_BUCKET,
+	      "the old handle's next page: no such bucket");
+	spx_obj_list_release(&l);
+	spx_error_clear();
+	got = list_pages(s, "lr1", NULL, NULL, 2, false);
+	T_STR(got, "b00 b01 b02 b03 b04 ", "the new bucket lists its own keys");
+	free(got);
+	spx_obj_close(s);
+}
+
 /* The metadata cache of GET and HEAD (obj_get_meta_cached): every change
  * another handle (another process) makes is seen at once, however alike
  * the new file is to the old one (same size, a reused inode). */
@@ -2376,6 +2419,7 @@ int main(void)
 	test_incarnation();
 	test_bucket_cache();
 	test_meta_cache();
+	test_list_recreated();
 	test_meta_cache_race();
 	test_drive0_replaced();
 	test_put_delete_race();
