@@ -79,15 +79,24 @@ static void field(struct spx_buf *b, const char *s, size_t max)
 		spx_buf_adds(b, "-");
 		return;
 	}
-	for (; *s && n < max; s++, n++) {
-		unsigned char c = (unsigned char)*s;
+	while (*s && n < max) {
+		size_t run = 0;
+		unsigned char c;
 
-		if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-			char e[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
+		/* A run of plain characters in one copy. */
+		while (n + run < max && (c = (unsigned char)s[run]) > 0x20 &&
+		       c < 0x7f && c != '"' && c != '\\')
+			run++;
+		spx_buf_add(b, s, run);
+		s += run;
+		n += run;
+		if (*s && n < max) {
+			char e[4] = { '\\', 'x', hex[(unsigned char)*s >> 4],
+				      hex[(unsigned char)*s & 15] };
 
 			spx_buf_add(b, e, 4);
-		} else {
-			spx_buf_addc(b, (char)c);
+			s++;
+			n++;
 		}
 	}
 	if (*s)
