@@ -244,7 +244,8 @@ int spx_write_file_owned(const char *path, const void *data, size_t len,
 	 * few ms): two versions of a file written in one tick, on a reused
 	 * inode, would look the same to stat. Stamped to the nanosecond,
 	 * (inode, size, mtime) tells every version apart, which is what
-	 * lets a reader cache what it decoded (lib/obj's bucket records).
+	 * lets a reader cache what it decoded (lib/obj's bucket records and
+	 * object metadata).
 	 * Best effort: a failure leaves the kernel's stamp. */
 	{
 		struct timespec ts[2];

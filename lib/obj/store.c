@@ -32,6 +32,7 @@ static uint64_t fnv1a(const char *a, const char *b);
 
 struct obj_d0b {
 	pthread_mutex_t mu;
+	size_t dlen;		/* strlen(drives[0]) */
 	int fd;			/* -1: the full paths are used */
 	int64_t checked_ms;
 	int *old;
@@ -44,6 +45,7 @@ static void d0b_open(struct spx_obj *s)
 	char *p = spx_xprintf("%s/b", s->drives[0]);
 
 	pthread_mutex_init(&d->mu, NULL);
+	d->dlen = strlen(s->drives[0]);
 	d->fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	d->checked_ms = spx_mono_ms();
 	free(p);
@@ -98,19 +100,18 @@ static int d0b_fd(struct spx_obj *s)
 	return fd;
 }
 
-/* stat (lstat with nofollow) of path, a path under drive 0's b/, through
- * the held directory when there is one. */
-static int d0b_stat(struct spx_obj *s, const char *path, struct stat *st,
-		    bool nofollow)
+/* lstat of path, a path under drive 0's b/, through the held directory
+ * when there is one. lstat, as the records' reads open with O_NOFOLLOW:
+ * a name turned into a symbolic link never matches a cached record. */
+static int d0b_lstat(struct spx_obj *s, const char *path, struct stat *st)
 {
-	size_t n = strlen(s->drives[0]);
+	size_t n = s->d0b->dlen;
 	int fd = d0b_fd(s);
 
 	if (fd >= 0 && !strncmp(path, s->drives[0], n) &&
 	    !strncmp(path + n, "/b/", 3) && path[n + 3])
-		return fstatat(fd, path + n + 3, st,
-			       nofollow ? AT_SYMLINK_NOFOLLOW : 0);
-	return nofollow ? lstat(path, st) : stat(path, st);
+		return fstatat(fd, path + n + 3, st, AT_SYMLINK_NOFOLLOW);
+	return lstat(path, st);
 }
 
 /* Decoded object metadata (obj_get_meta_cached): sets of two slots by
@@ -342,6 +343,24 @@ static int meta_read_fd(int fd, const char *path, struct spx_obj_meta *m)
 	return rc;
 }
 
+/* The record at path with the identity of the file it was read from
+ * (fstat of the one open): 0, or -1 when it cannot be opened, is not a
+ * regular file or does not decode. For the caches of drive 0's records,
+ * whose entries pair an identity with what was decoded. */
+static int meta_read_ident(const char *path, struct stat *st,
+			   struct spx_obj_meta *m)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) == 0 && S_ISREG(st->st_mode) &&
+	    meta_read_fd(fd, path, m) == 0)
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
 int obj_meta_at(int dfd, const char *rel, struct spx_obj_meta *m)
 {
 	int fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc;
@@ -405,6 +424,35 @@ static struct mset *mcache_set(struct spx_obj *s, const char *path,
 	return &s->mc->set[i];
 }
 
+/* Keep record m of path (which it takes), read from the file of st, in
+ * set (mu held): in the slot of an older record of the file, else the
+ * older of the two; over the budget, the slot keeps what it has. */
+static void mcache_put(struct spx_obj *s, struct mset *set, char *path,
+		       const struct stat *st, const struct spx_obj_meta *m)
+{
+	struct mce *e = set->e[1].path && !strcmp(set->e[1].path, path)
+				? &set->e[1]
+			: set->e[0].path && !strcmp(set->e[0].path, path)
+				? &set->e[0]
+				: &set->e[set->next];
+	uint64_t had = e->path ? (uint64_t)e->id.size : 0;
+	uint64_t now = __atomic_load_n(&s->mc->bytes, __ATOMIC_RELAXED);
+
+	if (now - had + (uint64_t)st->st_size > MCACHE_BUDGET) {
+		free(path);
+		return;
+	}
+	set->next = (unsigned char)(e == &set->e[0]);
+	if (e->path)
+		spx_obj_meta_release(&e->m);
+	free(e->path);
+	e->path = path;
+	spx_file_id_of(st, &e->id);
+	spx_obj_meta_copy(&e->m, m);
+	__atomic_add_fetch(&s->mc->bytes, (uint64_t)st->st_size - had,
+			   __ATOMIC_RELAXED);
+}
+
 int obj_get_meta_cached(struct spx_obj *s, char **dirs, const char *name,
 			struct spx_obj_meta *m, int notfound)
 {
@@ -413,9 +461,8 @@ int obj_get_meta_cached(struct spx_obj *s, char **dirs, const char *name,
 	struct mset *set = mcache_set(s, path, &mu);
 	struct stat st;
 	bool hit = false;
-	int fd;
 
-	if (d0b_stat(s, path, &st, true) < 0) {
+	if (d0b_lstat(s, path, &st) < 0) {
 		int e0 = errno;
 
 		free(path);
@@ -423,62 +470,36 @@ int obj_get_meta_cached(struct spx_obj *s, char **dirs, const char *name,
 			return obj_err(notfound, "'%s' not found", name);
 		return obj_get_meta(s, dirs, name, m, notfound);
 	}
-	if (S_ISREG(st.st_mode) && st.st_size <= MCACHE_MAX_FILE) {
-		pthread_mutex_lock(mu);
-		for (int w = 0; w < 2 && !hit; w++) {
-			struct mce *e = &set->e[w];
-
-			hit = e->path && !strcmp(e->path, path) &&
-			      spx_file_id_same(&e->id, &st);
-			if (hit)
-				spx_obj_meta_copy(m, &e->m);
-		}
-		pthread_mutex_unlock(mu);
+	/* A record the cache would not keep: the plain read. */
+	if (!S_ISREG(st.st_mode) || st.st_size > MCACHE_MAX_FILE) {
+		free(path);
+		return obj_get_meta(s, dirs, name, m, notfound);
 	}
+	pthread_mutex_lock(mu);
+	for (int w = 0; w < 2 && !hit; w++) {
+		struct mce *e = &set->e[w];
+
+		hit = e->path && !strcmp(e->path, path) &&
+		      spx_file_id_same(&e->id, &st);
+		if (hit)
+			spx_obj_meta_copy(m, &e->m);
+	}
+	pthread_mutex_unlock(mu);
 	if (hit) {
 		free(path);
 		return 0;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    meta_read_fd(fd, path, m) < 0) {
-		if (fd >= 0)
-			close(fd);
+	if (meta_read_ident(path, &st, m) < 0) {
 		free(path);
 		return obj_get_meta(s, dirs, name, m, notfound);
 	}
-	close(fd);
-	if (st.st_size <= MCACHE_MAX_FILE) {
-		struct mce *e;
-
-		pthread_mutex_lock(mu);
-		/* The slot of an older record of the file, else the older of
-		 * the two. */
-		e = set->e[1].path && !strcmp(set->e[1].path, path)
-			    ? &set->e[1]
-		    : set->e[0].path && !strcmp(set->e[0].path, path)
-			    ? &set->e[0]
-			    : &set->e[set->next];
-		uint64_t had = e->path ? (uint64_t)e->id.size : 0,
-			 now = __atomic_load_n(&s->mc->bytes, __ATOMIC_RELAXED);
-
-		/* Over the budget, the slot keeps what it has. */
-		if (now - had + (uint64_t)st.st_size <= MCACHE_BUDGET) {
-			set->next = (unsigned char)(e == &set->e[0]);
-			if (e->path)
-				spx_obj_meta_release(&e->m);
-			free(e->path);
-			e->path = path;
-			path = NULL;
-			spx_file_id_of(&st, &e->id);
-			spx_obj_meta_copy(&e->m, m);
-			__atomic_add_fetch(&s->mc->bytes,
-					   (uint64_t)st.st_size - had,
-					   __ATOMIC_RELAXED);
-		}
-		pthread_mutex_unlock(mu);
+	if (st.st_size > MCACHE_MAX_FILE) {
+		free(path);
+		return 0;
 	}
-	free(path);
+	pthread_mutex_lock(mu);
+	mcache_put(s, set, path, &st, m);
+	pthread_mutex_unlock(mu);
 	return 0;
 }
 
@@ -1004,30 +1025,20 @@ static int bucket_read_cached(struct spx_obj *s, const char *name,
 	char *path = spx_xprintf("%s/b/%s/info", s->drives[0], name);
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
 	struct stat st;
-	int fd, rc = 1;
+	int rc = 1;
 
-	if (d0b_stat(s, path, &st, false) < 0) {
+	if (d0b_lstat(s, path, &st) < 0) {
 		rc = errno == ENOENT || errno == ENOTDIR
 			     ? obj_err(SPX_OBJ_NO_SUCH_BUCKET,
 				       "no such bucket '%s'", name)
 			     : 1;
-		free(path);
-		return rc;
-	}
-	if (bcache_get(s, name, &st, out)) {
-		free(path);
-		return 0;
-	}
-	/* The identity and the bytes of one file: the one open. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    meta_read_fd(fd, path, &m) == 0) {
+	} else if (bcache_get(s, name, &st, out)) {
+		rc = 0;
+	} else if (meta_read_ident(path, &st, &m) == 0) {
 		bucket_from_meta(name, &m, out);
 		bcache_put(s, &st, out);
 		rc = 0;
 	}
-	if (fd >= 0)
-		close(fd);
 	spx_obj_meta_release(&m);
 	free(path);
 	return rc;
