@@ -352,26 +352,16 @@ struct f4k {
 	bool layout;
 };
 
-/* One durable 4 KiB object as spx's store lays it out (a directory per
- * key, its metadata written beside and renamed in, then both
- * directories synced): the floor under a PUT of a new key. */
+/* One durable 4 KiB object as spx's store lays out a new small key (a
+ * flat key, lib/obj/store.c): an unnamed file written, synced and linked
+ * in under the key's name, then the directory synced. The floor under a
+ * PUT of a new key; spx_write_file makes the file the same way. */
 static int layout_op(const char *dir, long n, const unsigned char *b)
 {
 	char *k = spx_xprintf("%s/%ld", dir, n);
-	char *tmp = spx_xprintf("%s/.tmp", k), *meta = spx_xprintf("%s/meta", k);
-	int fd = -1, rc = -1;
+	int rc = spx_write_file(k, b, 4096, 0644, true);
 
-	if (mkdir(k, 0755) == 0 &&
-	    (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) >= 0 &&
-	    write(fd, b, 4096) == 4096 && fsync(fd) == 0 && close(fd) == 0 &&
-	    rename(tmp, meta) == 0 && spx_fsync_dir(k) == 0 &&
-	    spx_fsync_dir(dir) == 0)
-		rc = 0;
-	else if (fd >= 0)
-		close(fd);
 	free(k);
-	free(tmp);
-	free(meta);
 	return rc;
 }
 

@@ -97,7 +97,7 @@ int spx_mkdirs_late(const char *path, mode_t mode, bool *late)
 {
 	char *p = spx_strdup(path);
 	size_t n = strlen(p);
-	int rc = 0, again = 0;
+	int rc = 0, again = 0, err = 0;
 
 	if (late)
 		*late = false;
@@ -126,6 +126,7 @@ int spx_mkdirs_late(const char *path, mode_t mode, bool *late)
 		*s = '\0';
 		if (mkdir(p, mode) == 0) {
 			if (sync_parent(p) < 0) {
+				err = errno;
 				rc = -1;
 				break;
 			}
@@ -138,6 +139,7 @@ int spx_mkdirs_late(const char *path, mode_t mode, bool *late)
 			again++;
 			continue;
 		} else if (errno != EEXIST) {
+			err = errno;
 			rc = spx_error_errno(SPX_FAIL, "cannot create '%s'", p);
 			break;
 		}
@@ -146,6 +148,8 @@ int spx_mkdirs_late(const char *path, mode_t mode, bool *late)
 			break;
 	}
 	free(p);
+	if (rc) /* the caller may look (ENOTDIR: a file in the way) */
+		errno = err;
 	return rc;
 }
 
@@ -207,15 +211,39 @@ int spx_write_file(const char *path, const void *data, size_t len,
 				    (gid_t)-1);
 }
 
+/* /proc/self/fd is there to link an O_TMPFILE file by (looked at once). */
+static bool proc_fds(void)
+{
+	static int have; /* 0 unknown, 1 yes, 2 no */
+	int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+
+	if (!h) {
+		h = access("/proc/self/fd", X_OK) == 0 ? 1 : 2;
+		__atomic_store_n(&have, h, __ATOMIC_RELAXED);
+	}
+	return h == 1;
+}
+
 int spx_write_file_owned(const char *path, const void *data, size_t len,
 			 mode_t mode, bool excl, uid_t uid, gid_t gid)
 {
 	char *dcopy = spx_strdup(path), *dir = dirname(dcopy);
 	char *tmp = spx_xprintf("%s/.tmp.XXXXXX", dir);
 	const char *p = data;
-	int fd, rc = -1;
+	char fdname[32];
+	bool anon = false;
+	int fd = -1, rc = -1;
 
-	fd = mkostemp(tmp, O_CLOEXEC);
+	/* A new file is best made without a name (O_TMPFILE) and linked in
+	 * whole: no temp name to rename or unlink, nothing left behind by a
+	 * crash. A file system without it gets the named temp file. */
+	if (excl && proc_fds()) {
+		fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+		anon = fd >= 0;
+		snprintf(fdname, sizeof(fdname), "/proc/self/fd/%d", fd);
+	}
+	if (!anon)
+		fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		spx_error_errno(SPX_FAIL, "cannot create a file in '%s'", dir);
 		goto out;
@@ -258,9 +286,23 @@ int spx_write_file_owned(const char *path, const void *data, size_t len,
 		spx_error_errno(SPX_FAIL, "cannot sync '%s'", path);
 		goto fail;
 	}
-	close(fd);
-	fd = -1;
-	if (excl) {
+	if (!anon) {
+		close(fd);
+		fd = -1;
+	}
+	if (anon) {
+		/* linkat(2) fails if the name exists: create-if-absent. The
+		 * /proc name links the open file itself (AT_EMPTY_PATH would
+		 * need CAP_DAC_READ_SEARCH). */
+		if (linkat(AT_FDCWD, fdname, AT_FDCWD, path,
+			   AT_SYMLINK_FOLLOW) < 0) {
+			spx_error_errno(errno == EEXIST ? SPX_NO : SPX_FAIL,
+					"cannot create '%s'", path);
+			goto fail;
+		}
+		close(fd);
+		fd = -1;
+	} else if (excl) {
 		/* link(2) fails if the name exists: create-if-absent. */
 		if (link(tmp, path) < 0) {
 			spx_error_errno(errno == EEXIST ? SPX_NO : SPX_FAIL,
@@ -282,7 +324,8 @@ fail:
 
 		if (fd >= 0)
 			close(fd);
-		unlink(tmp);
+		if (!anon)
+			unlink(tmp);
 		errno = e;
 	}
 out:

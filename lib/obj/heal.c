@@ -165,6 +165,50 @@ static void sweep_kdir(const char *kdir, char **keep, size_t nkeep)
 	spx_error_clear();
 }
 
+/* Write metadata file name of key directory kd at p (obj_key_file's
+ * answer). A key this drive lacks altogether comes back flat if it can
+ * be (its current version, inline), else as a directory. */
+static int heal_meta(const char *kd, const char *name, const char *p,
+		     const struct spx_obj_meta *m, const struct spx_buf *want)
+{
+	struct stat st;
+
+	if (lstat(kd, &st) < 0 && errno == ENOENT) {
+		if (!strcmp(name, "meta") && m->is_inline)
+			return obj_put_file(kd, want->p, want->len);
+		if (spx_mkdirs(kd, 0755) < 0)
+			return SPX_OBJ_INTERNAL;
+	}
+	return obj_put_file(p, want->p, want->len);
+}
+
+/* Leftovers of a crash in a bucket's o/ (a key being made a directory,
+ * a flat key's temp file) once they are old enough that nothing is
+ * writing them. */
+#define LEFTOVER_AGE_S (10 * 60)
+static void sweep_odir(const char *odir)
+{
+	DIR *dp = opendir(odir);
+	struct dirent *e;
+	time_t now = time(NULL);
+
+	while (dp && (e = readdir(dp))) {
+		struct stat st;
+		char *p;
+
+		if (strncmp(e->d_name, ".cv-", 4) &&
+		    strncmp(e->d_name, ".tmp.", 5))
+			continue;
+		p = spx_xprintf("%s/%s", odir, e->d_name);
+		if (lstat(p, &st) == 0 && st.st_mtime < now - LEFTOVER_AGE_S)
+			obj_rmtree(p);
+		free(p);
+	}
+	if (dp)
+		closedir(dp);
+	spx_error_clear();
+}
+
 /* One version (meta or a v- file): its metadata copies must match drive
  * 0's, and its data must be whole. */
 static int check_version(struct spx_obj *s, char **kd, const char *name,
@@ -177,7 +221,7 @@ static int check_version(struct spx_obj *s, char **kd, const char *name,
 
 	spx_obj_meta_encode(m, &want);
 	for (int i = 0; i < n; i++) {
-		char *p = spx_xprintf("%s/%s", kd[i], name);
+		char *p = obj_key_file(kd[i], name);
 
 		spx_buf_reset(&got);
 		if (spx_buf_read_file(&got, p, 80u << 20) < 0 ||
@@ -188,7 +232,7 @@ static int check_version(struct spx_obj *s, char **kd, const char *name,
 			if (i == 0 || spx_obj_meta_decode(got.p, got.len, &t) < 0 ||
 			    t.gen != m->gen || strcmp(t.data, m->data)) {
 				c->meta_bad++;
-				if (heal && obj_put_file(p, want.p, want.len) == 0)
+				if (heal && heal_meta(kd[i], name, p, m, &want) == 0)
 					c->healed++;
 			} else {
 				spx_obj_meta_release(&t);
@@ -234,7 +278,7 @@ static const char *key_of(struct spx_obj *s, char **kd, const char *enc,
 		key = keybuf;
 	} else {
 		for (int i = 0; i < s->n && !key; i++) {
-			char *p = spx_xprintf("%s/meta", kd[i]);
+			char *p = obj_key_file(kd[i], "meta");
 			struct spx_buf b = SPX_BUF_INIT;
 
 			if (spx_buf_read_file(&b, p, 80u << 20) == 0 &&
@@ -383,6 +427,12 @@ static int check_bucket(struct spx_obj *s, const char *bucket, bool heal,
 	for (size_t i = 0; i < nn && !rc; i++)
 		rc = check_key(s, bucket, names[i], heal, fn, ctx);
 	names_free(names, nn);
+	for (int i = 0; heal && i < s->n; i++) {
+		char *odir = spx_xprintf("%s/b/%s/o", s->drives[i], bucket);
+
+		sweep_odir(odir);
+		free(odir);
+	}
 	return rc;
 }
 
@@ -423,7 +473,7 @@ static int restore_file(struct spx_obj *s, char **dirs, const char *name)
 		return 0;
 	}
 	for (int i = 1; i < s->n && !rc; i++) {
-		char *p = spx_xprintf("%s/%s", dirs[i], name);
+		char *p = obj_key_file(dirs[i], name);
 		struct spx_buf b = SPX_BUF_INIT;
 		struct spx_obj_meta m = SPX_OBJ_META_INIT;
 
@@ -457,6 +507,18 @@ static int restore_key(struct spx_obj *s, const char *bucket, const char *enc,
 	rel = spx_xprintf("b/%s/o/%s", bucket, enc);
 	nf = drive_names(s, 1, s->n, rel, &files);
 	free(rel);
+	/* A key kept flat on a drive has its meta and nothing else. */
+	for (int i = 1; i < s->n; i++) {
+		struct stat st;
+		bool has = false;
+
+		for (size_t j = 0; j < nf && !has; j++)
+			has = !strcmp(files[j], "meta");
+		if (!has && lstat(kd[i], &st) == 0 && S_ISREG(st.st_mode)) {
+			files = spx_realloc(files, (nf + 1) * sizeof(*files));
+			files[nf++] = spx_strdup("meta");
+		}
+	}
 	/* Under the key's lock: a writer commits drive 0 last, so nothing
 	 * it writes is replaced by an older copy from here. */
 	if (key && (rc = obj_lock(s, bucket, key, true, &lk)) == 0) {

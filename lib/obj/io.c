@@ -107,15 +107,41 @@ struct spx_obj_meta *spx_obj_writer_meta(struct spx_obj_writer *w)
 	return &w->meta;
 }
 
+/* Make the writer's directory on drive i. A PUT's is in the key's
+ * directory, which a key kept flat must become first (store.c), under
+ * the key's lock: the data streams before the commit takes it. */
+static int writer_mkdir(struct spx_obj_writer *w, int i)
+{
+	char *kd;
+	int rc, lk = -1;
+
+	if (spx_mkdirs(w->dirs[i], 0755) == 0)
+		return 0;
+	if (w->mode != OBJ_W_PUT || errno != ENOTDIR)
+		return obj_errno("cannot create '%s'", w->dirs[i]);
+	spx_error_clear();
+	if ((rc = obj_lock(w->s, w->bucket, w->key, true, &lk)) < 0)
+		return rc;
+	kd = obj_kdir(w->s, i, w->bucket, w->enc);
+	rc = obj_unflat(kd);
+	obj_unlock(lk);
+	free(kd);
+	if (!rc && spx_mkdirs(w->dirs[i], 0755) < 0)
+		rc = obj_errno("cannot create '%s'", w->dirs[i]);
+	return rc;
+}
+
 /* A PUT's data directory on drive 0 exists, locked, from its first
  * stripe to the end of the writer: heal removes only unlocked,
  * unreferenced ones. */
 static int writer_datadir(struct spx_obj_writer *w)
 {
+	int rc;
+
 	if (w->mode != OBJ_W_PUT || w->dirlock >= 0)
 		return 0;
-	if (spx_mkdirs(w->dirs[0], 0755) < 0)
-		return obj_errno("cannot create '%s'", w->dirs[0]);
+	if ((rc = writer_mkdir(w, 0)) < 0)
+		return rc;
 	w->dirlock = open(w->dirs[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w->dirlock < 0 || flock(w->dirlock, LOCK_EX) < 0)
 		return obj_errno("cannot lock '%s'", w->dirs[0]);
@@ -158,8 +184,7 @@ static int flush_buf(struct spx_obj_writer *w, unsigned char *buf, size_t L)
 		if (w->fds[i] < 0) {
 			char *path = spx_xprintf("%s/%s", w->dirs[i], w->segname);
 
-			if (spx_mkdirs(w->dirs[i], 0755) < 0) {
-				rc = obj_errno("cannot create '%s'", w->dirs[i]);
+			if ((rc = writer_mkdir(w, i)) < 0) {
 				free(path);
 				return rc;
 			}

@@ -282,10 +282,11 @@ void spx_obj_versions_release(struct spx_obj_versions *l)
 
 static bool has_meta(struct spx_obj *s, const char *bucket, const char *enc)
 {
-	char *p = spx_xprintf("%s/b/%s/o/%s/meta", s->drives[0], bucket, enc);
+	char *k = obj_kdir(s, 0, bucket, enc), *p = obj_key_file(k, "meta");
 	bool yes = spx_exists(p);
 
 	free(p);
+	free(k);
 	return yes;
 }
 

@@ -555,6 +555,11 @@ int spx_obj_mpu_complete_if(struct spx_obj *s, const struct spx_obj_bucket *b,
 				       enc, info.data);
 
 		kd[i] = obj_kdir(s, i, bucket, enc);
+		/* A key kept flat becomes a directory (under its lock). */
+		if ((rc = obj_unflat(kd[i])) < 0) {
+			free(dd);
+			goto out;
+		}
 		if (spx_mkdirs(dd, 0755) < 0) {
 			rc = obj_errno("cannot create '%s'", dd);
 			free(dd);

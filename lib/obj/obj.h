@@ -31,12 +31,18 @@
  *   D/b/BUCKET/o/ENC/meta             object metadata (meta.c), every drive
  *   D/b/BUCKET/o/ENC/v-VID            a noncurrent version's metadata
  *   D/b/BUCKET/o/ENC/d-GEN16/SEG      shard i of each data segment
+ *   D/b/BUCKET/o/ENC                  a flat key: its meta, nothing else
  *   D/b/BUCKET/u/UPLOADID/info        a multipart upload; parts are segments
  *   D/b/BUCKET/u/UPLOADID/pNNNNN      part metadata; pNNNNN-RAND the shards
  *
  * ENC is the key, percent-encoded (bytes outside [A-Za-z0-9_.-] and a
  * leading '.' become %XX) when that is at most 200 bytes, else "~" and the
  * SHA-256 of the key in hex: never a raw user byte as a path, never "..".
+ * A key whose current version keeps its data inline and that has no
+ * other version is flat: ENC is its metadata file (written unnamed and
+ * linked in whole when new), until the key needs a directory, which it
+ * then becomes under its lock without ever going missing (store.c). A
+ * directory never turns flat again; every reader of meta handles both.
  * Drive 0's copy of a metadata file is authoritative (the commit point);
  * the copies on the other drives are written first and only read when
  * drive 0's copy is unreadable or corrupt.
@@ -153,6 +159,7 @@ struct spx_obj_opts {
 enum {
 	SPX_OBJ_CREATE = 1 << 0,	/* make missing drive directories */
 	SPX_OBJ_NO_INLINE = 1 << 1,	/* never inline (tests of the EC path) */
+	SPX_OBJ_NO_FLAT = 1 << 2,	/* every key a directory (store.c) */
 };
 
 struct spx_obj;

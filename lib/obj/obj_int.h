@@ -16,6 +16,7 @@ struct spx_obj {
 	struct obj_bcache *bc;	/* decoded bucket records (store.c) */
 	struct obj_mcache *mc;	/* decoded object metadata (store.c) */
 	struct obj_d0b *d0b;	/* drive 0's b/, held open (store.c) */
+	bool flat;		/* keys may be kept flat (store.c) */
 };
 
 /* Record an error of class rc (its exit status from spx_obj_status) and
@@ -70,6 +71,19 @@ int obj_put_file(const char *path, const void *p, size_t n);
  * dirs are made as needed. */
 int obj_put_all(struct spx_obj *s, char **dirs, const char *name,
 		const struct spx_buf *data);
+/* The key's file NAME in key directory kdir (caller frees): kdir/NAME,
+ * or kdir itself for "meta" of a key kept flat (store.c, "Flat keys"). */
+char *obj_key_file(const char *kdir, const char *name);
+/* obj_put_all for a key's metadata file NAME (dirs: its key directory
+ * on every drive), which keeps the key flat where it is flat or new and
+ * flat is asked for (a current version without a data directory), and
+ * turns a flat key into a directory where it needs one. Under the key's
+ * lock. */
+int obj_put_key(struct spx_obj *s, char **dirs, const char *name,
+		const struct spx_buf *data, bool flat);
+/* Turn the key kept flat at kdir into a directory holding the same file
+ * as its meta (nothing if it is not flat). Under the key's lock. */
+int obj_unflat(const char *kdir);
 /* Read and decode NAME in dirs[0], else (corrupt or unreadable, not
  * absent) the copies on the other drives. notfound: the code when drive
  * 0 has no such file. */

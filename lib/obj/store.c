@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <inttypes.h>
 #include <sys/file.h>
+#include <sys/vfs.h>
 #include <openssl/evp.h>
 
 #include "file.h"
@@ -283,25 +284,185 @@ int obj_put_file(const char *path, const void *p, size_t n)
 	return spx_write_file(path, p, n, 0644, false) < 0 ? core_fail() : 0;
 }
 
+/* NAME in dir, made as needed. A new directory is synced into its
+ * parent after the file in it: one journal commit carries both
+ * (spx_mkdirs_late). */
+static int put_one(const char *dir, const char *name,
+		   const struct spx_buf *data)
+{
+	char *path = spx_xprintf("%s/%s", dir, name);
+	bool late = false;
+	int rc = 0;
+
+	if (spx_mkdirs_late(dir, 0755, &late) < 0)
+		rc = obj_errno("cannot create '%s'", dir);
+	if (!rc)
+		rc = obj_put_file(path, data->p, data->len);
+	if (!rc && late && spx_sync_parent(dir) < 0)
+		rc = obj_errno("cannot sync '%s'", dir);
+	free(path);
+	return rc;
+}
+
 int obj_put_all(struct spx_obj *s, char **dirs, const char *name,
 		const struct spx_buf *data)
 {
-	/* Drive 0 last: its copy is the commit point. A new key directory
-	 * is synced into its parent after the file in it: one journal
-	 * commit carries both (spx_mkdirs_late). */
+	/* Drive 0 last: its copy is the commit point. */
 	for (int i = s->n - 1; i >= 0; i--) {
-		char *path = spx_xprintf("%s/%s", dirs[i], name);
-		bool late = false;
-		int rc = 0;
+		int rc = put_one(dirs[i], name, data);
 
-		if (spx_mkdirs_late(dirs[i], 0755, &late) < 0)
-			rc = obj_errno("cannot create '%s'", dirs[i]);
-		if (!rc)
-			rc = obj_put_file(path, data->p, data->len);
-		if (!rc && late && spx_sync_parent(dirs[i]) < 0)
-			rc = obj_errno("cannot sync '%s'", dirs[i]);
-		free(path);
 		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- flat keys ----
+ *
+ * A key whose only file would be meta (its current version, its data
+ * inline, no other version) is kept flat: D/b/BUCKET/o/ENC is that
+ * metadata file itself, not a directory holding it. A new small object
+ * is then one file made and one directory synced, where a directory of
+ * its own took a mkdir, a rename and a third fsync. The key becomes a
+ * directory, under its lock, as soon as it needs one (a data directory,
+ * a v- file): the file is linked into a fresh directory as its meta and
+ * the two are swapped with renameat2(RENAME_EXCHANGE), so every reader
+ * finds the key's meta throughout. A directory never turns flat again;
+ * a flat file is made only where the key has nothing (O_TMPFILE, linked
+ * in whole) or replaces a flat file. Readers of "meta" look in the
+ * directory and, at ENOTDIR, at the key's own name (and look again if
+ * that has become a directory meanwhile). */
+
+/* File systems known to have O_TMPFILE and RENAME_EXCHANGE. */
+static bool fs_flat_ok(const char *dir)
+{
+	struct statfs sf;
+
+	if (statfs(dir, &sf) < 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case 0xEF53:		/* ext2/3/4 */
+	case 0x58465342:	/* XFS */
+	case 0x9123683E:	/* Btrfs */
+	case 0x01021994:	/* tmpfs */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Open file name of key directory kdir to read it: -1 and errno
+ * (ENOENT: no such file) when it cannot be. */
+static int key_file_open(const char *kdir, const char *name)
+{
+	for (int round = 0; round < 4; round++) {
+		char *p = spx_xprintf("%s/%s", kdir, name);
+		struct stat st;
+		int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+		free(p);
+		if (fd >= 0 || errno != ENOTDIR)
+			return fd;
+		if (strcmp(name, "meta")) {
+			errno = ENOENT;
+			return -1;
+		}
+		fd = open(kdir, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0)
+			return -1;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+			return fd;
+		close(fd);
+		if (!S_ISDIR(st.st_mode)) {
+			errno = EINVAL;
+			return -1;
+		}
+		/* Made a directory since: its meta is there now. */
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+char *obj_key_file(const char *kdir, const char *name)
+{
+	struct stat st;
+
+	if (!strcmp(name, "meta") && lstat(kdir, &st) == 0 &&
+	    S_ISREG(st.st_mode))
+		return spx_strdup(kdir);
+	return spx_xprintf("%s/%s", kdir, name);
+}
+
+int obj_unflat(const char *kdir)
+{
+	char *parent, *tmp = NULL, *meta = NULL, rnd[17];
+	struct stat st;
+	int rc = 0;
+
+	if (lstat(kdir, &st) < 0)
+		return errno == ENOENT ? 0 : obj_errno("cannot stat '%s'", kdir);
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	if ((rc = obj_randhex(rnd, 8)) < 0)
+		return rc;
+	parent = dir_of(kdir);
+	tmp = spx_xprintf("%s/.cv-%s", parent, rnd);
+	meta = spx_xprintf("%s/meta", tmp);
+	if (mkdir(tmp, 0755) < 0) {
+		rc = obj_errno("cannot create '%s'", tmp);
+		goto out;
+	}
+	/* The same file, a second name: its identity (and so what readers
+	 * cached of it) goes with it. */
+	if (link(kdir, meta) < 0 || spx_fsync_dir(tmp) < 0 ||
+	    renameat2(AT_FDCWD, tmp, AT_FDCWD, kdir, RENAME_EXCHANGE) < 0) {
+		rc = obj_errno("cannot make '%s' a directory", kdir);
+		unlink(meta);
+		rmdir(tmp);
+		goto out;
+	}
+	/* tmp is now the flat file's old name: the directory is in place
+	 * once the parent is synced, then the old name can go. */
+	if (spx_fsync_dir(parent) < 0)
+		rc = core_fail();
+	unlink(tmp);
+out:
+	free(parent);
+	free(tmp);
+	free(meta);
+	return rc;
+}
+
+int obj_put_key(struct spx_obj *s, char **dirs, const char *name,
+		const struct spx_buf *data, bool flat)
+{
+	flat = flat && s->flat && !strcmp(name, "meta");
+	/* Drive 0 last, as obj_put_all. */
+	for (int i = s->n - 1; i >= 0; i--) {
+		struct stat st;
+		int have = lstat(dirs[i], &st) == 0 ? S_ISREG(st.st_mode) ? 1 : 2
+			   : errno == ENOENT ? 0 : -1;
+		int rc;
+
+		if (flat && have == 0) {
+			if (spx_write_file(dirs[i], data->p, data->len, 0644,
+					   true) == 0)
+				continue;
+			if (errno != EEXIST && errno != ENOENT)
+				return core_fail();
+			/* A writer made the key's directory meanwhile, or the
+			 * bucket has no key directory yet: as a directory. */
+			spx_error_clear();
+			have = lstat(dirs[i], &st) == 0 && S_ISREG(st.st_mode);
+		}
+		if (flat && have == 1) {
+			if ((rc = obj_put_file(dirs[i], data->p, data->len)) < 0)
+				return rc;
+			continue;
+		}
+		if (have == 1 && (rc = obj_unflat(dirs[i])) < 0)
+			return rc;
+		if ((rc = put_one(dirs[i], name, data)) < 0)
 			return rc;
 	}
 	return 0;
@@ -364,7 +525,23 @@ static int meta_read_ident(const char *path, struct stat *st,
 int obj_meta_at(int dfd, const char *rel, struct spx_obj_meta *m)
 {
 	int fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc;
+	size_t n = strlen(rel);
 
+	/* ENC/meta of a key kept flat: ENC. */
+	if (fd < 0 && errno == ENOTDIR && n > 5 &&
+	    !strcmp(rel + n - 5, "/meta")) {
+		char *k = spx_strndup(rel, n - 5);
+		struct stat st;
+
+		fd = openat(dfd, k, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+					    O_NONBLOCK);
+		free(k);
+		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+			close(fd); /* made a directory meanwhile: as absent */
+			fd = -1;
+			errno = ENOENT;
+		}
+	}
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR
 			       ? obj_err(SPX_OBJ_NO_SUCH_KEY, "'%s' not found", rel)
@@ -381,7 +558,7 @@ int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 
 	for (int i = 0; i < s->n; i++) {
 		char *path = spx_xprintf("%s/%s", dirs[i], name);
-		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		int fd = key_file_open(dirs[i], name);
 
 		if (fd < 0) {
 			int e = errno;
@@ -456,13 +633,22 @@ static void mcache_put(struct spx_obj *s, struct mset *set, char *path,
 int obj_get_meta_cached(struct spx_obj *s, char **dirs, const char *name,
 			struct spx_obj_meta *m, int notfound)
 {
-	char *path = spx_xprintf("%s/%s", dirs[0], name);
+	char *path;
 	pthread_mutex_t *mu;
-	struct mset *set = mcache_set(s, path, &mu);
+	struct mset *set;
 	struct stat st;
-	bool hit = false;
+	bool hit = false, flat = false;
 
-	if (d0b_lstat(s, path, &st) < 0) {
+	/* Small objects are kept flat: their own name first. */
+	if (!strcmp(name, "meta")) {
+		if (d0b_lstat(s, dirs[0], &st) == 0)
+			flat = S_ISREG(st.st_mode);
+		else if (errno == ENOENT)
+			return obj_err(notfound, "'%s' not found", name);
+	}
+	path = flat ? spx_strdup(dirs[0]) : spx_xprintf("%s/%s", dirs[0], name);
+	set = mcache_set(s, path, &mu);
+	if (!flat && d0b_lstat(s, path, &st) < 0) {
 		int e0 = errno;
 
 		free(path);
@@ -587,6 +773,9 @@ int spx_obj_open(const struct spx_obj_opts *o, struct spx_obj **out)
 			return rc;
 		}
 	}
+	s->flat = !(o->flags & SPX_OBJ_NO_FLAT);
+	for (int i = 0; i < s->n && s->flat; i++)
+		s->flat = fs_flat_ok(s->drives[i]);
 	d0b_open(s);
 	s->lockpath = spx_xprintf("%s/.locks", s->drives[0]);
 	fd = open(s->lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -1394,15 +1583,17 @@ static int has_objects(const char *odir, bool *yes)
 	if (!dp)
 		return errno == ENOENT ? 0 : obj_errno("cannot open '%s'", odir);
 	while ((e = readdir(dp)) && !*yes) {
-		char *meta;
+		char *meta, *k;
 
 		if (e->d_name[0] == '.')
 			continue;
 		/* The current version (or delete marker) is in meta as long
 		 * as the key has any version. */
-		meta = spx_xprintf("%s/%s/meta", odir, e->d_name);
+		k = spx_xprintf("%s/%s", odir, e->d_name);
+		meta = obj_key_file(k, "meta");
 		*yes = spx_exists(meta);
 		free(meta);
+		free(k);
 	}
 	closedir(dp);
 	return 0;

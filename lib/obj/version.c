@@ -1,6 +1,6 @@
 /* version.c: object versions and delete markers (the rules are in obj.h,
  * "Versions"). Everything that changes a key's versions runs under the
- * key's OFD lock and writes through obj_put_all, so each step is a
+ * key's OFD lock and writes through obj_put_key, so each step is a
  * crash-safe rename with drive 0 as the commit point. */
 #include "spx.h"
 
@@ -58,9 +58,12 @@ int obj_unlink_all(struct spx_obj *s, char **dirs, const char *name)
 {
 	/* Drive 0 first: once its copy is gone, so is the file. */
 	for (int i = 0; i < s->n; i++) {
-		char *p = spx_xprintf("%s/%s", dirs[i], name);
+		char *p = obj_key_file(dirs[i], name);
+		bool flat = !strcmp(p, dirs[i]);
 		int e = unlink(p) < 0 ? errno : 0;
 
+		if (e == ENOTDIR) /* flat, and not "meta": none */
+			e = ENOENT;
 		if (i == 0 && e && e != ENOENT) {
 			errno = e;
 			e = obj_errno("cannot remove '%s'", p);
@@ -68,7 +71,10 @@ int obj_unlink_all(struct spx_obj *s, char **dirs, const char *name)
 			return e;
 		}
 		free(p);
-		if (i == 0 && spx_fsync_dir(dirs[0]) < 0)
+		/* What went from drive 0 is gone once its directory is
+		 * synced: a flat key's file is an entry of the bucket's o/. */
+		if (i == 0 && !e &&
+		    (flat ? spx_sync_parent(dirs[0]) : spx_fsync_dir(dirs[0])) < 0)
 			return SPX_OBJ_INTERNAL;
 	}
 	spx_error_clear();
@@ -119,7 +125,7 @@ int obj_install(struct spx_obj *s, const char *bucket, const char *inc,
 		/* The current version becomes noncurrent, first. */
 		obj_vfile(cur.vid, name);
 		spx_obj_meta_encode(&cur, &b);
-		if ((rc = obj_put_all(s, d, name, &b)) < 0)
+		if ((rc = obj_put_key(s, d, name, &b, false)) < 0)
 			goto out;
 	}
 	if (!m->vid[0] && v != SPX_OBJ_UNVERSIONED &&
@@ -141,7 +147,7 @@ int obj_install(struct spx_obj *s, const char *bucket, const char *inc,
 	m->mtime_ms = obj_now_ms();
 	snprintf(m->inc, sizeof(m->inc), "%s", inc);
 	spx_obj_meta_encode(m, &b);
-	rc = obj_put_all(s, d, "meta", &b);
+	rc = obj_put_key(s, d, "meta", &b, m->is_inline);
 	/* Then described: a listing need not read it. */
 	if (!rc && obj_idx_note_meta(s, bucket, m->key, m) < 0)
 		spx_error_clear();
@@ -394,7 +400,7 @@ static int remove_version(struct spx_obj *s, const char *bucket,
 			/* The next version is written as meta before its v-
 			 * file goes: a crash leaves a copy, never a gap. */
 			spx_obj_meta_encode(&v[1], &b);
-			if ((rc = obj_put_all(s, d, "meta", &b)) < 0)
+			if ((rc = obj_put_key(s, d, "meta", &b, false)) < 0)
 				goto out;
 			obj_vfile(v[1].vid, next);
 			obj_unlink_all(s, d, next);
@@ -563,7 +569,7 @@ int spx_obj_update(struct spx_obj *s, const struct spx_obj_bucket *bk,
 	}
 	spx_obj_meta_encode(&m, &b);
 	d = obj_kdirs(s, bucket, enc);
-	rc = obj_put_all(s, d, name, &b);
+	rc = obj_put_key(s, d, name, &b, m.is_inline);
 	if (!rc && vid_out)
 		memcpy(vid_out, m.vid, SPX_OBJ_VID_SIZE);
 out:

@@ -134,8 +134,38 @@ static void test_mkdirs(void)
 	T_OK(spx_mkdirs(t, 0755) == 0 && stat(t, &st) == 0 && S_ISDIR(st.st_mode),
 	     "mkdirs: a trailing slash");
 	spx_write_file(f, "x", 1, 0644, false);
-	T_OK(spx_mkdirs(g, 0755) < 0, "mkdirs: a file in the way is an error");
+	T_OK(spx_mkdirs(g, 0755) < 0 && errno == ENOTDIR,
+	     "mkdirs: a file in the way is an error, ENOTDIR");
 	spx_error_clear();
+	{
+		/* excl: made unnamed and linked in whole; a second one
+		 * fails with EEXIST and changes nothing; nothing is left
+		 * beside it. */
+		char *e = spx_xprintf("%s/md/e/new", root);
+		char *ed = spx_xprintf("%s/md/e", root);
+		struct spx_buf b = SPX_BUF_INIT;
+		struct dirent *de;
+		int n = 0;
+		DIR *dp;
+
+		spx_mkdirs(ed, 0755);
+		T_INT(spx_write_file(e, "first", 5, 0640, true), 0, "excl: made");
+		T_OK(spx_write_file(e, "again", 5, 0644, true) < 0 &&
+		     errno == EEXIST, "excl: a second time, EEXIST");
+		spx_error_clear();
+		T_OK(spx_buf_read_file(&b, e, 100) == 0 && b.len == 5 &&
+		     !memcmp(b.p, "first", 5) && stat(e, &st) == 0 &&
+		     (st.st_mode & 0777) == 0640, "excl: the first bytes, its mode");
+		dp = opendir(ed);
+		while (dp && (de = readdir(dp)))
+			n += de->d_name[0] != '.';
+		if (dp)
+			closedir(dp);
+		T_INT(n, 1, "excl: one file in the directory");
+		spx_buf_release(&b);
+		free(e);
+		free(ed);
+	}
 	{
 		/* Only a directory made alone leaves its parent's sync to
 		 * the caller; one that is there, or a deeper path, none. */
@@ -2011,6 +2041,238 @@ static void test_meta_cache_race(void)
 	spx_obj_close(s);
 }
 
+/* How key k of bucket b lies on drive d of store name: 1 flat (a file),
+ * 2 a directory, 0 absent. */
+static int key_form(const char *name, int d, const char *b, const char *k)
+{
+	char enc[256], *p;
+	struct stat st;
+	int form;
+
+	spx_obj_key_encode(k, enc, sizeof(enc));
+	p = spx_xprintf("%s/%s/d%d/b/%s/o/%s", root, name, d, b, enc);
+	form = lstat(p, &st) < 0 ? 0 : S_ISREG(st.st_mode) ? 1 : 2;
+	free(p);
+	return form;
+}
+
+static bool forms(const char *name, int n, const char *b, const char *k,
+		  int want)
+{
+	for (int d = 0; d < n; d++)
+		if (key_form(name, d, b, k) != want)
+			return false;
+	return true;
+}
+
+/* Small objects are kept flat (store.c, "flat keys"): the key's own
+ * name is its metadata file until the key needs a directory. */
+static void test_flat(void)
+{
+	struct spx_obj *s = open_store("fl", 2, 1, 128, 0), *t;
+	static unsigned char big[200 << 10];
+	struct spx_obj_meta m = SPX_OBJ_META_INIT;
+	struct spx_kvlist tags = { 0 };
+	struct count c = { 0 };
+	struct spx_buf vs = SPX_BUF_INIT;
+	char lk[600], *got, *p, v1[SPX_OBJ_VID_SIZE] = "";
+	size_t restored = 0;
+
+	fill(big, sizeof(big), 41);
+	memset(lk, 'L', sizeof(lk) - 1);
+	lk[sizeof(lk) - 1] = 0;
+	spx_obj_bucket_create(s, "fl1", "111122223333", "us-east-1");
+	T_INT(put(s, "fl1", "a", "hello", 5, 5), 0, "flat: a small object");
+	T_OK(forms("fl", 3, "fl1", "a", 1), "flat: a file on every drive");
+	T_OK(get_eq(s, "fl1", "a", "hello", 5), "flat: read back");
+	T_INT(spx_obj_stat(s, B(s, "fl1"), "a", &m), 0, "flat: stat");
+	T_INT((int)m.size, 5, "flat: its size");
+	spx_obj_meta_release(&m);
+	T_INT(spx_obj_bucket_delete(s, B(s, "fl1")), SPX_OBJ_BUCKET_NOT_EMPTY,
+	      "flat: the bucket is not empty");
+	T_INT(put(s, "fl1", "a", "world", 5, 5), 0, "flat: overwritten");
+	T_OK(forms("fl", 3, "fl1", "a", 1) && get_eq(s, "fl1", "a", "world", 5),
+	     "flat: still a file, the new bytes");
+	spx_kv_add(&tags, "t", "1");
+	T_INT(spx_obj_set_tags(s, B(s, "fl1"), "a", NULL, &tags, NULL), 0,
+	      "flat: tagged");
+	T_OK(spx_obj_stat(s, B(s, "fl1"), "a", &m) == 0 &&
+	     spx_kv_get(&m.tags, "t") && forms("fl", 3, "fl1", "a", 1),
+	     "flat: the tag is kept, still a file");
+	spx_obj_meta_release(&m);
+	T_INT(put(s, "fl1", "a", big, sizeof(big), 7000), 0,
+	      "flat: overwritten by an object with data");
+	T_OK(forms("fl", 3, "fl1", "a", 2), "flat: a directory now");
+	T_OK(get_eq(s, "fl1", "a", big, sizeof(big)), "flat: the large bytes");
+	T_INT(put(s, "fl1", "a", "small", 5, 5), 0, "flat: small again");
+	T_OK(forms("fl", 3, "fl1", "a", 2) && get_eq(s, "fl1", "a", "small", 5),
+	     "flat: a directory stays one");
+	T_INT(put(s, "fl1", "b", "bee", 3, 3), 0, "flat: another key");
+	T_INT(put(s, "fl1", lk, "long", 4, 4), 0, "flat: a long (hashed) key");
+	T_OK(forms("fl", 3, "fl1", lk, 1), "flat: hashed and flat");
+	got = list_all(s, "fl1", "", NULL, 2);
+	T_OK(strstr(got, "a ") && strstr(got, "b ") && strstr(got, "LLLL"),
+	     "flat: listed (%.40s)", got);
+	free(got);
+	/* The index made again from the key directories (files too). */
+	p = spx_xprintf("%s/fl/d0/b/fl1/x", root);
+	spx_rmtree(p);
+	free(p);
+	got = list_all(s, "fl1", "", NULL, 2);
+	T_OK(strstr(got, "a ") && strstr(got, "b ") && strstr(got, "LLLL"),
+	     "flat: listed after the index is made again (%.40s)", got);
+	free(got);
+	/* Another drive's copy lost: found and healed. */
+	p = spx_xprintf("%s/fl/d1/b/fl1/o/b", root);
+	T_INT(unlink(p), 0, "flat: drive 1's copy removed");
+	free(p);
+	spx_obj_verify(s, "fl1", false, count_cb, &c);
+	T_OK(c.bad > 0, "flat: verify finds it (%zu)", c.bad);
+	memset(&c, 0, sizeof(c));
+	spx_obj_verify(s, "fl1", true, count_cb, &c);
+	T_OK(c.healed > 0, "flat: heal writes it (%zu)", c.healed);
+	memset(&c, 0, sizeof(c));
+	spx_obj_verify(s, "fl1", false, count_cb, &c);
+	T_INT(c.bad, 0, "flat: clean after heal");
+	/* Drive 0's copy lost: brought back from the others. */
+	p = spx_xprintf("%s/fl/d0/b/fl1/o/b", root);
+	T_INT(unlink(p), 0, "flat: drive 0's copy removed");
+	free(p);
+	T_INT(spx_obj_restore_drive0(s, &restored), 0, "flat: restore drive 0");
+	T_OK(restored >= 1 && get_eq(s, "fl1", "b", "bee", 3),
+	     "flat: restored (%zu)", restored);
+	/* A store that makes no flat keys reads them, and makes
+	 * directories. */
+	t = open_store("fl", 2, 1, 128, SPX_OBJ_NO_FLAT);
+	T_OK(get_eq(t, "fl1", lk, "long", 4), "flat: read by a store without");
+	T_INT(put(t, "fl1", "c", "sea", 3, 3), 0, "flat: a key from it");
+	T_OK(forms("fl", 3, "fl1", "c", 2), "flat: is a directory");
+	spx_obj_close(t);
+	T_INT(spx_obj_delete(s, B(s, "fl1"), "b"), 0, "flat: deleted");
+	T_OK(forms("fl", 3, "fl1", "b", 0), "flat: gone from every drive");
+	T_INT(spx_obj_stat(s, B(s, "fl1"), "b", &m), SPX_OBJ_NO_SUCH_KEY,
+	      "flat: not found");
+	spx_error_clear();
+	put(s, "fl1", "n", "null", 4, 4);
+	T_INT(spx_obj_delete_version(s, B(s, "fl1"), "n", "null", NULL), 0,
+	      "flat: the null version deleted by its id");
+	T_OK(forms("fl", 3, "fl1", "n", 0), "flat: and gone");
+	/* Versions need the directory. */
+	spx_obj_bucket_create(s, "fl2", "111122223333", "us-east-1");
+	spx_obj_bucket_set_versioning(s, B(s, "fl2"), SPX_OBJ_VERSIONING_ENABLED);
+	T_INT(put_v(s, "fl2", "v", "one", 3, v1), 0, "flat: a first version");
+	T_OK(forms("fl", 3, "fl2", "v", 1), "flat: it is flat");
+	T_INT(put(s, "fl2", "v", "two", 3, 3), 0, "flat: a second version");
+	T_OK(forms("fl", 3, "fl2", "v", 2), "flat: a directory now");
+	T_OK(get_ver_eq(s, "fl2", "v", v1, "one", 3) &&
+	     get_eq(s, "fl2", "v", "two", 3), "flat: both versions read");
+	versions_str(s, "fl2", NULL, 1000, &vs);
+	T_OK(strstr(vs.p, ":L:3;") && strstr(vs.p, ":-:3;"),
+	     "flat: two versions listed (%s)", vs.p);
+	/* A multipart upload completed onto a flat key. */
+	{
+		struct spx_obj_writer *w;
+		struct spx_obj_meta out = SPX_OBJ_META_INIT;
+		char id[SPX_OBJ_UPLOAD_ID_SIZE], etag[2][SPX_OBJ_ETAG_SIZE + 8];
+		struct spx_obj_complete_part all[2];
+
+		put(s, "fl1", "m", "x", 1, 1);
+		T_OK(forms("fl", 3, "fl1", "m", 1), "flat: before the upload");
+		spx_obj_mpu_create(s, B(s, "fl1"), "m", NULL, id);
+		for (int pn = 1; pn <= 2; pn++) {
+			spx_obj_part_begin(s, B(s, "fl1"), "m", id, pn, &w);
+			spx_obj_writer_write(w, big + (pn - 1) * 1500, 1500);
+			spx_obj_writer_commit(w, NULL, &out);
+			snprintf(etag[pn - 1], sizeof(etag[0]), "\"%s\"", out.etag);
+			spx_obj_meta_release(&out);
+			all[pn - 1] = (struct spx_obj_complete_part){ pn, etag[pn - 1], NULL };
+		}
+		T_INT(spx_obj_mpu_complete(s, B(s, "fl1"), "m", id, all, 2, NULL, &out),
+		      0, "flat: an upload completed onto it");
+		spx_obj_meta_release(&out);
+		T_OK(forms("fl", 3, "fl1", "m", 2) && get_eq(s, "fl1", "m", big, 3000),
+		     "flat: a directory with the upload's bytes");
+	}
+	/* What a crash in the middle of making a directory leaves is swept
+	 * by heal once it is old. */
+	{
+		char *cv = spx_xprintf("%s/fl/d0/b/fl1/o/.cv-0123456789abcdef", root);
+		struct timespec old[2] = { { 1000000, 0 }, { 1000000, 0 } };
+
+		mkdir(cv, 0755);
+		utimensat(AT_FDCWD, cv, old, AT_SYMLINK_NOFOLLOW);
+		spx_obj_verify(s, "fl1", true, count_cb, &c);
+		T_OK(access(cv, F_OK) < 0, "flat: an old leftover is swept");
+		free(cv);
+	}
+	spx_buf_release(&vs);
+	spx_kv_free(&tags);
+	spx_obj_close(s);
+}
+
+/* Readers beside a writer that turns flat keys into directories (another
+ * process): a reader of a key that exists throughout never misses it,
+ * and every read is a whole version whose ETag is the MD5 of its bytes. */
+static void test_flat_race(void)
+{
+	struct spx_obj *s = open_store("flr", 1, 0, 64, 0);
+	static unsigned char big[200 << 10];
+	int status, bad = 0, missed = 0, reads = 0;
+	pid_t child;
+	char k[16];
+
+	fill(big, sizeof(big), 43);
+	spx_obj_bucket_create(s, "flr1", "111122223333", "us-east-1");
+	for (int i = 0; i < 100; i++) {
+		snprintf(k, sizeof(k), "k%03d", i);
+		put(s, "flr1", k, "v0", 2, 2);
+	}
+	child = fork();
+	if (!child) {
+		struct spx_obj *w = open_store("flr", 1, 0, 64, 0);
+
+		for (int i = 0; i < 100; i++) {
+			snprintf(k, sizeof(k), "k%03d", i);
+			put(w, "flr1", k, big, sizeof(big), sizeof(big));
+		}
+		spx_obj_close(w);
+		_exit(0);
+	}
+	for (int i = 0;; i = (i + 1) % 100) {
+		struct spx_obj_reader *r;
+		bool done = waitpid(child, &status, WNOHANG) == child;
+
+		snprintf(k, sizeof(k), "k%03d", i);
+		if (spx_obj_reader_open_version(s, B(s, "flr1"), k, NULL, &r) == 0) {
+			const struct spx_obj_meta *m = spx_obj_reader_meta(r);
+			unsigned char *got = malloc(m->size + 1), md5[SPX_CKSUM_MAX];
+			char md5hex[33];
+			size_t g = 0, off = 0, ml;
+
+			while (off < m->size &&
+			       spx_obj_read(r, off, got + off, m->size - off, &g) == 0 && g)
+				off += g;
+			spx_cksum_digest(SPX_CKSUM_MD5, got, off, md5, &ml);
+			spx_hex_encode(md5, 16, md5hex);
+			bad += off != m->size || strcmp(m->etag, md5hex) != 0;
+			free(got);
+			spx_obj_reader_close(r);
+		} else {
+			missed++;
+			spx_error_clear();
+		}
+		reads++;
+		if (done)
+			break;
+	}
+	T_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0, "flat race: the writer ran");
+	T_INT(missed, 0, "flat race: no key was missed");
+	T_INT(bad, 0, "flat race: every read whole, with its own ETag");
+	T_OK(forms("flr", 1, "flr1", "k099", 2), "flat race: the keys are directories");
+	printf("# %d reads beside 100 keys made directories\n", reads);
+	spx_obj_close(s);
+}
+
 /* A bucket deleted and made again between two pages of a listing: the
  * old handle's next page is NoSuchBucket, never the new bucket's keys,
  * and a new handle lists only the new bucket's keys after the marker. */
@@ -2421,6 +2683,8 @@ int main(void)
 	test_meta_cache();
 	test_list_recreated();
 	test_meta_cache_race();
+	test_flat();
+	test_flat_race();
 	test_drive0_replaced();
 	test_put_delete_race();
 	test_lock_hooks();
