@@ -370,7 +370,14 @@ static int key_file_open(const char *kdir, const char *name)
 		fd = open(kdir, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		if (fd < 0)
 			return -1;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		if (fstat(fd, &st) < 0) {
+			int e = errno;
+
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (S_ISREG(st.st_mode))
 			return fd;
 		close(fd);
 		if (!S_ISDIR(st.st_mode)) {
@@ -524,22 +531,27 @@ static int meta_read_ident(const char *path, struct stat *st,
 
 int obj_meta_at(int dfd, const char *rel, struct spx_obj_meta *m)
 {
-	int fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc;
 	size_t n = strlen(rel);
+	int fd = -1, rc;
 
-	/* ENC/meta of a key kept flat: ENC. */
-	if (fd < 0 && errno == ENOTDIR && n > 5 &&
-	    !strcmp(rel + n - 5, "/meta")) {
-		char *k = spx_strndup(rel, n - 5);
+	/* ENC/meta, or ENC itself for a key kept flat (looked at again if it
+	 * has become a directory in between). */
+	for (int round = 0; round < 4 && fd < 0; round++) {
+		char *k;
 		struct stat st;
 
+		fd = openat(dfd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd >= 0 || errno != ENOTDIR || n <= 5 ||
+		    strcmp(rel + n - 5, "/meta"))
+			break;
+		k = spx_strndup(rel, n - 5);
 		fd = openat(dfd, k, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
 					    O_NONBLOCK);
 		free(k);
 		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
-			close(fd); /* made a directory meanwhile: as absent */
+			close(fd);
 			fd = -1;
-			errno = ENOENT;
+			errno = ENOTDIR;
 		}
 	}
 	if (fd < 0)
