@@ -166,15 +166,17 @@ static void sweep_kdir(const char *kdir, char **keep, size_t nkeep)
 }
 
 /* Write metadata file name of key directory kd at p (obj_key_file's
- * answer). A key this drive lacks altogether comes back flat if it can
- * be (its current version, inline), else as a directory. */
-static int heal_meta(const char *kd, const char *name, const char *p,
-		     const struct spx_obj_meta *m, const struct spx_buf *want)
+ * answer). A key this drive lacks altogether comes back flat if the
+ * store keeps keys flat and it can be (its current version, inline),
+ * else as a directory. */
+static int heal_meta(struct spx_obj *s, const char *kd, const char *name,
+		     const char *p, const struct spx_obj_meta *m,
+		     const struct spx_buf *want)
 {
 	struct stat st;
 
 	if (lstat(kd, &st) < 0 && errno == ENOENT) {
-		if (!strcmp(name, "meta") && m->is_inline)
+		if (s->flat && !strcmp(name, "meta") && m->is_inline)
 			return obj_put_file(kd, want->p, want->len);
 		if (spx_mkdirs(kd, 0755) < 0)
 			return SPX_OBJ_INTERNAL;
@@ -232,7 +234,7 @@ static int check_version(struct spx_obj *s, char **kd, const char *name,
 			if (i == 0 || spx_obj_meta_decode(got.p, got.len, &t) < 0 ||
 			    t.gen != m->gen || strcmp(t.data, m->data)) {
 				c->meta_bad++;
-				if (heal && heal_meta(kd[i], name, p, m, &want) == 0)
+				if (heal && heal_meta(s, kd[i], name, p, m, &want) == 0)
 					c->healed++;
 			} else {
 				spx_obj_meta_release(&t);
