@@ -2273,6 +2273,57 @@ static void test_flat_race(void)
 	spx_obj_close(s);
 }
 
+/* Two processes write the same new keys at once, one small objects (made
+ * flat where the key has nothing), the other large ones (whose data
+ * directory needs the key to be a directory): every write succeeds, and
+ * each key then reads as a whole object, whichever came last. */
+static void test_flat_writers_race(void)
+{
+	struct spx_obj *s = open_store("flw", 1, 0, 64, 0);
+	static unsigned char big[200 << 10];
+	int status, fails = 0, bad = 0;
+	pid_t child;
+	char k[16];
+
+	fill(big, sizeof(big), 47);
+	spx_obj_bucket_create(s, "flw1", "111122223333", "us-east-1");
+	child = fork();
+	if (!child) {
+		struct spx_obj *w = open_store("flw", 1, 0, 64, 0);
+		int f = 0;
+
+		for (int i = 0; i < 100; i++) {
+			snprintf(k, sizeof(k), "k%03d", i);
+			f += put(w, "flw1", k, "small", 5, 5) != 0;
+		}
+		spx_obj_close(w);
+		_exit(f ? 1 : 0);
+	}
+	for (int i = 0; i < 100; i++) {
+		snprintf(k, sizeof(k), "k%03d", i);
+		fails += put(s, "flw1", k, big, sizeof(big), 65536) != 0;
+	}
+	waitpid(child, &status, 0);
+	T_INT(fails, 0, "flat writers: every large write succeeded");
+	T_INT(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0,
+	      "flat writers: every small write succeeded");
+	for (int i = 0; i < 100; i++) {
+		struct spx_obj_meta m = SPX_OBJ_META_INIT;
+
+		snprintf(k, sizeof(k), "k%03d", i);
+		/* get_eq reads into a buffer of the size it expects. */
+		if (spx_obj_stat(s, B(s, "flw1"), k, &m) < 0)
+			bad++;
+		else if (m.size == 5)
+			bad += !get_eq(s, "flw1", k, "small", 5);
+		else
+			bad += !get_eq(s, "flw1", k, big, sizeof(big));
+		spx_obj_meta_release(&m);
+	}
+	T_INT(bad, 0, "flat writers: each key one whole object");
+	spx_obj_close(s);
+}
+
 /* A bucket deleted and made again between two pages of a listing: the
  * old handle's next page is NoSuchBucket, never the new bucket's keys,
  * and a new handle lists only the new bucket's keys after the marker. */
@@ -2685,6 +2736,7 @@ int main(void)
 	test_meta_cache_race();
 	test_flat();
 	test_flat_race();
+	test_flat_writers_race();
 	test_drive0_replaced();
 	test_put_delete_race();
 	test_lock_hooks();
