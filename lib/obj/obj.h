@@ -27,6 +27,7 @@
  * Layout. Each of the node's k + m drive directories holds, for shard i:
  *
  *   D/.locks                          (drive 0) OFD byte locks, see below
+ *   D/format                          (drive 0) the layout's version (2)
  *   D/b/BUCKET/info                   bucket record (JSON), on every drive
  *   D/b/BUCKET/o/ENC/meta             object metadata (meta.c), every drive
  *   D/b/BUCKET/o/ENC/v-VID            a noncurrent version's metadata

@@ -736,6 +736,46 @@ int obj_discard(const char *path)
 
 /* ---- open ---- */
 
+/* The layout's version, in drive 0's `format`: 2 since flat keys (none,
+ * or 1: every key a directory). A store of a newer version is refused, as
+ * its files may mean what this code does not know; an older one is
+ * marked 2 once this code may keep keys flat in it. */
+#define OBJ_FORMAT 2
+
+static int format_check(struct spx_obj *s)
+{
+	char *p = spx_xprintf("%s/format", s->drives[0]), b[32], *end;
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc = 0;
+	long v = 1;
+
+	if (fd >= 0) {
+		ssize_t n = read(fd, b, sizeof(b) - 1);
+
+		close(fd);
+		b[n > 0 ? n : 0] = '\0';
+		errno = 0;
+		v = strtol(b, &end, 10);
+		if (n <= 0 || end == b || errno || v < 1 ||
+		    (*end && strcmp(end, "\n")))
+			rc = obj_err(SPX_OBJ_INTERNAL,
+				     "'%s' does not hold a store format", p);
+	} else if (errno != ENOENT) {
+		rc = obj_errno("cannot open '%s'", p);
+	}
+	if (!rc && v > OBJ_FORMAT)
+		rc = obj_err(SPX_OBJ_INTERNAL,
+			     "the store's format is %ld ('%s'), newer than "
+			     "this spx's (%d): use the spx that wrote it",
+			     v, p, OBJ_FORMAT);
+	if (!rc && v < OBJ_FORMAT && s->flat) {
+		snprintf(b, sizeof(b), "%d\n", OBJ_FORMAT);
+		if (spx_write_file(p, b, strlen(b), 0644, false) < 0)
+			rc = core_fail();
+	}
+	free(p);
+	return rc;
+}
+
 int spx_obj_open(const struct spx_obj_opts *o, struct spx_obj **out)
 {
 	struct spx_obj *s;
@@ -788,6 +828,14 @@ int spx_obj_open(const struct spx_obj_opts *o, struct spx_obj **out)
 	s->flat = !(o->flags & SPX_OBJ_NO_FLAT);
 	for (int i = 0; i < s->n && s->flat; i++)
 		s->flat = fs_flat_ok(s->drives[i]);
+	{
+		int rc = format_check(s);
+
+		if (rc) {
+			spx_obj_close(s);
+			return rc;
+		}
+	}
 	d0b_open(s);
 	s->lockpath = spx_xprintf("%s/.locks", s->drives[0]);
 	fd = open(s->lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);

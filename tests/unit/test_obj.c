@@ -2210,6 +2210,42 @@ static void test_flat(void)
 	spx_obj_close(s);
 }
 
+/* drive 0's `format`: written when a store may keep keys flat; a newer
+ * or unreadable one refuses the store. */
+static void test_format(void)
+{
+	char *f = spx_xprintf("%s/fmt/d0/format", root);
+	struct spx_obj *s = open_store("fmt", 1, 0, 64, 0);
+	struct spx_buf b = SPX_BUF_INIT;
+
+	T_OK(s && spx_buf_read_file(&b, f, 100) == 0 && b.len == 2 &&
+	     !memcmp(b.p, "2\n", 2), "format: 2 written at open");
+	spx_obj_close(s);
+	spx_write_file(f, "3\n", 2, 0644, false);
+	s = open_store("fmt", 1, 0, 64, 0);
+	T_OK(!s && strstr(spx_errmsg(), "newer"), "format: a newer one refused (%s)",
+	     spx_errmsg());
+	spx_obj_close(s);
+	spx_write_file(f, "2x", 2, 0644, false);
+	s = open_store("fmt", 1, 0, 64, 0);
+	T_OK(!s && strstr(spx_errmsg(), "does not hold"), "format: garbage refused");
+	spx_obj_close(s);
+	spx_write_file(f, "1\n", 2, 0644, false);
+	s = open_store("fmt", 1, 0, 64, SPX_OBJ_NO_FLAT);
+	spx_buf_reset(&b);
+	T_OK(s && spx_buf_read_file(&b, f, 100) == 0 && b.p[0] == '1',
+	     "format: 1 kept by a store that keeps no key flat");
+	spx_obj_close(s);
+	s = open_store("fmt", 1, 0, 64, 0);
+	spx_buf_reset(&b);
+	T_OK(s && spx_buf_read_file(&b, f, 100) == 0 && b.p[0] == '2',
+	     "format: 1 becomes 2");
+	spx_obj_close(s);
+	spx_error_clear();
+	spx_buf_release(&b);
+	free(f);
+}
+
 /* Readers beside a writer that turns flat keys into directories (another
  * process): a reader of a key that exists throughout never misses it,
  * and every read is a whole version whose ETag is the MD5 of its bytes. */
@@ -2735,6 +2771,7 @@ int main(void)
 	test_list_recreated();
 	test_meta_cache_race();
 	test_flat();
+	test_format();
 	test_flat_race();
 	test_flat_writers_race();
 	test_drive0_replaced();
