@@ -2003,6 +2003,8 @@ static void test_meta_cache_race(void)
 			snprintf(v, sizeof(v), "v%06d", i);
 			put(w, "mcr1", "k", v, 7, 7);
 		}
+		spx_obj_close(w);
+		spx_obj_close(s);
 		_exit(0);
 	}
 	for (;;) {
@@ -2272,6 +2274,7 @@ static void test_flat_race(void)
 			put(w, "flr1", k, big, sizeof(big), sizeof(big));
 		}
 		spx_obj_close(w);
+		spx_obj_close(s);
 		_exit(0);
 	}
 	for (int i = 0;; i = (i + 1) % 100) {
@@ -2333,6 +2336,7 @@ static void test_flat_writers_race(void)
 			f += put(w, "flw1", k, "small", 5, 5) != 0;
 		}
 		spx_obj_close(w);
+		spx_obj_close(s);
 		_exit(f ? 1 : 0);
 	}
 	for (int i = 0; i < 100; i++) {
