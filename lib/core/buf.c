@@ -109,35 +109,35 @@ void spx_buf_addf(struct spx_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-int spx_buf_read_file(struct spx_buf *b, const char *path, size_t max)
+int spx_buf_read_fd(struct spx_buf *b, int fd, const char *path, size_t max)
 {
 	char tmp[65536];
 	ssize_t n;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return spx_error_errno(errno == ENOENT ? SPX_NO : SPX_FAIL,
-				       "cannot open '%s'", path);
 	for (;;) {
 		n = read(fd, tmp, sizeof(tmp));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			spx_error_errno(SPX_FAIL, "cannot read '%s'", path);
-			close(fd);
-			return -1;
-		}
+		if (n < 0)
+			return spx_error_errno(SPX_FAIL, "cannot read '%s'", path);
 		if (n == 0)
-			break;
-		if (b->len + (size_t)n > max) {
-			close(fd);
+			return 0;
+		if (b->len + (size_t)n > max)
 			return spx_error(SPX_USAGE,
 					 "'%s' is larger than %zu bytes", path,
 					 max);
-		}
 		spx_buf_add(b, tmp, (size_t)n);
 	}
+}
+
+int spx_buf_read_file(struct spx_buf *b, const char *path, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return spx_error_errno(errno == ENOENT ? SPX_NO : SPX_FAIL,
+				       "cannot open '%s'", path);
+	rc = spx_buf_read_fd(b, fd, path, max);
 	close(fd);
-	return 0;
+	return rc;
 }

@@ -35,5 +35,7 @@ void spx_buf_addf(struct spx_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Read a whole file into b, failing (spx_error, -1) past max bytes. */
 int spx_buf_read_file(struct spx_buf *b, const char *path, size_t max);
+/* The same from an open descriptor (path names it in errors). */
+int spx_buf_read_fd(struct spx_buf *b, int fd, const char *path, size_t max);
 
 #endif

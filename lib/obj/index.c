@@ -23,14 +23,21 @@
  * is rebuilt from the key directories when it is first used. A rebuilt
  * index names its keys undescribed; the first listing describes them.
  *
- * Folding, under the bucket's exclusive lock (so no commit is between
- * its records), merges the log and the newest runs into one
- * new run, renames a new manifest into place, and then empties the log;
- * the runs it replaced go last. Runs are tiered: the newest ones are
- * merged while the one before them holds at most twice as many records,
- * so there are O(log n) runs and a key is rewritten O(log n) times.
- * Readers take no lock: they read the manifest before and after the runs
- * and the log, and start again if it changed. */
+ *   log.S     the sealed log: a log a fold set aside, named in the
+ *             manifest while the fold merges it.
+ *
+ * Folding, one at a time per bucket (its fold lock), first seals the log
+ * under the bucket's exclusive lock, so that no commit is between its
+ * records: it names log.S in a new manifest and renames the log to it,
+ * and commits go on into a new log. Then, with no lock of the bucket's,
+ * it merges the sealed log and the newest runs into one new run, and
+ * under the exclusive lock again renames in the manifest that names the
+ * run and no sealed log; the sealed log and the runs it replaced go last.
+ * A fold killed on the way is finished by the next. Runs are tiered: the
+ * newest ones are merged while the one before them holds at most twice
+ * as many records, so there are O(log n) runs and a key is rewritten
+ * O(log n) times. Readers take no lock: they read the manifest before
+ * and after the runs and the logs, and start again if it changed. */
 #include "spx.h"
 
 #include "checksum.h"
@@ -299,6 +306,10 @@ int obj_idx_manifest_parse(const char *p, size_t n,
 			if (strncmp(line, "gen ", 4) ||
 			    !parse_u64(line + 4, &m->gen, &e) || *e)
 				return -1;
+		} else if (ln == 3 && !strncmp(line, "sealed ", 7)) {
+			if (!parse_u64(line + 7, &m->sealed, &e) || *e ||
+			    !m->sealed || m->sealed > m->gen)
+				return -1;
 		} else {
 			if (m->nruns == OBJ_IDX_MAX_RUNS ||
 			    strncmp(line, "run ", 4) ||
@@ -399,6 +410,8 @@ static int manifest_put(struct spx_obj *s, const char *bucket,
 
 	spx_buf_addf(&b, "spx-index 2\nboot %s\ngen %" PRIu64 "\n", m->boot,
 		     m->gen);
+	if (m->sealed)
+		spx_buf_addf(&b, "sealed %" PRIu64 "\n", m->sealed);
 	for (int i = 0; i < m->nruns; i++)
 		spx_buf_addf(&b, "run %" PRIu64 " %" PRIu64 "\n", m->run_gen[i],
 			     m->run_count[i]);
@@ -453,11 +466,14 @@ struct src {
 
 struct obj_idx {
 	struct obj_idx_manifest man;
-	struct src src[OBJ_IDX_MAX_RUNS + 1];	/* runs oldest first, log */
+	/* Runs oldest first, the sealed log (while the manifest names
+	 * one), the log. */
+	struct src src[OBJ_IDX_MAX_RUNS + 2];
 	int nsrc;
 	bool borrowed;		/* a view of another's sources */
-	struct spx_buf log;
-	struct obj_idx_rec *lv;
+	struct spx_buf log, slog;
+	struct obj_idx_rec *lv, *slv;
+	bool slog_there;	/* the sealed log's file was found */
 	char last[SPX_OBJ_KEY_MAX + 1];
 	size_t lastlen;
 	bool have_last, bad;
@@ -468,6 +484,7 @@ static struct obj_idx *idx_new(void)
 	struct obj_idx *x = spx_calloc(1, sizeof(*x));
 
 	x->log = (struct spx_buf)SPX_BUF_INIT;
+	x->slog = (struct spx_buf)SPX_BUF_INIT;
 	return x;
 }
 
@@ -479,7 +496,9 @@ void obj_idx_close(struct obj_idx *x)
 		if (x->src[i].map)
 			munmap((void *)x->src[i].map, x->src[i].maplen);
 	spx_buf_release(&x->log);
+	spx_buf_release(&x->slog);
 	free(x->lv);
+	free(x->slv);
 	free(x);
 }
 
@@ -638,14 +657,67 @@ static int run_map(struct spx_obj *s, const char *bucket, uint64_t gen,
 	return rc;
 }
 
-/* Read the index: IDX_OK (or IDX_FOLD: its log is large), IDX_AGAIN when
- * it changed while read, IDX_REBUILD when it is missing, damaged or of an
- * earlier boot, or an error. */
+static char *slog_path(struct spx_obj *s, const char *bucket, uint64_t gen)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "log.%" PRIu64, gen);
+	return xpath(s, bucket, name);
+}
+
+/* Read and parse a log into b and *v: IDX_OK (*ino its inode, 0 when
+ * there is no such file), IDX_REBUILD when it is no log, or an error. */
+static int log_load(struct spx_obj *s, const char *bucket, char *path,
+		    struct spx_buf *b, struct obj_idx_rec **v, size_t *nv,
+		    ino_t *ino)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), rc = IDX_OK;
+	struct stat st;
+
+	*ino = 0;
+	*nv = 0;
+	if (fd < 0 && errno == ENOENT) {
+		free(path);
+		return IDX_OK;
+	}
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		rc = obj_err(SPX_OBJ_INTERNAL, "cannot read the index of '%s'",
+			     bucket);
+	} else if (!S_ISREG(st.st_mode)) {
+		rc = IDX_REBUILD;
+	} else if (spx_buf_read_fd(b, fd, path, IDX_LOG_MAX) < 0) {
+		rc = spx_errstatus() == SPX_USAGE /* larger than a log grows */
+			     ? IDX_REBUILD
+			     : obj_err(SPX_OBJ_INTERNAL,
+				       "cannot read the index of '%s'", bucket);
+		if (rc == IDX_REBUILD)
+			spx_error_clear();
+	} else if (obj_idx_log_parse(b->p, b->len, v, nv) < 0) {
+		rc = IDX_REBUILD;
+	} else {
+		*ino = st.st_ino;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return rc;
+}
+
+/* Read the index: IDX_OK (or IDX_FOLD: its log is large, or a fold set
+ * one aside), IDX_AGAIN when it changed while read, IDX_REBUILD when it
+ * is missing, damaged or of an earlier boot, or an error.
+ *
+ * A fold names the sealed log in the manifest before it renames the log
+ * to it, without changing the manifest again, so the live log is read
+ * before the sealed one: what was live and is sealed by then is read
+ * again there, whole. Read the same file twice (the rename came between
+ * the two reads), only the later read counts; the sealed file missing,
+ * the rename has not come, and the live log held it all. */
 static int idx_load(struct spx_obj *s, const char *bucket, struct obj_idx *x)
 {
 	struct obj_idx_manifest m2;
-	size_t nlv = 0;
-	char *p;
+	size_t nlv = 0, nsv = 0;
+	ino_t live = 0, sealed = 0;
 	int rc;
 
 	if ((rc = manifest_read(s, bucket, &x->man)) <= 0)
@@ -661,23 +733,26 @@ static int idx_load(struct spx_obj *s, const char *bucket, struct obj_idx *x)
 			return rc < 0 ? rc : rc == RUN_GONE ? IDX_AGAIN
 							    : IDX_REBUILD;
 	}
-	p = xpath(s, bucket, "log");
-	rc = spx_buf_read_file(&x->log, p, IDX_LOG_MAX);
-	free(p);
-	if (rc < 0 && spx_errstatus() == SPX_USAGE)
-		return IDX_REBUILD; /* larger than a log can grow */
-	if (rc < 0 && spx_errstatus() != SPX_NO)
-		return obj_err(SPX_OBJ_INTERNAL, "cannot read the index of '%s'",
-			       bucket);
-	spx_error_clear();
-	if (obj_idx_log_parse(x->log.p, x->log.len, &x->lv, &nlv) < 0)
-		return IDX_REBUILD;
+	if ((rc = log_load(s, bucket, xpath(s, bucket, "log"), &x->log,
+			   &x->lv, &nlv, &live)) != IDX_OK)
+		return rc;
+	if (x->man.sealed) {
+		if ((rc = log_load(s, bucket,
+				   slog_path(s, bucket, x->man.sealed),
+				   &x->slog, &x->slv, &nsv, &sealed)) != IDX_OK)
+			return rc;
+		x->slog_there = sealed != 0;
+		if (sealed && sealed == live)
+			nlv = 0;
+		x->src[x->nsrc++] = (struct src){ .v = x->slv, .count = nsv };
+	}
 	x->src[x->nsrc++] = (struct src){ .v = x->lv, .count = nlv };
 	if ((rc = manifest_read(s, bucket, &m2)) < 0)
 		return rc;
 	if (rc == 0 || m2.gen != x->man.gen)
 		return IDX_AGAIN;
-	return x->log.len >= IDX_READ_FOLD ? IDX_FOLD : IDX_OK;
+	return x->log.len >= IDX_READ_FOLD || x->man.sealed ? IDX_FOLD
+							     : IDX_OK;
 }
 
 int obj_idx_open(struct spx_obj *s, const struct spx_obj_bucket *b,
@@ -859,10 +934,10 @@ out:
 	return rc;
 }
 
-/* Merge sources [from, x->nsrc) into run gen (removals dropped when
+/* Merge sources [from, to) of x into run gen (removals dropped when
  * nothing older is left); *count receives its size. */
 static int merge_to_run(struct spx_obj *s, const char *bucket,
-			struct obj_idx *x, int from, uint64_t gen,
+			struct obj_idx *x, int from, int to, uint64_t gen,
 			uint64_t *count)
 {
 	struct obj_idx *y = idx_new();
@@ -872,7 +947,7 @@ static int merge_to_run(struct spx_obj *s, const char *bucket,
 	int rc;
 
 	y->borrowed = true;
-	for (int i = from; i < x->nsrc; i++) {
+	for (int i = from; i < to; i++) {
 		y->src[y->nsrc] = x->src[i];
 		y->src[y->nsrc++].pos = 0;
 	}
@@ -897,35 +972,143 @@ static int merge_to_run(struct spx_obj *s, const char *bucket,
 	return rc;
 }
 
-/* Under the lock, with x loaded: fold its log and newest runs. */
-static int fold(struct spx_obj *s, const char *bucket, struct obj_idx *x)
-{
-	struct obj_idx_manifest m = x->man;
-	int n = m.nruns, j = n, rc;
-	uint64_t sum = x->src[n].count, count = 0;
+void (*obj_idx_merge_hook)(void);
 
-	if (!x->log.len)
-		return 0;
-	while (j > 0 && m.run_count[j - 1] <= 2 * sum)
-		sum += m.run_count[--j];
-	if (j == OBJ_IDX_MAX_RUNS)
-		j = 0;
+/* Under the bucket's exclusive lock, with its manifest m: set the log
+ * aside as the sealed log (the manifest names it first, then the log is
+ * renamed to it: see idx_load), or finish the seal of a fold that was
+ * killed. 1 when there is a sealed log, 0 when there is nothing to fold,
+ * or an error. Nothing is read: commits wait only for this. */
+static int seal(struct spx_obj *s, const char *bucket,
+		struct obj_idx_manifest *m)
+{
+	char *from = xpath(s, bucket, "log"), *to = NULL;
+	struct stat st;
+	int rc = 1;
+
+	if (!m->sealed) {
+		if (stat(from, &st) < 0 || !st.st_size) {
+			free(from);
+			return 0;
+		}
+		m->gen++;
+		m->sealed = m->gen;
+		if ((rc = manifest_put(s, bucket, m)) < 0) {
+			free(from);
+			return rc;
+		}
+		rc = 1;
+	}
+	to = slog_path(s, bucket, m->sealed);
+	/* Commits append under the lock shared: none has the log open. A
+	 * sealed log already there is a killed fold's, renamed. */
+	if (access(to, F_OK) < 0 && rename(from, to) < 0 && errno != ENOENT)
+		rc = obj_errno("cannot rename '%s'", from);
+	free(from);
+	free(to);
+	return rc;
+}
+
+/* Under the bucket's exclusive lock: put in place the manifest m, made
+ * by a fold that read man, unless the index changed meanwhile (a bucket
+ * removed and made again). */
+static int publish(struct spx_obj *s, const struct spx_obj_bucket *b,
+		   const struct obj_idx_manifest *man,
+		   const struct obj_idx_manifest *m)
+{
+	struct obj_idx_manifest now;
+	int rc;
+
+	if ((rc = obj_bucket_current(s, b, NULL)) < 0)
+		return rc;
+	if ((rc = manifest_read(s, b->name, &now)) < 0)
+		return rc;
+	if (!rc || now.gen != man->gen || now.sealed != man->sealed ||
+	    now.nruns != man->nruns ||
+	    memcmp(now.run_gen, man->run_gen,
+		   (size_t)now.nruns * sizeof(now.run_gen[0])))
+		return obj_err(SPX_OBJ_INTERNAL,
+			       "the index of '%s' changed while folded",
+			       b->name);
+	return manifest_put(s, b->name, m);
+}
+
+/* With the fold lock and the bucket's lock (*lk), the manifest man read:
+ * seal the log, let the bucket's lock go, merge the sealed log and the
+ * newest runs into one run, and put the manifest that names it in place
+ * under the lock again. IDX_REBUILD, with the lock held again, for an
+ * index found damaged. */
+static int fold(struct spx_obj *s, const struct spx_obj_bucket *b,
+		struct obj_idx_manifest *man, int *lk, bool wait)
+{
+	struct obj_idx *x = NULL;
+	struct obj_idx_manifest m;
+	int n, j, rc;
+	uint64_t sum = 0, count = 0, gen;
+
+	if ((rc = seal(s, b->name, man)) <= 0)
+		return rc;
+	obj_unlock(*lk);
+	*lk = -1;
+	/* As a reader does; only a fold (this one) changes the index. */
+	x = idx_new();
+	if ((rc = idx_load(s, b->name, x)) != IDX_OK && rc != IDX_FOLD)
+		goto out;
+	n = j = x->man.nruns;
+	m = x->man;
+	gen = m.sealed;
+	if (!gen || m.gen != man->gen) {
+		rc = IDX_AGAIN; /* cannot be, under the fold lock */
+		goto out;
+	}
+	sum = x->src[n].count; /* the sealed log, after the runs */
+	if (sum) {
+		while (j > 0 && m.run_count[j - 1] <= 2 * sum)
+			sum += m.run_count[--j];
+		if (j == OBJ_IDX_MAX_RUNS)
+			j = 0;
+		if (obj_idx_merge_hook)
+			obj_idx_merge_hook();
+		if ((rc = merge_to_run(s, b->name, x, j, n + 1, gen,
+				       &count)) != 0)
+			goto out;
+		m.nruns = j + 1;
+		m.run_gen[j] = gen;
+		m.run_count[j] = count;
+	}
 	m.gen++;
-	if ((rc = merge_to_run(s, bucket, x, j, m.gen, &count)) != 0)
-		return rc;
-	m.nruns = j + 1;
-	m.run_gen[j] = m.gen;
-	m.run_count[j] = count;
-	if ((rc = manifest_put(s, bucket, &m)) < 0 ||
-	    (rc = log_empty(s, bucket)) < 0)
-		return rc;
+	m.sealed = 0;
+	if (wait)
+		rc = obj_lock(s, b->name, NULL, true, lk);
+	else if ((rc = obj_lock_try(s, b->name, NULL, true, lk)) == 0)
+		goto out; /* a later fold merges it again */
+	if (rc >= 0)
+		rc = publish(s, b, &x->man, &m);
+	obj_unlock(*lk);
+	*lk = -1;
+	if (rc < 0) {
+		char *p = run_path(s, b->name, gen);
+
+		if (sum)
+			unlink(p);
+		free(p);
+		goto out;
+	}
 	for (int i = j; i < n; i++) {
-		char *p = run_path(s, bucket, x->man.run_gen[i]);
+		char *p = run_path(s, b->name, x->man.run_gen[i]);
 
 		unlink(p);
 		free(p);
 	}
-	return 0;
+	{
+		char *p = slog_path(s, b->name, gen);
+
+		unlink(p);
+		free(p);
+	}
+out:
+	obj_idx_close(x);
+	return rc;
 }
 
 static bool decode_name(const char *name, struct spx_buf *out)
@@ -1082,35 +1265,41 @@ out:
 int obj_idx_fold(struct spx_obj *s, const struct spx_obj_bucket *b,
 		 bool remake, bool wait)
 {
-	struct obj_idx *x = NULL;
-	int rc, lk = -1;
+	struct obj_idx_manifest m;
+	int rc, fk = -1, lk = -1;
 
+	/* The fold lock first, the bucket's second, as everyone takes them. */
+	if ((rc = obj_lock_fold(s, b->name, remake, &fk)) <= 0)
+		return rc; /* another folds it */
 	if (remake || wait)
 		rc = obj_lock(s, b->name, NULL, true, &lk);
 	else if ((rc = obj_lock_try(s, b->name, NULL, true, &lk)) > 0)
 		rc = 0;
 	else if (rc == 0)
-		return 0; /* held: the index serves as it is */
+		goto out; /* held: the index serves as it is */
 	if (rc < 0)
-		return rc;
+		goto out;
 	if ((rc = obj_bucket_current(s, b, NULL)) < 0)
 		goto out;
-	x = idx_new();
-	if (remake) {
-		/* Its generation, if it has one, only grows. */
-		if (manifest_read(s, b->name, &x->man) <= 0)
-			spx_error_clear();
+	if ((rc = manifest_read(s, b->name, &m)) < 0)
+		goto out;
+	if (rc == 0) {
+		memset(&m, 0, sizeof(m));
 		rc = IDX_REBUILD;
+	} else if (remake || strcmp(m.boot, boot_id())) {
+		rc = IDX_REBUILD; /* its generation, if it has one, grows */
 	} else {
-		rc = idx_load(s, b->name, x);
+		rc = fold(s, b, &m, &lk, wait);
 	}
-	if (rc == IDX_OK || rc == IDX_FOLD)
-		rc = fold(s, b->name, x);
-	/* Under the lock nothing changes: a run gone is a damaged index. */
-	if (rc == IDX_REBUILD || rc == IDX_AGAIN)
-		rc = rebuild(s, b->name, x->man.gen);
+	/* Under the locks nothing changes: a run gone is a damaged index. */
+	if (rc == IDX_REBUILD || rc == IDX_AGAIN) {
+		if (lk < 0)
+			rc = obj_lock(s, b->name, NULL, true, &lk);
+		if (lk >= 0)
+			rc = rebuild(s, b->name, m.gen);
+	}
 out:
-	obj_idx_close(x);
 	obj_unlock(lk);
+	obj_unlock(fk);
 	return rc;
 }

@@ -52,12 +52,14 @@ bool obj_idx_run_frame(const void *p, size_t n, uint64_t *count);
 bool obj_idx_run_rec(const void *p, size_t n, uint64_t i,
 		     struct obj_idx_rec *r);
 
-/* The manifest: "spx-index 2\nboot B\ngen G\n" then "run GEN COUNT\n" per
- * run, oldest first. */
+/* The manifest: "spx-index 2\nboot B\ngen G\n", then "sealed S\n" while
+ * a fold has set the log aside as log.S, then "run GEN COUNT\n" per run,
+ * oldest first. (A spx that knows no sealed log rebuilds the index.) */
 #define OBJ_IDX_MAX_RUNS 48
 struct obj_idx_manifest {
 	char boot[40];
 	uint64_t gen;
+	uint64_t sealed;	/* 0: none */
 	int nruns;
 	uint64_t run_gen[OBJ_IDX_MAX_RUNS];
 	uint64_t run_count[OBJ_IDX_MAX_RUNS];
@@ -99,10 +101,16 @@ int obj_idx_note_meta(struct spx_obj *s, const char *bucket, const char *key,
 /* After the key's lock is dropped: fold the log if this thread's last
  * note found it large. */
 void obj_idx_after_note(struct spx_obj *s, const struct spx_obj_bucket *b);
-/* Fold the log into the runs (rebuild: remake the index from the key
- * directories) under the bucket's lock, waiting for the commits that
- * hold it shared when wait or rebuild; else nothing if one does. */
+/* Fold the log into the runs, or (rebuild) remake the index from the
+ * key directories. One fold of a bucket at a time (its fold lock); a
+ * fold holds the bucket's lock only to set the log aside and to put the
+ * new manifest in place, and merges with commits going on. wait: for
+ * the bucket's lock (the commits that hold it shared), and a rebuild
+ * for the fold lock too; else nothing when either is held. */
 int obj_idx_fold(struct spx_obj *s, const struct spx_obj_bucket *b,
 		 bool rebuild, bool wait);
+/* Tests: called while a fold merges, holding none of the bucket's locks
+ * but the fold lock. */
+extern void (*obj_idx_merge_hook)(void);
 
 #endif

@@ -63,6 +63,10 @@ int obj_lock(struct spx_obj *s, const char *bucket, const char *key,
  * it (a reader must never wait on a writer, which may be stopped). */
 int obj_lock_try(struct spx_obj *s, const char *bucket, const char *key,
 		 bool write, int *fd);
+/* A bucket's fold lock, taken before its lock by whoever rewrites its
+ * index (index.c): 1 and *fd when taken, 0 when another holds it and
+ * wait is false. */
+int obj_lock_fold(struct spx_obj *s, const char *bucket, bool wait, int *fd);
 void obj_unlock(int fd);
 
 /* Write a small file crash-safely (temp, fsync, rename, dir fsync). */

@@ -946,6 +946,28 @@ int obj_lock_try(struct spx_obj *s, const char *bucket, const char *key,
 	return rc < 0 ? rc : !rc;
 }
 
+int obj_lock_fold(struct spx_obj *s, const char *bucket, bool wait, int *out)
+{
+	/* Fold bytes in [2^20 + 2^24, 2^21 + 2^24): apart from the bucket
+	 * and key bytes, so that holding one never orders against them. */
+	int fd = open(s->lockpath, O_RDWR | O_CLOEXEC);
+	int rc;
+
+	*out = -1;
+	if (fd < 0)
+		return obj_errno("cannot open '%s'", s->lockpath);
+	rc = lock_byte(fd,
+		       (off_t)((1u << 20) + (1u << 24) +
+			       fnv1a(bucket, NULL) % (1u << 20)),
+		       F_WRLCK, wait, bucket);
+	if (rc) {
+		close(fd);
+		return rc < 0 ? rc : 0;
+	}
+	*out = fd;
+	return 1;
+}
+
 void obj_unlock(int fd)
 {
 	if (fd >= 0)

@@ -82,7 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (obj_idx_manifest_parse((const char *)p, n, &m) < 0)
 			return 0;
 		if (m.nruns < 0 || m.nruns > OBJ_IDX_MAX_RUNS ||
-		    strlen(m.boot) >= sizeof(m.boot) || !m.boot[0])
+		    strlen(m.boot) >= sizeof(m.boot) || !m.boot[0] ||
+		    m.sealed > m.gen)
 			abort();
 		for (int i = 0; i < m.nruns; i++)
 			if (m.run_gen[i] > m.gen)

@@ -771,6 +771,178 @@ static void test_index_held(void)
 	spx_obj_close(s);
 }
 
+/* The store and outcome of fold_hook's writer. */
+static struct spx_obj *fold_store;
+static int fold_writer_ok = -1;
+
+/* While a fold merges: another process writes a key of the bucket, and
+ * must be done within a minute (valgrind is slow); a fold that held the
+ * bucket's lock through its merge would keep it waiting. */
+static void fold_hook(void)
+{
+	pid_t pid = fork(), done = 0;
+	int st = 0;
+
+	if (pid == 0) {
+		int rc = put(fold_store, "ixf", "written-during-the-fold", "x", 1,
+			     1);
+
+		spx_obj_close(fold_store);
+		_exit(rc == 0 ? 0 : 1);
+	}
+	for (int i = 0; pid > 0 && i < 6000 && !done; i++) {
+		done = waitpid(pid, &st, WNOHANG);
+		if (!done)
+			usleep(10000);
+	}
+	if (pid > 0 && !done) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	fold_writer_ok = done > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* "kFROM .. kTO written-during-the-fold " (free). */
+static char *fold_want(int from, int to)
+{
+	struct spx_buf b = SPX_BUF_INIT;
+
+	for (int i = from; i <= to; i++)
+		spx_buf_addf(&b, "k%02d ", i);
+	spx_buf_adds(&b, "written-during-the-fold ");
+	return spx_buf_detach(&b, NULL);
+}
+
+/* Rewrite the manifest in xdir to name a sealed log of the next
+ * generation, as a fold killed after it wrote it does; returns it. */
+static int idx_seal_by_hand(const char *xdir)
+{
+	char *p = spx_xprintf("%s/manifest", xdir), buf[4096], *g, *e;
+	size_t n = 0;
+	int gen = -1;
+
+	if (spx_read_small(p, buf, sizeof(buf) - 1, &n) == 1) {
+		buf[n] = '\0';
+		if ((g = strstr(buf, "\ngen ")) && (e = strchr(g + 1, '\n'))) {
+			struct spx_buf t = SPX_BUF_INIT;
+
+			gen = (int)strtol(g + 5, NULL, 10) + 1;
+			spx_buf_add(&t, buf, (size_t)(g - buf));
+			spx_buf_addf(&t, "\ngen %d\nsealed %d", gen, gen);
+			spx_buf_adds(&t, e);
+			spx_write_file(p, t.p, t.len, 0644, false);
+			spx_buf_release(&t);
+		}
+	}
+	free(p);
+	return gen;
+}
+
+/* A fold sets the log aside under the bucket's lock and merges without
+ * it: a commit goes on meanwhile. A fold killed after it named the
+ * sealed log, or after it renamed the log to it, is finished by the
+ * next, and listings see every key all along. */
+static void test_index_fold(void)
+{
+	struct spx_obj *s = open_store("idxf", 1, 0, 4096, 0);
+	char *xdir = spx_xprintf("%s/idxf/d0/b/ixf/x", root), *got, *p, *q;
+	char *want;
+	int gen, fk = -1;
+
+	{
+		static const char ok[] = "spx-index 2\nboot b-1\ngen 5\nsealed 5\nrun 4 2\n";
+		static const char *bad[] = {
+			"spx-index 2\nboot b-1\ngen 5\nsealed 6\n",
+			"spx-index 2\nboot b-1\ngen 5\nsealed 0\n",
+			"spx-index 2\nboot b-1\ngen 5\nrun 4 2\nsealed 5\n",
+			"spx-index 2\nboot b-1\ngen 5\nsealed 5\nsealed 5\n",
+			"spx-index 2\nboot b-1\ngen 5\nsealed 5x\n",
+		};
+		struct obj_idx_manifest m;
+		int nbad = 0;
+
+		T_OK(obj_idx_manifest_parse(ok, sizeof(ok) - 1, &m) == 0 &&
+		     m.sealed == 5 && m.nruns == 1,
+		     "index: a manifest names a sealed log");
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			nbad += obj_idx_manifest_parse(bad[i], strlen(bad[i]),
+						       &m) < 0;
+		T_INT(nbad, 5, "index: a sealed log past the generation, of 0, after the runs, twice or not a number is refused");
+	}
+	spx_obj_bucket_create(s, "ixf", "111122223333", "us-east-1");
+	for (int i = 0; i < 20; i++) {
+		char *k = spx_xprintf("k%02d", i);
+
+		put(s, "ixf", k, "x", 1, 1);
+		free(k);
+	}
+	fold_store = s;
+	obj_idx_merge_hook = fold_hook;
+	T_INT(obj_idx_fold(s, B(s, "ixf"), false, true), 0,
+	      "index: a fold of 20 keys");
+	obj_idx_merge_hook = NULL;
+	T_INT(fold_writer_ok, 1,
+	      "index: another process writes a key of the bucket while it merges");
+	T_INT(idx_nruns(xdir), 1, "index: the fold made a run");
+	want = fold_want(0, 19);
+	got = list_all(s, "ixf", "", NULL, 7);
+	T_STR(got, want, "index: listed whole after the fold, the key written during it too");
+	free(got);
+
+	/* Killed after it named the sealed log: the log is still live.
+	 * The fold lock held here keeps listings from finishing it. */
+	T_INT(obj_lock_fold(s, "ixf", false, &fk), 1, "index: the fold lock taken");
+	put(s, "ixf", "k20", "x", 1, 1);
+	gen = idx_seal_by_hand(xdir);
+	put(s, "ixf", "k21", "x", 1, 1);
+	free(want);
+	want = fold_want(0, 21);
+	got = list_all(s, "ixf", "", NULL, 7);
+	T_STR(got, want, "index: a sealed log named but not yet set aside: the log is read");
+	free(got);
+	/* Killed after the rename: the sealed log, and a new log. */
+	p = spx_xprintf("%s/log", xdir);
+	q = spx_xprintf("%s/log.%d", xdir, gen);
+	T_INT(rename(p, q), 0, "index: the log set aside by hand");
+	put(s, "ixf", "k22", "x", 1, 1);
+	spx_obj_delete(s, B(s, "ixf"), "k00");
+	got = list_all(s, "ixf", "k2", NULL, 2);
+	T_STR(got, "k20 k21 k22 ", "index: the sealed log and the new one are both read");
+	free(got);
+	got = list_all(s, "ixf", "k0", NULL, 3);
+	T_STR(got, "k01 k02 k03 k04 k05 k06 k07 k08 k09 ",
+	      "index: a delete in the new log hides the key of the sealed one");
+	free(got);
+	T_INT(obj_idx_fold(s, B(s, "ixf"), false, true), 0,
+	      "index: no fold while another holds the fold lock");
+	T_OK(access(q, F_OK) == 0, "index: so the sealed log stays");
+	obj_unlock(fk);
+	T_INT(obj_idx_fold(s, B(s, "ixf"), false, true), 0,
+	      "index: the next fold finishes the one killed");
+	{
+		char *man = spx_xprintf("%s/manifest", xdir), buf[4096];
+		size_t n = 0;
+
+		buf[0] = '\0';
+		if (spx_read_small(man, buf, sizeof(buf) - 1, &n) == 1)
+			buf[n] = '\0';
+		T_OK(access(q, F_OK) != 0 && !strstr(buf, "sealed") &&
+		     idx_gen(man) > gen,
+		     "index: the sealed log is merged, named no more and gone");
+		free(man);
+	}
+	free(want);
+	want = fold_want(1, 22);
+	got = list_all(s, "ixf", "", NULL, 1000);
+	T_STR(got, want, "index: listed as before after it");
+	free(got);
+	free(p);
+	free(q);
+	free(xdir);
+	free(want);
+	spx_obj_close(s);
+}
+
 /* Readers of the index take no lock: while another process writes keys
  * in their byte order, one at a time, and lists them (so that both fold
  * the index again and again), every listing in pages gives a first part
@@ -2765,6 +2937,7 @@ int main(void)
 	test_index();
 	test_index_race();
 	test_index_held();
+	test_index_fold();
 	test_mpu();
 	test_versions();
 	test_version_race();
