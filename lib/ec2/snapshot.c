@@ -525,14 +525,21 @@ int spx_ebs_snap_delete(struct spx_state *st, const char *lock,
 			const char *account, const char *id)
 {
 	char ami[64];
+	json_t *rec = NULL;
 	int lk, rc;
 
 	if (!spx_ebs_snap_id_wellformed(id))
 		return spx_ec2_kind_malformed(&kind, id);
 	if ((lk = spx_ebs_lock(lock)) < 0)
 		return -1;
+	/* The caller's own snapshot before anything else: to another
+	 * account, even one it is shared with, it does not exist, and
+	 * which images use it is not that account's to learn. */
+	rc = spx_ebs_snap_get(st, account, id, false, &rec);
+	json_decref(rec);
 	/* An image of any account: one may use a snapshot shared with it. */
-	if ((rc = spx_ec2_image_using(st, id, ami, sizeof(ami))) == 0 && *ami)
+	if (rc == 0 &&
+	    (rc = spx_ec2_image_using(st, id, ami, sizeof(ami))) == 0 && *ami)
 		rc = spx_ec2_fault(400, "InvalidSnapshot.InUse",
 				   "The snapshot %s is currently in use by %s",
 				   id, ami);

@@ -86,7 +86,9 @@ int spx_ebs_snap_list(struct spx_state *st, const char *account,
 		      json_t **out);
 /* May account create volumes from rec? (owner, or permitted) */
 bool spx_ebs_snap_permits(const json_t *rec, const char *account);
-/* DeleteSnapshot: InvalidSnapshot.InUse while an image of any account
+/* DeleteSnapshot of account's own snapshot: another account's, even
+ * one shared with it, is InvalidSnapshot.NotFound before anything else
+ * is looked at; InvalidSnapshot.InUse while an image of any account
  * names it (ec2/image.h). Under the node's lock (lock: its file,
  * spx_ebs_lock), as CreateVolume records a volume of a snapshot and
  * RegisterImage an image of one. */

@@ -281,6 +281,11 @@ assert m[1]["DeviceName"]=="/dev/xvdb" and m[1]["Ebs"]["VolumeSize"]==2 and "Sna
 	[ "$(other ec2 describe-images --owners self --query 'Images[0].ImageId' --output text)" = "$oa" ]
 	run av2 ec2 describe-images --image-ids "$oa"
 	fails_with InvalidAMIID.NotFound
+	# Only the owner deletes it: to the other account, which may use it,
+	# it does not exist, and the images that keep it are not named.
+	run other ec2 delete-snapshot --snapshot-id "$s"
+	fails_with InvalidSnapshot.NotFound
+	[[ "$output" != *ami-* ]]
 	# The owner cannot delete the snapshot under the other's image.
 	for x in "$a" "$la" "$ua"; do av2 ec2 deregister-image --image-id "$x"; done
 	run av2 ec2 delete-snapshot --snapshot-id "$s"

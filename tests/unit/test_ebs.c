@@ -541,6 +541,14 @@ static void test_snapshots(void)
 		char *v = json_dumps(r, 0);
 
 		spx_state_put(st, k, v, strlen(v), 0, NULL);
+		/* Ownership first: to another account it is not found, and
+		 * the image that uses it is not named. */
+		T_INT(spx_ebs_snap_delete(st, env.lock, OTHER, sid), -1,
+		      "another account cannot delete it");
+		T_STR(code(), "InvalidSnapshot.NotFound",
+		      "InvalidSnapshot.NotFound to another account");
+		T_OK(!strstr(spx_errmsg(), "ami-"), "naming no image: %s",
+		     spx_errmsg());
 		T_INT(spx_ebs_snap_delete(st, env.lock, ACCT, sid), -1, "in use");
 		T_STR(code(), "InvalidSnapshot.InUse", "InvalidSnapshot.InUse");
 		spx_state_delete(st, k, 0);
