@@ -749,10 +749,83 @@ static const char *const pinning[] = {
 	"aws:userid",
 };
 
+/* A value a string or ARN operator matches more than one value by. */
 static bool wide(const char *v, const void *arg)
 {
 	(void)arg;
-	return strchr(v, '*') || !strcmp(v, "0.0.0.0/0") || !strcmp(v, "::/0");
+	return strpbrk(v, "*?") != NULL;
+}
+
+static bool prefix_eq(const unsigned char *a, const unsigned char *b, int bits)
+{
+	int full = bits / 8, rest = bits % 8;
+	unsigned char m = (unsigned char)(0xff << (8 - rest));
+
+	return !memcmp(a, b, (size_t)full) &&
+	       (!rest || (a[full] & m) == (b[full] & m));
+}
+
+/* Do the blocks of family af cover every address under p/len (p zero
+ * past len)? Only subtrees that hold a block's start are split, so the
+ * work is bounded by the blocks times the address length. */
+static bool covered(const struct cidr *b, size_t n, int af,
+		    const unsigned char *p, int len, int max)
+{
+	unsigned char q[16];
+	bool inside = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (b[i].af != af)
+			continue;
+		if (b[i].bits <= len && prefix_eq(b[i].a, p, b[i].bits))
+			return true;
+		if (b[i].bits > len && prefix_eq(b[i].a, p, len))
+			inside = true;
+	}
+	if (!inside || len >= max)
+		return false;
+	memcpy(q, p, sizeof(q));
+	if (!covered(b, n, af, q, len + 1, max))
+		return false;
+	q[len / 8] |= (unsigned char)(0x80 >> (len % 8));
+	return covered(b, n, af, q, len + 1, max);
+}
+
+/* Does an IpAddress condition's list of ranges match every address of
+ * a family, however it is written ("1.2.3.4/0", "/00", two /1s)? An
+ * IPv4-mapped IPv6 range is the IPv4 range it maps, and an IPv6 range
+ * that holds ::ffff:0:0/96 holds every IPv4 peer too: on a dual-stack
+ * socket those arrive as mapped addresses. */
+static bool ip_wide(const json_t *vals)
+{
+	static const unsigned char mapped[12] = {0, 0, 0, 0, 0,	   0,
+						 0, 0, 0, 0, 0xff, 0xff};
+	static const unsigned char zero[16];
+	struct cidr b[MAX_VALUES + 1];
+	size_t n = 0, cnt = json_is_array(vals) ? json_array_size(vals) : 1;
+	char buf[512];
+
+	for (size_t i = 0; i < cnt && n < MAX_VALUES; i++) {
+		const json_t *v = json_is_array(vals) ? json_array_get(vals, i)
+						      : vals;
+		struct cidr *c = &b[n];
+
+		if (!value_text(v, buf, sizeof(buf)) || !cidr_parse(buf, c))
+			continue;
+		n++;
+		if (c->af != AF_INET6)
+			continue;
+		if (c->bits >= 96 && !memcmp(c->a, mapped, sizeof(mapped))) {
+			c->af = AF_INET;
+			memmove(c->a, c->a + 12, 4);
+			memset(c->a + 4, 0, 12);
+			c->bits -= 96;
+		} else if (c->bits <= 96 && prefix_eq(c->a, mapped, c->bits)) {
+			b[n++] = (struct cidr){.af = AF_INET, .bits = 0};
+		}
+	}
+	return covered(b, n, AF_INET, zero, 0, 32) ||
+	       covered(b, n, AF_INET6, zero, 0, 128);
 }
 
 static bool pinned(const json_t *cond)
@@ -772,7 +845,9 @@ static bool pinned(const json_t *cond)
 		{
 			for (size_t i = 0; i < SPX_ARRAY_SIZE(pinning); i++)
 				if (!strcasecmp(key, pinning[i]) &&
-				    !any_string(vals, wide, NULL))
+				    !(o->cmp == C_IP
+					      ? ip_wide(vals)
+					      : any_string(vals, wide, NULL)))
 					return true;
 		}
 	}

@@ -42,8 +42,9 @@ int spx_s3_policy_parse(const char *p, size_t n, const char *bucket,
 			json_t **out, char *why, size_t whylen);
 
 /* Is the policy public, in S3's sense: does a statement allow a principal
- * of "*" without a condition that pins the caller (aws:SourceIp to a
- * range that is not everything, aws:SourceAccount, aws:SourceArn,
+ * of "*" without a condition that pins the caller (aws:SourceIp to
+ * ranges that, as parsed, do not add up to every address of a family,
+ * aws:SourceAccount, aws:SourceArn,
  * aws:SourceVpc(e), aws:PrincipalAccount, aws:PrincipalArn,
  * aws:PrincipalOrgID, aws:userid)? */
 bool spx_s3_policy_public(const json_t *policy);

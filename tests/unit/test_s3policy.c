@@ -143,6 +143,49 @@ static const struct {
 	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
 		    "\"0.0.0.0/0\"}}"),
 	 true},
+	/* A range that is everything however it is written, or ranges that
+	 * together are, or everything but a few: public. */
+	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
+		    "\"1.2.3.4/0\"}}"),
+	 true},
+	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
+		    "\"1.2.3.4/00\"}}"),
+	 true},
+	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
+		    "\"2001:db8::/0\"}}"),
+	 true},
+	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
+		    "[\"0.0.0.0/1\",\"10.0.0.0/8\",\"128.0.0.0/1\"]}}"),
+	 true},
+	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
+		    "[\"0.0.0.0/1\",\"128.0.0.0/2\",\"192.0.0.0/3\","
+		    "\"224.0.0.0/3\"]}}"),
+	 true},
+	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
+		    "[\"0.0.0.0/1\",\"128.0.0.0/2\",\"192.0.0.0/3\"]}}"),
+	 false},
+	/* Every IPv4 peer of a dual-stack socket (::ffff:a.b.c.d). */
+	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
+		    "\"::/64\"}}"),
+	 true},
+	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
+		    "\"::ffff:0.0.0.0/96\"}}"),
+	 true},
+	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
+		    "[\"::ffff:0.0.0.0/97\",\"128.0.0.0/1\"]}}"),
+	 true},
+	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
+		    "\"::ffff:10.0.0.0/104\"}}"),
+	 false},
+	{ALLOW_STAR(",\"Condition\":{\"IpAddress\":{\"aws:SourceIp\":"
+		    "[\"10.0.0.0/8\",\"::1\"]}}"),
+	 false},
+	{ALLOW_STAR(",\"Condition\":{\"NotIpAddress\":{\"aws:SourceIp\":"
+		    "\"10.1.2.3/32\"}}"),
+	 true},
+	{ALLOW_STAR(",\"Condition\":{\"StringLike\":{\"aws:SourceIp\":"
+		    "\"10.1.2.?\"}}"),
+	 true},
 	{ALLOW_STAR(",\"Condition\":{\"StringEquals\":{\"aws:SourceAccount\":"
 		    "\"" OTHER "\"}}"),
 	 false},

@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# S3 access control against the ways round it a security review found:
+# disguised public policies, condition keys the gateway cannot evaluate,
+# ACL grants, the expected bucket owner, anonymous response overrides and
+# SigV2 subresources. Two accounts' aws v2, boto3 and curl against one
+# node.
+
+load ../bats/helpers
+
+setup_file() {
+	file_node
+	OWNER=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys"][0]["AccountId"])' "$ROOT/credentials.json")
+	read -r OAK OSK OTHER < <(spx admin account create --root "$ROOT" --name sec-$RANDOM --json |
+		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"], a["AccountId"])')
+	export OWNER OAK OSK OTHER
+}
+
+teardown_file() { stop_node; }
+
+setup() {
+	aws_env
+	EP="https://127.0.0.1:$S3_PORT"
+	B=sec-$RANDOM$RANDOM
+}
+
+aws2() { awscli2 --endpoint-url "$EP" "$@"; }
+# The second account's aws v2.
+other() (
+	unset AWS_PROFILE
+	AWS_ACCESS_KEY_ID=$OAK AWS_SECRET_ACCESS_KEY=$OSK awscli2 --ca-bundle "$ROOT/tls/ca.pem" \
+		--region us-east-1 --endpoint-url "$EP" "$@"
+)
+# anon PATH [curl args]: an unsigned request; prints the body, then the
+# status code on a line of its own.
+anon() {
+	local p=$1
+	shift
+	curl -s --cacert "$ROOT/tls/ca.pem" -w '\n%{http_code}' "$@" "$EP$p"
+}
+policy() { # BUCKET JSON
+	printf '%s' "$2" >"$BATS_TEST_TMPDIR/policy.json"
+	aws2 s3api put-bucket-policy --bucket "$1" --policy "file://$BATS_TEST_TMPDIR/policy.json"
+}
+# empty BUCKET: remove every version and the bucket.
+empty() {
+	/usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" "$1" <<'PY'
+import sys, boto3
+ak, sk, ep, ca, b = sys.argv[1:]
+c = boto3.client("s3", aws_access_key_id=ak, aws_secret_access_key=sk,
+                 region_name="us-east-1", endpoint_url=ep, verify=ca)
+for page in c.get_paginator("list_object_versions").paginate(Bucket=b):
+    for v in page.get("Versions", []) + page.get("DeleteMarkers", []):
+        c.delete_object(Bucket=b, Key=v["Key"], VersionId=v["VersionId"])
+c.delete_bucket(Bucket=b)
+PY
+}
+
+@test "a public policy disguised as an address range (/0, /00, ranges that add up to everything) is public: refused under BlockPublicPolicy, reported public, and held back by RestrictPublicBuckets" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb "s3://$B" >/dev/null
+	printf secret | aws2 s3 cp - "s3://$B/k" >/dev/null
+	stmt() { printf '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::%s/*","Condition":{"%s":{"aws:SourceIp":%s}}}]}' "$B" "$1" "$2"; }
+	for c in 'IpAddress "1.2.3.4/0"' 'IpAddress "1.2.3.4/00"' 'IpAddress "2001:db8::/0"' \
+		'IpAddress ["0.0.0.0/1","128.0.0.0/1"]' 'IpAddress "::/64"' 'NotIpAddress "10.9.9.9/32"'; do
+		run policy "$B" "$(stmt $c)"
+		[ "$status" -ne 0 ] || { echo "accepted: $c"; false; }
+		[[ "$output" == *"(AccessDenied)"*"BlockPublicPolicy"* ]] || { echo "$c: $output"; false; }
+	done
+	run aws2 s3api get-bucket-policy --bucket "$B"
+	[[ "$output" == *"(NoSuchBucketPolicy)"* ]]
+	# A range that is not everything is not public.
+	run policy "$B" "$(stmt IpAddress '"10.0.0.0/8"')"
+	[ "$status" -eq 0 ]
+	# Without the block it is stored, and reported as what it is.
+	aws2 s3api delete-public-access-block --bucket "$B"
+	run policy "$B" "$(stmt IpAddress '"1.2.3.4/0"')"
+	[ "$status" -eq 0 ]
+	run aws2 s3api get-bucket-policy-status --bucket "$B" --query PolicyStatus.IsPublic --output text
+	[ "$output" = True ]
+	run anon "/$B/k"
+	[ "${lines[-1]}" = 200 ]
+	# RestrictPublicBuckets holds a public policy back from anyone
+	# outside the owner's account.
+	aws2 s3api put-public-access-block --bucket "$B" --public-access-block-configuration \
+		BlockPublicAcls=false,IgnorePublicAcls=false,BlockPublicPolicy=false,RestrictPublicBuckets=true
+	run anon "/$B/k"
+	[ "${lines[-1]}" = 403 ]
+	run other s3api get-object --bucket "$B" --key k "$BATS_TEST_TMPDIR/o"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	aws2 s3api delete-bucket-policy --bucket "$B"
+	empty "$B"
+}
