@@ -407,12 +407,14 @@ int spx_ec2_image_by_name(struct spx_state *st, const char *account,
 	return 0;
 }
 
-int spx_ec2_image_using(struct spx_state *st, const char *snap, char *ami,
-			size_t size)
+int spx_ec2_image_using(struct spx_state *st, const char *account,
+			const char *snap, char *ami, size_t size)
 {
 	struct spx_state_list l = SPX_STATE_LIST_INIT;
-	int rc = spx_state_list(st, PREFIX, 0, &l);
+	char *prefix = spx_xprintf(PREFIX "%s/", account);
+	int rc = spx_state_list(st, prefix, 0, &l);
 
+	free(prefix);
 	*ami = '\0';
 	if (rc < 0)
 		return spx_ec2_state_fail(rc);

@@ -26,8 +26,9 @@
  * Names are unique per account (InvalidAMIName.Duplicate): the check and
  * the new record are made under the node's EBS lock (spx_ebs_lock), which
  * DeleteSnapshot takes too, so a RegisterImage racing a DeleteSnapshot
- * either records its image first (and the deletion is refused with
- * InvalidSnapshot.InUse) or finds no snapshot (InvalidSnapshot.NotFound).
+ * of the same account's snapshot either records its image first (and the
+ * deletion is refused with InvalidSnapshot.InUse) or finds no snapshot
+ * (InvalidSnapshot.NotFound).
  * In a cluster that lock becomes a lease, as for snapshots.
  *
  * Who sees an image: its owner. Launch permissions (sharing, public
@@ -101,10 +102,13 @@ int spx_ec2_image_set_tags(struct spx_state *st, const char *account,
 			   const json_t *unset);
 /* The Image item of a record (a new reference). */
 json_t *spx_ec2_image_item(const json_t *rec);
-/* The first image of any account whose block device mappings name
- * snapshot snap, into ami ("" when none). DeleteSnapshot calls it under
- * the node's lock. */
-int spx_ec2_image_using(struct spx_state *st, const char *snap, char *ami,
-			size_t size);
+/* The first image of account whose block device mappings name snapshot
+ * snap, into ami ("" when none). DeleteSnapshot calls it under the
+ * node's lock with the snapshot's owner: as on AWS, only the owner's own
+ * images keep a snapshot; another account's image of it (registered
+ * while it was shared) does not, and can launch nothing once it is gone
+ * or no longer shared. */
+int spx_ec2_image_using(struct spx_state *st, const char *account,
+			const char *snap, char *ami, size_t size);
 
 #endif

@@ -537,9 +537,13 @@ int spx_ebs_snap_delete(struct spx_state *st, const char *lock,
 	 * which images use it is not that account's to learn. */
 	rc = spx_ebs_snap_get(st, account, id, false, &rec);
 	json_decref(rec);
-	/* An image of any account: one may use a snapshot shared with it. */
+	/* Only the owner's images keep it, as on AWS: another account's
+	 * image of it (made while it was shared) would let that account
+	 * keep the owner from deleting it, with an image the owner can
+	 * neither see nor deregister. */
 	if (rc == 0 &&
-	    (rc = spx_ec2_image_using(st, id, ami, sizeof(ami))) == 0 && *ami)
+	    (rc = spx_ec2_image_using(st, account, id, ami, sizeof(ami))) == 0 &&
+	    *ami)
 		rc = spx_ec2_fault(400, "InvalidSnapshot.InUse",
 				   "The snapshot %s is currently in use by %s",
 				   id, ami);

@@ -88,8 +88,8 @@ int spx_ebs_snap_list(struct spx_state *st, const char *account,
 bool spx_ebs_snap_permits(const json_t *rec, const char *account);
 /* DeleteSnapshot of account's own snapshot: another account's, even
  * one shared with it, is InvalidSnapshot.NotFound before anything else
- * is looked at; InvalidSnapshot.InUse while an image of any account
- * names it (ec2/image.h). Under the node's lock (lock: its file,
+ * is looked at; InvalidSnapshot.InUse while an image of account names
+ * it (ec2/image.h; another account's image does not keep it). Under the node's lock (lock: its file,
  * spx_ebs_lock), as CreateVolume records a volume of a snapshot and
  * RegisterImage an image of one. */
 int spx_ebs_snap_delete(struct spx_state *st, const char *lock,

@@ -286,13 +286,18 @@ assert m[1]["DeviceName"]=="/dev/xvdb" and m[1]["Ebs"]["VolumeSize"]==2 and "Sna
 	run other ec2 delete-snapshot --snapshot-id "$s"
 	fails_with InvalidSnapshot.NotFound
 	[[ "$output" != *ami-* ]]
-	# The owner cannot delete the snapshot under the other's image.
-	for x in "$a" "$la" "$ua"; do av2 ec2 deregister-image --image-id "$x"; done
+	# Only the owner's own images keep the snapshot, as on AWS: the
+	# other's image, which the owner can neither see nor deregister,
+	# does not, once the share is withdrawn or while it lasts.
 	run av2 ec2 delete-snapshot --snapshot-id "$s"
 	fails_with InvalidSnapshot.InUse
-	[[ "$output" == *"in use by $oa"* ]]
-	other ec2 deregister-image --image-id "$oa"
+	[[ "$output" != *"$oa"* ]]
+	for x in "$a" "$la" "$ua"; do av2 ec2 deregister-image --image-id "$x"; done
+	av2 ec2 modify-snapshot-attribute --snapshot-id "$s" --attribute createVolumePermission --operation-type remove --user-ids "$oacct"
 	av2 ec2 delete-snapshot --snapshot-id "$s"
+	run av2 ec2 describe-snapshots --snapshot-ids "$s"
+	fails_with InvalidSnapshot.NotFound
+	other ec2 deregister-image --image-id "$oa"
 	[ "$ami" ] # the imported image is untouched
 }
 
