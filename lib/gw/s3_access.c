@@ -279,15 +279,16 @@ static json_t *object_acl(const struct spx_obj_meta *m,
 
 /* Do b's ACLs grant action (on key) to the caller? Never where the
  * bucket's ownership disables ACLs. The object is the version the
- * request names, for the request's own bucket; the current one for
- * another (a copy's source). */
+ * request names, for the request's own bucket; for another (a copy's
+ * source), version src_vid, or the current one when NULL. */
 static int acl_allows(struct gw_req *g, const struct spx_obj_bucket *b,
-		      const char *action, const char *key, bool *ok)
+		      const char *action, const char *key, const char *src_vid,
+		      bool *ok)
 {
 	bool mine = b == &g->s3->b;
 	enum spx_s3_acl_of of;
 	unsigned perm, pab = 0;
-	const char *own, *vid = NULL;
+	const char *own, *vid = mine ? NULL : src_vid;
 	json_t *acl = NULL;
 	bool set;
 
@@ -325,9 +326,9 @@ static int acl_allows(struct gw_req *g, const struct spx_obj_bucket *b,
 
 /* ---- the decision --------------------------------------------------- */
 
-int s3_authorize(struct gw_req *g, struct spx_http_req *req,
-		 const struct spx_obj_bucket *b, const char *action,
-		 const char *key)
+static int authorize(struct gw_req *g, struct spx_http_req *req,
+		     const struct spx_obj_bucket *b, const char *action,
+		     const char *key, const char *src_vid)
 {
 	struct spx_kvlist keys = SPX_KVLIST_INIT;
 	struct spx_buf res = SPX_BUF_INIT;
@@ -381,7 +382,8 @@ int s3_authorize(struct gw_req *g, struct spx_http_req *req,
 	why = spx_s3_access(&ab, &r);
 	/* Step 4, read only when nothing before it decided. */
 	if (why == SPX_S3_DENIED) {
-		if (acl_allows(g, b, action, key, &ab.acl_allows) < 0) {
+		if (acl_allows(g, b, action, key, src_vid,
+			       &ab.acl_allows) < 0) {
 			if (!mine)
 				json_decref(pol);
 			spx_kv_free(&keys);
@@ -401,6 +403,22 @@ int s3_authorize(struct gw_req *g, struct spx_http_req *req,
 		 why == SPX_S3_DENIED_BY_POLICY ? "denied by the bucket policy"
 						: "not allowed");
 	return s3_fail(g, 403, "AccessDenied", "Access Denied");
+}
+
+int s3_authorize(struct gw_req *g, struct spx_http_req *req,
+		 const struct spx_obj_bucket *b, const char *action,
+		 const char *key)
+{
+	return authorize(g, req, b, action, key, NULL);
+}
+
+int s3_authorize_source(struct gw_req *g, struct spx_http_req *req,
+			const struct spx_obj_bucket *b, const char *key,
+			const char *vid)
+{
+	return authorize(g, req, b,
+			 vid ? "s3:GetObjectVersion" : "s3:GetObject", key,
+			 vid);
 }
 
 /* ---- bucket policy -------------------------------------------------- */

@@ -152,6 +152,12 @@ void s3_action(const struct gw_req *g, const char *op, char *out,
 int s3_authorize(struct gw_req *g, struct spx_http_req *req,
 		 const struct spx_obj_bucket *b, const char *action,
 		 const char *key);
+/* May the caller read version vid (NULL: the current one) of key in b,
+ * another bucket than the request's, as a copy's source: GetObject's
+ * decision, with that version's ACL. */
+int s3_authorize_source(struct gw_req *g, struct spx_http_req *req,
+			const struct spx_obj_bucket *b, const char *key,
+			const char *vid);
 /* ACL headers (x-amz-acl, x-amz-grant-*) in h on a write to b: allowed
  * only as the bucket's object ownership allows; -1 recorded. Where ACLs
  * are enabled the new object's ACL (and so its owner) is kept in
@@ -228,6 +234,10 @@ int s3_lock_conf(struct gw_req *g, const struct spx_obj_bucket *b,
  * carry Content-MD5 or a checksum. -1 recorded. */
 int s3_lock_for_write(struct gw_req *g, struct spx_http_req *req,
 		      struct spx_obj_meta *m, bool need_digest);
+/* The same for a POST upload of key: the settings from its form fields. */
+int s3_lock_for_post(struct gw_req *g, struct spx_http_req *req,
+		     const struct spx_kvlist *fields, const char *key,
+		     struct spx_obj_meta *m);
 /* CreateBucket with x-amz-bucket-object-lock-enabled: true, once made:
  * versioning Enabled and an empty configuration. */
 int s3_lock_on_create(struct gw_req *g, struct spx_http_req *req);

@@ -110,12 +110,15 @@ static void set_retention(struct spx_obj_meta *m, const char *mode,
 	free(keep);
 }
 
-int s3_lock_for_write(struct gw_req *g, struct spx_http_req *req,
-		      struct spx_obj_meta *m, bool need_digest)
+/* s3_lock_for_write, with the lock's settings from h and key the
+ * object's name. */
+static int lock_for_write(struct gw_req *g, struct spx_http_req *req,
+			  const struct spx_kvlist *h, const char *key,
+			  struct spx_obj_meta *m, bool need_digest)
 {
-	const char *mode = spx_kv_geti(&req->headers, MODE_H);
-	const char *until = spx_kv_geti(&req->headers, UNTIL_H);
-	const char *hold = spx_kv_geti(&req->headers, HOLD_H);
+	const char *mode = spx_kv_geti(h, MODE_H);
+	const char *until = spx_kv_geti(h, UNTIL_H);
+	const char *hold = spx_kv_geti(h, HOLD_H);
 	double t = 0, now = (double)gw_now(g->gw);
 	json_t *conf;
 	int rc = 0;
@@ -156,6 +159,16 @@ int s3_lock_for_write(struct gw_req *g, struct spx_http_req *req,
 			     "Legal Hold must be either of 'ON' or 'OFF'");
 		goto out;
 	}
+	/* Setting a lock is an action of its own, which PutObject does
+	 * not grant: else a writer could make what it writes undeletable
+	 * by the bucket's owner. */
+	if ((mode && s3_authorize(g, req, &g->s3->b, "s3:PutObjectRetention",
+				  key) < 0) ||
+	    (hold && s3_authorize(g, req, &g->s3->b, "s3:PutObjectLegalHold",
+				  key) < 0)) {
+		rc = -1;
+		goto out;
+	}
 	/* As S3: an upload that sets a lock carries its digest. */
 	if (need_digest && (mode || hold) &&
 	    !spx_kv_geti(&req->headers, "Content-MD5") &&
@@ -188,6 +201,32 @@ int s3_lock_for_write(struct gw_req *g, struct spx_http_req *req,
 		spx_kv_add(&m->sys, HOLD_H, hold);
 out:
 	json_decref(conf);
+	return rc;
+}
+
+int s3_lock_for_write(struct gw_req *g, struct spx_http_req *req,
+		      struct spx_obj_meta *m, bool need_digest)
+{
+	return lock_for_write(g, req, &req->headers, g->s3->key, m,
+			      need_digest);
+}
+
+int s3_lock_for_post(struct gw_req *g, struct spx_http_req *req,
+		     const struct spx_kvlist *fields, const char *key,
+		     struct spx_obj_meta *m)
+{
+	static const char *const names[] = { MODE_H, UNTIL_H, HOLD_H };
+	struct spx_kvlist h = SPX_KVLIST_INIT;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *v = spx_kv_geti(fields, names[i]);
+
+		if (v)
+			spx_kv_add(&h, names[i], v);
+	}
+	rc = lock_for_write(g, req, &h, key, m, false);
+	spx_kv_free(&h);
 	return rc;
 }
 

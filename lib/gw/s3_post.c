@@ -504,7 +504,9 @@ static int on_file_begin(void *arg, const char *filename, const char *ctype)
 				       "The storage class you specified is "
 				       "not valid");
 	}
-	if (object_meta(p, &in) < 0) {
+	/* The bucket's default retention applies as to any new version. */
+	if (object_meta(p, &in) < 0 ||
+	    s3_lock_for_post(g, p->req, &p->fields, p->key, &in) < 0) {
 		spx_obj_meta_release(&in);
 		return -1;
 	}
