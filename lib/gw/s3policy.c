@@ -375,17 +375,53 @@ static bool value_valid(enum cmp cmp, const char *v)
 	}
 }
 
-static bool key_valid(const char *k)
+/* The condition keys the gateway gives a request (request_keys,
+ * s3_access.c: keep the two in step). A key outside them would never
+ * be present when the policy is evaluated, so a Deny that names it would
+ * never deny, and a negated operator on it would always hold: such a
+ * policy is refused when it is put rather than kept failing open. */
+static const char *const supported_keys[] = {
+	"aws:CurrentTime",
+	"aws:EpochTime",
+	"aws:PrincipalAccount",
+	"aws:PrincipalArn",
+	"aws:PrincipalType",
+	"aws:Referer",
+	"aws:SecureTransport",
+	"aws:SourceIp",
+	"aws:UserAgent",
+	"aws:username",
+	"s3:authType",
+	"s3:delimiter",
+	"s3:max-keys",
+	"s3:prefix",
+	"s3:signatureversion",
+	"s3:VersionId",
+	"s3:x-amz-acl",
+	"s3:x-amz-content-sha256",
+	"s3:x-amz-copy-source",
+	"s3:x-amz-metadata-directive",
+	"s3:x-amz-server-side-encryption",
+	"s3:x-amz-storage-class",
+};
+
+static int condition_key(struct pctx *c, const char *k)
 {
 	size_t n = strlen(k);
 
 	if (n < 4 || n > 128 ||
 	    (strncasecmp(k, "aws:", 4) && strncasecmp(k, "s3:", 3)))
-		return false;
+		return bad(c, "Policy has an invalid condition key");
 	for (size_t i = 0; i < n; i++)
 		if (!isgraph((unsigned char)k[i]))
-			return false;
-	return true;
+			return bad(c, "Policy has an invalid condition key");
+	/* Keys are case-insensitive, as the request's are looked up. */
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(supported_keys); i++)
+		if (!strcasecmp(k, supported_keys[i]))
+			return 0;
+	return bad(c, "Policy has an invalid condition key: %s is not "
+		      "evaluated by this server",
+		   k);
 }
 
 static int condition(struct pctx *c, const json_t *v)
@@ -410,9 +446,8 @@ static int condition(struct pctx *c, const json_t *v)
 			size_t i = 0, n = 1;
 			char buf[512];
 
-			if (!key_valid(key))
-				return bad(c, "Policy has an invalid condition "
-					      "key");
+			if (condition_key(c, key) < 0)
+				return -1;
 			if (json_is_array(vals)) {
 				n = json_array_size(vals);
 				if (!n || n > MAX_VALUES)

@@ -37,7 +37,9 @@
  * allowed), an optional Sid and Condition ({operator: {key: value or
  * list}}, the operators String*, Numeric*, Date*, Bool, IpAddress,
  * NotIpAddress, Arn*, Null, with IfExists and ForAnyValue:/ForAllValues:;
- * keys of aws: and s3:). */
+ * keys: only those the gateway gives a request, as request_keys in
+ * s3_access.c does; any other is refused, naming it, since a Deny on a
+ * key that is never present would never deny). */
 int spx_s3_policy_parse(const char *p, size_t n, const char *bucket,
 			json_t **out, char *why, size_t whylen);
 

@@ -90,3 +90,31 @@ PY
 	aws2 s3api delete-bucket-policy --bucket "$B"
 	empty "$B"
 }
+
+@test "a policy naming a condition key the gateway does not evaluate is refused with the key named, so a Deny on it cannot fail open" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb "s3://$B" >/dev/null
+	printf secret | aws2 s3 cp - "s3://$B/k" >/dev/null
+	cond() { printf '{"Version":"2012-10-17","Statement":[{"Effect":"%s","Principal":{"AWS":"%s"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::%s/*","Condition":{"%s":{"%s":"%s"}}}]}' "$@"; }
+	for k in s3:ExistingObjectTag/classification s3:RequestObjectTag/x s3:object-lock-mode \
+		s3:TlsVersion aws:SourceVpc aws:SourceAccount aws:PrincipalOrgID; do
+		run policy "$B" "$(cond Deny "$OTHER" "$B" StringEquals "$k" secret)"
+		[ "$status" -ne 0 ] || { echo "accepted: $k"; false; }
+		[[ "$output" == *"(MalformedPolicy)"*"invalid condition key: $k is not evaluated by this server"* ]] ||
+			{ echo "$k: $output"; false; }
+	done
+	# A negated operator on such a key would always hold: an Allow.
+	run policy "$B" "$(cond Allow "$OTHER" "$B" StringNotEquals aws:SourceVpc vpc-1)"
+	[[ "$output" == *"(MalformedPolicy)"*"aws:SourceVpc"* ]]
+	run aws2 s3api get-bucket-policy --bucket "$B"
+	[[ "$output" == *"(NoSuchBucketPolicy)"* ]]
+	run other s3api get-object --bucket "$B" --key k "$BATS_TEST_TMPDIR/o"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	# A key the gateway gives is taken, and decides.
+	run policy "$B" "$(cond Allow "$OTHER" "$B" StringEquals aws:SecureTransport true)"
+	[ "$status" -eq 0 ]
+	run other s3api get-object --bucket "$B" --key k "$BATS_TEST_TMPDIR/o"
+	[ "$status" -eq 0 ]
+	aws2 s3api delete-bucket-policy --bucket "$B"
+	empty "$B"
+}

@@ -78,6 +78,49 @@ static const struct {
 	 "\"*\",\"Resource\":\"*\",\"Condition\":{\"StringEquals\":{"
 	 "\"foo:bar\":\"a\"}}}}",
 	 "Policy has an invalid condition key"},
+	/* Keys the gateway never gives a request: a Deny on them would
+	 * never deny. */
+	{"{\"Statement\":{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":"
+	 "\"s3:GetObject\",\"Resource\":\"*\",\"Condition\":{\"StringEquals\":{"
+	 "\"s3:ExistingObjectTag/classification\":\"secret\"}}}}",
+	 "Policy has an invalid condition key: "
+	 "s3:ExistingObjectTag/classification is not evaluated by this server"},
+	{"{\"Statement\":{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":"
+	 "\"*\",\"Resource\":\"*\",\"Condition\":{\"StringNotEquals\":{"
+	 "\"aws:SourceVpc\":\"vpc-1\"}}}}",
+	 "Policy has an invalid condition key: aws:SourceVpc is not "
+	 "evaluated by this server"},
+	{"{\"Statement\":{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":"
+	 "\"*\",\"Resource\":\"*\",\"Condition\":{\"NumericLessThan\":{"
+	 "\"s3:TlsVersion\":1.2}}}}",
+	 "Policy has an invalid condition key: s3:TlsVersion is not "
+	 "evaluated by this server"},
+	{"{\"Statement\":{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":"
+	 "\"*\",\"Resource\":\"*\",\"Condition\":{\"Null\":{"
+	 "\"s3:object-lock-mode\":\"true\"}}}}",
+	 "Policy has an invalid condition key: s3:object-lock-mode is not "
+	 "evaluated by this server"},
+	{"{\"Statement\":{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":"
+	 "\"*\",\"Resource\":\"*\",\"Condition\":{\"ForAnyValue:StringLike\":{"
+	 "\"s3:RequestObjectTagKeys\":\"x\"}}}}",
+	 "Policy has an invalid condition key: s3:RequestObjectTagKeys is not "
+	 "evaluated by this server"},
+	/* Every key the gateway gives, in any case. */
+	{"{\"Statement\":{\"Effect\":\"Deny\",\"Principal\":\"*\",\"Action\":"
+	 "\"*\",\"Resource\":\"*\",\"Condition\":{\"StringEqualsIfExists\":{"
+	 "\"aws:currenttime\":\"x\",\"AWS:EpochTime\":\"x\","
+	 "\"aws:PrincipalAccount\":\"x\",\"aws:PrincipalArn\":\"x\","
+	 "\"aws:PrincipalType\":\"x\",\"aws:Referer\":\"x\","
+	 "\"aws:SecureTransport\":\"x\",\"aws:SourceIp\":\"x\","
+	 "\"aws:UserAgent\":\"x\",\"aws:username\":\"x\","
+	 "\"s3:authType\":\"x\",\"s3:delimiter\":\"x\",\"s3:max-keys\":\"x\","
+	 "\"s3:prefix\":\"x\",\"s3:signatureversion\":\"x\","
+	 "\"s3:versionid\":\"x\",\"s3:x-amz-acl\":\"x\","
+	 "\"s3:x-amz-content-sha256\":\"x\",\"s3:x-amz-copy-source\":\"x\","
+	 "\"s3:x-amz-metadata-directive\":\"x\","
+	 "\"s3:x-amz-server-side-encryption\":\"x\","
+	 "\"s3:x-amz-storage-class\":\"x\"}}}}",
+	 NULL},
 	{"{\"Statement\":{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":"
 	 "\"*\",\"Resource\":\"*\",\"Condition\":{\"IpAddress\":{"
 	 "\"aws:SourceIp\":\"10.0.0.0/33\"}}}}",
@@ -186,7 +229,7 @@ static const struct {
 	{ALLOW_STAR(",\"Condition\":{\"StringLike\":{\"aws:SourceIp\":"
 		    "\"10.1.2.?\"}}"),
 	 true},
-	{ALLOW_STAR(",\"Condition\":{\"StringEquals\":{\"aws:SourceAccount\":"
+	{ALLOW_STAR(",\"Condition\":{\"StringEquals\":{\"aws:PrincipalAccount\":"
 		    "\"" OTHER "\"}}"),
 	 false},
 	{ALLOW_STAR(",\"Condition\":{\"StringLike\":{\"aws:PrincipalArn\":"
