@@ -423,6 +423,14 @@ bool spx_s3_acl_is_private(const json_t *acl, const char *owner_id)
 
 /* ---- the decision's step 4 ---- */
 
+/* AWS's table of ACL permissions to actions ("Mapping of ACL permissions
+ * and access policy permissions"). Bucket WRITE is s3:PutObject and
+ * s3:DeleteObject; it allows s3:DeleteObjectVersion only to the bucket
+ * owner, who is allowed before the ACLs are read (step 2), so a grant
+ * never allows it: another account with WRITE must not destroy versions
+ * for good. s3:AbortMultipartUpload and s3:ListMultipartUploadParts are
+ * in no row: by default the bucket owner and the upload's initiator
+ * may, and spx keeps no initiator, so only the owner (or a policy). */
 static const struct {
 	const char *action;
 	enum spx_s3_acl_of of;
@@ -434,10 +442,6 @@ static const struct {
 	 SPX_S3_PERM_READ},
 	{"s3:PutObject", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_WRITE},
 	{"s3:DeleteObject", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_WRITE},
-	{"s3:DeleteObjectVersion", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_WRITE},
-	{"s3:AbortMultipartUpload", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_WRITE},
-	{"s3:ListMultipartUploadParts", SPX_S3_ACL_OF_BUCKET,
-	 SPX_S3_PERM_WRITE},
 	{"s3:GetBucketAcl", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_READ_ACP},
 	{"s3:PutBucketAcl", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_WRITE_ACP},
 	{"s3:GetObject", SPX_S3_ACL_OF_OBJECT, SPX_S3_PERM_READ},

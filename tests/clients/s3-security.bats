@@ -118,3 +118,33 @@ PY
 	aws2 s3api delete-bucket-policy --bucket "$B"
 	empty "$B"
 }
+
+@test "a bucket WRITE grant lets another account write and delete, not destroy versions nor abort or list the owner's uploads" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3api create-bucket --bucket "$B" --object-ownership ObjectWriter >/dev/null
+	aws2 s3api put-bucket-versioning --bucket "$B" --versioning-configuration Status=Enabled
+	printf one >"$BATS_TEST_TMPDIR/one"
+	v1=$(aws2 s3api put-object --bucket "$B" --key k --body "$BATS_TEST_TMPDIR/one" --query VersionId --output text)
+	up=$(aws2 s3api create-multipart-upload --bucket "$B" --key big --query UploadId --output text)
+	aws2 s3api put-bucket-acl --bucket "$B" --grant-write "id=$OTHER" --grant-full-control "id=$OWNER"
+	# WRITE: PutObject and DeleteObject (a delete marker).
+	printf theirs >"$BATS_TEST_TMPDIR/t"
+	run other s3api put-object --bucket "$B" --key theirs --body "$BATS_TEST_TMPDIR/t"
+	[ "$status" -eq 0 ]
+	run other s3api delete-object --bucket "$B" --key k
+	[ "$status" -eq 0 ]
+	# Not a version deleted for good, nor the owner's upload.
+	run other s3api delete-object --bucket "$B" --key k --version-id "$v1"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api get-object --bucket "$B" --key k --version-id "$v1" "$BATS_TEST_TMPDIR/o"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/o")" = one ]
+	run other s3api abort-multipart-upload --bucket "$B" --key big --upload-id "$up"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run other s3api list-parts --bucket "$B" --key big --upload-id "$up"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	# The owner still may.
+	aws2 s3api list-parts --bucket "$B" --key big --upload-id "$up" >/dev/null
+	aws2 s3api abort-multipart-upload --bucket "$B" --key big --upload-id "$up"
+	empty "$B"
+}

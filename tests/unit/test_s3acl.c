@@ -153,7 +153,20 @@ static const struct {
 } needs[] = {
 	{"s3:ListBucket", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_READ},
 	{"s3:PutObject", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_WRITE},
-	{"s3:DeleteObjectVersion", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_WRITE},
+	{"s3:DeleteObject", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_WRITE},
+	/* AWS's table: WRITE allows these to the bucket owner alone (or
+	 * the upload's initiator), and the owner is allowed before ACLs. */
+	{"s3:DeleteObjectVersion", SPX_S3_ACL_OF_NONE, 0},
+	{"s3:AbortMultipartUpload", SPX_S3_ACL_OF_NONE, 0},
+	{"s3:ListMultipartUploadParts", SPX_S3_ACL_OF_NONE, 0},
+	{"s3:ListBucketVersions", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_READ},
+	{"s3:ListBucketMultipartUploads", SPX_S3_ACL_OF_BUCKET,
+	 SPX_S3_PERM_READ},
+	{"s3:GetObject", SPX_S3_ACL_OF_OBJECT, SPX_S3_PERM_READ},
+	{"s3:GetObjectAcl", SPX_S3_ACL_OF_OBJECT, SPX_S3_PERM_READ_ACP},
+	{"s3:GetObjectVersionAcl", SPX_S3_ACL_OF_OBJECT, SPX_S3_PERM_READ_ACP},
+	{"s3:PutObjectVersionAcl", SPX_S3_ACL_OF_OBJECT,
+	 SPX_S3_PERM_WRITE_ACP},
 	{"s3:GetBucketAcl", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_READ_ACP},
 	{"s3:PutBucketAcl", SPX_S3_ACL_OF_BUCKET, SPX_S3_PERM_WRITE_ACP},
 	{"s3:GetObjectVersion", SPX_S3_ACL_OF_OBJECT, SPX_S3_PERM_READ},
