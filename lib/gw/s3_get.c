@@ -67,30 +67,47 @@ static void object_headers(struct spx_http_resp *resp,
 }
 
 /* response-* query parameters override stored headers on GET. */
+static const char *const response_overrides[][2] = {
+	{ "response-content-type", "Content-Type" },
+	{ "response-content-language", "Content-Language" },
+	{ "response-expires", "Expires" },
+	{ "response-cache-control", "Cache-Control" },
+	{ "response-content-disposition", "Content-Disposition" },
+	{ "response-content-encoding", "Content-Encoding" },
+};
+
+/* Only a signed request may ask for them, as S3 has it: else anyone could
+ * have a public object served as text/html from the bucket's origin. */
+static int overrides_allowed(struct gw_req *g)
+{
+	if (g->authed)
+		return 0;
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(response_overrides); i++)
+		if (s3_has(g, response_overrides[i][0]))
+			return s3_fail(g, 400, "InvalidRequest",
+				       "Request specific response headers "
+				       "cannot be used for anonymous GET "
+				       "requests.");
+	return 0;
+}
+
 static void overrides(struct gw_req *g, struct spx_http_resp *resp)
 {
-	static const char *const o[][2] = {
-		{ "response-content-type", "Content-Type" },
-		{ "response-content-language", "Content-Language" },
-		{ "response-expires", "Expires" },
-		{ "response-cache-control", "Cache-Control" },
-		{ "response-content-disposition", "Content-Disposition" },
-		{ "response-content-encoding", "Content-Encoding" },
-	};
-
-	for (size_t i = 0; i < SPX_ARRAY_SIZE(o); i++) {
-		const char *v = spx_kv_get(&g->params, o[i][0]);
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(response_overrides); i++) {
+		const char *v = spx_kv_get(&g->params,
+					    response_overrides[i][0]);
 		struct spx_kvlist keep = SPX_KVLIST_INIT;
 
 		if (!v)
 			continue;
 		for (size_t j = 0; j < resp->headers.n; j++)
-			if (strcasecmp(resp->headers.v[j].k, o[i][1]))
+			if (strcasecmp(resp->headers.v[j].k,
+				       response_overrides[i][1]))
 				spx_kv_add(&keep, resp->headers.v[j].k,
 					   resp->headers.v[j].v);
 		spx_kv_free(&resp->headers);
 		resp->headers = keep;
-		spx_kv_add(&resp->headers, o[i][1], v);
+		spx_kv_add(&resp->headers, response_overrides[i][1], v);
 	}
 }
 
@@ -172,7 +189,8 @@ int s3_get_object(struct gw_req *g, struct spx_http_req *req,
 	char v[96];
 	int rc;
 
-	if (s3_version_param(g, &vid) < 0)
+	if ((!strcmp(req->method, "GET") && overrides_allowed(g) < 0) ||
+	    s3_version_param(g, &vid) < 0)
 		return -1;
 	showv = vid || s->b.versioning != SPX_OBJ_UNVERSIONED;
 	rc = spx_obj_reader_open_version(g->gw->obj, &s->b, s->key, vid, &r);

@@ -148,3 +148,28 @@ PY
 	aws2 s3api abort-multipart-upload --bucket "$B" --key big --upload-id "$up"
 	empty "$B"
 }
+
+@test "an anonymous GET may not ask for response-* headers (stored XSS from a public bucket); a signed one may" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb "s3://$B" >/dev/null
+	printf '<script>alert(1)</script>' >"$BATS_TEST_TMPDIR/x"
+	aws2 s3 cp "$BATS_TEST_TMPDIR/x" "s3://$B/x" --content-type text/plain >/dev/null
+	aws2 s3api delete-public-access-block --bucket "$B"
+	policy "$B" '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::'"$B"'/*"}]}'
+	run anon "/$B/x" -D "$BATS_TEST_TMPDIR/h"
+	[ "${lines[-1]}" = 200 ]
+	grep -qi '^Content-Type: text/plain' "$BATS_TEST_TMPDIR/h"
+	for p in response-content-type=text/html response-content-disposition=inline \
+		response-content-encoding=x response-content-language=en response-expires=0 \
+		response-cache-control=no-cache; do
+		run anon "/$B/x?$p" -D "$BATS_TEST_TMPDIR/h"
+		[[ "$output" == *"<Code>InvalidRequest</Code>"*"Request specific response headers cannot be used for anonymous GET requests."*$'\n'400 ]] ||
+			{ echo "$p: $output"; false; }
+		! grep -qi '^Content-Type: text/html' "$BATS_TEST_TMPDIR/h"
+	done
+	# Signed, the override is the caller's own business.
+	run aws2 s3api get-object --bucket "$B" --key x --response-content-type text/html "$BATS_TEST_TMPDIR/o" --query ContentType --output text
+	[ "$output" = text/html ]
+	aws2 s3api delete-bucket-policy --bucket "$B"
+	empty "$B"
+}
