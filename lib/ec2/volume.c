@@ -150,19 +150,21 @@ static bool zone_ok(const json_t *zones, const char *az)
 }
 
 /* GiB provisioned on node by every account's volumes (deleting ones no
- * longer count). */
+ * longer count); a volume being grown counts at its target size, which
+ * it was given room for before the agent has made it that size. */
 static int provisioned(struct spx_state *st, const char *node,
-		       uint64_t *gib)
+		       uint64_t *gib_out)
 {
 	struct spx_state_list l = SPX_STATE_LIST_INIT;
 	int rc = spx_state_list(st, "volumes/", 0, &l);
 
-	*gib = 0;
+	*gib_out = 0;
 	if (rc < 0)
 		return spx_ec2_state_fail(rc);
 	for (size_t i = 0; i < l.n; i++) {
 		json_t *r;
-		const char *n, *s;
+		const char *n, *s, *ms;
+		int64_t gib;
 
 		if (spx_ec2_rec_get(st, l.key[i], &r, NULL) < 0) {
 			/* Counted as nothing, but said. */
@@ -171,8 +173,15 @@ static int provisioned(struct spx_state *st, const char *node,
 		}
 		n = spx_ec2_str(r, "SpxNode");
 		s = spx_ec2_str(r, "State");
-		if (n && !strcmp(n, node) && s && strcmp(s, "deleting"))
-			*gib += (uint64_t)num(r, "Size");
+		ms = spx_ec2_str(json_object_get(r, "SpxModification"),
+				 "ModificationState");
+		gib = num(r, "Size");
+		if (ms && !strcmp(ms, "modifying") &&
+		    num(json_object_get(r, "SpxModification"), "TargetSize") > gib)
+			gib = num(json_object_get(r, "SpxModification"),
+				  "TargetSize");
+		if (n && !strcmp(n, node) && s && strcmp(s, "deleting") && gib > 0)
+			*gib_out += (uint64_t)gib;
 		json_decref(r);
 	}
 	spx_state_list_release(&l);
@@ -194,9 +203,11 @@ int spx_ebs_lock(const char *path)
 	return -1;
 }
 
-/* Under the node's lock: is there room for gib more? */
+/* Under the node's lock: is there room on node for gib more? what says
+ * what for, in the refusal ("a 4 GiB volume"). */
 static int capacity_check(struct spx_state *st,
-			  const struct spx_ebs_env *env, int64_t gib)
+			  const struct spx_ebs_env *env, const char *node,
+			  int64_t gib, const char *what)
 {
 	struct statvfs sv;
 	uint64_t have, cap;
@@ -206,17 +217,16 @@ static int capacity_check(struct spx_state *st,
 				     "An internal error has occurred "
 				     "(cannot measure the volume store: %s)",
 				     strerror(errno));
-	if (provisioned(st, env->node, &have) < 0)
+	if (provisioned(st, node, &have) < 0)
 		return -1;
 	cap = (uint64_t)sv.f_blocks * sv.f_frsize / 100 *
 	      (uint64_t)env->overcommit / GIB;
 	if (have + (uint64_t)gib > cap)
 		return spx_ec2_fault(500, "InsufficientVolumeCapacity",
-				     "There is not enough capacity for a "
-				     "%lld GiB volume: %llu GiB of %llu GiB are "
-				     "provisioned on this node (overcommit "
-				     "%lld%%).",
-				     (long long)gib, (unsigned long long)have,
+				     "There is not enough capacity for %s: "
+				     "%llu GiB of %llu GiB are provisioned on "
+				     "this node (overcommit %lld%%).",
+				     what, (unsigned long long)have,
 				     (unsigned long long)cap,
 				     (long long)env->overcommit);
 	return 0;
@@ -354,7 +364,13 @@ int spx_ebs_create(struct spx_state *st, const struct spx_ebs_env *env,
 	if (rc == 0 && !(rec = new_record(env, req, snap, tags, now, &gib)))
 		rc = -1;
 	json_decref(snap);
-	if (rc == 0 && (rc = capacity_check(st, env, gib)) == 0) {
+	if (rc == 0) {
+		char *what = spx_xprintf("a %lld GiB volume", (long long)gib);
+
+		rc = capacity_check(st, env, env->node, gib, what);
+		free(what);
+	}
+	if (rc == 0) {
 		key = rec_key(account, spx_ec2_str(rec, "VolumeId"));
 		rc = spx_ec2_rec_put(st, key, rec, true, 0);
 		free(key);
@@ -419,6 +435,8 @@ int spx_ebs_delete(struct spx_state *st, const char *account, const char *id)
 }
 
 struct modify {
+	struct spx_state *st;
+	const struct spx_ebs_env *env;
 	const json_t *req;
 	time_t now;
 	json_t *mod; /* out */
@@ -481,6 +499,21 @@ static int do_modify(json_t *rec, void *arg)
 		return spx_ec2_fault(400, "InvalidParameterValue",
 				     "New volume configuration is the same as "
 				     "the existing one.");
+	/* A grow takes space as a create does: CreateVolume's rule and
+	 * refusal, under the node's lock that spx_ebs_modify holds. The
+	 * volume is not being modified (refused above), so its node counts
+	 * it at its size now, and the growth is the rest. */
+	if (gib > num(rec, "Size")) {
+		char *what = spx_xprintf("volume %s to grow by %lld GiB",
+					 spx_ec2_str0(rec, "VolumeId"),
+					 (long long)(gib - num(rec, "Size")));
+		int rc = capacity_check(m->st, m->env, spx_ec2_str0(rec, "SpxNode"),
+					gib - num(rec, "Size"), what);
+
+		free(what);
+		if (rc < 0)
+			return -1;
+	}
 	mod = json_pack("{s:O, s:s, s:I, s:s, s:b, s:I, s:s, s:b, s:I, s:I}",
 			"VolumeId", json_object_get(rec, "VolumeId"),
 			"ModificationState", "modifying", "TargetSize",
@@ -512,14 +545,22 @@ static int do_modify(json_t *rec, void *arg)
 	return 0;
 }
 
-int spx_ebs_modify(struct spx_state *st, const char *account,
-		   const json_t *req, time_t now, json_t **out)
+int spx_ebs_modify(struct spx_state *st, const struct spx_ebs_env *env,
+		   const char *account, const json_t *req, time_t now,
+		   json_t **out)
 {
-	struct modify m = { req, now, NULL };
+	struct modify m = { st, env, req, now, NULL };
 	const char *id = spx_ec2_str(req, "VolumeId");
+	int lk, rc;
 
 	*out = NULL;
-	if (change(st, account, id ? id : "", do_modify, &m) < 0) {
+	/* Under the node's lock, as spx_ebs_create: a grow and a create, or
+	 * two grows, cannot both take the last free space. */
+	if ((lk = spx_ebs_lock(env->lock)) < 0)
+		return -1;
+	rc = change(st, account, id ? id : "", do_modify, &m);
+	close(lk);
+	if (rc < 0) {
 		json_decref(m.mod);
 		return -1;
 	}

@@ -67,7 +67,8 @@
 
 struct spx_state;
 
-/* What CreateVolume needs to know of the node. */
+/* What CreateVolume (and ModifyVolume's capacity check) needs to know
+ * of the node. */
 struct spx_ebs_env {
 	const char *node;	/* this node's name: the volume's SpxNode */
 	const json_t *zones;	/* the region's zone names (strings) */
@@ -113,9 +114,13 @@ int spx_ebs_list(struct spx_state *st, const char *account, json_t **out);
 int spx_ebs_delete(struct spx_state *st, const char *account,
 		   const char *id);
 /* ModifyVolume: req the parsed ModifyVolumeRequest; *out the
- * VolumeModification item (a new reference). */
-int spx_ebs_modify(struct spx_state *st, const char *account,
-		   const json_t *req, time_t now, json_t **out);
+ * VolumeModification item (a new reference). A grow must fit as a
+ * create of its growth would (env's store, lock and overcommit; the
+ * volume's own node): else InsufficientVolumeCapacity, with nothing
+ * changed. env's node and zones are not used. */
+int spx_ebs_modify(struct spx_state *st, const struct spx_ebs_env *env,
+		   const char *account, const json_t *req, time_t now,
+		   json_t **out);
 /* The data volumes an instance may have: spx-vm's hot-plug ports. */
 #define SPX_EBS_DATA_MAX 8
 

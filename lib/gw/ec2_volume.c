@@ -143,13 +143,31 @@ int ec2_delete_volume(struct ec2_call *c)
 
 int ec2_modify_volume(struct ec2_call *c)
 {
-	json_t *mod;
+	const struct spx_conf *conf = c->gw->conf;
+	char *store = spx_path_join(conf->paths.data, "vol");
+	char *lock = ec2_ebs_lock_path(c);
+	/* A grow is checked against the volume store as CreateVolume is. */
+	struct spx_ebs_env env = { c->gw->self->name, NULL, store, lock,
+				   c->gw->self->ebs.overcommit_percent };
+	json_t *mod = NULL;
+	int rc = -1;
 
-	if (spx_ebs_modify(c->gw->state, c->account, c->in, c->now, &mod) < 0)
-		return -1;
+	if (spx_mkdirs(store, 0700) < 0) {
+		spx_ec2_fault(500, "InternalError",
+			      "An internal error has occurred (%s)",
+			      spx_errmsg());
+		goto out;
+	}
+	if (spx_ebs_modify(c->gw->state, &env, c->account, c->in, c->now,
+			   &mod) < 0)
+		goto out;
 	ec2_wake(c);
 	json_object_set_new(c->out, "VolumeModification", mod);
-	return 0;
+	rc = 0;
+out:
+	free(store);
+	free(lock);
+	return rc;
 }
 
 int ec2_attach_volume(struct ec2_call *c)

@@ -261,7 +261,7 @@ agent_pid() { cat "$ROOT/run/agent.pid"; }
 	av2 ec2 delete-volume --volume-id "$a"
 }
 
-@test "capacity: CreateVolume refuses beyond the store's size unless overcommit allows it" {
+@test "capacity: CreateVolume, and ModifyVolume's grow, refused beyond the store's size unless overcommit allows it" {
 	fs=$(df -B1 --output=size "$ROOT/data" | tail -1 | tr -d ' ')
 	gib=$(( fs / (1 << 30) + 1 ))
 	[ "$gib" -le 16384 ] || skip "the file system is larger than a gp2 volume can be"
@@ -269,6 +269,15 @@ agent_pid() { cat "$ROOT/run/agent.pid"; }
 	fails_with InsufficientVolumeCapacity
 	[[ "$output" == *"not enough capacity for a $gib GiB volume"* ]]
 	[[ "$output" == *"(overcommit 100%)."* ]]
+	# A grow is held to the same rule, and changes nothing.
+	small=$(create --size 1)
+	run av2 ec2 modify-volume --volume-id "$small" --size "$gib"
+	fails_with InsufficientVolumeCapacity
+	[[ "$output" == *"not enough capacity for volume $small to grow by $((gib - 1)) GiB"* ]]
+	[ "$(av2 ec2 describe-volumes --volume-ids "$small" --query 'Volumes[0].Size' --output text)" = 1 ]
+	run av2 ec2 describe-volumes-modifications --volume-ids "$small"
+	fails_with InvalidVolumeModification.NotFound
+	av2 ec2 delete-volume --volume-id "$small"
 	# With overcommit the same volume is made: thin, it takes no space.
 	printf '\n[nodes.node1.ebs]\novercommit_percent = 400\n' >>"$ROOT/spinifex.toml"
 	spx down --root "$ROOT" >/dev/null

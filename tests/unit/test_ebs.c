@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "ec2/fault.h"
@@ -161,14 +162,14 @@ static const char *state_of(const char *id)
 	return buf;
 }
 
-/* The agent's work list, as one string "STEP:ID ..." for id only. */
-static int work_for(const char *id, struct spx_ebs_work *out)
+/* The agent's steps on node for id: how many, the last into *out. */
+static int work_on(const char *node, const char *id, struct spx_ebs_work *out)
 {
 	struct spx_ebs_work *w;
 	size_t n;
 	int found = 0;
 
-	if (spx_ebs_pending(st, "n1", &w, &n) < 0)
+	if (spx_ebs_pending(st, node, &w, &n) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(w[i].id, id)) {
@@ -177,6 +178,11 @@ static int work_for(const char *id, struct spx_ebs_work *out)
 		}
 	free(w);
 	return found;
+}
+
+static int work_for(const char *id, struct spx_ebs_work *out)
+{
+	return work_on("n1", id, out);
 }
 
 static void test_lifecycle(void)
@@ -226,22 +232,22 @@ static void test_lifecycle(void)
 	/* Modify: grow, with the agent's resize. */
 	r = req("{\"VolumeId\":\"x\",\"Size\":1}");
 	json_object_set_new(r, "VolumeId", json_string(id));
-	T_INT(spx_ebs_modify(st, ACCT, r, 1700000002, &mod), -1, "no shrink");
+	T_INT(spx_ebs_modify(st, &env, ACCT, r, 1700000002, &mod), -1, "no shrink");
 	json_decref(r);
 	r = req("{\"Size\":4,\"Iops\":2000}");
 	json_object_set_new(r, "VolumeId", json_string(id));
-	T_INT(spx_ebs_modify(st, ACCT, r, 1700000002, &mod), -1,
+	T_INT(spx_ebs_modify(st, &env, ACCT, r, 1700000002, &mod), -1,
 	      "gp3 iops below 3000");
 	json_decref(r);
 	r = req("{\"Size\":4}");
 	json_object_set_new(r, "VolumeId", json_string(id));
-	T_INT(spx_ebs_modify(st, ACCT, r, 1700000002, &mod), 0, "grow to 4");
+	T_INT(spx_ebs_modify(st, &env, ACCT, r, 1700000002, &mod), 0, "grow to 4");
 	T_STR(json_string_value(json_object_get(mod, "ModificationState")),
 	      "modifying", "modifying");
 	T_INT(json_integer_value(json_object_get(mod, "TargetIops")), 3000,
 	      "gp3 iops carry over");
 	json_decref(mod);
-	T_INT(spx_ebs_modify(st, ACCT, r, 1700000002, &mod), -1,
+	T_INT(spx_ebs_modify(st, &env, ACCT, r, 1700000002, &mod), -1,
 	      "a second modification meanwhile");
 	T_STR(spx_ec2_fault_code(NULL), "IncorrectModificationState",
 	      "IncorrectModificationState");
@@ -259,7 +265,7 @@ static void test_lifecycle(void)
 	/* A failed resize is said, and the size stays. */
 	r = req("{\"Size\":5}");
 	json_object_set_new(r, "VolumeId", json_string(id));
-	spx_ebs_modify(st, ACCT, r, 1700000004, &mod);
+	spx_ebs_modify(st, &env, ACCT, r, 1700000004, &mod);
 	json_decref(mod);
 	json_decref(r);
 	work_for(id, &w);
@@ -373,6 +379,113 @@ static const char *snap_field(const char *account, const char *id,
 		 rec ? json_string_value(json_object_get(rec, k)) : "-");
 	json_decref(rec);
 	return buf;
+}
+
+/* A 1 GiB volume of ACCT on node ncap, available: its id into id. */
+static int ncap_volume(const struct spx_ebs_env *e, char *id, size_t size)
+{
+	struct spx_ebs_work w;
+	json_t *r = req("{\"AvailabilityZone\":\"az1\",\"Size\":1}"), *vol;
+	int rc = spx_ebs_create(st, e, ACCT, r, NULL, 1700000200, &vol);
+
+	json_decref(r);
+	if (rc < 0)
+		return -1;
+	snprintf(id, size, "%s",
+		 json_string_value(json_object_get(vol, "VolumeId")));
+	json_decref(vol);
+	if (work_on("ncap", id, &w) != 1)
+		return -1;
+	return spx_ebs_done(st, &w, true, NULL, 1700000201);
+}
+
+/* ModifyVolume's grow is held to CreateVolume's capacity rule, counting
+ * the growth, under the same lock; a grow not made yet counts at its
+ * target, for creates and grows alike. */
+static void test_modify_capacity(void)
+{
+	struct spx_ebs_env e = env;
+	struct spx_ebs_work w;
+	struct statvfs sv;
+	char id[32], id2[32], id3[32], *k;
+	json_t *r, *mod = NULL, *rec, *vol = NULL;
+	int64_t cap;
+
+	e.node = "ncap"; /* a node of its own: only these volumes count */
+	if (!T_OK(ncap_volume(&e, id, sizeof(id)) == 0, "a 1 GiB volume"))
+		return;
+	/* 1% of the store's file system never holds 16 TiB. */
+	e.overcommit = 1;
+	r = json_pack("{s:s, s:i}", "VolumeId", id, "Size", 16384);
+	T_INT(spx_ebs_modify(st, &e, ACCT, r, 1700000202, &mod), -1,
+	      "a grow past the node's capacity");
+	T_STR(code(), "InsufficientVolumeCapacity", "CreateVolume's refusal");
+	k = spx_xprintf("volume %s to grow by 16383 GiB", id);
+	T_OK(strstr(spx_errmsg(), k) != NULL, "saying so: %s", spx_errmsg());
+	free(k);
+	json_decref(r);
+	rec = get(ACCT, id);
+	T_OK(rec && json_integer_value(json_object_get(rec, "Size")) == 1 &&
+		     !json_object_get(rec, "SpxModification"),
+	     "nothing changed");
+	json_decref(rec);
+	T_INT(work_on("ncap", id, &w), 0, "nothing for the agent");
+
+	/* Exactly full: at 100% the capacity is the file system's size. */
+	if (statvfs(tmp, &sv) < 0)
+		return;
+	cap = (int64_t)((uint64_t)sv.f_blocks * sv.f_frsize / 100 * 100 >> 30);
+	if (cap < 2 || cap > 16384) {
+		T_OK(1, "# SKIP a %lld GiB store is outside gp2's sizes",
+		     (long long)cap);
+		goto out;
+	}
+	e.overcommit = 100;
+	r = json_pack("{s:s, s:I}", "VolumeId", id, "Size", (json_int_t)cap);
+	T_INT(spx_ebs_modify(st, &e, ACCT, r, 1700000203, &mod), 0,
+	      "a grow that just fits");
+	json_decref(mod);
+	json_decref(r);
+	r = req("{\"AvailabilityZone\":\"az1\",\"Size\":1}");
+	T_INT(spx_ebs_create(st, &e, ACCT, r, NULL, 1700000204, &vol), -1,
+	      "no room left while the grow is being made");
+	T_STR(code(), "InsufficientVolumeCapacity", "InsufficientVolumeCapacity");
+	T_INT(work_on("ncap", id, &w), 1, "the resize");
+	T_INT(spx_ebs_done(st, &w, true, NULL, 1700000205), 0, "resized");
+	T_INT(spx_ebs_create(st, &e, ACCT, r, NULL, 1700000206, &vol), -1,
+	      "nor once it is made");
+	json_decref(r);
+	/* Room again once it goes; two grows cannot both take it. */
+	T_INT(spx_ebs_delete(st, ACCT, id), 0, "delete it");
+	if (!T_OK(ncap_volume(&e, id2, sizeof(id2)) == 0 &&
+			  ncap_volume(&e, id3, sizeof(id3)) == 0,
+		  "room again: two 1 GiB volumes"))
+		goto out;
+	r = json_pack("{s:s, s:I}", "VolumeId", id2, "Size",
+		      (json_int_t)cap - 1);
+	T_INT(spx_ebs_modify(st, &e, ACCT, r, 1700000207, &mod), 0,
+	      "one grows to fill the node");
+	json_decref(mod);
+	json_decref(r);
+	r = json_pack("{s:s, s:i}", "VolumeId", id3, "Size", 2);
+	T_INT(spx_ebs_modify(st, &e, ACCT, r, 1700000208, &mod), -1,
+	      "the other cannot grow meanwhile");
+	T_STR(code(), "InsufficientVolumeCapacity", "InsufficientVolumeCapacity");
+	json_decref(r);
+	/* A change that takes no space still goes through. */
+	r = json_pack("{s:s, s:s}", "VolumeId", id3, "VolumeType", "gp3");
+	T_INT(spx_ebs_modify(st, &e, ACCT, r, 1700000209, &mod), 0,
+	      "a type change on a full node");
+	json_decref(mod);
+	json_decref(r);
+	T_INT(work_on("ncap", id3, &w), 1, "its step");
+	spx_ebs_done(st, &w, true, NULL, 1700000210);
+	T_INT(work_on("ncap", id2, &w), 1, "the grow's step");
+	spx_ebs_done(st, &w, true, NULL, 1700000210);
+	spx_ebs_delete(st, ACCT, id2);
+	spx_ebs_delete(st, ACCT, id3);
+out:
+	spx_ebs_delete(st, ACCT, id);
 }
 
 static void test_snapshots(void)
@@ -1009,6 +1122,7 @@ int main(void)
 	test_lifecycle();
 	test_ids();
 	test_capacity();
+	test_modify_capacity();
 	test_snapshots();
 	test_snapshot_description();
 	test_snapshot_sets();
