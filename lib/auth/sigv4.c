@@ -1815,6 +1815,14 @@ static const char *const v2_subresources[] = {
 	"website",
 };
 
+bool spx_sigv2_signs_param(const char *name)
+{
+	for (size_t k = 0; k < SPX_ARRAY_SIZE(v2_subresources); k++)
+		if (!strcmp(name, v2_subresources[k]))
+			return true;
+	return false;
+}
+
 /* The Authorization header's value after its "AWS" and spaces, or NULL
  * when it is not SigV2's. */
 static const char *v2_header(const char *authz)

@@ -305,6 +305,12 @@ enum spx_sigv4_err spx_sigv2_verify(const struct spx_sigv4_req *req,
 				    struct spx_sigv4_auth *auth,
 				    const char *vhost_bucket,
 				    const char *secret, time_t now);
+/* Is the query parameter name (decoded) part of a SigV2 signature's
+ * RESOURCE? A parameter outside it can be added to a signed or presigned
+ * URL without breaking the signature, so a server that routes on such a
+ * parameter must refuse it under SigV2 (clients, botocore's included,
+ * do not sign the newer subresources either). */
+bool spx_sigv2_signs_param(const char *name);
 /* The string to sign of req, into out (replaced). */
 void spx_sigv2_string_to_sign(const struct spx_sigv4_req *req,
 			      const struct spx_sigv4_auth *auth,

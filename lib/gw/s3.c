@@ -801,6 +801,23 @@ static void cors_decorate(struct gw_req *g, struct spx_http_resp *resp)
 	s->cors_added = true;
 }
 
+/* A SigV2 signature covers only the subresources its RESOURCE lists
+ * (spx_sigv2_signs_param): one the router tells operations apart by but
+ * that is outside it (publicAccessBlock, policyStatus, list-type, ...)
+ * could be added to a signed or presigned URL to make it another
+ * operation, so such a request is refused. -1 recorded. */
+static int v2_unsigned_sub(struct gw_req *g)
+{
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(claimed); i++)
+		if (s3_has(g, claimed[i]) && !spx_sigv2_signs_param(claimed[i]))
+			return s3_fail(g, 403, "AccessDenied",
+				       "The subresource '%s' is not covered by "
+				       "a Signature Version 2 signature: sign "
+				       "the request with AWS4-HMAC-SHA256.",
+				       claimed[i]);
+	return 0;
+}
+
 static void s3_begin(struct gw_req *g, struct spx_http_req *req,
 		     struct spx_http_resp *resp)
 {
@@ -816,6 +833,10 @@ static void s3_begin(struct gw_req *g, struct spx_http_req *req,
 		return;
 	}
 	snprintf(req->note.op, sizeof(req->note.op), "%s", s->op->name);
+	if (g->authed && g->auth.v2 && v2_unsigned_sub(g) < 0) {
+		answer_error(g, req, resp);
+		return;
+	}
 	/* A browser reads the answer, an error too, only with the bucket's
 	 * CORS headers: they are known once the bucket is, before its
 	 * owner is checked. */
