@@ -936,6 +936,34 @@ static void test_index_fold(void)
 	got = list_all(s, "ixf", "", NULL, 1000);
 	T_STR(got, want, "index: listed as before after it");
 	free(got);
+	/* A writer folds a log past 4 MiB once its commit is done (keys
+	 * noted and never written: listed as they are, not at all). */
+	{
+		char key[1001], *man = spx_xprintf("%s/manifest", xdir);
+		char *logp = spx_xprintf("%s/log", xdir);
+		struct stat st;
+		int g0 = idx_gen(man);
+
+		memset(key, 'z', 1000);
+		key[1000] = '\0';
+		for (int i = 0; i < 4200; i++) {
+			char d[16];
+
+			snprintf(d, sizeof(d), "%09d", i);
+			memcpy(key + 1, d, 9);
+			obj_idx_note(s, "ixf", key, '+');
+		}
+		T_OK(stat(logp, &st) == 0 && st.st_size >= (4 << 20) &&
+		     idx_gen(man) == g0, "index: a log past 4 MiB, not folded yet");
+		obj_idx_after_note(s, B(s, "ixf"));
+		T_OK(idx_gen(man) > g0 && (stat(logp, &st) < 0 || st.st_size == 0),
+		     "index: folded by the writer once its commit is done");
+		got = list_all(s, "ixf", "", NULL, 1000);
+		T_STR(got, want, "index: and listed as before");
+		free(got);
+		free(man);
+		free(logp);
+	}
 	free(p);
 	free(q);
 	free(xdir);
