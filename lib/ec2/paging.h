@@ -29,8 +29,13 @@
 #include <stdint.h>
 
 #define SPX_EC2_PAGE_SECRET 32
-/* Bytes of a sort key a token can carry. */
-#define SPX_EC2_PAGE_KEYMAX 255
+/* Bytes of a sort key a token can carry. The longest is DescribeTags'
+ * "RESOURCE-ID KEY" (lib/gw/ec2_tags.c, which asserts that it fits): an
+ * id and a tag key of 127 characters, up to 4 bytes each in UTF-8, so
+ * about 560 bytes. A token is the base64 of a version byte, the key and
+ * a 16-byte MAC, so at most 1388 characters; a longer one is refused
+ * before it is decoded. */
+#define SPX_EC2_PAGE_KEYMAX 1024
 
 struct spx_ec2_pager {
 	const unsigned char *secret; /* SPX_EC2_PAGE_SECRET bytes */

@@ -3,8 +3,11 @@
 #include "spx.h"
 
 #include "ec2/filter.h"
+#include "ec2/keypair.h"
+#include "ec2/paging.h"
 #include "ec2/tags.h"
 #include "gw/ec2_int.h"
+#include "id.h"
 
 int ec2_create_tags(struct ec2_call *c)
 {
@@ -31,7 +34,10 @@ static const struct spx_ec2_filter_table tag_filters = {
 
 /* Items sort by resource id, then key (spx_ec2_tags_describe's order):
  * "ID KEY" sorts the same way, since no id holds a space and every
- * character of an id sorts after it. */
+ * character of an id sorts after it. A token carries it whole, whatever
+ * valid key lands on a page's end. */
+_Static_assert(SPX_ID_SIZE + 4 * SPX_EC2_TAG_KEY_MAX <= SPX_EC2_PAGE_KEYMAX,
+	       "a DescribeTags sort key fits a page token");
 static const char *sort_key(const json_t *item)
 {
 	return json_string_value(json_object_get(item, "SortKey"));

@@ -276,6 +276,15 @@ def paging():
           msg="Value ( 4 ) for parameter maxResults is invalid. Expecting a "
               "value greater than 5.",
           Filters=f, MaxResults=4)
+    # Any valid key pages, whatever lands on a page's end: 127 characters
+    # of 3 and of 4 bytes (the token carries the id and the key whole).
+    wide = sorted(c * 124 + "%03d" % i for c in ("\u20ac", "\U0001F600")
+                  for i in range(5))
+    ec2.create_tags(Resources=[rid], Tags=[{"Key": k, "Value": "w"}
+                                           for k in wide])
+    got = [t["Key"] for page in ec2.get_paginator("describe_tags").paginate(
+        Filters=f, PaginationConfig={"PageSize": 5}) for t in page["Tags"]]
+    assert got == keys + wide, got
     ec2.delete_key_pair(KeyPairId=rid)
 
 
