@@ -149,6 +149,41 @@ PY
 	empty "$B"
 }
 
+@test "x-amz-expected-bucket-owner: another account's bucket is AccessDenied, a value that is no account id InvalidBucketOwnerAWSAccountID, the owner's passes" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3 mb "s3://$B" >/dev/null
+	printf x >"$BATS_TEST_TMPDIR/x"
+	run aws2 s3api put-object --bucket "$B" --key k --body "$BATS_TEST_TMPDIR/x" --expected-bucket-owner "$OWNER"
+	[ "$status" -eq 0 ]
+	run aws2 s3api put-object --bucket "$B" --key k2 --body "$BATS_TEST_TMPDIR/x" --expected-bucket-owner "$OTHER"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api head-object --bucket "$B" --key k2
+	[[ "$output" == *"404"* ]]
+	run aws2 s3api list-objects-v2 --bucket "$B" --expected-bucket-owner "$OTHER"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api get-object --bucket "$B" --key k --expected-bucket-owner "$OTHER" "$BATS_TEST_TMPDIR/o"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api head-bucket --bucket "$B" --expected-bucket-owner "$OTHER"
+	[[ "$output" == *"403"* ]]
+	run aws2 s3api delete-object --bucket "$B" --key k --expected-bucket-owner "$OTHER"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api delete-objects --bucket "$B" --delete 'Objects=[{Key=k}]' --expected-bucket-owner "$OTHER"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api get-bucket-policy-status --bucket "$B" --expected-bucket-owner "$OTHER"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api get-object --bucket "$B" --key k --expected-bucket-owner "$OWNER" "$BATS_TEST_TMPDIR/o"
+	[ "$status" -eq 0 ]
+	run aws2 s3api list-objects-v2 --bucket "$B" --expected-bucket-owner 12345 --query 'Contents[].Key' --output text
+	[[ "$output" == *"(InvalidBucketOwnerAWSAccountID)"*"must be an AWS Account ID"* ]]
+	run aws2 s3api copy-object --bucket "$B" --key c --copy-source "$B/k" --expected-source-bucket-owner abcdefabcdef
+	[[ "$output" == *"(InvalidBucketOwnerAWSAccountID)"* ]]
+	run aws2 s3api copy-object --bucket "$B" --key c --copy-source "$B/k" --expected-source-bucket-owner "$OWNER" --expected-bucket-owner "$OWNER"
+	[ "$status" -eq 0 ]
+	run aws2 s3api head-object --bucket "$B" --key k
+	[ "$status" -eq 0 ]
+	empty "$B"
+}
+
 @test "an anonymous GET may not ask for response-* headers (stored XSS from a public bucket); a signed one may" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
 	aws2 s3 mb "s3://$B" >/dev/null
