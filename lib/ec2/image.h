@@ -33,7 +33,8 @@
  *
  * Who sees an image: its owner. Launch permissions (sharing, public
  * images) are not there yet: to any other account an image does not
- * exist (InvalidAMIID.NotFound).
+ * exist (InvalidAMIID.NotFound). XXX: when they come, the owner's tags
+ * must stay the owner's, as a shared snapshot's do (spx_ebs_snap_item).
  *
  * Functions record errors with spx_ec2_fault() and return 0 or -1. */
 #ifndef SPX_EC2_IMAGE_H

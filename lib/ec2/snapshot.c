@@ -132,9 +132,15 @@ int spx_ebs_snap_get(struct spx_state *st, const char *account,
 	return shared_get(st, account, id, out);
 }
 
-json_t *spx_ebs_snap_item(const json_t *rec)
+json_t *spx_ebs_snap_item(const json_t *rec, const char *account)
 {
-	return spx_ec2_rec_item(rec);
+	json_t *it = spx_ec2_rec_item(rec);
+
+	/* Tags are the owner's own: AWS shows none of them to an account a
+	 * snapshot is shared with, and Describe filters match the item. */
+	if (strcmp(spx_ec2_str0(rec, "OwnerId"), account))
+		json_object_del(it, "Tags");
+	return it;
 }
 
 /* A new pending record of account: id, of volume vol (size gib). */

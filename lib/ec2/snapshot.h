@@ -118,8 +118,10 @@ int spx_ebs_snap_reset_attr(struct spx_state *st, const char *account,
 int spx_ebs_snap_set_tags(struct spx_state *st, const char *account,
 			  const char *id, const json_t *set,
 			  const json_t *unset);
-/* The Snapshot item of a record (a new reference). */
-json_t *spx_ebs_snap_item(const json_t *rec);
+/* The Snapshot item of a record as account sees it (a new reference):
+ * another account's, shared with it, has no Tags (they are the owner's,
+ * as on AWS, so tag: filters do not match them either). */
+json_t *spx_ebs_snap_item(const json_t *rec, const char *account);
 
 /* ---- for the node agent ------------------------------------------- */
 

@@ -41,7 +41,7 @@ int ec2_create_snapshot(struct ec2_call *c)
 				&rec) < 0)
 		goto out;
 	ec2_wake(c);
-	it = spx_ebs_snap_item(rec);
+	it = spx_ebs_snap_item(rec, c->account);
 	json_object_update(c->out, it);
 	json_decref(it);
 	rc = 0;
@@ -243,7 +243,7 @@ int ec2_describe_snapshots(struct ec2_call *c)
 					  json_object_get(rec, "OwnerId"))) ||
 		    !restorable_wanted(users, c->account, rec))
 			continue;
-		it = spx_ebs_snap_item(rec);
+		it = spx_ebs_snap_item(rec, c->account);
 		ec2_time_text(it, "StartTime");
 		if (spx_ec2_filters_match(fs, it) &&
 		    spx_ec2_page_after(&p, snap_id(it))) {

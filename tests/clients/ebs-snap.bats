@@ -324,6 +324,18 @@ print(v["VolumeId"])' "$output" "$s")
 	[ "$(other ec2 describe-snapshots --restorable-by-user-ids self --query 'Snapshots[].SnapshotId' --output text)" = "$s" ]
 	[ "$(other ec2 describe-snapshots --owner-ids self --query 'length(Snapshots)' --output text)" = 0 ]
 	[ "$(other ec2 describe-snapshots --snapshot-ids "$s" --query 'Snapshots[0].OwnerId' --output text)" = "$(av2 sts get-caller-identity --query Account --output text)" ]
+	# The owner's tags are its own, as on AWS: not shown to the other
+	# account, nor matched by its tag filters.
+	av2 ec2 create-tags --resources "$s" --tags Key=secret,Value=x
+	[ "$(av2 ec2 describe-snapshots --snapshot-ids "$s" --query 'Snapshots[0].Tags[0].Key' --output text)" = secret ]
+	run other ec2 describe-snapshots --snapshot-ids "$s" --output json
+	[ "$status" -eq 0 ]
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1])["Snapshots"][0]; assert d["SnapshotId"]==sys.argv[2] and "Tags" not in d, d' "$output" "$s"
+	for f in Name=tag:secret,Values=x Name=tag-key,Values=secret Name=tag-value,Values=x; do
+		[ "$(av2 ec2 describe-snapshots --owner-ids self --filters "$f" --query 'length(Snapshots)' --output text)" = 1 ]
+		[ "$(other ec2 describe-snapshots --filters "$f" --query 'length(Snapshots)' --output text)" = 0 ]
+		[ "$(other ec2 describe-snapshots --snapshot-ids "$s" --filters "$f" --query 'length(Snapshots)' --output text)" = 0 ]
+	done
 	# It may make a volume of it, its own.
 	r=$(other ec2 create-volume --availability-zone us-east-1a --snapshot-id "$s" --query VolumeId --output text)
 	ostate() { agent_done "$r" && [ "$(other ec2 describe-volumes --volume-ids "$r" --query 'Volumes[0].State' --output text)" = available ]; }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ec2/fault.h"
+#include "ec2/filter.h"
 #include "ec2/rec.h"
 #include "ec2/snapshot.h"
 #include "ec2/volume.h"
@@ -488,6 +489,52 @@ out:
 	spx_ebs_delete(st, ACCT, id);
 }
 
+/* The owner's tags on snapshot sid (shared with OTHER) are the owner's:
+ * OTHER's item has none, and a tag filter does not match it. */
+static void tags_not_shared(const char *sid)
+{
+	static const struct spx_ec2_filter_table tf = { NULL, 0, "Tags" };
+	static const char *const filters[] = {
+		"[{\"Name\": \"tag:secret\", \"Values\": [\"x\"]}]",
+		"[{\"Name\": \"tag-key\", \"Values\": [\"secret\"]}]",
+		"[{\"Name\": \"tag-value\", \"Values\": [\"x\"]}]",
+	};
+	json_t *tags = json_pack("[{s:s, s:s}]", "Key", "secret", "Value", "x");
+	json_t *mine = NULL, *theirs = NULL, *im, *it;
+
+	T_INT(spx_ebs_snap_set_tags(st, ACCT, sid, tags, NULL), 0,
+	      "the owner tags it");
+	json_decref(tags);
+	spx_ebs_snap_get(st, ACCT, sid, true, &mine);
+	spx_ebs_snap_get(st, OTHER, sid, true, &theirs);
+	if (!T_OK(mine && theirs, "both read it"))
+		goto out;
+	im = spx_ebs_snap_item(mine, ACCT);
+	it = spx_ebs_snap_item(theirs, OTHER);
+	T_INT(json_array_size(json_object_get(im, "Tags")), 1,
+	      "the owner sees its tag");
+	T_OK(!json_object_get(it, "Tags"), "the other account sees none");
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(filters); i++) {
+		struct spx_ec2_filters *fs = NULL;
+		json_t *f = req(filters[i]);
+
+		if (T_OK(spx_ec2_filters_compile(&tf, f, &fs) == 0, "filter %zu",
+			 i)) {
+			T_OK(spx_ec2_filters_match(fs, im), "%s matches for the owner",
+			     filters[i]);
+			T_OK(!spx_ec2_filters_match(fs, it),
+			     "%s does not for the other account", filters[i]);
+		}
+		spx_ec2_filters_free(fs);
+		json_decref(f);
+	}
+	json_decref(im);
+	json_decref(it);
+out:
+	json_decref(mine);
+	json_decref(theirs);
+}
+
 static void test_snapshots(void)
 {
 	struct spx_ebs_work w, vw;
@@ -527,7 +574,7 @@ static void test_snapshots(void)
 	      "VolumeSize from the volume");
 	T_OK(json_is_true(json_object_get(snap, "Encrypted")),
 	     "a snapshot of an encrypted volume is encrypted");
-	r = spx_ebs_snap_item(snap);
+	r = spx_ebs_snap_item(snap, ACCT);
 	T_OK(!json_object_get(r, "SpxNode") && !json_object_get(r, "SpxError"),
 	     "the item hides Spx members");
 	json_decref(r);
@@ -590,6 +637,7 @@ static void test_snapshots(void)
 	T_INT(spx_ebs_snap_modify_attr(st, ACCT, r), 0, "shared");
 	json_decref(r);
 	T_STR(snap_field(OTHER, sid, "SnapshotId"), sid, "seen when shared");
+	tags_not_shared(sid);
 	T_INT(spx_ebs_snap_delete(st, env.lock, OTHER, sid), -1,
 	      "but not deleted by it");
 	T_INT(spx_ebs_snap_set_tags(st, OTHER, sid, NULL, NULL), -1,
