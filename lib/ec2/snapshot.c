@@ -456,7 +456,9 @@ int spx_ebs_snap_copy(struct spx_state *st, const char *account,
 	/* A copy of an encrypted snapshot stays encrypted. */
 	enc = json_is_true(json_object_get(from, "Encrypted")) ||
 	      json_is_true(json_object_get(req, "Encrypted"));
-	rec = new_record(account, id, spx_ec2_str0(from, "VolumeId"),
+	/* Not the source's volume, which may be another account's: EC2
+	 * gives copies an arbitrary volume id. */
+	rec = new_record(account, id, SPX_EBS_SNAP_NO_VOLUME,
 			 json_integer_value(json_object_get(from, "VolumeSize")),
 			 spx_ec2_str0(from, "SpxNode"),
 			 spx_ec2_str(req, "Description")
@@ -487,7 +489,7 @@ int spx_ebs_snap_record_stored(struct spx_state *st, const char *account,
 				     "bad snapshot id or account");
 	if (spx_ec2_desc_check(desc, SPX_EBS_SNAP_DESC_MAX) < 0)
 		return -1;
-	rec = new_record(account, id, "vol-ffffffff", gib ? gib : 1, node,
+	rec = new_record(account, id, SPX_EBS_SNAP_NO_VOLUME, gib ? gib : 1, node,
 			 desc, false, tags, now);
 	json_object_set_new(rec, "State", json_string("completed"));
 	json_object_set_new(rec, "Progress", json_string("100%"));

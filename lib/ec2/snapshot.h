@@ -47,6 +47,11 @@
 
 struct spx_state;
 
+/* The VolumeId of a snapshot of no volume of its account: a copy, or
+ * one `spx admin images import` stored. EC2 shows copies with this
+ * arbitrary id, never their source's volume (another account's, maybe). */
+#define SPX_EBS_SNAP_NO_VOLUME "vol-ffffffff"
+
 /* A snapshot's Description: at most this many characters, as EC2's. */
 #define SPX_EBS_SNAP_DESC_MAX 255
 
@@ -70,7 +75,8 @@ int spx_ebs_snap_create_set(struct spx_state *st, const char *account,
 			    const json_t *req, const json_t *inst,
 			    const json_t *tags, time_t now, json_t **out);
 /* CopySnapshot: req.SourceSnapshotId, completed, seen by account, in
- * req.SourceRegion, which must be region. */
+ * req.SourceRegion, which must be region. The copy's VolumeId is
+ * SPX_EBS_SNAP_NO_VOLUME. */
 int spx_ebs_snap_copy(struct spx_state *st, const char *account,
 		      const char *region, const json_t *req,
 		      const json_t *tags, time_t now, json_t **out);
@@ -96,8 +102,7 @@ int spx_ebs_snap_delete(struct spx_state *st, const char *lock,
 			const char *account, const char *id);
 /* The record of snapshot id that `spx admin images import` stored
  * already on node with spx-vol (size in bytes; completed at once; its
- * VolumeId is vol-ffffffff, as EC2 shows a snapshot of no volume of
- * the account). *out a new reference. */
+ * VolumeId is SPX_EBS_SNAP_NO_VOLUME). *out a new reference. */
 int spx_ebs_snap_record_stored(struct spx_state *st, const char *account,
 			       const char *id, const char *node,
 			       uint64_t bytes, const char *desc,

@@ -299,7 +299,9 @@ print(v["VolumeId"])' "$output" "$s")
 	c=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["Tags"]==[{"Key":"copy","Value":"yes"}], d; print(d["SnapshotId"])' "$output")
 	wait_for 30 completed "$c"
 	grep -q "run: .*spx-vol snapshot-copy --root $ROOT --id $c $s\$" "$ROOT/log/agent.log"
-	[ "$(av2 ec2 describe-snapshots --snapshot-ids "$c" --query 'Snapshots[0].[VolumeId,VolumeSize,Description]' --output text)" = "$v	1	orig" ]
+	# EC2 gives a copy an arbitrary volume id, not its source's volume.
+	[ "$(av2 ec2 describe-snapshots --snapshot-ids "$c" --query 'Snapshots[0].[VolumeId,VolumeSize,Description]' --output text)" = "vol-ffffffff	1	orig" ]
+	[ "$(av2 ec2 describe-snapshots --owner-ids self --filters "Name=volume-id,Values=$v" --query 'Snapshots[].SnapshotId' --output text)" = "$s" ]
 	[ "$(chunks)" = "$n" ]
 	av2 ec2 delete-snapshot --snapshot-id "$s"
 	r=$(volume --snapshot-id "$c")

@@ -656,6 +656,8 @@ static void test_snapshots(void)
 		 json_string_value(json_object_get(copy, "SnapshotId")));
 	T_STR(json_string_value(json_object_get(copy, "OwnerId")), OTHER,
 	      "the copy is its own");
+	T_STR(json_string_value(json_object_get(copy, "VolumeId")),
+	      "vol-ffffffff", "of no volume, not the owner's %s", vid);
 	json_decref(copy);
 	T_INT(snap_work(cid, &w), 1, "a copy step");
 	T_OK(w.step == SPX_EBS_SNAP_COPY && !strcmp(w.src, sid) &&
