@@ -848,13 +848,18 @@ int s3_expected_owner(struct gw_req *g, struct spx_http_req *req,
 
 /* A SigV2 signature covers only the subresources its RESOURCE lists
  * (spx_sigv2_signs_param): one the router tells operations apart by but
- * that is outside it (publicAccessBlock, policyStatus, list-type, ...)
- * could be added to a signed or presigned URL to make it another
- * operation, so such a request is refused. -1 recorded. */
+ * that is outside it (publicAccessBlock, policyStatus, ...) could be
+ * added to a signed or presigned URL to make it another operation, so
+ * such a request is refused. list-type is let through: it only shapes
+ * the answer of the same listing (s3:ListBucket either way, the same
+ * keys), and minio-go's V2 signer sends it, unsigned, on every
+ * ListObjects. -1 recorded. */
 static int v2_unsigned_sub(struct gw_req *g)
 {
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(claimed); i++)
-		if (s3_has(g, claimed[i]) && !spx_sigv2_signs_param(claimed[i]))
+		if (s3_has(g, claimed[i]) &&
+		    !spx_sigv2_signs_param(claimed[i]) &&
+		    strcmp(claimed[i], "list-type"))
 			return s3_fail(g, 403, "AccessDenied",
 				       "The subresource '%s' is not covered by "
 				       "a Signature Version 2 signature: sign "

@@ -209,7 +209,7 @@ PY
 	empty "$B"
 }
 
-@test "SigV2: a subresource its signature does not cover (publicAccessBlock, policyStatus, list-type, ...) cannot be added to a signed or presigned request" {
+@test "SigV2: a subresource its signature does not cover (publicAccessBlock, policyStatus, ...) cannot be added to a signed or presigned request; list-type, which only shapes a listing, can" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
 	/usr/bin/python3 -c 'import boto3' 2>/dev/null || skip "python3-boto3 is not installed"
 	aws2 s3 mb "s3://$B" >/dev/null
@@ -230,10 +230,14 @@ assert curl(put, "-X", "PUT", "-H", "Content-Type:", "--data-binary", "x")[0] ==
 ls = v2.generate_presigned_url("list_objects", Params={"Bucket": b}, ExpiresIn=300)
 assert curl(ls)[0] == 200
 for extra, method in (("policyStatus", "GET"), ("publicAccessBlock", "GET"),
-                      ("ownershipControls", "GET"), ("list-type=2", "GET")):
+                      ("ownershipControls", "GET")):
     st, body = curl(ls + "&" + extra, "-X", method)
     assert st == 403 and b"<Code>AccessDenied</Code>" in body and \
         b"Signature Version 2" in body, (extra, st, body)
+# list-type only shapes the same listing's answer (minio-go's V2 signer
+# sends it unsigned on every ListObjects): let through.
+st, body = curl(ls + "&list-type=2")
+assert st == 200 and b"<KeyCount>1</KeyCount>" in body, (st, body)
 rb = v2.generate_presigned_url("delete_bucket", Params={"Bucket": b}, ExpiresIn=300)
 for extra in ("publicAccessBlock", "ownershipControls"):
     st, body = curl(rb + "&" + extra, "-X", "DELETE")
