@@ -174,6 +174,9 @@ int s3_acl_create(struct gw_req *g, struct spx_http_req *req,
 /* The system entry that keeps an object's ACL; entries named x-spx-*
  * are spx's own and never sent. */
 #define S3_ACL_SYS "x-spx-acl"
+/* Who began a multipart upload: its account, and the name it shows. */
+#define S3_INITIATOR_SYS "x-spx-initiator"
+#define S3_INITIATOR_NAME_SYS "x-spx-initiator-name"
 #define S3_SPX_SYS "x-spx-"
 
 /* A storage class S3 knows. */

@@ -58,6 +58,12 @@ int s3_create_mpu(struct gw_req *g, struct spx_http_req *req,
 		return -1;
 	}
 	s3_acl_meta(g, &in);
+	/* Shown by ListMultipartUploads to whoever lists. */
+	spx_kv_add(&in.sys, S3_INITIATOR_SYS,
+		   g->authed ? g->who.account : "anonymous");
+	spx_kv_add(&in.sys, S3_INITIATOR_NAME_SYS,
+		   !g->authed ? "anonymous"
+		   : g->who.user[0] ? g->who.user : g->who.account);
 	rc = spx_obj_mpu_create(g->gw->obj, &s->b, s->key, &in, id);
 	if (rc < 0) {
 		spx_obj_meta_release(&in);
@@ -345,14 +351,19 @@ int s3_list_uploads(struct gw_req *g, struct spx_http_req *req,
 	spx_xml_elem(&x, "IsTruncated", trunc ? "true" : "false");
 	for (size_t j = 0; j < ns; j++) {
 		const struct spx_obj_upload *v = &u[show[j]];
+		const char *id, *name;
 
 		spx_xml_open(&x, "Upload");
 		s3_list_text(&x, "Key", v->key, url);
 		spx_xml_elem(&x, "UploadId", v->id);
+		/* Who began it (an upload older than the record of it:
+		 * the bucket's owner). */
+		id = spx_kv_get(&v->sys, S3_INITIATOR_SYS);
+		name = spx_kv_get(&v->sys, S3_INITIATOR_NAME_SYS);
 		spx_xml_open(&x, "Initiator");
-		spx_xml_elem(&x, "ID", g->who.account);
+		spx_xml_elem(&x, "ID", id ? id : s->b.owner);
 		spx_xml_elem(&x, "DisplayName",
-			     g->who.user[0] ? g->who.user : g->who.account);
+			     id && name ? name : id ? id : s->b.owner);
 		spx_xml_close(&x);
 		s3_owner_elem(g, &x);
 		spx_xml_elem(&x, "StorageClass", "STANDARD");

@@ -693,8 +693,10 @@ static int upload_cmp(const void *a, const void *b)
 
 void spx_obj_upload_free(struct spx_obj_upload *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(v[i].key);
+		spx_kv_free(&v[i].sys);
+	}
 	free(v);
 }
 
@@ -734,6 +736,8 @@ int spx_obj_mpu_list(struct spx_obj *s, const struct spx_obj_bucket *b,
 		(*out)[*n].key = spx_strdup(m.key);
 		snprintf((*out)[*n].id, sizeof((*out)[*n].id), "%.32s", e->d_name);
 		(*out)[*n].initiated_ms = m.mtime_ms;
+		(*out)[*n].sys = m.sys;
+		m.sys = (struct spx_kvlist)SPX_KVLIST_INIT;
 		(*n)++;
 		spx_obj_meta_release(&m);
 	}

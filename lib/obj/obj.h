@@ -563,6 +563,7 @@ struct spx_obj_upload {
 	char *key;
 	char id[SPX_OBJ_UPLOAD_ID_SIZE];
 	int64_t initiated_ms;
+	struct spx_kvlist sys;	/* the system entries it was begun with */
 };
 /* Pending uploads whose key begins with prefix, by key then time. */
 int spx_obj_mpu_list(struct spx_obj *s, const struct spx_obj_bucket *b,

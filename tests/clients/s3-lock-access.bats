@@ -127,3 +127,17 @@ EOF
 	[ "$output" = "new shared" ]
 	other s3api abort-multipart-upload --bucket otherdst --key stolen2 --upload-id "$up"
 }
+
+@test "multipart: ListMultipartUploads names the account that began each upload, whoever lists" {
+	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"
+	aws2 s3api create-bucket --bucket mpuinit >/dev/null
+	policy mpuinit '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"'"$OTHER"'"},"Action":["s3:PutObject","s3:ListBucketMultipartUploads","s3:AbortMultipartUpload"],"Resource":["arn:aws:s3:::mpuinit","arn:aws:s3:::mpuinit/*"]}]}'
+	theirs=$(other s3api create-multipart-upload --bucket mpuinit --key a --query UploadId --output text)
+	mine=$(aws2 s3api create-multipart-upload --bucket mpuinit --key b --query UploadId --output text)
+	run aws2 s3api list-multipart-uploads --bucket mpuinit --query 'Uploads[].[Key,Initiator.ID]' --output text
+	[ "$output" = "a	$OTHER"$'\n'"b	$OWNER" ]
+	run other s3api list-multipart-uploads --bucket mpuinit --query 'Uploads[].[Key,Initiator.ID]' --output text
+	[ "$output" = "a	$OTHER"$'\n'"b	$OWNER" ]
+	other s3api abort-multipart-upload --bucket mpuinit --key a --upload-id "$theirs"
+	aws2 s3api abort-multipart-upload --bucket mpuinit --key b --upload-id "$mine"
+}
