@@ -826,14 +826,6 @@ static int expected_owner_valid(struct gw_req *g, struct spx_http_req *req,
 	return 0;
 }
 
-/* XXX: declared here until s3_int.h, which another change holds, takes
- * it: s3_copy.c calls it for the copy's source. */
-int s3_expected_owner(struct gw_req *g, struct spx_http_req *req,
-		      const char *header, const struct spx_obj_bucket *b);
-
-/* The bucket b against header's expected owner, when the request sends
- * one: 403 AccessDenied when b is another account's (S3's bucket owner
- * condition), 400 when the header is no account id. -1 recorded. */
 int s3_expected_owner(struct gw_req *g, struct spx_http_req *req,
 		      const char *header, const struct spx_obj_bucket *b)
 {

@@ -89,7 +89,9 @@ static int copy_source(struct gw_req *g, struct spx_http_req *req,
 	c->key = c->bucket + strlen(c->bucket) + 1;
 	/* The source is read as GetObject reads it. */
 	if (s3_find_bucket(g, c->bucket, &c->b) < 0 ||
-	    s3_authorize_source(g, req, &c->b, c->key, c->vid) < 0)
+	    s3_authorize_source(g, req, &c->b, c->key, c->vid) < 0 ||
+	    s3_expected_owner(g, req, "x-amz-source-expected-bucket-owner",
+			      &c->b) < 0)
 		return -1;
 	c->versioned = c->b.versioning != SPX_OBJ_UNVERSIONED;
 	rc = c->vid ? spx_obj_stat_version(g->gw->obj, &c->b, c->key, c->vid,

@@ -152,6 +152,11 @@ void s3_action(const struct gw_req *g, const char *op, char *out,
 int s3_authorize(struct gw_req *g, struct spx_http_req *req,
 		 const struct spx_obj_bucket *b, const char *action,
 		 const char *key);
+/* The bucket b against header's expected owner, when the request sends
+ * one: 403 AccessDenied when b is another account's (S3's bucket owner
+ * condition), 400 when the header is no account id. -1 recorded. */
+int s3_expected_owner(struct gw_req *g, struct spx_http_req *req,
+		      const char *header, const struct spx_obj_bucket *b);
 /* May the caller read version vid (NULL: the current one) of key in b,
  * another bucket than the request's, as a copy's source: GetObject's
  * decision, with that version's ACL. */

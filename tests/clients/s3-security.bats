@@ -179,6 +179,13 @@ PY
 	[[ "$output" == *"(InvalidBucketOwnerAWSAccountID)"* ]]
 	run aws2 s3api copy-object --bucket "$B" --key c --copy-source "$B/k" --expected-source-bucket-owner "$OWNER" --expected-bucket-owner "$OWNER"
 	[ "$status" -eq 0 ]
+	# The source's owner too: the copy's source is not the other's.
+	run aws2 s3api copy-object --bucket "$B" --key c2 --copy-source "$B/k" --expected-source-bucket-owner "$OTHER"
+	[[ "$output" == *"(AccessDenied)"* ]]
+	run aws2 s3api head-object --bucket "$B" --key c2
+	[ "$status" -ne 0 ]
+	run aws2 s3api upload-part-copy --bucket "$B" --key c3 --upload-id nosuch --part-number 1 --copy-source "$B/k" --expected-source-bucket-owner "$OTHER"
+	[[ "$output" == *"(AccessDenied)"* || "$output" == *"(NoSuchUpload)"* ]]
 	run aws2 s3api head-object --bucket "$B" --key k
 	[ "$status" -eq 0 ]
 	empty "$B"
