@@ -195,8 +195,9 @@ static const struct field fields[] = {
 	  "I/O threads of the volume server (spx-vol serve, nbdkit "
 	  "--threads), shared by every volume", NODE(ebs.default_threads) },
 	{ S_NODE, "ebs.overcommit_percent", K_INT, "100", 1, 100000, 0,
-	  "how much volume size CreateVolume may provision, in percent of the "
-	  "size of the file system holding the volumes; volumes are thin, so "
+	  "how much volume size CreateVolume and ModifyVolume may provision, "
+	  "in percent of the size of the file system holding the volumes; "
+	  "volumes are thin, so "
 	  "above 100 the host disk can fill before the volumes do",
 	  NODE(ebs.overcommit_percent) },
 	{ S_NODE, "ebs.cache_size_mb", K_INT, "128", 0, 65536, 0,
