@@ -298,7 +298,8 @@ int gw_s3_open(struct spx_gw *gw)
 		.ndrives = n->obj.drives.n,
 		.data = n->obj.data,
 		.parity = n->obj.parity,
-		.flags = SPX_OBJ_CREATE,
+		/* No request waits for an index's merge. */
+		.flags = SPX_OBJ_CREATE | SPX_OBJ_FOLD_AWAY,
 	};
 
 	if (n->obj.drives.n != (size_t)(n->obj.data + n->obj.parity))

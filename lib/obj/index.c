@@ -755,6 +755,8 @@ static int idx_load(struct spx_obj *s, const char *bucket, struct obj_idx *x)
 							     : IDX_OK;
 }
 
+static bool fold_away(struct spx_obj *s, const struct spx_obj_bucket *b);
+
 int obj_idx_open(struct spx_obj *s, const struct spx_obj_bucket *b,
 		 struct obj_idx **out)
 {
@@ -765,7 +767,9 @@ int obj_idx_open(struct spx_obj *s, const struct spx_obj_bucket *b,
 		struct obj_idx *x = idx_new();
 		int rc = idx_load(s, b->name, x);
 
-		if (rc == IDX_OK || (rc == IDX_FOLD && folded)) {
+		/* Folded on the store's thread: this one serves as it is. */
+		if (rc == IDX_OK ||
+		    (rc == IDX_FOLD && (folded || fold_away(s, b)))) {
 			*out = x;
 			return 0;
 		}
@@ -789,6 +793,11 @@ int obj_idx_open(struct spx_obj *s, const struct spx_obj_bucket *b,
 /* ---- writing ---- */
 
 static _Thread_local bool fold_wish;
+/* On the store's folding thread: wait for locks by trying again and
+ * again rather than blocking in the kernel (a thread blocked in an OFD
+ * lock wait while holding valgrind's lock would stop the whole process
+ * under valgrind; outside it this costs a few wakeups). */
+static _Thread_local bool polling;
 
 /* Append r to the bucket's log. */
 static int note(struct spx_obj *s, const char *bucket,
@@ -836,11 +845,108 @@ int obj_idx_note_meta(struct spx_obj *s, const char *bucket, const char *key,
 	return note(s, bucket, &r);
 }
 
+/* ---- folding away ---- */
+
+#define FOLD_QUEUE 16
+
+struct obj_folder {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t th;
+	bool stop;
+	int n;
+	struct spx_obj_bucket q[FOLD_QUEUE];
+};
+
+static void *folder_main(void *arg)
+{
+	struct spx_obj *s = arg;
+	struct obj_folder *f = s->folder;
+
+	polling = true;
+	pthread_mutex_lock(&f->mu);
+	for (;;) {
+		struct spx_obj_bucket b;
+
+		while (!f->n && !f->stop)
+			pthread_cond_wait(&f->cv, &f->mu);
+		if (f->stop)
+			break;
+		b = f->q[0];
+		memmove(f->q, f->q + 1, (size_t)--f->n * sizeof(f->q[0]));
+		pthread_mutex_unlock(&f->mu);
+		if (obj_idx_fold(s, &b, false, true) < 0) {
+			spx_warn("obj: the index of '%s' was not folded: %s",
+				 b.name, spx_errmsg());
+			spx_error_clear(); /* a later commit asks again */
+		}
+		pthread_mutex_lock(&f->mu);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+bool obj_idx_folder_new(struct spx_obj *s)
+{
+	struct obj_folder *f = spx_calloc(1, sizeof(*f));
+
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	s->folder = f;
+	if (pthread_create(&f->th, NULL, folder_main, s)) {
+		s->folder = NULL;
+		pthread_cond_destroy(&f->cv);
+		pthread_mutex_destroy(&f->mu);
+		free(f);
+		return false;
+	}
+	return true;
+}
+
+void obj_idx_folder_free(struct spx_obj *s)
+{
+	struct obj_folder *f = s->folder;
+
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->mu);
+	f->stop = true;
+	pthread_cond_signal(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+	pthread_join(f->th, NULL);
+	pthread_cond_destroy(&f->cv);
+	pthread_mutex_destroy(&f->mu);
+	free(f);
+	s->folder = NULL;
+}
+
+/* Hand b's fold to the store's thread: false when it has none. A full
+ * queue drops it: the log only grows until a later commit asks. */
+static bool fold_away(struct spx_obj *s, const struct spx_obj_bucket *b)
+{
+	struct obj_folder *f = s->folder;
+	bool queued = false;
+
+	if (!f)
+		return false;
+	pthread_mutex_lock(&f->mu);
+	for (int i = 0; i < f->n && !queued; i++)
+		queued = !strcmp(f->q[i].name, b->name);
+	if (!queued && f->n < FOLD_QUEUE) {
+		f->q[f->n++] = *b;
+		pthread_cond_signal(&f->cv);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return true;
+}
+
 void obj_idx_after_note(struct spx_obj *s, const struct spx_obj_bucket *b)
 {
 	if (!fold_wish)
 		return;
 	fold_wish = false;
+	if (fold_away(s, b))
+		return;
 	if (obj_idx_fold(s, b, false, true) < 0)
 		spx_error_clear(); /* the next listing tries again */
 }
@@ -1033,6 +1139,22 @@ static int publish(struct spx_obj *s, const struct spx_obj_bucket *b,
 	return manifest_put(s, b->name, m);
 }
 
+/* The bucket's exclusive lock, waiting for it. */
+static int bucket_lock_wait(struct spx_obj *s, const char *bucket, int *lk)
+{
+	struct timespec ts = { 0, 1000000 };
+	int rc;
+
+	if (!polling)
+		return obj_lock(s, bucket, NULL, true, lk);
+	while ((rc = obj_lock_try(s, bucket, NULL, true, lk)) == 0) {
+		nanosleep(&ts, NULL);
+		if (ts.tv_nsec < 16000000)
+			ts.tv_nsec *= 2;
+	}
+	return rc < 0 ? rc : 0;
+}
+
 /* With the fold lock and the bucket's lock (*lk), the manifest man read:
  * seal the log, let the bucket's lock go, merge the sealed log and the
  * newest runs into one run, and put the manifest that names it in place
@@ -1079,7 +1201,7 @@ static int fold(struct spx_obj *s, const struct spx_obj_bucket *b,
 	m.gen++;
 	m.sealed = 0;
 	if (wait)
-		rc = obj_lock(s, b->name, NULL, true, lk);
+		rc = bucket_lock_wait(s, b->name, lk);
 	else if ((rc = obj_lock_try(s, b->name, NULL, true, lk)) == 0)
 		goto out; /* a later fold merges it again */
 	if (rc >= 0)
@@ -1272,7 +1394,7 @@ int obj_idx_fold(struct spx_obj *s, const struct spx_obj_bucket *b,
 	if ((rc = obj_lock_fold(s, b->name, remake, &fk)) <= 0)
 		return rc; /* another folds it */
 	if (remake || wait)
-		rc = obj_lock(s, b->name, NULL, true, &lk);
+		rc = bucket_lock_wait(s, b->name, &lk);
 	else if ((rc = obj_lock_try(s, b->name, NULL, true, &lk)) > 0)
 		rc = 0;
 	else if (rc == 0)
@@ -1294,7 +1416,7 @@ int obj_idx_fold(struct spx_obj *s, const struct spx_obj_bucket *b,
 	/* Under the locks nothing changes: a run gone is a damaged index. */
 	if (rc == IDX_REBUILD || rc == IDX_AGAIN) {
 		if (lk < 0)
-			rc = obj_lock(s, b->name, NULL, true, &lk);
+			rc = bucket_lock_wait(s, b->name, &lk);
 		if (lk >= 0)
 			rc = rebuild(s, b->name, m.gen);
 	}

@@ -109,6 +109,11 @@ void obj_idx_after_note(struct spx_obj *s, const struct spx_obj_bucket *b);
  * for the fold lock too; else nothing when either is held. */
 int obj_idx_fold(struct spx_obj *s, const struct spx_obj_bucket *b,
 		 bool rebuild, bool wait);
+/* SPX_OBJ_FOLD_AWAY: the store's folding thread, made when the store is
+ * opened (false: it could not be, and folds stay inline), and stopped
+ * (the fold under way finished, those queued dropped) and freed. */
+bool obj_idx_folder_new(struct spx_obj *s);
+void obj_idx_folder_free(struct spx_obj *s);
 /* Tests: called while a fold merges, holding none of the bucket's locks
  * but the fold lock. */
 extern void (*obj_idx_merge_hook)(void);

@@ -161,6 +161,9 @@ enum {
 	SPX_OBJ_CREATE = 1 << 0,	/* make missing drive directories */
 	SPX_OBJ_NO_INLINE = 1 << 1,	/* never inline (tests of the EC path) */
 	SPX_OBJ_NO_FLAT = 1 << 2,	/* every key a directory (store.c) */
+	/* Fold listing indexes on a thread of the store's, so that no
+	 * commit or listing waits for a merge (a server's; index.c). */
+	SPX_OBJ_FOLD_AWAY = 1 << 3,
 };
 
 struct spx_obj;

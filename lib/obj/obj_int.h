@@ -17,6 +17,7 @@ struct spx_obj {
 	struct obj_mcache *mc;	/* decoded object metadata (store.c) */
 	struct obj_d0b *d0b;	/* drive 0's b/, held open (store.c) */
 	bool flat;		/* keys may be kept flat (store.c) */
+	struct obj_folder *folder; /* SPX_OBJ_FOLD_AWAY's thread (index.c) */
 };
 
 /* Record an error of class rc (its exit status from spx_obj_status) and

@@ -846,6 +846,8 @@ int spx_obj_open(const struct spx_obj_opts *o, struct spx_obj **out)
 		return rc;
 	}
 	close(fd);
+	if ((s->flags & SPX_OBJ_FOLD_AWAY) && !obj_idx_folder_new(s))
+		spx_warn("obj: no thread to fold indexes on: folds are inline");
 	*out = s;
 	return 0;
 }
@@ -854,6 +856,7 @@ void spx_obj_close(struct spx_obj *s)
 {
 	if (!s)
 		return;
+	obj_idx_folder_free(s);
 	obj_dirs_free(s->drives, s->n);
 	spx_ec_release(&s->ec);
 	free(s->lockpath);

@@ -971,6 +971,60 @@ static void test_index_fold(void)
 	spx_obj_close(s);
 }
 
+/* SPX_OBJ_FOLD_AWAY: a commit that finds the log large hands its fold
+ * to the store's thread and returns at once (the fold lock held here
+ * keeps the thread from folding, so nothing is folded while it is
+ * held); the fold happens once the lock is let go; a store closed with
+ * a fold queued stops without it. */
+static void test_index_fold_away(void)
+{
+	struct spx_obj *s = open_store("idxa", 1, 0, 4096, SPX_OBJ_FOLD_AWAY);
+	char *man = spx_xprintf("%s/idxa/d0/b/ixa/x/manifest", root);
+	char key[1001], *got;
+	int g0, fk = -1, gen = -1;
+
+	spx_obj_bucket_create(s, "ixa", "111122223333", "us-east-1");
+	put(s, "ixa", "real", "x", 1, 1);
+	memset(key, 'z', 1000);
+	key[1000] = '\0';
+	for (int i = 0; i < 4200; i++) {
+		char d[16];
+
+		snprintf(d, sizeof(d), "%09d", i);
+		memcpy(key + 1, d, 9);
+		obj_idx_note(s, "ixa", key, '+');
+	}
+	g0 = idx_gen(man);
+	obj_lock_fold(s, "ixa", false, &fk);
+	obj_idx_after_note(s, B(s, "ixa"));
+	T_INT(idx_gen(man), g0, "index: folded away: the commit does not fold itself");
+	got = list_all(s, "ixa", "", NULL, 1000);
+	T_STR(got, "real ", "index: listed meanwhile from the log as it is");
+	free(got);
+	obj_unlock(fk);
+	obj_idx_after_note(s, B(s, "ixa")); /* no wish: nothing */
+	put(s, "ixa", "real2", "x", 1, 1); /* a commit wishes again */
+	/* Up to a minute: valgrind is slow. */
+	for (int i = 0; i < 600 && (gen = idx_gen(man)) == g0; i++)
+		usleep(100000);
+	T_OK(gen > g0, "index: folded on the store's thread once it could");
+	got = list_all(s, "ixa", "", NULL, 1000);
+	T_STR(got, "real real2 ", "index: and listed as before");
+	free(got);
+	/* Closed with a fold queued and one perhaps under way. */
+	for (int i = 0; i < 4200; i++) {
+		char d[16];
+
+		snprintf(d, sizeof(d), "%09d", i);
+		memcpy(key + 1, d, 9);
+		obj_idx_note(s, "ixa", key, '+');
+	}
+	obj_idx_after_note(s, B(s, "ixa"));
+	spx_obj_close(s);
+	T_OK(1, "index: a store closed with a fold queued stops");
+	free(man);
+}
+
 /* Readers of the index take no lock: while another process writes keys
  * in their byte order, one at a time, and lists them (so that both fold
  * the index again and again), every listing in pages gives a first part
@@ -2966,6 +3020,7 @@ int main(void)
 	test_index_race();
 	test_index_held();
 	test_index_fold();
+	test_index_fold_away();
 	test_mpu();
 	test_versions();
 	test_version_race();
