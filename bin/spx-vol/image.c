@@ -159,11 +159,19 @@ static char *nbd_uri(const char *id, const char *sock)
 	return spx_xprintf("nbd+unix:///%s?socket=%s", id, sock);
 }
 
+/* file as qemu-img is to take it: a file's name, never a protocol or
+ * options its text might spell ("nbd:...", "json:{...}"). Caller frees. */
+static char *img_path(const char *file)
+{
+	return file[0] == '/' ? spx_strdup(file) : spx_xprintf("./%s", file);
+}
+
 int cmd_import(const struct spx_args *a)
 {
 	const char *file = a->argv[0], *fs = spx_arg(a, "format");
 	const char *ss = spx_arg(a, "size");
 	unsigned char head[512];
+	char *path = NULL;
 	struct spx_vol_info v;
 	struct server srv = { 0 };
 	struct volcli c;
@@ -240,6 +248,7 @@ int cmd_import(const struct spx_args *a)
 		char *argv[16];
 		int i = 0;
 
+		path = img_path(file);
 		argv[i++] = (char *)qemu_img_prog();
 		argv[i++] = "convert";
 		argv[i++] = "-n";
@@ -251,7 +260,7 @@ int cmd_import(const struct spx_args *a)
 		argv[i++] = fmt == SPX_VOL_QCOW2 ? "qcow2" : "raw";
 		argv[i++] = "-O";
 		argv[i++] = "raw";
-		argv[i++] = (char *)file;
+		argv[i++] = path;
 		argv[i++] = uri;
 		argv[i] = NULL;
 		rc = qemu_img(argv);
@@ -273,6 +282,7 @@ int cmd_import(const struct spx_args *a)
 		printf("%s\n", v.id);
 	}
 out:
+	free(path);
 	server_stop(&srv);
 	/* Half an image is not a volume anyone asked for. */
 	if (made && spx_vol_remove(c.vs, v.id) < 0)
@@ -289,6 +299,7 @@ int cmd_export(const struct spx_args *a)
 	struct server srv = { 0 };
 	struct volcli c;
 	int fmt = SPX_VOL_RAW, rc;
+	char *path = NULL;
 
 	if (fs && (fmt = spx_vol_format_parse(fs)) < 0) {
 		spx_warn("export: %s", spx_errmsg());
@@ -314,6 +325,7 @@ int cmd_export(const struct spx_args *a)
 		char *argv[16];
 		int i = 0;
 
+		path = img_path(file);
 		argv[i++] = (char *)qemu_img_prog();
 		argv[i++] = "convert";
 		if (isatty(STDERR_FILENO))
@@ -323,7 +335,7 @@ int cmd_export(const struct spx_args *a)
 		argv[i++] = "-O";
 		argv[i++] = fmt == SPX_VOL_QCOW2 ? "qcow2" : "raw";
 		argv[i++] = uri;
-		argv[i++] = (char *)file;
+		argv[i++] = path;
 		argv[i] = NULL;
 		rc = qemu_img(argv);
 		free(uri);
@@ -333,6 +345,7 @@ int cmd_export(const struct spx_args *a)
 		unlink(file);
 	}
 out:
+	free(path);
 	server_stop(&srv);
 	volcli_close(&c);
 	return rc;

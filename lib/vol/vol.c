@@ -440,6 +440,32 @@ int spx_vol_image_probe(const unsigned char *p, size_t n, int *fmt,
 				 "to one image first (qemu-img convert)");
 	if (be(p + 32, 4))
 		return spx_error(SPX_USAGE, "the qcow2 image is encrypted");
+	/* Version 3's incompatible features: dirty, the compression type
+	 * and extended L2 entries are read by qemu-img as they are; an
+	 * external data file would have it read any file of the host into
+	 * the volume, as root; a corrupt image, or one with a feature
+	 * unknown here, is refused. */
+	if (be(p + 4, 4) == 3) {
+		uint64_t inc;
+
+		if (n < 104)
+			return spx_error(SPX_USAGE, "a qcow2 header cut short");
+		inc = be(p + 72, 8);
+		if (inc & 4)
+			return spx_error(SPX_USAGE,
+					 "the qcow2 image keeps its data in an "
+					 "external file: convert it to one image "
+					 "first (qemu-img convert)");
+		if (inc & 2)
+			return spx_error(SPX_USAGE,
+					 "the qcow2 image is marked corrupt "
+					 "(qemu-img check -r all repairs it)");
+		if (inc & ~(uint64_t)0x19)
+			return spx_error(SPX_USAGE,
+					 "the qcow2 image needs features not "
+					 "known here (incompatible bits %#llx)",
+					 (unsigned long long)inc);
+	}
 	*vsize = be(p + 24, 8);
 	return 0;
 }

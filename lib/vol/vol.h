@@ -113,10 +113,11 @@ enum spx_vol_format {
 };
 /* "raw" or "qcow2" to a format: -1 (SPX_USAGE) for anything else. */
 int spx_vol_format_parse(const char *s);
-/* The format of n bytes from the start of an image (at least 48 give a
+/* The format of n bytes from the start of an image (at least 104 give a
  * qcow2 header whole) and, for qcow2, its virtual size from the header.
- * A qcow2 header that is torn, of an unknown version, encrypted or with a
- * backing file is SPX_USAGE: the image cannot be taken alone. raw
+ * A qcow2 header that is torn, of an unknown version, encrypted, with a
+ * backing file or an external data file, marked corrupt or needing an
+ * unknown feature is SPX_USAGE: the image cannot be taken alone. raw
  * leaves *vsize alone (the caller knows the file's size). */
 int spx_vol_image_probe(const unsigned char *p, size_t n, int *fmt,
 			uint64_t *vsize);

@@ -483,13 +483,27 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	printf '\x00\x00\x80\x00\x00\x00\x00\x00' | dd of="$t/huge.qcow2" bs=1 seek=24 conv=notrunc status=none
 	run spx-vol import --root "$ROOT" "$t/huge.qcow2"
 	[ "$status" -eq 100 ]
-	# A qcow2 file qemu-img cannot read: the volume made for it goes.
+	# One that would have qemu-img read another file of the host (an
+	# external data file, named in the image).
+	printf 'host secret' >"$t/secret"
+	qemu-img create -q -f qcow2 -o data_file="$t/secret",data_file_raw=on "$t/ext.qcow2" 64K
+	run spx-vol import --root "$ROOT" "$t/ext.qcow2"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"external file"* ]]
+	# A qcow2 file qemu-img cannot read (its refcount table past any
+	# file): the volume made for it goes.
 	cp "$t/base.qcow2" "$t/bad.qcow2"
-	dd if=/dev/urandom of="$t/bad.qcow2" bs=1 seek=48 count=200 conv=notrunc status=none
+	printf '\xff\xff\xff\xff\xff\xff\xfe\x00' | dd of="$t/bad.qcow2" bs=1 seek=48 conv=notrunc status=none
 	run spx-vol import --root "$ROOT" "$t/bad.qcow2"
 	[ "$status" -eq 111 ]
 	[ "$(spx-vol ls --root "$ROOT" --json)" = "[]" ]
 	[ -z "$(ls "$ROOT/run")" ]
+	# A relative name is a file's, whatever qemu-img would make of it.
+	mkdir -p "$t/json:{}"
+	cp "$t/a.raw" "$t/json:{}/a.raw"
+	v=$(cd "$t" && spx-vol import --root "$ROOT" "json:{}/a.raw")
+	[ "$(spx-vol cat --root "$ROOT" "$v" | cmp - "$t/a.raw" && echo same)" = same ]
+	spx-vol rm --root "$ROOT" "$v"
 	v=$(spx-vol import --root "$ROOT" "$t/a.raw")
 	: >"$t/there"
 	run spx-vol export --root "$ROOT" "$v" "$t/there"
