@@ -75,9 +75,11 @@ static int check_keys(json_t *a)
 		const char *key =
 			json_string_value(json_object_get(k, "openssh-key"));
 
+		/* Any name EC2 takes ('/' and '=' too: the listing is
+		 * "INDEX=NAME" lines, and keys are fetched by index). */
 		if (!json_is_object(k) || json_object_size(k) != 2 || !name ||
 		    !key || !*name || strlen(name) > 255 ||
-		    strpbrk(name, "=/\n\r") || strpbrk(key, "\n\r"))
+		    strpbrk(name, "\n\r") || strpbrk(key, "\n\r"))
 			return spx_error(SPX_USAGE,
 					 "metadata: public-keys: a bad key");
 	}

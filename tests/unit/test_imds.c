@@ -210,7 +210,7 @@ static void test_load(void)
 		"{\"f\": \"x\"}}}}}}}",
 		"{\"meta-data\": {\"a b\": \"x\"}}",
 		"{\"meta-data\": {\"a\\u0000b\": \"x\"}}",
-		"{\"meta-data\": {}, \"public-keys\": [{\"name\": \"a=b\", "
+		"{\"meta-data\": {}, \"public-keys\": [{\"name\": \"a\\nb\", "
 		"\"openssh-key\": \"k\"}]}",
 		"{\"meta-data\": {}, \"public-keys\": [{\"name\": \"a\"}]}",
 		"{\"meta-data\": {}, \"user-data\": \"!!\"}",
@@ -228,6 +228,29 @@ static void test_load(void)
 		T_INT(spx_imds_load(bad[i], strlen(bad[i]), &md), -1,
 		      "refused %zu: %s", i, bad[i]);
 		T_OK(md == NULL, "nothing made %zu", i);
+	}
+	/* A key pair name with '/' and '=', as EC2 takes: listed as it is,
+	 * the key fetched by its index. */
+	{
+		static const char ok[] =
+			"{\"meta-data\": {}, \"public-keys\": [{\"name\": "
+			"\"team/dev=1\", \"openssh-key\": \"ssh-ed25519 AAAA\"}]}";
+		struct spx_buf out = SPX_BUF_INIT;
+
+		T_INT(spx_imds_load(ok, strlen(ok), &md), 0,
+		      "a key pair named team/dev=1 is taken");
+		if (md) {
+			ask(md, GET("/latest/meta-data/public-keys/"), 1000000,
+			    &out);
+			T_STR(body(&out), "0=team/dev=1",
+			      "and listed as 0=team/dev=1");
+			ask(md, GET("/latest/meta-data/public-keys/0/openssh-key"),
+			    1000000, &out);
+			T_STR(body(&out), "ssh-ed25519 AAAA\n",
+			      "its key fetched by index");
+			spx_imds_free(md);
+		}
+		spx_buf_release(&out);
 	}
 	/* User data past EC2's 16 KiB. */
 	spx_buf_adds(&big, "{\"meta-data\": {}, \"user-data\": \"");
