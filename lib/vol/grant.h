@@ -16,8 +16,10 @@
  * replaced crash-safely. spx-vm writes it before QEMU opens the volume
  * (start, attach) and removes it when the disk goes (detach) or the
  * guest's QEMU does (stop, kill, or the uid given to another guest).
- * The plugin reads it afresh on each open: a grant removed refuses the
- * next connection. */
+ * The plugin reads it afresh on each open, and watches the directory: a
+ * grant removed or rewritten for another uid refuses the next
+ * connection and cuts off those it let in (each of their requests then
+ * fails with EPERM). */
 #ifndef SPX_VOL_GRANT_H
 #define SPX_VOL_GRANT_H
 

@@ -12,6 +12,7 @@ setup() {
 }
 
 teardown() {
+	[ -n "${BG_PID:-}" ] && kill -9 $BG_PID 2>/dev/null
 	[ -n "${SERVE_PID:-}" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null
 	stop_node
 	true
@@ -380,6 +381,75 @@ assert b[8 << 20] == 0x55
 	[ "$status" -ne 0 ]
 	# Root opens any, and the server lives on.
 	qemu-img info "$(uri "$w")" >/dev/null
+	[ "$(spx status --root "$ROOT" --json | python3 -c 'import json,sys; print({x["service"]: x for x in json.load(sys.stdin)}["vol"]["restarts"])')" = 0 ]
+}
+
+@test "served as root, a grant taken away or given to another uid cuts off the connection it let in" {
+	[ "$(id -u)" = 0 ] || skip "the socket is this user's alone when not root"
+	v=$(spx-vol create --root "$ROOT" --size 4M)
+	start_node
+	chmod o+x "$ROOT/run"
+	u=2113999997
+	mkdir -p -m 0700 "$SOCK.grants"
+	# session N UID: qemu-io as UID on the volume, its commands from
+	# fd N (a fifo; bats has 3), its output (by line) in out.N.
+	session() {
+		mkfifo "$BATS_TEST_TMPDIR/in.$1"
+		setpriv --reuid "$2" --regid "$2" --clear-groups stdbuf -oL qemu-io -f raw "$(uri "$v")" \
+			<"$BATS_TEST_TMPDIR/in.$1" >"$BATS_TEST_TMPDIR/out.$1" 2>&1 &
+		BG_PID="${BG_PID:-} $!"
+		eval "exec $1>'$BATS_TEST_TMPDIR/in.$1'"
+	}
+	said() { grep -o -- "$2" "$BATS_TEST_TMPDIR/out.$1" | wc -l; }
+	more() { [ "$(said "$1" "$2")" -gt "$3" ]; }
+	# ask N COMMAND ANSWER: one command (qemu-io reads a line when
+	# its input becomes readable), then wait for its answer.
+	ask() {
+		local n
+		n=$(said "$1" "$3")
+		echo "$2" >&"$1"
+		wait_for 10 more "$1" "$3" "$n" || { cat "$BATS_TEST_TMPDIR/out.$1"; false; }
+	}
+	echo "$u g1" >"$SOCK.grants/$v"
+	session 7 "$u"
+	ask 7 "write -P 0x11 0 64k" "wrote 65536/65536"
+	ask 7 "read -P 0x11 0 64k" "read 65536/65536"
+	# The volume goes to another guest: the first one's connection is
+	# refused from the next request on, a write changes nothing.
+	echo "$((u + 1)) g2" >"$SOCK.grants/$v.new"
+	mv "$SOCK.grants/$v.new" "$SOCK.grants/$v"
+	wait_for 10 grep -q "nbdkit: .*$v: the grant to uid $u is gone" "$ROOT/log/vol.log"
+	ask 7 "read 0 64k" "read failed: Operation not permitted"
+	ask 7 "write -P 0x22 0 64k" "write failed: Operation not permitted"
+	ask 7 "discard 0 64k" "discard failed: Operation not permitted"
+	# Granted to it again, the cut connection stays cut.
+	echo "$u g1" >"$SOCK.grants/$v"
+	ask 7 "read 0 64k" "read failed: Operation not permitted"
+	[ "$(said 7 "read failed: Operation not permitted")" -eq 2 ]
+	exec 7>&-
+	# The other guest's connection; removing its grant cuts it.
+	echo "$((u + 1)) g2" >"$SOCK.grants/$v"
+	session 8 "$((u + 1))"
+	ask 8 "read -P 0x11 0 64k" "read 65536/65536"
+	# The directory exchanged for another with the same grant (in one
+	# rename: RENAME_EXCHANGE): the new one is watched.
+	mkdir -m 0700 "$SOCK.grants.new"
+	cp "$SOCK.grants/$v" "$SOCK.grants.new/$v"
+	python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+if libc.renameat2(AT_FDCWD, sys.argv[1].encode(), AT_FDCWD, sys.argv[2].encode(), RENAME_EXCHANGE):
+    sys.exit(os.strerror(ctypes.get_errno()))
+' "$SOCK.grants.new" "$SOCK.grants"
+	ask 8 "read -P 0x11 0 64k" "read 65536/65536"
+	rm "$SOCK.grants/$v"
+	wait_for 10 grep -q "nbdkit: .*$v: the grant to uid $((u + 1)) is gone" "$ROOT/log/vol.log"
+	ask 8 "write -P 0x33 0 64k" "write failed: Operation not permitted"
+	exec 8>&-
+	rm -r "$SOCK.grants.new"
+	# Root's connections are not cut, and find the first bytes.
+	qemu-io -f raw -r -c "read -P 0x11 0 64k" "$(uri "$v")" >/dev/null
 	[ "$(spx status --root "$ROOT" --json | python3 -c 'import json,sys; print({x["service"]: x for x in json.load(sys.stdin)}["vol"]["restarts"])')" = 0 ]
 }
 

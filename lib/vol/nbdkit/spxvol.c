@@ -7,7 +7,12 @@
  * Who may open a volume: root and the server's own user any; any other
  * peer (a guest's QEMU running as a user of its own) only the volumes
  * granted to its uid in grants= (lib/vol/grant.h), checked on each open;
- * without grants=, none. Others list no exports.
+ * without grants=, none. Others list no exports. A grant taken away (the
+ * disk detached, the volume given to another guest) also cuts off the
+ * connections it let in: a thread watches the grants directory (inotify)
+ * and marks them, and each of their requests from then on fails with
+ * EPERM (nbdkit 1.32 gives a plugin no way to close a connection). The
+ * mark is one atomic load a request.
  *
  * Why nbdkit with a plugin of ours (docs/ARCHITECTURE.md says more):
  * nbdkit is the well-kept NBD server (newstyle handshake, TLS, multi-conn,
@@ -44,7 +49,9 @@
 #include "spx.h"
 
 #include <linux/falloc.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/inotify.h>
 
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
@@ -91,10 +98,28 @@ struct handle {
 	uint64_t size;
 	bool readonly;
 	struct pvol *pv;
+	/* Opened by a grant (uid >= 0): on the granted list until closed,
+	 * cut off (atomic) once the grant is gone. */
+	int64_t uid;
+	bool cut;
+	struct handle *gnext;
 };
+
+/* The connections grants let in, and the watch on the grants directory
+ * that cuts them off when their grant goes. The watch is added by the
+ * first such open (the directory exists by then: it held the grant) and
+ * again after the directory was removed or moved. */
+static pthread_mutex_t granted_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct handle *granted;
+static int ino_fd = -1, ino_wd = -1, watch_stop[2] = { -1, -1 };
+static pthread_t watcher;
+static bool watcher_on, watch_broken;
+
+static void watcher_stop(void);
 
 static void spxvol_unload(void)
 {
+	watcher_stop();
 	spx_snap_store_close(ss);
 	spx_obj_close(obj);
 	spx_vol_store_close(vs);
@@ -397,26 +422,203 @@ static bool peer_trusted(int64_t *uid)
 	return *uid == 0 || (*uid > 0 && (uint64_t)*uid == (uint64_t)geteuid());
 }
 
-/* May the peer open volume name? 0, or -1 with the NBD error's errno
- * set and the reason logged. Read on each open: a grant removed holds
- * the next connection off. */
-static int authorize(const char *name)
+/* Does the grant of volume name name uid now? A grant that cannot be
+ * read or parses badly names nobody (logged). */
+static bool granted_to(const char *name, int64_t uid)
 {
 	struct spx_vol_grant g;
-	int64_t uid;
-	int r;
+	int r = grants_dir ? spx_vol_grant_read(grants_dir, name, &g) : 0;
 
-	if (peer_trusted(&uid))
-		return 0;
-	r = grants_dir ? spx_vol_grant_read(grants_dir, name, &g) : 0;
-	if (r > 0 && uid > 0 && (uint64_t)uid == g.uid)
-		return 0;
-	if (r < 0)
+	if (r < 0) {
 		nbdkit_error("%s: %s", name, spx_errmsg());
+		spx_error_clear();
+	}
+	return r > 0 && uid > 0 && (uint64_t)uid == g.uid;
+}
+
+/* Mark the granted connections whose grant is gone; under granted_mu. */
+static void grants_recheck(void)
+{
+	for (struct handle *h = granted; h; h = h->gnext) {
+		const char *name = h->pv->id;
+
+		if (__atomic_load_n(&h->cut, __ATOMIC_SEQ_CST) ||
+		    granted_to(name, h->uid))
+			continue;
+		__atomic_store_n(&h->cut, true, __ATOMIC_SEQ_CST);
+		nbdkit_error("%s: the grant to uid %lld is gone: its connection "
+			     "is refused from now on",
+			     name, (long long)h->uid);
+	}
+}
+
+/* Watch the grants directory if it is not watched; under granted_mu. */
+static int watch_add(void)
+{
+	if (ino_wd >= 0)
+		return 0;
+	ino_wd = inotify_add_watch(ino_fd, grants_dir,
+				   IN_CREATE | IN_DELETE | IN_MODIFY |
+					   IN_CLOSE_WRITE | IN_MOVED_FROM |
+					   IN_MOVED_TO | IN_ATTRIB |
+					   IN_DELETE_SELF | IN_MOVE_SELF |
+					   IN_ONLYDIR);
+	return ino_wd < 0 ? -1 : 0;
+}
+
+static void *watch_grants(void *arg)
+{
+	/* Aligned as struct inotify_event needs. */
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+	for (;;) {
+		struct pollfd p[2] = { { ino_fd, POLLIN, 0 },
+				       { watch_stop[0], POLLIN, 0 } };
+		bool self = false;
+		ssize_t n;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			return NULL;
+		if (!p[0].revents)
+			continue;
+		n = read(ino_fd, buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break;
+		pthread_mutex_lock(&granted_mu);
+		for (char *e = buf; e < buf + n;) {
+			const struct inotify_event *ev = (const void *)e;
+
+			/* Of the watch now on (an IN_IGNORED of one this
+			 * thread removed is not). */
+			if (ev->wd == ino_wd &&
+			    (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)))
+				self = true;
+			e += sizeof(*ev) + ev->len;
+		}
+		/* The directory went (or another took its name): watch the
+		 * one there now, if any, before reading it, so that no later
+		 * change goes unseen. */
+		if (self) {
+			if (ino_wd >= 0)
+				inotify_rm_watch(ino_fd, ino_wd);
+			ino_wd = -1;
+			watch_add();
+		}
+		grants_recheck();
+		pthread_mutex_unlock(&granted_mu);
+	}
+	/* Unwatched, no grant can be trusted to last: none is. */
+	nbdkit_error("the watch on '%s' ended: %m; every connection a grant "
+		     "let in is cut off, and no more are let in",
+		     grants_dir);
+	pthread_mutex_lock(&granted_mu);
+	watch_broken = true;
+	for (struct handle *h = granted; h; h = h->gnext)
+		__atomic_store_n(&h->cut, true, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&granted_mu);
+	return NULL;
+}
+
+/* The watcher, started on first need; under granted_mu. */
+static int watcher_start(void)
+{
+	if (watcher_on)
+		return 0;
+	if (ino_fd < 0 &&
+	    (ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) < 0)
+		return -1;
+	if (watch_stop[0] < 0 && pipe2(watch_stop, O_CLOEXEC) < 0)
+		return -1;
+	if ((errno = pthread_create(&watcher, NULL, watch_grants, NULL)))
+		return -1;
+	watcher_on = true;
+	return 0;
+}
+
+static void watcher_stop(void)
+{
+	if (watcher_on) {
+		(void)!write(watch_stop[1], "", 1);
+		pthread_join(watcher, NULL);
+		watcher_on = false;
+	}
+	for (int i = 0; i < 2; i++)
+		if (watch_stop[i] >= 0)
+			close(watch_stop[i]);
+	if (ino_fd >= 0)
+		close(ino_fd);
+	watch_stop[0] = watch_stop[1] = ino_fd = ino_wd = -1;
+}
+
+/* May the peer open volume name? 0, or -1 with the NBD error's errno
+ * set and the reason logged. A peer let in by a grant (*uid >= 0 after)
+ * is put on the granted list by grant_hold. */
+static int authorize(const char *name, int64_t *uid)
+{
+	if (peer_trusted(uid)) {
+		*uid = -1;
+		return 0;
+	}
+	if (granted_to(name, *uid))
+		return 0;
 	nbdkit_error("%s: refused to uid %lld (not granted to it)", name,
-		     (long long)uid);
-	spx_error_clear();
+		     (long long)*uid);
 	errno = EACCES;
+	return -1;
+}
+
+/* Put h, opened by a grant, on the granted list: the watch is on first,
+ * then the grant is read again, so a grant taken away at any moment
+ * either refuses this open or cuts h off. -1 (logged, errno set) when
+ * it is gone or cannot be watched. */
+static int grant_hold(struct handle *h, const char *name)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&granted_mu);
+	if (watch_broken) {
+		nbdkit_error("%s: grants are not watched; refused to uid %lld",
+			     name, (long long)h->uid);
+		errno = EACCES;
+	} else if (watcher_start() < 0 || watch_add() < 0) {
+		nbdkit_error("%s: cannot watch '%s': %m; refused to uid %lld",
+			     name, grants_dir, (long long)h->uid);
+		errno = EACCES;
+	} else if (!granted_to(name, h->uid)) {
+		nbdkit_error("%s: refused to uid %lld (not granted to it)",
+			     name, (long long)h->uid);
+		errno = EACCES;
+	} else {
+		h->gnext = granted;
+		granted = h;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&granted_mu);
+	return rc;
+}
+
+static void grant_release(struct handle *h)
+{
+	struct handle **pp;
+
+	pthread_mutex_lock(&granted_mu);
+	for (pp = &granted; *pp && *pp != h; pp = &(*pp)->gnext)
+		;
+	if (*pp)
+		*pp = h->gnext;
+	pthread_mutex_unlock(&granted_mu);
+}
+
+/* Each request of a connection that was cut off fails. */
+static int cut_off(struct handle *h)
+{
+	if (!__atomic_load_n(&h->cut, __ATOMIC_RELAXED))
+		return 0;
+	errno = EPERM;
 	return -1;
 }
 
@@ -446,6 +648,7 @@ static void *spxvol_open(int readonly)
 	const char *name = nbdkit_export_name();
 	struct spx_vol_info v;
 	struct handle *h;
+	int64_t uid;
 	char *path;
 
 	if (!name || !spx_vol_id_valid(name)) {
@@ -454,7 +657,7 @@ static void *spxvol_open(int readonly)
 		errno = ENOENT;
 		return NULL;
 	}
-	if (authorize(name) < 0)
+	if (authorize(name, &uid) < 0)
 		return NULL;
 	if (spx_vol_info(vs, name, &v) < 0) {
 		nbdkit_error("%s", spx_errmsg());
@@ -466,6 +669,7 @@ static void *spxvol_open(int readonly)
 		nbdkit_error("out of memory");
 		return NULL;
 	}
+	h->uid = uid;
 	path = spx_vol_data_path(vs, name);
 	h->fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (h->fd < 0) {
@@ -502,6 +706,16 @@ static void *spxvol_open(int readonly)
 		free(h);
 		return NULL;
 	}
+	/* The grant may have gone since it was read above. */
+	if (uid >= 0 && grant_hold(h, name) < 0) {
+		int e = errno;
+
+		pvol_put(h->pv, !readonly);
+		close(h->fd);
+		free(h);
+		errno = e;
+		return NULL;
+	}
 	return h;
 }
 
@@ -509,6 +723,8 @@ static void spxvol_close(void *handle)
 {
 	struct handle *h = handle;
 
+	if (h->uid >= 0)
+		grant_release(h);
 	pvol_put(h->pv, !h->readonly);
 	close(h->fd);
 	free(h);
@@ -564,7 +780,7 @@ static int spxvol_pread(void *handle, void *buf, uint32_t count,
 	struct handle *h = handle;
 	char *p = buf;
 
-	if (fetch_range(h->pv, offset, count) < 0)
+	if (cut_off(h) < 0 || fetch_range(h->pv, offset, count) < 0)
 		return -1;
 	while (count) {
 		ssize_t r = pread(h->fd, p, count, (off_t)offset);
@@ -590,7 +806,7 @@ static int spxvol_pread(void *handle, void *buf, uint32_t count,
  * kept for a snapshot being taken. */
 static int write_begin(struct handle *h, uint64_t off, uint64_t len)
 {
-	if (fetch_range(h->pv, off, len) < 0)
+	if (cut_off(h) < 0 || fetch_range(h->pv, off, len) < 0)
 		return -1;
 	if (spx_vol_track_write_begin(h->pv->t, off, len) < 0) {
 		nbdkit_error("%s", spx_errmsg());
@@ -633,6 +849,8 @@ static int spxvol_flush(void *handle, uint32_t flags)
 {
 	struct handle *h = handle;
 
+	if (cut_off(h) < 0)
+		return -1;
 	if (fdatasync(h->fd) < 0) {
 		nbdkit_error("fdatasync: %m");
 		return -1;
@@ -693,6 +911,8 @@ static int spxvol_extents(void *handle, uint32_t count, uint64_t offset,
 	struct handle *h = handle;
 	uint64_t end = offset + count;
 
+	if (cut_off(h) < 0)
+		return -1;
 	/* Chunks not fetched yet are holes here, data there: all data. */
 	if (__atomic_load_n(&h->pv->restoring, __ATOMIC_SEQ_CST))
 		return nbdkit_add_extent(extents, offset, count, 0);
@@ -739,8 +959,11 @@ static int spxvol_cache(void *handle, uint32_t count, uint64_t offset,
 			uint32_t flags)
 {
 	struct handle *h = handle;
-	int e = posix_fadvise(h->fd, (off_t)offset, count, POSIX_FADV_WILLNEED);
+	int e;
 
+	if (cut_off(h) < 0)
+		return -1;
+	e = posix_fadvise(h->fd, (off_t)offset, count, POSIX_FADV_WILLNEED);
 	if (e) {
 		errno = e;
 		nbdkit_error("posix_fadvise: %m");
