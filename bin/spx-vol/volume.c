@@ -55,6 +55,8 @@ static void snap_cells(struct volcli *c, struct spx_table *t,
 			       sizeof(when));
 	opt_cell(t, when);
 	opt_cell(t, ts.last_error);
+	spx_table_int(t, (long long)ts.lost_fetches);
+	opt_cell(t, ts.lost);
 }
 
 int volcli_print_vols(struct volcli *c, const struct spx_vol_info *v,
@@ -64,7 +66,7 @@ int volcli_print_vols(struct volcli *c, const struct spx_vol_info *v,
 		detail ? spx_table_new("ID", "SIZE", "ALLOCATED", "CREATED",
 				       "SNAPSHOT", "RESTORING", "TO FETCH",
 				       "FETCH ERRORS", "LAST ERROR AT",
-				       "LAST ERROR", NULL)
+				       "LAST ERROR", "LOST FETCHES", "LOST", NULL)
 		       : spx_table_new("ID", "SIZE", "ALLOCATED", "CREATED",
 				       NULL);
 	char ts[40];

@@ -425,7 +425,7 @@ static int read_object(struct spx_snap_store *ss, const char *key,
 
 int spx_snap_chunk_get(struct spx_snap_store *ss,
 		       const unsigned char hash[SPX_SNAP_HASH], void *buf,
-		       size_t len, bool *corrupt)
+		       size_t len, bool *lost)
 {
 	struct spx_obj_reader *r;
 	unsigned char h[SPX_SNAP_HASH];
@@ -433,21 +433,24 @@ int spx_snap_chunk_get(struct spx_snap_store *ss,
 	size_t off = 0;
 	int rc;
 
-	if (corrupt)
-		*corrupt = false;
+	if (lost)
+		*lost = false;
 	chunk_key(hash, key);
 	rc = spx_obj_reader_open(ss->obj, &ss->b, key, &r);
-	if (rc == SPX_OBJ_NO_SUCH_KEY)
+	if (rc == SPX_OBJ_NO_SUCH_KEY) {
+		if (lost)
+			*lost = true;
 		return spx_error(SPX_NO, "the snapshot store has no chunk %s",
 				 key + 2);
+	}
 	if (rc < 0)
 		return obj_fail(rc);
 	if (spx_obj_reader_meta(r)->size != len) {
 		unsigned long long got = spx_obj_reader_meta(r)->size;
 
 		spx_obj_reader_close(r);
-		if (corrupt)
-			*corrupt = true;
+		if (lost)
+			*lost = true;
 		return spx_error(SPX_FAIL,
 				 "chunk %s is %llu bytes, not %zu: corrupt",
 				 key + 2, got, len);
@@ -458,6 +461,13 @@ int spx_snap_chunk_get(struct spx_snap_store *ss,
 		rc = spx_obj_read(r, off, (char *)buf + off, len - off, &got);
 		if (rc < 0 || !got) {
 			spx_obj_reader_close(r);
+			if (rc == SPX_OBJ_INTERNAL) {
+				/* Opened, so its metadata and enough shard
+				 * files are there: a stripe is past repair. */
+				if (lost)
+					*lost = true;
+				return spx_error_prefix("chunk %s is lost", key + 2);
+			}
 			return rc < 0 ? obj_fail(rc)
 				      : spx_error(SPX_FAIL, "chunk %s ends early",
 						  key + 2);
@@ -470,8 +480,8 @@ int spx_snap_chunk_get(struct spx_snap_store *ss,
 	if (memcmp(h, hash, SPX_SNAP_HASH)) {
 		char got[2 * SPX_SNAP_HASH + 1];
 
-		if (corrupt)
-			*corrupt = true;
+		if (lost)
+			*lost = true;
 		spx_hex_encode(h, SPX_SNAP_HASH, got);
 		return spx_error(SPX_FAIL,
 				 "chunk %s is corrupt: its bytes hash to %s",
@@ -1904,7 +1914,7 @@ void spx_snap_fill_release(struct spx_snap_fill *f)
 /* Under chunk c's lock: fetch it and write it into the volume if it is
  * still UNFILLED (*wrote), without syncing or clearing the bit. */
 static int fill_write(struct spx_snap_fill *f, uint64_t c, void *buf,
-		      bool *corrupt, bool *wrote)
+		      bool *lost, bool *wrote)
 {
 	const struct spx_snap_entry *e;
 	size_t len, left;
@@ -1919,7 +1929,7 @@ static int fill_write(struct spx_snap_fill *f, uint64_t c, void *buf,
 	if (!(e = spx_snap_manifest_find(&f->src, c)))
 		return 0; /* zeros: the hole is the chunk */
 	len = left = chunk_len(f->src.size, c);
-	if ((rc = spx_snap_chunk_get(f->ss, e->hash, buf, len, corrupt)) < 0)
+	if ((rc = spx_snap_chunk_get(f->ss, e->hash, buf, len, lost)) < 0)
 		return rc;
 	while (left) {
 		ssize_t w = pwrite(f->datafd, p, left, (off_t)off);
@@ -1939,18 +1949,18 @@ static int fill_write(struct spx_snap_fill *f, uint64_t c, void *buf,
 }
 
 int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
-			bool *corrupt)
+			bool *lost)
 {
 	bool wrote;
 	int rc;
 
-	if (corrupt)
-		*corrupt = false;
+	if (lost)
+		*lost = false;
 	if (!spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c))
 		return 0;
 	if (spx_vol_track_chunk_lock(f->t, c) < 0)
 		return -1;
-	rc = fill_write(f, c, buf, corrupt, &wrote);
+	rc = fill_write(f, c, buf, lost, &wrote);
 	if (rc == 0 && wrote)
 		rc = spx_snap_fill_commit(f, &c, 1);
 	spx_vol_track_chunk_unlock(f->t, c);
@@ -1958,18 +1968,18 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 }
 
 int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, void *buf,
-			bool *corrupt, bool *wrote)
+			bool *lost, bool *wrote)
 {
 	int rc;
 
-	if (corrupt)
-		*corrupt = false;
+	if (lost)
+		*lost = false;
 	*wrote = false;
 	if (!spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c))
 		return 0;
 	if (spx_vol_track_chunk_lock(f->t, c) < 0)
 		return -1;
-	rc = fill_write(f, c, buf, corrupt, wrote);
+	rc = fill_write(f, c, buf, lost, wrote);
 	spx_vol_track_chunk_unlock(f->t, c);
 	return rc;
 }

@@ -136,12 +136,17 @@ int spx_snap_store_conf(const char *conf, const char *root,
 			struct spx_snap_store **out);
 
 /* Fetch the chunk named hash, of len bytes (its length in the volume),
- * into buf and check that it hashes to its name: SPX_NO when the store
- * does not hold it, SPX_FAIL (and *corrupt set, may be NULL) when its
- * bytes are not the ones named, SPX_FAIL for the store failing. */
+ * into buf and check that it hashes to its name. On failure *lost (may
+ * be NULL) says whether the chunk is gone for good, which no retry
+ * mends: SPX_NO when the store does not hold it; SPX_FAIL when its bytes
+ * are not the ones named, or when the store holds it but a stripe lost
+ * more blocks than its parity rebuilds (spx_obj_read's SPX_OBJ_INTERNAL
+ * on an object it opened; lib/obj counts a block whose read failed with
+ * EIO as lost too). Else (*lost false) SPX_FAIL for a store that may
+ * come back: unreachable, a drive away, too few shard files to open. */
 int spx_snap_chunk_get(struct spx_snap_store *ss,
 		       const unsigned char hash[SPX_SNAP_HASH], void *buf,
-		       size_t len, bool *corrupt);
+		       size_t len, bool *lost);
 
 /* Read and parse a manifest: SPX_NO when there is no such snapshot. */
 int spx_snap_manifest_read(struct spx_snap_store *ss, const char *id,
@@ -265,7 +270,7 @@ void spx_snap_fill_release(struct spx_snap_fill *f);
  * (buf: SPX_SNAP_CHUNK bytes), write it, fdatasync, then clear UNFILLED
  * durably. Errors as spx_snap_chunk_get; nothing is written then. */
 int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
-			bool *corrupt);
+			bool *lost);
 /* The same in two steps, for fetching many chunks: fetch and write c
  * under its lock if it is still UNFILLED (*wrote), leaving it UNFILLED
  * (a reader meanwhile fetches it again: the same bytes); then commit a
@@ -273,7 +278,7 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
  * cleared durably for all of them. */
 #define SPX_SNAP_FILL_BATCH 32 /* chunks a commit, for callers that batch */
 int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, void *buf,
-			bool *corrupt, bool *wrote);
+			bool *lost, bool *wrote);
 int spx_snap_fill_commit(struct spx_snap_fill *f, const uint64_t *c,
 			 size_t n);
 /* When no chunk is left to fetch: snap.json forgets the source and the

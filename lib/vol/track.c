@@ -37,6 +37,10 @@ struct hdr {
 	uint64_t fetch_errors;
 	int64_t last_error_ms;
 	char last_error[200];
+	/* Fetches that found their chunk lost (zero in a map made before
+	 * this field: the header page is zeros past it). */
+	uint64_t lost_fetches;
+	char lost[200];		/* the last one's message (under err_seq) */
 };
 
 struct spx_vol_track {
@@ -1035,13 +1039,16 @@ void spx_vol_track_status(const struct spx_vol_track *t,
 		out->last_error_ms = t->h->last_error_ms;
 		memcpy(out->last_error, t->h->last_error,
 		       sizeof(out->last_error));
+		memcpy(out->lost, t->h->lost, sizeof(out->lost));
 		if (__atomic_load_n(&t->h->err_seq, __ATOMIC_SEQ_CST) == s)
 			break;
 	}
 	out->last_error[sizeof(out->last_error) - 1] = 0;
+	out->lost[sizeof(out->lost) - 1] = 0;
+	out->lost_fetches = __atomic_load_n(&t->h->lost_fetches, __ATOMIC_SEQ_CST);
 }
 
-void spx_vol_track_fetch_error(struct spx_vol_track *t, const char *msg)
+static void fetch_failed(struct spx_vol_track *t, const char *msg, bool lost)
 {
 	struct timespec ts;
 
@@ -1051,8 +1058,22 @@ void spx_vol_track_fetch_error(struct spx_vol_track *t, const char *msg)
 	__atomic_add_fetch(&t->h->fetch_errors, 1, __ATOMIC_SEQ_CST);
 	t->h->last_error_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	snprintf(t->h->last_error, sizeof(t->h->last_error), "%s", msg);
+	if (lost) {
+		__atomic_add_fetch(&t->h->lost_fetches, 1, __ATOMIC_SEQ_CST);
+		snprintf(t->h->lost, sizeof(t->h->lost), "%s", msg);
+	}
 	__atomic_add_fetch(&t->h->err_seq, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&t->err_mu);
+}
+
+void spx_vol_track_fetch_error(struct spx_vol_track *t, const char *msg)
+{
+	fetch_failed(t, msg, false);
+}
+
+void spx_vol_track_fetch_lost(struct spx_vol_track *t, const char *msg)
+{
+	fetch_failed(t, msg, true);
 }
 
 void spx_vol_track_fetch_ok(struct spx_vol_track *t)

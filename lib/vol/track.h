@@ -203,11 +203,18 @@ struct spx_vol_track_status {
 	uint64_t fetch_errors;	/* failed fetches since the writer started */
 	int64_t last_error_ms;	/* 0: none */
 	char last_error[200];
+	uint64_t lost_fetches;	/* fetches that found their chunk lost (a
+				 * read then fails with EIO) */
+	char lost[200];		/* the last of them ("": none) */
 };
 void spx_vol_track_status(const struct spx_vol_track *t,
 			  struct spx_vol_track_status *out);
 /* Record a failed fetch (what the guest waits on). */
 void spx_vol_track_fetch_error(struct spx_vol_track *t, const char *msg);
+/* Record a fetch that failed for good (the store lost the chunk: the
+ * read fails): counted as a failed fetch, and kept as lost, which a
+ * later fetch does not clear. */
+void spx_vol_track_fetch_lost(struct spx_vol_track *t, const char *msg);
 void spx_vol_track_fetch_ok(struct spx_vol_track *t);
 
 #endif

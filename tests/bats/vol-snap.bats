@@ -299,6 +299,52 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	[ "$status" -eq 0 ]
 }
 
+@test "a chunk the store has lost, during a lazy restore: EIO for its reads at once, shown by info; the other chunks read" {
+	v=$(spx-vol create --root "$ROOT" --size 4M)
+	serve
+	# Chunks 2 and 3 of bytes of their own (the others are one chunk).
+	qio "$v" -c 'write -P 0x5a 0 4M' -c 'write -P 0x62 1M 512k' -c 'write -P 0x63 1536k 512k'
+	s=$(spx-vol snapshot --root "$ROOT" "$v")
+	r=$(spx-vol restore --root "$ROOT" "$s")
+	hash() { python3 -c 'import hashlib,sys; print(hashlib.sha256(bytes([int(sys.argv[1], 0)]) * 524288).hexdigest())' "$1"; }
+	h2=$(hash 0x62)
+	h3=$(hash 0x63)
+	# Chunk 2: a byte of its shard file flipped (one drive, no parity:
+	# the stripe is lost). Chunk 3: gone from the store.
+	shards=("$ROOT/data/obj/d0/b/$BUCKET/o/c%2F$h2"/d-*/*)
+	[ "${#shards[@]}" = 1 ] && [ -f "${shards[0]}" ]
+	python3 -c '
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(100)
+    b = f.read(1)
+    f.seek(100)
+    f.write(bytes([b[0] ^ 1]))
+' "${shards[0]}"
+	spx-obj rm --root "$ROOT" "$BUCKET" "c/$h3"
+	# The reads of those chunks fail at once; the others are served.
+	run timeout 30 qemu-io -f raw -r -c 'read -P 0x5a 0 64k' -c 'read 1M 64k' \
+		-c 'read 1536k 64k' -c 'read -P 0x5a 2M 64k' "$(uri "$r")"
+	[ "$status" -ne 124 ]
+	[ "$(grep -c 'read failed: Input/output error' <<<"$output")" = 2 ]
+	[ "$(grep -c 'read 65536/65536' <<<"$output")" = 2 ]
+	grep -q "$r: chunk 2: chunk $h2 is lost: .*stripe 0 has lost more than 0 blocks" "$BATS_TEST_TMPDIR/serve.log"
+	grep -q "$r: chunk 3: the snapshot store has no chunk $h3" "$BATS_TEST_TMPDIR/serve.log"
+	! grep -q "$r: cannot fetch chunk" "$BATS_TEST_TMPDIR/serve.log"
+	# spx-vol info shows them (the background fetch of a writable
+	# open met them too), and they stay to fetch.
+	spx-vol info --root "$ROOT" "$r" --json >"$BATS_TEST_TMPDIR/info"
+	[ "$(field lost_fetches <"$BATS_TEST_TMPDIR/info")" -ge 2 ]
+	lost=$(field lost <"$BATS_TEST_TMPDIR/info")
+	[[ "$lost" == *"no chunk $h3" || "$lost" == "chunk $h2 is lost: "* ]]
+	[ "$(field fetch_errors <"$BATS_TEST_TMPDIR/info")" = "$(field lost_fetches <"$BATS_TEST_TMPDIR/info")" ]
+	[ "$(field restoring <"$BATS_TEST_TMPDIR/info")" = "$s" ]
+	[ "$(field to_fetch <"$BATS_TEST_TMPDIR/info")" -ge 2 ]
+	# Good fetches after them leave them shown.
+	qio "$r" -c 'read -P 0x5a 3M 64k' -c 'read -P 0x5a 3584k 512k'
+	[ "$(spx-vol info --root "$ROOT" "$r" --json | field lost)" != None ]
+}
+
 @test "the reserved bucket: S3 clients can neither create, see nor address it" {
 	v=$(spx-vol create --root "$ROOT" --size 1M)
 	spx-vol snapshot --root "$ROOT" "$v" >/dev/null

@@ -4,9 +4,11 @@
  * restore (eager and lazy) byte for byte, removal and collection, a
  * snapshot in the middle of writes (point in time), a snapshot killed
  * mid-upload, and the attacks: a manifest naming a chunk that is not
- * there, a chunk whose bytes are not its name, bad ids. */
+ * there, a chunk whose bytes are not its name, one with more blocks
+ * lost than parity rebuilds, bad ids. */
 #include "spx.h"
 
+#include <glob.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -898,6 +900,35 @@ static void put_object(const char *key, const void *p, size_t n)
 	spx_obj_writer_commit(w, NULL, NULL);
 }
 
+/* Flip a byte of every shard file of key's object on drives [from, to):
+ * those blocks fail their CRC. */
+static void flip_shards(const char *key, int from, int to)
+{
+	char enc[256];
+
+	spx_obj_key_encode(key, enc, sizeof(enc));
+	for (int i = from; i < to; i++) {
+		char *pat = spx_xprintf("%s/d%d/b/%s/o/%s/d-*/*", tmp, i,
+					SPX_SNAP_BUCKET, enc);
+		glob_t g;
+
+		T_INT(glob(pat, 0, NULL, &g), 0, "shard files of '%s'", pat);
+		for (size_t j = 0; j < g.gl_pathc; j++) {
+			int fd = open(g.gl_pathv[j], O_RDWR);
+			unsigned char c = 0;
+
+			T_OK(fd >= 0 && pread(fd, &c, 1, 100) == 1, "read '%s'",
+			     g.gl_pathv[j]);
+			c ^= 1;
+			T_OK(pwrite(fd, &c, 1, 100) == 1, "flip '%s'",
+			     g.gl_pathv[j]);
+			close(fd);
+		}
+		globfree(&g);
+		free(pat);
+	}
+}
+
 static void test_attacks(void)
 {
 	struct spx_vol_info v, r, *vl;
@@ -908,7 +939,7 @@ static void test_attacks(void)
 	unsigned char *p = spx_malloc(CH);
 	size_t n0, n1;
 	char key[80], hex[65];
-	bool corrupt;
+	bool lost;
 	static const char *const ids[] = {
 		"snap-..", "../m/snap-0123456789abcdef0", "snap-0123456789abcdef0/..",
 		"vol-0123456789abcdef0", "", "snap-0123456789ABCDEF0",
@@ -924,9 +955,9 @@ static void test_attacks(void)
 	spx_hex_encode(m.v[1].hash, 32, hex);
 	snprintf(key, sizeof(key), "c/%s", hex);
 	put_object(key, p, CH);
-	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &corrupt), -1,
+	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), -1,
 	      "a chunk whose bytes are not its name");
-	T_OK(corrupt && strstr(spx_errmsg(), "corrupt"), "says corrupt: %s",
+	T_OK(lost && strstr(spx_errmsg(), "corrupt"), "lost, says corrupt: %s",
 	     spx_errmsg());
 	spx_vol_list(vs, &vl, &n0);
 	free(vl);
@@ -935,9 +966,25 @@ static void test_attacks(void)
 	T_OK(strstr(spx_errmsg(), "corrupt") != NULL, "%s", spx_errmsg());
 	/* A short one. */
 	put_object(key, p, 100);
-	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &corrupt), -1,
+	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), -1,
 	      "a chunk of the wrong length");
-	T_OK(corrupt, "corrupt");
+	T_OK(lost, "lost");
+	/* The right bytes, then more of its blocks fail their CRC than
+	 * parity (RS(2,1) here) rebuilds: the store holds the chunk but has
+	 * lost it, which no retry brings back. */
+	pattern(p, CH, 1, 12);
+	put_object(key, p, CH);
+	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), 0,
+	      "its bytes again");
+	flip_shards(key, 0, 1);
+	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), 0,
+	      "a block lost: rebuilt from parity");
+	T_OK(!lost, "not lost");
+	flip_shards(key, 1, 2);
+	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), -1,
+	      "two of three blocks lost");
+	T_OK(lost && strstr(spx_errmsg(), "lost"), "lost: %s", spx_errmsg());
+	T_INT(spx_errstatus(), SPX_FAIL, "SPX_FAIL");
 	/* Gone. */
 	{
 		struct spx_obj_bucket bk;
@@ -945,9 +992,10 @@ static void test_attacks(void)
 		spx_obj_bucket_open(obj, SPX_SNAP_BUCKET, &bk);
 		spx_obj_delete(obj, &bk, key);
 	}
-	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &corrupt), -1,
+	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), -1,
 	      "a missing chunk");
 	T_INT(spx_errstatus(), SPX_NO, "SPX_NO");
+	T_OK(lost, "a missing chunk is lost");
 	spx_vol_list(vs, &vl, &n0);
 	free(vl);
 	T_INT(spx_snap_restore(ss, s1.id, NULL, &r), -1,

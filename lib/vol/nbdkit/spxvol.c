@@ -43,8 +43,11 @@
  * volume is open for writing. A fetch that fails for a reason that may
  * pass (the store unreachable, a drive unreadable) is logged, shown by
  * spx-vol info, and retried with backoff while the guest waits: never
- * EIO. A chunk whose bytes do not match its hash is EIO: wrong bytes are
- * never returned.
+ * EIO. A chunk that is gone for good (spx_snap_chunk_get's lost: the
+ * store does not hold it, has lost more of it than parity rebuilds, or
+ * holds other bytes under its name) is EIO for that read at once,
+ * logged and shown by spx-vol info: wrong bytes are never returned, and
+ * no reader waits for what cannot come back. The chunk stays to fetch.
  */
 #include "spx.h"
 
@@ -166,7 +169,7 @@ static void sleep_ms(unsigned ms)
 }
 
 /* Make chunk c local, waiting out failures that may pass (logged and
- * shown by spx-vol info); -1 with errno EIO for a corrupt chunk, or
+ * shown by spx-vol info); -1 with errno EIO for a lost chunk, or
  * ESHUTDOWN when nbdkit stops meanwhile. With wrote (the background
  * filler), only fetch and write it (spx_snap_fill_fetch): *wrote says
  * whether it awaits spx_snap_fill_commit. */
@@ -185,16 +188,16 @@ static int fetch(struct pvol *pv, uint64_t c, bool *stop, bool *wrote)
 		return -1;
 	}
 	for (;;) {
-		bool corrupt = false;
+		bool lost = false;
 		struct spx_snap_store *st =
 			__atomic_load_n(&pv->fill.ss, __ATOMIC_SEQ_CST);
 
 		if (!st && (st = snap_store()))
 			__atomic_store_n(&pv->fill.ss, st, __ATOMIC_SEQ_CST);
 		if (st && (wrote ? spx_snap_fill_fetch(&pv->fill, c, buf,
-						       &corrupt, wrote)
+						       &lost, wrote)
 				 : spx_snap_fill_chunk(&pv->fill, c, buf,
-						       &corrupt)) == 0) {
+						       &lost)) == 0) {
 			if (tries)
 				nbdkit_error("%s: chunk %llu fetched after %u "
 					     "failures",
@@ -205,10 +208,10 @@ static int fetch(struct pvol *pv, uint64_t c, bool *stop, bool *wrote)
 		}
 		if (wrote)
 			*wrote = false; /* nothing to commit */
-		if (corrupt) {
+		if (lost) {
 			nbdkit_error("%s: chunk %llu: %s", pv->id,
 				     (unsigned long long)c, spx_errmsg());
-			spx_vol_track_fetch_error(pv->t, spx_errmsg());
+			spx_vol_track_fetch_lost(pv->t, spx_errmsg());
 			free(buf);
 			errno = EIO;
 			return -1;
@@ -271,7 +274,7 @@ static void *filler_one(void *arg)
 		if (fetch(pv, pv->fill.src.v[i].idx, &pv->stop, &wrote) < 0) {
 			if (errno != EIO)
 				break;
-			continue; /* a corrupt chunk stays to fetch */
+			continue; /* a lost chunk stays to fetch */
 		}
 		if (wrote)
 			batch[nb++] = pv->fill.src.v[i].idx;
@@ -303,7 +306,7 @@ static void *filler(void *arg)
 		__atomic_store_n(&pv->restoring, false, __ATOMIC_SEQ_CST);
 		nbdkit_debug("%s: every chunk is local", pv->id);
 		break;
-	case 0: /* a corrupt chunk stays to fetch */
+	case 0: /* a lost chunk stays to fetch */
 		break;
 	default:
 		nbdkit_error("%s: %s", pv->id, spx_errmsg());
