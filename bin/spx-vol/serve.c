@@ -224,8 +224,10 @@ static int serve_loop(struct serve *s)
 				/* As root, guests' QEMUs (each a user of its
 				 * own) connect too: the plugin opens them
 				 * only the volumes granted to them
-				 * (lib/vol/grant.h). Else only this user's
-				 * processes may connect. */
+				 * (lib/vol/grant.h), and bounds how many
+				 * connections users other than root and
+				 * this one hold (spxvol.c: preconnect). Else
+				 * only this user's processes may connect. */
 				if (chmod(s->sock, geteuid() ? 0600 : 0666) < 0)
 					spx_warn_errno("serve: chmod '%s'", s->sock);
 				spx_log(SPX_LOG_INFO, "serving volumes on %s",

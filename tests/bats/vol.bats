@@ -453,6 +453,70 @@ if libc.renameat2(AT_FDCWD, sys.argv[1].encode(), AT_FDCWD, sys.argv[2].encode()
 	[ "$(spx status --root "$ROOT" --json | python3 -c 'import json,sys; print({x["service"]: x for x in json.load(sys.stdin)}["vol"]["restarts"])')" = 0 ]
 }
 
+@test "served as root, another user's idle connections are bounded: nbdkit's threads stay few, a guest is served" {
+	[ "$(id -u)" = 0 ] || skip "the socket is this user's alone when not root"
+	v=$(spx-vol create --root "$ROOT" --size 4M)
+	start_node
+	chmod o+x "$ROOT/run"
+	pid=$(cat "$ROOT/run/vol.pid")
+	nbdkit=$(pgrep -P "$pid" nbdkit)
+	threads() { ls "/proc/$nbdkit/task" | wc -l; }
+	base=$(threads)
+	[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3 for another user to run"
+	u=2113999995
+	# hold N: as uid u, open N connections and keep them open without a
+	# word until fd 7 closes; print how many got nbdkit's greeting and
+	# how many were closed unanswered (refused).
+	mkfifo "$BATS_TEST_TMPDIR/in"
+	hold() {
+		setpriv --reuid "$u" --regid "$u" --clear-groups /usr/bin/python3 -c '
+import socket, sys
+held = refused = 0
+socks = []
+for i in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.settimeout(10)
+    b = s.recv(18)
+    if len(b) == 18 and b.startswith(b"NBDMAGIC"):
+        held += 1
+        socks.append(s)
+    elif not b:
+        refused += 1
+        s.close()
+print(held, refused, flush=True)
+sys.stdin.read()
+' "$SOCK" "$1" <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/held" &
+		BG_PID=$!
+		exec 7>"$BATS_TEST_TMPDIR/in"
+	}
+	counted() { [ -s "$BATS_TEST_TMPDIR/held" ]; }
+	hold 100
+	wait_for 30 counted
+	[ "$(cat "$BATS_TEST_TMPDIR/held")" = "64 36" ]
+	# One thread a connection held, none for the refused.
+	[ "$(threads)" -le $((base + 64 + 4)) ]
+	grep -q "nbdkit: .*refused a connection of uid $u: 64 of its own are open" "$ROOT/log/vol.log"
+	# A guest (another uid) is served meanwhile, and root.
+	mkdir -p -m 0700 "$SOCK.grants"
+	echo "$((u + 1)) g1" >"$SOCK.grants/$v"
+	setpriv --reuid "$((u + 1))" --regid "$((u + 1))" --clear-groups qemu-io -f raw -c "write -P 0x11 0 64k" "$(uri "$v")" >/dev/null
+	qemu-io -f raw -r -c "read -P 0x11 0 64k" "$(uri "$v")" >/dev/null
+	# Closed, they give their places back.
+	exec 7>&-
+	wait "$BG_PID"
+	BG_PID=
+	few() { [ "$(threads)" -le $((base + 4)) ]; }
+	wait_for 10 few
+	rm "$BATS_TEST_TMPDIR/held"
+	hold 1
+	wait_for 30 counted
+	[ "$(cat "$BATS_TEST_TMPDIR/held")" = "1 0" ]
+	exec 7>&-
+	wait "$BG_PID"
+	BG_PID=
+}
+
 @test "the server stopped and started under QEMU's NBD client, five times: its writes wait for the new server, none fails" {
 	v=$(spx-vol create --root "$ROOT" --size 64M)
 	serve

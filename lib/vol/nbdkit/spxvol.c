@@ -14,6 +14,14 @@
  * EPERM (nbdkit 1.32 gives a plugin no way to close a connection). The
  * mark is one atomic load a request.
  *
+ * nbdkit gives each connection a thread from the moment it is accepted,
+ * and waits for the handshake without a time limit (1.32 has none), so
+ * the connections of peers other than root and the server's own user
+ * are bounded as they come (preconnect, before the handshake): at most
+ * UID_CONNS_MAX of one uid, CONNS_MAX of all of them; more are closed
+ * at once. A local user can still hold its UID_CONNS_MAX, and local
+ * users together CONNS_MAX, for as long as they like.
+ *
  * Why nbdkit with a plugin of ours (docs/ARCHITECTURE.md says more):
  * nbdkit is the well-kept NBD server (newstyle handshake, TLS, multi-conn,
  * structured replies, block status, export listing) and leaves the
@@ -60,12 +68,22 @@
 #include <nbdkit-plugin.h>
 
 #include "obj/obj.h"
+#include "proc.h"
 #include "vol/grant.h"
 #include "vol/snap.h"
 #include "vol/track.h"
 #include "vol/vol.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+/* Connections open at once of one peer uid other than root and ours
+ * (a guest's QEMU has one a disk), and of all of them: well above what
+ * a node's guests use, far below what makes a thread per connection a
+ * burden. */
+#define UID_CONNS_MAX 64
+#define CONNS_MAX 512
+/* A refused connection is logged at most this often. */
+#define REFUSED_LOG_MS 10000
 
 /* Retries of a fetch that failed: from 100 ms, doubling, to 5 s. */
 #define RETRY_MIN_MS 100
@@ -118,11 +136,35 @@ static int ino_fd = -1, ino_wd = -1, watch_stop[2] = { -1, -1 };
 static pthread_t watcher;
 static bool watcher_on, watch_broken;
 
+/* The open connections of peers other than root and ours, by uid. A
+ * connection's place is given back when its thread ends (conn_key's
+ * destructor): nbdkit runs each connection on a thread of its own and
+ * calls nothing at the end of one that never opened an export. */
+struct uid_conns {
+	int64_t uid;
+	unsigned n;
+};
+
+static pthread_mutex_t conns_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct uid_conns conns[CONNS_MAX]; /* the first nconns are used */
+static size_t nconns;
+static unsigned conns_total, refused_unlogged;
+static int64_t refused_logged_ms = -REFUSED_LOG_MS;
+static pthread_key_t conn_key;
+static bool conn_key_made;
+
 static void watcher_stop(void);
+static void conn_end(void *mark);
 
 static void spxvol_unload(void)
 {
 	watcher_stop();
+	/* XXX: a connection thread still ending may be past this and call
+	 * conn_end as nbdkit unloads us; spx-vol serve kills nbdkit rather
+	 * than stopping it, and other servers of ours see only trusted
+	 * peers, which have no mark. */
+	if (conn_key_made)
+		pthread_key_delete(conn_key);
 	spx_snap_store_close(ss);
 	spx_obj_close(obj);
 	spx_vol_store_close(vs);
@@ -413,6 +455,11 @@ static int spxvol_config_complete(void)
 		nbdkit_error("%s", spx_errmsg());
 		return -1;
 	}
+	if ((errno = pthread_key_create(&conn_key, conn_end))) {
+		nbdkit_error("pthread_key_create: %m");
+		return -1;
+	}
+	conn_key_made = true;
 	return 0;
 }
 
@@ -423,6 +470,87 @@ static bool peer_trusted(int64_t *uid)
 {
 	*uid = nbdkit_peer_uid();
 	return *uid == 0 || (*uid > 0 && (uint64_t)*uid == (uint64_t)geteuid());
+}
+
+static void conn_end(void *mark)
+{
+	int64_t uid = *(int64_t *)mark;
+
+	free(mark);
+	pthread_mutex_lock(&conns_mu);
+	for (size_t i = 0; i < nconns; i++)
+		if (conns[i].uid == uid) {
+			if (!--conns[i].n)
+				conns[i] = conns[--nconns];
+			break;
+		}
+	conns_total--;
+	pthread_mutex_unlock(&conns_mu);
+}
+
+/* Before the handshake: a peer other than root and ours gets a place,
+ * or its connection is closed. */
+static int spxvol_preconnect(int readonly)
+{
+	int64_t uid, *mark;
+	unsigned have = 0, limit = 0;
+	const char *whose = NULL;
+	size_t i;
+
+	if (peer_trusted(&uid))
+		return 0;
+	mark = malloc(sizeof(*mark));
+	if (!mark) {
+		nbdkit_error("out of memory");
+		return -1;
+	}
+	*mark = uid;
+	pthread_mutex_lock(&conns_mu);
+	for (i = 0; i < nconns && conns[i].uid != uid; i++)
+		;
+	if (i < nconns && conns[i].n >= UID_CONNS_MAX) {
+		whose = "of its own";
+		have = conns[i].n;
+		limit = UID_CONNS_MAX;
+	} else if (conns_total >= CONNS_MAX) {
+		whose = "of users other than root and this server's";
+		have = conns_total;
+		limit = CONNS_MAX;
+	} else if ((errno = pthread_setspecific(conn_key, mark))) {
+		pthread_mutex_unlock(&conns_mu);
+		nbdkit_error("pthread_setspecific: %m");
+		free(mark);
+		return -1;
+	} else {
+		if (i == nconns)
+			conns[nconns++] = (struct uid_conns){ uid, 0 };
+		conns[i].n++;
+		conns_total++;
+	}
+	if (whose) {
+		/* Logged now and then: refusals come as fast as a local
+		 * user can connect. */
+		int64_t now = spx_mono_ms();
+
+		if (now - refused_logged_ms >= REFUSED_LOG_MS) {
+			nbdkit_error("refused a connection of uid %lld: %u %s "
+				     "are open (at most %u); %u more refused "
+				     "since the last message",
+				     (long long)uid, have, whose, limit,
+				     refused_unlogged);
+			refused_logged_ms = now;
+			refused_unlogged = 0;
+		} else {
+			refused_unlogged++;
+		}
+	}
+	pthread_mutex_unlock(&conns_mu);
+	if (whose) {
+		free(mark);
+		errno = EACCES;
+		return -1;
+	}
+	return 0;
 }
 
 /* Does the grant of volume name name uid now? A grant that cannot be
@@ -987,6 +1115,7 @@ static struct nbdkit_plugin plugin = {
 		       "chunks of snapshots)\n"
 		       "root=<DIR>    the node's root (relative paths of conf)",
 	.magic_config_key = "dir",
+	.preconnect = spxvol_preconnect,
 	.list_exports = spxvol_list_exports,
 	.open = spxvol_open,
 	.close = spxvol_close,
