@@ -2,8 +2,11 @@
 #include "spx.h"
 
 #include <dirent.h>
+#include <grp.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "file.h"
 #include "vm/imds.h"
@@ -65,6 +68,84 @@ static bool holds(const char *dir, int *lock)
 	}
 	*lock = fd;
 	return false;
+}
+
+/* How many processes (not yet dead) have uid as their real, effective
+ * or saved user, from /proc. */
+static int uid_procs(uint32_t uid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return spx_error_errno(SPX_FAIL, "cannot open /proc");
+	while ((e = readdir(d))) {
+		char path[64], buf[2048], *u, *st;
+		unsigned long r, ef, sv;
+		size_t len = 0;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/status", e->d_name);
+		if (spx_read_small(path, buf, sizeof(buf) - 1, &len) != 1) {
+			spx_error_clear(); /* gone meanwhile */
+			continue;
+		}
+		buf[len] = '\0';
+		u = strstr(buf, "\nUid:");
+		st = strstr(buf, "\nState:");
+		if (!u || sscanf(u + 6, "%lu %lu %lu", &r, &ef, &sv) != 3)
+			continue;
+		if ((r == uid || ef == uid || sv == uid) &&
+		    !(st && strchr("ZX", st[8 + strspn(st + 8, " \t")])))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Kill every process of uid: what an earlier QEMU of it left behind
+ * (it may fork, and setsid: vm.c) would otherwise keep the uid, and so
+ * the next guest's volumes and metadata. A child of ours becomes the
+ * uid and signals every process it may (kill(2) with -1: those whose
+ * real or saved uid is its own, forks racing it included), until /proc
+ * shows none left. As root only. */
+static int purge_uid(uint32_t uid)
+{
+	struct timespec ts = { 0, 1000000 };
+	int n;
+
+	if (geteuid() != 0)
+		return 0;
+	for (int round = 0; round < 30; round++) {
+		int st = 0;
+		pid_t pid;
+
+		if ((n = uid_procs(uid)) <= 0)
+			return n;
+		if ((pid = fork()) < 0)
+			return spx_error_errno(SPX_FAIL, "cannot fork");
+		if (pid == 0) {
+			if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 ||
+			    setuid((uid_t)uid) < 0)
+				_exit(2);
+			kill(-1, SIGKILL);
+			_exit(0);
+		}
+		while (waitpid(pid, &st, 0) < 0)
+			if (errno != EINTR)
+				return spx_error_errno(SPX_FAIL, "waitpid");
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			return spx_error(SPX_FAIL, "cannot become uid %lu",
+					 (unsigned long)uid);
+		nanosleep(&ts, NULL);
+		if (ts.tv_nsec < 128000000)
+			ts.tv_nsec *= 2;
+	}
+	return spx_error(SPX_FAIL,
+			 "%d processes of uid %lu outlive SIGKILL", n,
+			 (unsigned long)uid);
 }
 
 int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
@@ -142,8 +223,10 @@ int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
 	}
 found:
 	/* Whatever was granted to this uid or this guest before (volumes
-	 * detached since, a guest gone) is void: the start grants anew. */
-	if (grants && spx_vol_grant_purge(grants, u, name) < 0)
+	 * detached since, a guest gone) is void: the start grants anew;
+	 * and whatever still runs as it goes. */
+	if ((grants && spx_vol_grant_purge(grants, u, name) < 0) ||
+	    purge_uid(u) < 0)
 		goto out;
 	*uid = u;
 	rc = 0;

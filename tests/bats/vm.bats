@@ -273,6 +273,8 @@ assert g["uuid"].startswith("ec2"), g
 # as UID CMD...: CMD as that uid and the gid of the same number (a guest's
 # QEMU user), without root's groups.
 as() { local u=$1; shift; setpriv --reuid "$u" --regid "$u" --clear-groups "$@"; }
+# gone PID: no such process, or a zombie.
+gone() { local s; s=$(ps -o stat= -p "$1"); [ -z "$s" ] || [[ "$s" == Z* ]]; }
 # nbd UID VOL: open VOL over the node's socket as UID.
 nbd() { as "$1" qemu-img info "nbd+unix:///$2?socket=$ROOT/run/vol.sock"; }
 
@@ -431,13 +433,21 @@ nbd() { as "$1" qemu-img info "nbd+unix:///$2?socket=$ROOT/run/vol.sock"; }
 	run vm start g1 --volume "$VOL" --memory 128M --accel tcg --metadata "$md"
 	[ "$status" -eq 0 ]
 	u=$(cat "$ROOT/run/vm/g1/user")
-	# Killed behind spx-vm's back: its record stays for now.
+	# Killed behind spx-vm's back: its record stays for now. A process
+	# it left behind as its user (a compromised QEMU may fork and
+	# setsid) must not outlive the user's next start.
+	as "$u" setsid sleep 600 </dev/null >/dev/null 2>&1 &
+	left=$!
 	kill -9 "$(cat "$ROOT/run/vm/g1/qemu.pid")"
 	wait_for 10 no_qemu g1
 	[ "$(cat "$ROOT/run/vm/g1/user")" = "$u" ]
+	kill -0 "$left"
 	run vm start g2 --volume "$V2" --memory 128M --accel tcg --metadata "$md"
 	[ "$status" -eq 0 ]
 	[ "$(cat "$ROOT/run/vm/g2/user")" = "$u" ]
+	# Gone, or a zombie until this shell reaps it.
+	wait_for 10 gone "$left"
+	[ "$(ps -u "$u" -o comm= | grep -vc qemu)" = 0 ]
 	[ ! -e "$ROOT/run/vm/g1/user" ]
 	[ "$(stat -c %u:%g:%a "$ROOT/run/vm/g1")" = 0:0:700 ]
 	[ "$(stat -c %u "$ROOT/run/vm/g1/metadata.json")" = 0 ]
