@@ -95,11 +95,27 @@ void ec2_wake(const struct ec2_call *c)
 	spx_agent_wake(c->gw->conf->paths.run);
 }
 
+/* The node's volume store, made if missing (caller frees), or NULL with
+ * an InternalError fault. */
+static char *volume_store(struct ec2_call *c)
+{
+	char *store = spx_path_join(c->gw->conf->paths.data, "vol");
+
+	if (spx_mkdirs(store, 0700) < 0) {
+		spx_ec2_fault(500, "InternalError",
+			      "An internal error has occurred (%s)",
+			      spx_errmsg());
+		free(store);
+		return NULL;
+	}
+	return store;
+}
+
 int ec2_create_volume(struct ec2_call *c)
 {
 	const struct spx_conf *conf = c->gw->conf;
 	json_t *zones = spx_ec2_locations(conf, "availability-zone");
-	char *store = spx_path_join(conf->paths.data, "vol");
+	char *store = volume_store(c);
 	char *lock = ec2_ebs_lock_path(c);
 	struct spx_ebs_env env = {
 		node_for(conf, c->gw->self, ec2_str(c, "AvailabilityZone")),
@@ -108,12 +124,8 @@ int ec2_create_volume(struct ec2_call *c)
 	json_t *tags = NULL, *rec = NULL, *it;
 	int rc = -1;
 
-	if (spx_mkdirs(store, 0700) < 0) {
-		spx_ec2_fault(500, "InternalError",
-			      "An internal error has occurred (%s)",
-			      spx_errmsg());
+	if (!store)
 		goto out;
-	}
 	if (spx_ec2_tagspec(json_object_get(c->in, "TagSpecifications"),
 			    "volume", &tags) < 0 ||
 	    spx_ebs_create(c->gw->state, &env, c->account, c->in, tags, c->now,
@@ -143,8 +155,7 @@ int ec2_delete_volume(struct ec2_call *c)
 
 int ec2_modify_volume(struct ec2_call *c)
 {
-	const struct spx_conf *conf = c->gw->conf;
-	char *store = spx_path_join(conf->paths.data, "vol");
+	char *store = volume_store(c);
 	char *lock = ec2_ebs_lock_path(c);
 	/* A grow is checked against the volume store as CreateVolume is. */
 	struct spx_ebs_env env = { c->gw->self->name, NULL, store, lock,
@@ -152,12 +163,8 @@ int ec2_modify_volume(struct ec2_call *c)
 	json_t *mod = NULL;
 	int rc = -1;
 
-	if (spx_mkdirs(store, 0700) < 0) {
-		spx_ec2_fault(500, "InternalError",
-			      "An internal error has occurred (%s)",
-			      spx_errmsg());
+	if (!store)
 		goto out;
-	}
 	if (spx_ebs_modify(c->gw->state, &env, c->account, c->in, c->now,
 			   &mod) < 0)
 		goto out;

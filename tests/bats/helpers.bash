@@ -155,3 +155,32 @@ wait_for() {
 		sleep 0.02
 	done
 }
+
+# S3 tests with two accounts (in setup_file, after file_node): OWNER, the
+# node's own account, and OTHER with its keys OAK and OSK, made for the
+# file.
+second_account() {
+	OWNER=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys"][0]["AccountId"])' "$ROOT/credentials.json")
+	read -r OAK OSK OTHER < <(spx admin account create --root "$ROOT" --name other-$RANDOM --json |
+		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"], a["AccountId"])')
+	export OWNER OAK OSK OTHER
+}
+# other ARGS: the second account's aws v2 against $EP.
+other() (
+	unset AWS_PROFILE
+	AWS_ACCESS_KEY_ID=$OAK AWS_SECRET_ACCESS_KEY=$OSK awscli2 --ca-bundle "$ROOT/tls/ca.pem" \
+		--region us-east-1 --endpoint-url "$EP" "$@"
+)
+# anon PATH [curl args]: an unsigned request to $EP; prints the body,
+# then the status code on a line of its own.
+anon() {
+	local p=$1
+	shift
+	curl -s --cacert "$ROOT/tls/ca.pem" -w '\n%{http_code}' "$@" "$EP$p"
+}
+# policy BUCKET JSON: the owner puts BUCKET's policy.
+policy() {
+	printf '%s' "$2" >"$BATS_TEST_TMPDIR/policy.json"
+	awscli2 --endpoint-url "$EP" s3api put-bucket-policy --bucket "$1" \
+		--policy "file://$BATS_TEST_TMPDIR/policy.json"
+}

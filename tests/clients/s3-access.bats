@@ -7,10 +7,7 @@ load ../bats/helpers
 
 setup_file() {
 	file_node
-	OWNER=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys"][0]["AccountId"])' "$ROOT/credentials.json")
-	read -r OAK OSK OTHER < <(spx admin account create --root "$ROOT" --name other-$RANDOM --json |
-		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"], a["AccountId"])')
-	export OWNER OAK OSK OTHER
+	second_account
 	printf "public words" >"$BATS_FILE_TMPDIR/pub"
 	printf "secret words" >"$BATS_FILE_TMPDIR/sec"
 }
@@ -23,23 +20,6 @@ setup() {
 }
 
 aws2() { awscli2 --endpoint-url "$EP" "$@"; }
-# The second account's aws v2.
-other() (
-	unset AWS_PROFILE
-	AWS_ACCESS_KEY_ID=$OAK AWS_SECRET_ACCESS_KEY=$OSK awscli2 --ca-bundle "$ROOT/tls/ca.pem" \
-		--region us-east-1 --endpoint-url "$EP" "$@"
-)
-# anon PATH [curl args]: an unsigned request; prints the status code, then
-# the body.
-anon() {
-	local p=$1
-	shift
-	curl -s --cacert "$ROOT/tls/ca.pem" -w '\n%{http_code}' "$@" "$EP$p"
-}
-policy() { # BUCKET JSON
-	printf '%s' "$2" >"$BATS_TEST_TMPDIR/policy.json"
-	aws2 s3api put-bucket-policy --bucket "$1" --policy "file://$BATS_TEST_TMPDIR/policy.json"
-}
 
 @test "bucket policy: put, get, status, delete; a malformed one refused with its reason, nothing stored" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"

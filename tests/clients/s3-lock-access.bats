@@ -8,10 +8,7 @@ load ../bats/helpers
 
 setup_file() {
 	file_node
-	OWNER=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys"][0]["AccountId"])' "$ROOT/credentials.json")
-	read -r OAK OSK OTHER < <(spx admin account create --root "$ROOT" --name other-$RANDOM --json |
-		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"], a["AccountId"])')
-	export OWNER OAK OSK OTHER
+	second_account
 	printf 'locked words' >"$BATS_FILE_TMPDIR/f"
 	MD5=$(openssl md5 -binary "$BATS_FILE_TMPDIR/f" | base64)
 	export MD5
@@ -25,16 +22,6 @@ setup() {
 }
 
 aws2() { awscli2 --endpoint-url "$EP" "$@"; }
-# The second account's aws v2.
-other() (
-	unset AWS_PROFILE
-	AWS_ACCESS_KEY_ID=$OAK AWS_SECRET_ACCESS_KEY=$OSK awscli2 --ca-bundle "$ROOT/tls/ca.pem" \
-		--region us-east-1 --endpoint-url "$EP" "$@"
-)
-policy() { # BUCKET JSON
-	printf '%s' "$2" >"$BATS_TEST_TMPDIR/policy.json"
-	aws2 s3api put-bucket-policy --bucket "$1" --policy "file://$BATS_TEST_TMPDIR/policy.json"
-}
 
 @test "object lock: another account allowed only s3:PutObject cannot set a retention or a legal hold on what it writes" {
 	[ -x /usr/bin/aws ] || skip "Debian's awscli is not installed"

@@ -9,10 +9,7 @@ load ../bats/helpers
 
 setup_file() {
 	file_node
-	OWNER=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys"][0]["AccountId"])' "$ROOT/credentials.json")
-	read -r OAK OSK OTHER < <(spx admin account create --root "$ROOT" --name sec-$RANDOM --json |
-		python3 -c 'import json,sys; a=json.load(sys.stdin); print(a["AccessKeyId"], a["SecretAccessKey"], a["AccountId"])')
-	export OWNER OAK OSK OTHER
+	second_account
 }
 
 teardown_file() { stop_node; }
@@ -24,23 +21,6 @@ setup() {
 }
 
 aws2() { awscli2 --endpoint-url "$EP" "$@"; }
-# The second account's aws v2.
-other() (
-	unset AWS_PROFILE
-	AWS_ACCESS_KEY_ID=$OAK AWS_SECRET_ACCESS_KEY=$OSK awscli2 --ca-bundle "$ROOT/tls/ca.pem" \
-		--region us-east-1 --endpoint-url "$EP" "$@"
-)
-# anon PATH [curl args]: an unsigned request; prints the body, then the
-# status code on a line of its own.
-anon() {
-	local p=$1
-	shift
-	curl -s --cacert "$ROOT/tls/ca.pem" -w '\n%{http_code}' "$@" "$EP$p"
-}
-policy() { # BUCKET JSON
-	printf '%s' "$2" >"$BATS_TEST_TMPDIR/policy.json"
-	aws2 s3api put-bucket-policy --bucket "$1" --policy "file://$BATS_TEST_TMPDIR/policy.json"
-}
 # empty BUCKET: remove every version and the bucket.
 empty() {
 	/usr/bin/python3 - "$AK" "$SK" "$EP" "$ROOT/tls/ca.pem" "$1" <<'PY'
