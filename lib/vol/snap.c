@@ -1768,14 +1768,16 @@ static int mark_one(void *ctx, const struct spx_obj_entry *e)
 /* Volumes restoring lazily still need their source's chunks. */
 static int mark_volumes(struct marks *k)
 {
-	struct spx_vol_info *v;
+	char **v;
 	size_t n;
 	int rc = 0;
 
-	if (spx_vol_list(k->ss->vs, &v, &n) < 0)
+	/* Every volume directory, its record readable or not: one whose
+	 * vol.json is damaged may still be restoring from its source. */
+	if (spx_vol_ids(k->ss->vs, &v, &n) < 0)
 		return -1;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		char *dir = spx_vol_dir(k->ss->vs, v[i].id);
+		char *dir = spx_vol_dir(k->ss->vs, v[i]);
 		struct spx_vol_snapstate st;
 		struct spx_snap_manifest m;
 
@@ -1791,6 +1793,8 @@ static int mark_volumes(struct marks *k)
 		}
 		free(dir);
 	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
 	free(v);
 	return rc < 0 ? spx_error_prefix("collection stopped, nothing removed")
 		      : 0;

@@ -399,6 +399,29 @@ int spx_vol_list(struct spx_vol_store *vs, struct spx_vol_info **out,
 	return 0;
 }
 
+int spx_vol_ids(struct spx_vol_store *vs, char ***out, size_t *n)
+{
+	DIR *d = opendir(vs->dir);
+	struct dirent *e;
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!d)
+		return spx_error_errno(SPX_FAIL, "cannot open '%s'", vs->dir);
+	while ((e = readdir(d))) {
+		if (!spx_vol_id_valid(e->d_name))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			*out = spx_realloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = spx_strdup(e->d_name);
+	}
+	closedir(d);
+	return 0;
+}
+
 int spx_vol_format_parse(const char *s)
 {
 	if (!strcmp(s, "raw"))

@@ -94,6 +94,10 @@ int spx_vol_list(struct spx_vol_store *vs, struct spx_vol_info **out,
 		 size_t *n);
 /* The directory of a volume, DIR/ID (caller frees). */
 char *spx_vol_dir(const struct spx_vol_store *vs, const char *id);
+/* The id of every volume directory, its record readable or not, for
+ * what must miss none (the chunk collection): *ids, each and it freed by
+ * the caller. */
+int spx_vol_ids(struct spx_vol_store *vs, char ***ids, size_t *n);
 /* The data file of a volume (caller frees). */
 char *spx_vol_data_path(const struct spx_vol_store *vs, const char *id);
 

@@ -383,6 +383,21 @@ static void test_lazy(void)
 	T_INT(spx_snap_remove(ss, s1.id), 0, "delete the snapshot");
 	T_INT(spx_snap_gc(ss, false, &g), 0, "collect");
 	T_INT(g.removed, 0, "the restoring volume's chunks stay");
+	/* So they do when its record is damaged (a listing leaves such a
+	 * volume out). */
+	{
+		char *rec = spx_xprintf("%s/vol.json", dir), keep[512];
+		size_t kn = 0;
+
+		T_INT(spx_read_small(rec, keep, sizeof(keep), &kn), 1,
+		      "its record read");
+		spx_write_file(rec, "{", 1, 0644, false);
+		T_INT(spx_snap_gc(ss, false, &g), 0, "collect");
+		T_INT(g.removed, 0,
+		      "a restoring volume's chunks stay, its record damaged");
+		spx_write_file(rec, keep, kn, 0644, false);
+		free(rec);
+	}
 	fd = open(data, O_RDWR);
 	T_INT(spx_snap_fill_open(ss, t, fd, &f), 0, "fill");
 	T_INT(spx_snap_fill_chunk(&f, 2, buf, NULL), 0, "fetch chunk 2");
