@@ -100,6 +100,24 @@ static bool held(int fd, off_t where)
 	return l.l_type != F_UNLCK;
 }
 
+/* Write zeros over the first len bytes of fd. */
+static int zero_all(int fd, uint64_t len)
+{
+	static const char z[65536];
+
+	for (uint64_t at = 0; at < len;) {
+		size_t n = len - at < sizeof(z) ? (size_t)(len - at) : sizeof(z);
+		ssize_t w = pwrite(fd, z, n, (off_t)at);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		at += (uint64_t)w;
+	}
+	return 0;
+}
+
 /* Make or grow track; *fresh: it was made (or was not one). */
 static int track_size(const char *dir, uint64_t size, bool *fresh_out)
 {
@@ -123,7 +141,9 @@ static int track_size(const char *dir, uint64_t size, bool *fresh_out)
 		if (pread(fd, m, 8, 0) != 8 || memcmp(m, MAGIC, 8))
 			fresh = true;
 	}
-	if (fresh && ftruncate(fd, 0) < 0) {
+	/* Reset in place, never cut short: another process may have it
+	 * mapped, and a page past the end would be SIGBUS there. */
+	if (fresh && (uint64_t)st.st_size && zero_all(fd, (uint64_t)st.st_size) < 0) {
 		spx_error_errno(SPX_FAIL, "cannot reset '%s'", p);
 		goto out;
 	}
