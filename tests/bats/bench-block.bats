@@ -190,7 +190,7 @@ fault() {
 @test "block: a snapshot store that corrupts its chunks fails the run" {
 	fault store
 	[ "$status" -eq 111 ]
-	[[ "$output" == *"spx-bench: block: snapshots: spx-vol restore failed (exit 111): spx-vol: restore: '"*"' is restored, but not every chunk could be fetched yet: 'c/"* ]]
+	[[ "$output" == *"spx-bench: block: snapshots: spx-vol restore failed (exit 111): spx-vol: restore: '"*"' is restored, but not every chunk could be fetched yet: chunk "*" is lost: 'c/"* ]]
 	[[ "$output" != *"run 2 of 2"* ]]
 	[ -z "$(ls -A "$RES/fault" 2>/dev/null)" ]
 	left_nothing
