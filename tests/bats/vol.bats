@@ -531,17 +531,25 @@ sys.stdin.read()
 		done
 	) | qemu-io --image-opts "driver=nbd,server.type=unix,server.path=$SOCK,export=$v,reconnect-delay=60" >"$out" 2>&1 &
 	q=$!
-	wrote() { grep -c "wrote 4096/4096" "$out" || true; }
+	# Killed by teardown if the test fails: its writer then ends too,
+	# rather than feeding it for ever (bats would wait for both).
+	BG_PID=$q
+	# 0 before qemu-io's output file is there (the background job
+	# opens it when it gets to it).
+	wrote() { local n; n=$(grep -c "wrote 4096/4096" "$out" 2>/dev/null); echo "${n:-0}"; }
 	more_than() { [ "$(wrote)" -gt "$1" ]; }
 	for round in 1 2 3 4 5; do
-		wait_for 30 more_than "$(wrote)"
+		# Generous: a loaded CI machine (TCG guests beside) once took
+		# more than 30 s.
+		wait_for 60 more_than "$(wrote)"
 		kill "$SERVE_PID"
 		wait "$SERVE_PID" || true
 		SERVE_PID=
 		serve
 	done
-	wait_for 30 more_than "$(wrote)"
+	wait_for 60 more_than "$(wrote)"
 	touch "$BATS_TEST_TMPDIR/enough"
+	BG_PID=
 	wait "$q" || { grep -viE "^(qemu-io> )*wrote|^4 KiB" "$out" | sort | uniq -c | head; false; }
 	# nbdkit stopped with SIGTERM answers what it reads then with
 	# ESHUTDOWN, which QEMU hands to the guest ("Cannot send after
