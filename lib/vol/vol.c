@@ -364,41 +364,6 @@ static int info_cmp(const void *a, const void *b)
 		      ((const struct spx_vol_info *)b)->id);
 }
 
-int spx_vol_list(struct spx_vol_store *vs, struct spx_vol_info **out,
-		 size_t *n)
-{
-	DIR *d = opendir(vs->dir);
-	struct dirent *e;
-	size_t cap = 0;
-
-	*out = NULL;
-	*n = 0;
-	if (!d)
-		return spx_error_errno(SPX_FAIL, "cannot open '%s'", vs->dir);
-	while ((e = readdir(d))) {
-		struct spx_vol_info v;
-
-		if (!spx_vol_id_valid(e->d_name))
-			continue;
-		/* One unreadable volume never breaks a listing. */
-		if (meta_read(vs, e->d_name, &v) < 0 || allocated(vs, &v) < 0) {
-			if (spx_errstatus() != SPX_NO)
-				spx_log(SPX_LOG_WARN, "vol: %s", spx_errmsg());
-			continue;
-		}
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 16;
-			*out = spx_realloc(*out, cap * sizeof(**out));
-		}
-		(*out)[(*n)++] = v;
-	}
-	closedir(d);
-	spx_error_clear();
-	if (*n)
-		qsort(*out, *n, sizeof(**out), info_cmp);
-	return 0;
-}
-
 int spx_vol_ids(struct spx_vol_store *vs, char ***out, size_t *n)
 {
 	DIR *d = opendir(vs->dir);
@@ -419,6 +384,39 @@ int spx_vol_ids(struct spx_vol_store *vs, char ***out, size_t *n)
 		(*out)[(*n)++] = spx_strdup(e->d_name);
 	}
 	closedir(d);
+	return 0;
+}
+
+int spx_vol_list(struct spx_vol_store *vs, struct spx_vol_info **out,
+		 size_t *n)
+{
+	char **ids;
+	size_t nids, cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (spx_vol_ids(vs, &ids, &nids) < 0)
+		return -1;
+	for (size_t i = 0; i < nids; i++) {
+		struct spx_vol_info v;
+
+		/* One unreadable volume never breaks a listing. */
+		if (meta_read(vs, ids[i], &v) < 0 || allocated(vs, &v) < 0) {
+			if (spx_errstatus() != SPX_NO)
+				spx_log(SPX_LOG_WARN, "vol: %s", spx_errmsg());
+		} else {
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 16;
+				*out = spx_realloc(*out, cap * sizeof(**out));
+			}
+			(*out)[(*n)++] = v;
+		}
+		free(ids[i]);
+	}
+	free(ids);
+	spx_error_clear();
+	if (*n)
+		qsort(*out, *n, sizeof(**out), info_cmp);
 	return 0;
 }
 

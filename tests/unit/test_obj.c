@@ -712,6 +712,25 @@ static int idx_gen(const char *manifest)
 	return g ? (int)strtol(g + 5, NULL, 10) : -1;
 }
 
+/* Wait up to a minute (valgrind is slow) for child pid, killed after
+ * that: did it exit 0? */
+static bool child_ok(pid_t pid)
+{
+	pid_t done = 0;
+	int st = 0;
+
+	for (int i = 0; pid > 0 && i < 6000 && !done; i++) {
+		done = waitpid(pid, &st, WNOHANG);
+		if (!done)
+			usleep(10000);
+	}
+	if (pid > 0 && !done) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return done > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 /* A listing never waits for a writer: another process holds a key's
  * lock (and so the bucket's, shared) as a writer stopped in its commit
  * does, the key's '+' already in the log, and the log large enough for
@@ -719,8 +738,9 @@ static int idx_gen(const char *manifest)
 static void test_index_held(void)
 {
 	struct spx_obj *s = open_store("idxh", 1, 0, 4096, 0);
-	int pp[2] = { -1, -1 }, st = 0, lk = -1;
-	pid_t holder, lister = -1, done = 0;
+	int pp[2] = { -1, -1 }, lk = -1;
+	pid_t holder, lister = -1;
+	bool ok;
 	char c = 0;
 
 	spx_obj_bucket_create(s, "ixh", "111122223333", "us-east-1");
@@ -750,22 +770,12 @@ static void test_index_held(void)
 		spx_obj_close(s);
 		_exit(bad);
 	}
-	/* Up to a minute: under valgrind the listing is slow. */
-	for (int i = 0; lister > 0 && i < 6000 && !done; i++) {
-		done = waitpid(lister, &st, WNOHANG);
-		if (!done)
-			usleep(10000);
-	}
-	if (lister > 0 && !done) {
-		kill(lister, SIGKILL);
-		waitpid(lister, NULL, 0);
-	}
+	ok = child_ok(lister);
 	if (holder > 0) {
 		kill(holder, SIGKILL);
 		waitpid(holder, NULL, 0);
 	}
-	T_OK(done > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	     "index: a listing does not wait for a writer stopped in its commit");
+	T_OK(ok, "index: a listing does not wait for a writer stopped in its commit");
 	close(pp[0]);
 	close(pp[1]);
 	spx_obj_close(s);
@@ -780,8 +790,7 @@ static int fold_writer_ok = -1;
  * bucket's lock through its merge would keep it waiting. */
 static void fold_hook(void)
 {
-	pid_t pid = fork(), done = 0;
-	int st = 0;
+	pid_t pid = fork();
 
 	if (pid == 0) {
 		int rc = put(fold_store, "ixf", "written-during-the-fold", "x", 1,
@@ -790,16 +799,7 @@ static void fold_hook(void)
 		spx_obj_close(fold_store);
 		_exit(rc == 0 ? 0 : 1);
 	}
-	for (int i = 0; pid > 0 && i < 6000 && !done; i++) {
-		done = waitpid(pid, &st, WNOHANG);
-		if (!done)
-			usleep(10000);
-	}
-	if (pid > 0 && !done) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-	fold_writer_ok = done > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	fold_writer_ok = child_ok(pid);
 }
 
 /* "kFROM .. kTO written-during-the-fold " (free). */
