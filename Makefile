@@ -41,10 +41,14 @@ FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 # The nbdkit plugin that serves volumes (lib/vol/nbdkit): a shared object
 # nbdkit loads, over the same library (built -fPIC for it).
 PLUGIN := $(O)/lib/nbdkit-spxvol-plugin.so
+# spx's own NBD server (lib/vol/nbdkit/nbdsrv.c): the same plugin served
+# from an io_uring event loop; spx-vol serve runs it unless ebs.server
+# says nbdkit.
+NBDSRV := $(O)/lib/spx-nbd
 
 .PHONY: all test asan memcheck fuzz fuzz-smoke run bench completions \
 	clean units check-deps ec2-model
-all: $(BINS) $(PLUGIN)
+all: $(BINS) $(PLUGIN) $(NBDSRV)
 
 # Objects depend on this file too: a change of flags rebuilds them.
 $(O)/obj/%.o: %.c Makefile
@@ -66,6 +70,12 @@ $(O)/bin/%: $$(call tool_objs,$$*) $(O)/libspx.a
 $(PLUGIN): $(O)/obj/lib/vol/nbdkit/spxvol.o $(O)/libspx.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $< $(O)/libspx.a $(LDLIBS_ALL)
+
+$(NBDSRV): $(O)/obj/lib/vol/nbdkit/nbdsrv.o $(O)/obj/lib/vol/nbdkit/spxvol.o \
+		$(O)/libspx.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(O)/libspx.a \
+		$(LDLIBS_ALL) -luring
 
 $(O)/tests/%: $(O)/obj/tests/unit/%.o $(O)/libspx.a
 	@mkdir -p $(@D)
@@ -145,4 +155,4 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(UNIT_SRC:tests/unit/%.c=$(O)/obj/tests/unit/%.d)
 -include $(patsubst %.c,$(O)/obj/%.d,$(wildcard bin/*/*.c))
--include $(O)/obj/lib/vol/nbdkit/spxvol.d
+-include $(O)/obj/lib/vol/nbdkit/spxvol.d $(O)/obj/lib/vol/nbdkit/nbdsrv.d

@@ -9,7 +9,7 @@ _spx_vol() {
 	*" snapshot-gc "*) COMPREPLY=($(compgen -W "--help --root --wait --json " -- "$cur")); return ;;
 	*" snapshot-copy "*) COMPREPLY=($(compgen -W "--help --root --id --json " -- "$cur")); return ;;
 	*" snapshot "*) COMPREPLY=($(compgen -W "--help --root --id --parent --full --progress --json " -- "$cur")); return ;;
-	*" serve "*) COMPREPLY=($(compgen -W "--help --root --socket --threads --notify-fd --pidfile --log " -- "$cur")); return ;;
+	*" serve "*) COMPREPLY=($(compgen -W "--help --root --socket --server --threads --notify-fd --pidfile --log " -- "$cur")); return ;;
 	*" rm "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" restore "*) COMPREPLY=($(compgen -W "--help --root --id --size --eager --progress --json " -- "$cur")); return ;;
 	*" resize "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;

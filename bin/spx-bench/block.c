@@ -845,13 +845,16 @@ static void report(const struct blk *b, const struct spx_bench_runs *rs,
 		     b->ramp_ms / 1e3, NJOBS, b->direct);
 	spx_buf_adds(&md,
 		     "- plain nbdkit runs with its default threads (16 a "
-		     "connection), spx-vol serve with the node's "
-		     "ebs.default_threads (16 unless configured)\n"
-		     "- both NBD servers acknowledge a write once the host's "
-		     "page cache holds it and make it durable on FLUSH or "
-		     "FUA; the host jobs go around the page cache. Where the "
-		     "volume does better than the host, the host is not the "
-		     "limit that binds: \"limit not resolved\"\n"
+		     "connection) and acknowledges a write once the host's "
+		     "page cache holds it; spx-vol serve runs the node's "
+		     "default server, spx-nbd (one io_uring event loop a "
+		     "connection), whose aligned reads and writes go around "
+		     "the page cache (O_DIRECT) as the host jobs do; both "
+		     "make writes durable on FLUSH or FUA. Where the volume "
+		     "does better than the host, the host is not the limit "
+		     "that binds: \"limit not resolved\"; plain nbdkit is "
+		     "another server, not a limit: a volume faster than it "
+		     "meets the target over it\n"
 		     "- figures are medians over the runs (each run's value "
 		     "in brackets); a ratio is the median of the runs' own "
 		     "ratios [lowest-highest], each figure over its limit "
@@ -887,9 +890,12 @@ static void report(const struct blk *b, const struct spx_bench_runs *rs,
 			blk_judge(&v, &tl, vh, false, r->host_min, what);
 		}
 		if (r->nbd_min > 0) {
+			/* Plain nbdkit is another server, not a bound: a
+			 * volume faster than it is faster, and meets this. */
 			snprintf(what, sizeof(what), ">= %.0f%% of nbdkit",
 				 100 * r->nbd_min);
-			blk_judge(&v, &tl, vn, false, r->nbd_min, what);
+			blk_judge(&v, &tl, vn > 1 ? 1 : vn, false, r->nbd_min,
+				  what);
 		}
 		if (r->host_max > 0) {
 			snprintf(what, sizeof(what), "<= %.0fx host",

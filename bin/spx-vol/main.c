@@ -27,6 +27,7 @@ int volcli_open(const struct spx_args *a, struct volcli *c)
 	if (rc == 0) {
 		c->run = spx_strdup(conf.paths.run);
 		c->threads = spx_conf_self(&conf)->ebs.default_threads;
+		c->server = spx_strdup(spx_conf_self(&conf)->ebs.server);
 		c->root = spx_strdup(loc.root);
 		c->conf = spx_strdup(loc.conf);
 	}
@@ -55,6 +56,7 @@ void volcli_close(struct volcli *c)
 	spx_obj_close(c->obj);
 	spx_vol_store_close(c->vs);
 	free(c->run);
+	free(c->server);
 	free(c->root);
 	free(c->conf);
 	memset(c, 0, sizeof(*c));
@@ -93,6 +95,9 @@ static const struct spx_opt json_opts[] = {
 static const struct spx_opt serve_opts[] = {
 	SPX_OPT_ROOT,
 	OPT_SOCKET,
+	{ "server", 0, "spx|nbdkit",
+	  "the NBD server: spx-nbd, an event loop a connection, or nbdkit "
+	  "(default: ebs.server, spx)" },
 	{ "threads", 't', "N",
 	  "nbdkit's threads (default: ebs.default_threads, 16)" },
 	{ "notify-fd", 0, "FD", "write a newline to FD once serving" },
@@ -185,8 +190,8 @@ static const struct spx_verb verbs[] = {
 	{ "resize", cmd_resize, json_opts, "ID SIZE",
 	  "grow a volume to SIZE (a volume never shrinks)", 2, 2 },
 	{ "serve", cmd_serve, serve_opts, "",
-	  "serve every volume over NBD on a unix socket (runs nbdkit; one "
-	  "export per volume id)", 0, 0 },
+	  "serve every volume over NBD on a unix socket (runs spx-nbd, or "
+	  "nbdkit; one export per volume id)", 0, 0 },
 	{ "cat", cmd_cat, data_opts, "ID",
 	  "write a volume's bytes to stdout (through NBD)", 1, 1 },
 	{ "write", cmd_write, data_opts, "ID",

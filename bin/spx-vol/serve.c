@@ -1,13 +1,15 @@
-/* spx-vol serve: nbdkit with the spx-vol plugin, as a node service.
+/* spx-vol serve: the NBD server of the volumes, spx-nbd (the default)
+ * or nbdkit with the spx-vol plugin (ebs.server, --server), as a node
+ * service.
  *
- * nbdkit does the serving; this process makes it a service spx up can
- * supervise like spx-gw: it holds the pidfile lock, clears a socket a
- * killed server left behind (but never takes over a live one), says it
- * is ready only once the socket accepts connections, relays nbdkit's
- * messages into the service's log with timestamps (so SIGHUP's log
- * reopen covers them), and on SIGTERM kills nbdkit and waits for it.
- * nbdkit dies with this process (PR_SET_PDEATHSIG): a server never
- * outlives it to hold the socket unsupervised.
+ * The server does the serving; this process makes it a service spx up
+ * can supervise like spx-gw: it holds the pidfile lock, clears a socket
+ * a killed server left behind (but never takes over a live one), says
+ * it is ready only once the socket accepts connections, relays the
+ * server's messages into the service's log with timestamps (so SIGHUP's
+ * log reopen covers them), and on SIGTERM kills the server and waits
+ * for it. The server dies with this process (PR_SET_PDEATHSIG): it
+ * never outlives it to hold the socket unsupervised.
  *
  * Why killed, never stopped: on SIGTERM (and so with its own
  * --exit-with-parent, which sends SIGTERM) nbdkit answers every request
@@ -147,6 +149,7 @@ static char *exit_str(int status)
 }
 
 struct serve {
+	const char *name; /* the server's, for messages */
 	const char *sock;
 	const char *logfile;
 	long long notify;
@@ -235,9 +238,9 @@ static int serve_loop(struct serve *s)
 				if (spx_svc_ready((int)s->notify) < 0)
 					spx_warn("serve: %s", spx_errmsg());
 			} else if (spx_mono_ms() - start > READY_TIMEOUT_MS) {
-				spx_warn("serve: nbdkit did not listen on '%s' "
+				spx_warn("serve: %s did not listen on '%s' "
 					 "within %d s; stopping it",
-					 s->sock, READY_TIMEOUT_MS / 1000);
+					 s->name, s->sock, READY_TIMEOUT_MS / 1000);
 				kill(s->pid, SIGKILL);
 				stopping = true;
 			}
@@ -254,7 +257,7 @@ static int serve_loop(struct serve *s)
 	{
 		char *why = exit_str(status);
 
-		spx_warn("serve: nbdkit %s", why);
+		spx_warn("serve: %s %s", s->name, why);
 		free(why);
 	}
 	return SPX_FAIL;
@@ -266,6 +269,7 @@ int cmd_serve(const struct spx_args *a)
 	struct volcli c;
 	long long threads;
 	char *sock = NULL, *plugin = NULL, *dir = NULL, *tstr = NULL;
+	const char *server;
 	int rc, pidfd = -1, pipefd[2] = { -1, -1 };
 	sigset_t set;
 
@@ -300,9 +304,18 @@ int cmd_serve(const struct spx_args *a)
 	/* Volumes removed when the node went down free their blocks now. */
 	if (spx_vol_store_sweep(c.vs) < 0)
 		spx_warn("serve: %s", spx_errmsg());
+	server = spx_arg(a, "server") ? spx_arg(a, "server") : c.server;
+	if (strcmp(server, "spx") && strcmp(server, "nbdkit")) {
+		spx_warn("serve: the NBD server must be spx or nbdkit, not '%s'",
+			 server);
+		rc = SPX_USAGE;
+		goto out;
+	}
+	s.name = !strcmp(server, "spx") ? "spx-nbd" : "nbdkit";
 	sock = volcli_socket(a, &c);
 	s.sock = sock;
-	plugin = spx_vol_plugin_path();
+	plugin = !strcmp(server, "spx") ? spx_vol_server_path()
+					: spx_vol_plugin_path();
 	umask(077);
 	if (!plugin || (!spx_arg(a, "socket") && spx_mkdirs(c.run, 0700) < 0) ||
 	    clear_socket(sock) < 0) {
@@ -322,9 +335,12 @@ int cmd_serve(const struct spx_args *a)
 		char *root = spx_xprintf("root=%s", c.root);
 		char *gdir = spx_vol_grants_dir(sock);
 		char *grants = spx_xprintf("grants=%s", gdir);
-		char *argv[] = { (char *)volcli_nbdkit(), "-f", "-U", sock,
-				 "--threads", tstr,
-				 plugin, dir, conf, root, grants, NULL };
+		char *nbdkit[] = { (char *)volcli_nbdkit(), "-f", "-U", sock,
+				   "--threads", tstr,
+				   plugin, dir, conf, root, grants, NULL };
+		char *spx[] = { plugin, "-U", sock, dir, conf, root, grants,
+				NULL };
+		char **argv = !strcmp(server, "spx") ? spx : nbdkit;
 
 		fflush(NULL);
 		s.pid = start_nbdkit(argv, pipefd[1]);

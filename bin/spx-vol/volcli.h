@@ -12,6 +12,7 @@ struct volcli {
 	struct spx_vol_store *vs;
 	char *run;	/* the node's run directory (its sockets) */
 	int threads;	/* ebs.default_threads: serve's nbdkit threads */
+	char *server;	/* ebs.server: serve's NBD server, spx or nbdkit */
 	char *root;	/* the node's root and configuration file */
 	char *conf;
 	struct spx_obj *obj;		/* volcli_snaps: the object store */

@@ -192,8 +192,13 @@ static const struct field fields[] = {
 	  "it); rules count days from midnight UTC as S3 does",
 	  NODE(obj.lifecycle_day) },
 	{ S_NODE, "ebs.default_threads", K_INT, "16", 1, 256, 0,
-	  "I/O threads of the volume server (spx-vol serve, nbdkit "
-	  "--threads), shared by every volume", NODE(ebs.default_threads) },
+	  "I/O threads of the volume server when it is nbdkit (spx-vol "
+	  "serve, nbdkit --threads), shared by every volume",
+	  NODE(ebs.default_threads) },
+	{ S_NODE, "ebs.server", K_NAME, "spx", 0, 0, 0,
+	  "the NBD server of spx-vol serve: spx (spx-nbd, an io_uring event "
+	  "loop a connection) or nbdkit (a thread a request in flight); "
+	  "both serve the same plugin", NODE(ebs.server) },
 	{ S_NODE, "ebs.overcommit_percent", K_INT, "100", 1, 100000, 0,
 	  "how much volume size CreateVolume and ModifyVolume may provision, "
 	  "in percent of the size of the file system holding the volumes; "

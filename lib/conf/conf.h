@@ -87,6 +87,7 @@ struct spx_conf_node {
 	} obj;
 	struct {
 		int default_threads;	/* nbdkit --threads */
+		char *server;		/* "spx" (spx-nbd) or "nbdkit" */
 		int cache_size_mb;	/* 0 disables the cache */
 		int overcommit_percent; /* of the volume store's size */
 	} ebs;

@@ -766,21 +766,41 @@ out:
 	spx_vol_track_chunk_unlock(t, c);
 }
 
+/* Count a write in flight unless writers are paused: 0, or 1 (not
+ * counted) when they are. */
+static int enter(struct spx_vol_track *t)
+{
+	if (__atomic_load_n(&t->h->pausing, __ATOMIC_SEQ_CST))
+		return 1;
+	__atomic_add_fetch(&t->h->inflight, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&t->h->pausing, __ATOMIC_SEQ_CST))
+		return 0;
+	__atomic_sub_fetch(&t->h->inflight, 1, __ATOMIC_SEQ_CST);
+	return 1;
+}
+
+static int mark(struct spx_vol_track *t, uint64_t off, uint64_t len);
+
+int spx_vol_track_write_try_begin(struct spx_vol_track *t, uint64_t off,
+				  uint64_t len)
+{
+	return enter(t) ? 1 : mark(t, off, len);
+}
+
 int spx_vol_track_write_begin(struct spx_vol_track *t, uint64_t off,
 			      uint64_t len)
 {
+	while (enter(t))
+		wait_pause(t);
+	return mark(t, off, len);
+}
+
+/* The chunks of a write counted in flight: DIRTY, and copied for the
+ * snapshot that has yet to read them. */
+static int mark(struct spx_vol_track *t, uint64_t off, uint64_t len)
+{
 	uint64_t first, last;
 
-	for (;;) {
-		if (__atomic_load_n(&t->h->pausing, __ATOMIC_SEQ_CST)) {
-			wait_pause(t);
-			continue;
-		}
-		__atomic_add_fetch(&t->h->inflight, 1, __ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&t->h->pausing, __ATOMIC_SEQ_CST))
-			break;
-		__atomic_sub_fetch(&t->h->inflight, 1, __ATOMIC_SEQ_CST);
-	}
 	if (!len)
 		return 0;
 	first = off / SPX_SNAP_CHUNK;

@@ -162,6 +162,12 @@ void spx_vol_track_writer_unlock(struct spx_vol_track *t);
  * called. */
 int spx_vol_track_write_begin(struct spx_vol_track *t, uint64_t off,
 			      uint64_t len);
+/* The same, for a writer with other writes of its own in flight (an
+ * event loop): 1, having done nothing, when a snapshot pauses writers.
+ * Such a writer must end its writes in flight before it waits in
+ * spx_vol_track_write_begin: the snapshot waits for them to end. */
+int spx_vol_track_write_try_begin(struct spx_vol_track *t, uint64_t off,
+				  uint64_t len);
 void spx_vol_track_write_end(struct spx_vol_track *t);
 
 /* ---- the snapshot ---- */

@@ -491,24 +491,36 @@ int spx_vol_image_probe(const unsigned char *p, size_t n, int *fmt,
 	return 0;
 }
 
-char *spx_vol_plugin_path(void)
+/* A file of ours in lib/ beside bin/ (or env's), what for the message. */
+static char *lib_path(const char *env, const char *name, const char *what)
 {
-	const char *env = getenv("SPX_VOL_PLUGIN");
+	const char *e = getenv(env);
 	char *self, *p;
 
-	if (env && *env)
-		return spx_strdup(env);
+	if (e && *e)
+		return spx_strdup(e);
 	self = spx_self_dir();
 	if (!self) {
 		spx_error(SPX_FAIL, "cannot find the running program");
 		return NULL;
 	}
-	p = spx_xprintf("%s/../lib/nbdkit-spxvol-plugin.so", self);
+	p = spx_xprintf("%s/../lib/%s", self, name);
 	free(self);
 	if (access(p, R_OK) < 0) {
-		spx_error_errno(SPX_FAIL, "no nbdkit plugin at '%s'", p);
+		spx_error_errno(SPX_FAIL, "no %s at '%s'", what, p);
 		free(p);
 		return NULL;
 	}
 	return p;
+}
+
+char *spx_vol_plugin_path(void)
+{
+	return lib_path("SPX_VOL_PLUGIN", "nbdkit-spxvol-plugin.so",
+			"nbdkit plugin");
+}
+
+char *spx_vol_server_path(void)
+{
+	return lib_path("SPX_NBD", "spx-nbd", "NBD server");
 }

@@ -130,5 +130,8 @@ int spx_vol_image_probe(const unsigned char *p, size_t n, int *fmt,
  * ../lib/nbdkit-spxvol-plugin.so beside the running program (caller
  * frees; NULL with an error when there is none). */
 char *spx_vol_plugin_path(void);
+/* spx's own NBD server (lib/vol/nbdkit/nbdsrv.c), which serves the same
+ * plugin: $SPX_NBD, else ../lib/spx-nbd beside the running program. */
+char *spx_vol_server_path(void);
 
 #endif

@@ -211,9 +211,20 @@ assert "base:allocation" in x["contexts"], x
 	[ ! -e "$SOCK" ]
 }
 
-@test "qemu-io over NBD: FUA, flush, TRIM, WRITE_ZEROES and block status" {
+# qemu_io_features [SERVE OPTIONS]: the NBD features through qemu-io and
+# nbdinfo, on a volume served by spx-vol serve with those options.
+qemu_io_features() {
 	v=$(spx-vol create --root "$ROOT" --size 64M)
-	serve
+	serve "$@"
+	# Unaligned writes (through the page cache) between aligned ones
+	# (O_DIRECT in spx-nbd): each read sees the last write.
+	run qemu-io -f raw -c 'write -P 0x11 2M 64k' -c 'write -P 0x22 2M 512' \
+		-c 'read -P 0x22 2M 512' -c 'read -P 0x11 2100k 4k' \
+		-c 'write -P 0x33 2M 4k' -c 'read -P 0x33 2M 4k' \
+		-c 'write -P 0x44 2049k 100' -c 'read -P 0x44 2049k 100' \
+		-c 'read -P 0x33 2048k 1k' "$(uri "$v")"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *failed* ]]
 	run qemu-io -f raw -c 'write -f -P 0xab 0 1M' -c 'write -P 0xcd 1M 1M' \
 		-c flush -c 'write -P 0xef 8M 4M' -c flush "$(uri "$v")"
 	[ "$status" -eq 0 ]
@@ -243,6 +254,42 @@ assert at(63 << 20)["type"] == 3, m           # hole, zero
 '
 	# The same bytes through spx-vol cat on the running server.
 	spx-vol cat --root "$ROOT" --socket "$SOCK" "$v" | cmp -n $((1 << 20)) - <(head -c 1M /dev/zero | tr '\0' '\253')
+}
+
+@test "qemu-io over NBD: FUA, flush, TRIM, WRITE_ZEROES and block status" {
+	qemu_io_features
+}
+
+@test "spx-nbd and hostile NBD clients: errors for bad options and requests, a silent one timed out, the server serves on" {
+	v=$(spx-vol create --root "$ROOT" --size 64M)
+	SPX_NBD_HANDSHAKE_S=2 serve
+	run python3 "$SPX_TOP/tests/bats/fixtures/nbd-hostile.py" "$SOCK" "$v"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *FAIL* ]]
+	# A client that never says a word is closed after the handshake's
+	# time (2 s here, 30 s unless SPX_NBD_HANDSHAKE_S says).
+	run python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(20)
+t = time.monotonic()
+s.recv(18)
+print(s.recv(1) == b"", round(time.monotonic() - t))
+' "$SOCK"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "True "[1-9]* ]]
+	nbdinfo --size "$(uri "$v")"
+	qemu-io -f raw -c 'write -P 0x5a 4096 4096' -c 'read -P 0x5a 4096 4096' "$(uri "$v")" | grep -vq failed
+}
+
+@test "the same through nbdkit (ebs.server = nbdkit)" {
+	qemu_io_features --server nbdkit
+	pgrep -P "$SERVE_PID" nbdkit
+	run spx-vol serve --root "$ROOT" --server qemu
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"must be spx or nbdkit, not 'qemu'"* ]]
 }
 
 # acked N: have N writes been acknowledged?
@@ -278,8 +325,8 @@ acked() {
 		wait_for 30 acked "$want"
 		# Both at once, the server and its supervisor: stopped first,
 		# so neither sees the other die (spx-vol serve removes the
-		# socket once nbdkit is gone), then killed.
-		kids=$(pgrep -P "$SERVE_PID" nbdkit)
+		# socket once its server is gone), then killed.
+		kids=$(pgrep -P "$SERVE_PID" spx-nbd)
 		[ -n "$kids" ]
 		kill -STOP $kids "$SERVE_PID"
 		kill -9 $kids "$SERVE_PID"
@@ -359,7 +406,7 @@ assert b[8 << 20] == 0x55
 	run as_u "$v"
 	[ "$status" -ne 0 ]
 	[[ "$output" != *"virtual size"* ]]
-	wait_for 10 grep -q "nbdkit: .*$v: refused to uid $u (not granted to it)" "$ROOT/log/vol.log"
+	wait_for 10 grep -q "spx-nbd: .*$v: refused to uid $u (not granted to it)" "$ROOT/log/vol.log"
 	# Refused before it is looked up: no volume is not told apart.
 	run as_u vol-0123456789abcdef0
 	[ "$status" -ne 0 ]
@@ -418,7 +465,7 @@ assert b[8 << 20] == 0x55
 	# refused from the next request on, a write changes nothing.
 	echo "$((u + 1)) g2" >"$SOCK.grants/$v.new"
 	mv "$SOCK.grants/$v.new" "$SOCK.grants/$v"
-	wait_for 10 grep -q "nbdkit: .*$v: the grant to uid $u is gone" "$ROOT/log/vol.log"
+	wait_for 10 grep -q "spx-nbd: .*$v: the grant to uid $u is gone" "$ROOT/log/vol.log"
 	ask 7 "read 0 64k" "read failed: Operation not permitted"
 	ask 7 "write -P 0x22 0 64k" "write failed: Operation not permitted"
 	ask 7 "discard 0 64k" "discard failed: Operation not permitted"
@@ -444,7 +491,7 @@ if libc.renameat2(AT_FDCWD, sys.argv[1].encode(), AT_FDCWD, sys.argv[2].encode()
 ' "$SOCK.grants.new" "$SOCK.grants"
 	ask 8 "read -P 0x11 0 64k" "read 65536/65536"
 	rm "$SOCK.grants/$v"
-	wait_for 10 grep -q "nbdkit: .*$v: the grant to uid $((u + 1)) is gone" "$ROOT/log/vol.log"
+	wait_for 10 grep -q "spx-nbd: .*$v: the grant to uid $((u + 1)) is gone" "$ROOT/log/vol.log"
 	ask 8 "write -P 0x33 0 64k" "write failed: Operation not permitted"
 	exec 8>&-
 	rm -r "$SOCK.grants.new"
@@ -453,19 +500,19 @@ if libc.renameat2(AT_FDCWD, sys.argv[1].encode(), AT_FDCWD, sys.argv[2].encode()
 	[ "$(spx status --root "$ROOT" --json | python3 -c 'import json,sys; print({x["service"]: x for x in json.load(sys.stdin)}["vol"]["restarts"])')" = 0 ]
 }
 
-@test "served as root, another user's idle connections are bounded: nbdkit's threads stay few, a guest is served" {
+@test "served as root, another user's idle connections are bounded: the server's threads stay few, a guest is served" {
 	[ "$(id -u)" = 0 ] || skip "the socket is this user's alone when not root"
 	v=$(spx-vol create --root "$ROOT" --size 4M)
 	start_node
 	chmod o+x "$ROOT/run"
 	pid=$(cat "$ROOT/run/vol.pid")
-	nbdkit=$(pgrep -P "$pid" nbdkit)
-	threads() { ls "/proc/$nbdkit/task" | wc -l; }
+	srv=$(pgrep -P "$pid" spx-nbd)
+	threads() { ls "/proc/$srv/task" | wc -l; }
 	base=$(threads)
 	[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3 for another user to run"
 	u=2113999995
 	# hold N: as uid u, open N connections and keep them open without a
-	# word until fd 7 closes; print how many got nbdkit's greeting and
+	# word until fd 7 closes; print how many got the server's greeting and
 	# how many were closed unanswered (refused).
 	mkfifo "$BATS_TEST_TMPDIR/in"
 	hold() {
@@ -496,7 +543,7 @@ sys.stdin.read()
 	[ "$(cat "$BATS_TEST_TMPDIR/held")" = "64 36" ]
 	# One thread a connection held, none for the refused.
 	[ "$(threads)" -le $((base + 64 + 4)) ]
-	grep -q "nbdkit: .*refused a connection of uid $u: 64 of its own are open" "$ROOT/log/vol.log"
+	grep -q "spx-nbd: .*refused a connection of uid $u: 64 of its own are open" "$ROOT/log/vol.log"
 	# A guest (another uid) is served meanwhile, and root.
 	mkdir -p -m 0700 "$SOCK.grants"
 	echo "$((u + 1)) g1" >"$SOCK.grants/$v"
@@ -565,12 +612,12 @@ sys.stdin.read()
 	[ "$status" -eq 0 ]
 	echo "$output" | grep -q "^vol  *| running .*| nbd+unix:///?socket=$SOCK\$"
 	[ "$(stat -c %a "$SOCK")" = "$(sockmode)" ]
-	# nbdkit's errors reach the service log, with a timestamp.
+	# The server's errors reach the service log, with a timestamp.
 	! nbdinfo --size "$(uri vol-0123456789abcdef0)" 2>/dev/null
-	wait_for 10 grep -q "Z spx-vol: warn: nbdkit: .*no volume 'vol-0123456789abcdef0'" "$ROOT/log/vol.log"
+	wait_for 10 grep -q "Z spx-vol: warn: spx-nbd: .*no volume 'vol-0123456789abcdef0'" "$ROOT/log/vol.log"
 	qemu-io -f raw -c 'write -f -P 7 0 4M' "$(uri "$v")"
 	old=$(cat "$ROOT/run/vol.pid")
-	pkill -9 -P "$old" nbdkit
+	pkill -9 -P "$old" spx-nbd
 	wait_for 20 bash -c "[ \"\$(cat '$ROOT/run/vol.pid')\" != $old ] && nbdinfo --size '$(uri "$v")' >/dev/null 2>&1"
 	qemu-io -f raw -r -c 'read -P 7 0 4M' "$(uri "$v")" | grep -vq failed
 	run spx status --root "$ROOT" --json

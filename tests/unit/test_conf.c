@@ -207,6 +207,7 @@ static void test_defaults(void)
 	T_INT(n->obj.data, 1, "default data");
 	T_INT(n->obj.parity, 0, "default parity");
 	T_INT(n->ebs.default_threads, 16, "default default_threads");
+	T_STR(n->ebs.server, "spx", "default ebs.server");
 	T_INT(n->ebs.cache_size_mb, 128, "default cache_size_mb");
 	T_INT(n->ebs.overcommit_percent, 100, "default overcommit_percent");
 	T_INT(n->vm.uid_base, 2113929216, "default vm.uid_base");
@@ -682,7 +683,7 @@ static void test_schema(void)
 		n++;
 		bad += tabs != 3;
 	}
-	T_INT(n, 51, "one line per key");
+	T_INT(n, 52, "one line per key");
 	T_INT(bad, 0, "every line has four columns");
 	free(out);
 }

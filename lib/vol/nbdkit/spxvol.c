@@ -3,6 +3,11 @@
  *
  *   nbdkit -U SOCKET nbdkit-spxvol-plugin.so dir=STORE [conf=FILE root=DIR]
  *                                            [grants=SOCKET.grants]
+ *   spx-nbd -U SOCKET dir=STORE [conf=FILE root=DIR grants=SOCKET.grants]
+ *
+ * spx-nbd (nbdsrv.c, linked with this file) serves the same plugin from
+ * an event loop; it does a local volume's reads and writes itself
+ * (spxvol.h) and calls the callbacks below for everything else.
  *
  * Who may open a volume: root and the server's own user any; any other
  * peer (a guest's QEMU running as a user of its own) only the volumes
@@ -70,6 +75,7 @@
 #include "obj/obj.h"
 #include "proc.h"
 #include "vol/grant.h"
+#include "vol/nbdkit/spxvol.h"
 #include "vol/snap.h"
 #include "vol/track.h"
 #include "vol/vol.h"
@@ -1101,6 +1107,40 @@ static int spxvol_cache(void *handle, uint32_t count, uint64_t offset,
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- for spx's own NBD server (spxvol.h) ---- */
+
+int spxvol_fd(void *handle)
+{
+	return ((struct handle *)handle)->fd;
+}
+
+int spxvol_direct_begin(void *handle, bool write, uint64_t off,
+			uint32_t len, bool wait)
+{
+	struct handle *h = handle;
+	int r;
+
+	if (cut_off(h) < 0)
+		return -1;
+	if (__atomic_load_n(&h->pv->restoring, __ATOMIC_SEQ_CST))
+		return 1;
+	if (!write)
+		return 0;
+	r = wait ? spx_vol_track_write_begin(h->pv->t, off, len)
+		 : spx_vol_track_write_try_begin(h->pv->t, off, len);
+	if (r < 0) {
+		nbdkit_error("%s", spx_errmsg());
+		errno = EIO;
+		return -1;
+	}
+	return r ? 2 : 0;
+}
+
+void spxvol_direct_end(void *handle)
+{
+	spx_vol_track_write_end(((struct handle *)handle)->pv->t);
 }
 
 static struct nbdkit_plugin plugin = {
