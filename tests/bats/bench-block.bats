@@ -154,10 +154,10 @@ PY
 	left_nothing
 }
 
-# spx-bench block with the volume's nbdkit replaced by nbdkit's LOSSY
+# spx-bench block with the volume's server replaced by nbdkit's LOSSY
 # plugin (tests/bats/fixtures/nbdkit-lossy.sh).
 lossy() {
-	LOSSY=$1 SPX_NBDKIT="$BATS_TEST_DIRNAME/fixtures/nbdkit-lossy.sh" \
+	LOSSY=$1 SPX_NBD="$BATS_TEST_DIRNAME/fixtures/nbdkit-lossy.sh" \
 		run spx-bench block --quick --runs 2 --tag lossy
 }
 

@@ -284,6 +284,14 @@ print(s.recv(1) == b"", round(time.monotonic() - t))
 	qemu-io -f raw -c 'write -P 0x5a 4096 4096' -c 'read -P 0x5a 4096 4096' "$(uri "$v")" | grep -vq failed
 }
 
+@test "spx-nbd without io_uring: nbdkit serves in its place, and the log says why" {
+	v=$(spx-vol create --root "$ROOT" --size 4M)
+	SPX_NBD_URING=0 serve
+	qemu-io -f raw -c 'write -P 0x5a 0 64k' -c 'read -P 0x5a 0 64k' "$(uri "$v")" | grep -vq failed
+	grep -q "io_uring is not available (SPX_NBD_URING=0): serving with nbdkit instead" "$BATS_TEST_TMPDIR/serve.log"
+	pgrep -P "$SERVE_PID" nbdkit
+}
+
 @test "the same through nbdkit (ebs.server = nbdkit)" {
 	qemu_io_features --server nbdkit
 	pgrep -P "$SERVE_PID" nbdkit

@@ -44,6 +44,7 @@
 
 #include "vol/nbd.h"
 #include "vol/nbdkit/spxvol.h"
+#include "vol/vol.h"
 
 struct nbdkit_plugin *plugin_init(void);
 
@@ -445,6 +446,18 @@ static struct io_uring_sqe *sqe_get(struct conn *c)
 	return e;
 }
 
+/* fdatasync of the file on the io_uring, then q's reply: a FLUSH, or a
+ * write with FUA once written. */
+static void submit_fsync(struct conn *c, struct req *q)
+{
+	struct io_uring_sqe *e = sqe_get(c);
+
+	io_uring_prep_fsync(e, c->fd, IORING_FSYNC_DATASYNC);
+	io_uring_sqe_set_data(e, q);
+	q->op = OP_FSYNC;
+	c->inflight++;
+}
+
 static bool aligned(const struct conn *c, const struct req *q)
 {
 	return c->dfd >= 0 && !(q->r.offset % c->align) &&
@@ -542,9 +555,6 @@ static void complete_rw(struct conn *c, struct req *q, int res)
 		e = -res;
 	else if (finish_sync(c, q, res < 0 ? 0 : (size_t)res) < 0)
 		e = errno;
-	if (!e && w && (q->r.flags & SPX_NBD_CMD_FLAG_FUA) &&
-	    fdatasync(c->fd) < 0)
-		e = errno;
 	if (e && e != ENOSPC)
 		nbdkit_error("%s: %s", w ? "write" : "read", strerror(e));
 	if (q->counted) {
@@ -554,6 +564,8 @@ static void complete_rw(struct conn *c, struct req *q, int res)
 	}
 	if (e)
 		fail(c, q, e);
+	else if (w && (q->r.flags & SPX_NBD_CMD_FLAG_FUA))
+		submit_fsync(c, q); /* acknowledged once it is on the disk */
 	else
 		reply(c, q);
 }
@@ -572,7 +584,10 @@ static void handle_cqe(struct conn *c, struct io_uring_cqe *cqe)
 		if (cqe->res == -EINTR || cqe->res == -EAGAIN)
 			return;
 		if (cqe->res <= 0) {
-			c->eof = true;
+			/* No more requests (a client may half-close): the
+			 * ones taken are still answered, unless sending
+			 * fails. */
+			c->stop = true;
 			return;
 		}
 		if (c->payload)
@@ -713,21 +728,13 @@ static void dispatch(struct conn *c, struct req *q)
 		else
 			fail(c, q, errno);
 		return;
-	case SPX_NBD_CMD_FLUSH: {
-		struct io_uring_sqe *e;
-
+	case SPX_NBD_CMD_FLUSH:
 		/* Checks the connection was not cut off. */
-		if (spxvol_direct_begin(c->s.handle, false, 0, 0, false) < 0) {
+		if (spxvol_direct_begin(c->s.handle, false, 0, 0, false) < 0)
 			fail(c, q, errno);
-			return;
-		}
-		e = sqe_get(c);
-		io_uring_prep_fsync(e, c->fd, IORING_FSYNC_DATASYNC);
-		io_uring_sqe_set_data(e, q);
-		q->op = OP_FSYNC;
-		c->inflight++;
+		else
+			submit_fsync(c, q);
 		return;
-	}
 	case SPX_NBD_CMD_TRIM:
 		drain_writes(c);
 		r = pl->trim(c->s.handle, q->r.len, q->r.offset,
@@ -1054,6 +1061,47 @@ static int usage(void)
 	return SPX_USAGE;
 }
 
+/* Without io_uring (a kernel built without it, kernel.io_uring_disabled,
+ * a seccomp profile that refuses it), nbdkit serves the same plugin in
+ * this process's place, with the same arguments: the volumes are served,
+ * more slowly, and the log says why. Returns only if that fails. */
+static void fall_back(int argc, char **argv, const char *why)
+{
+	const char *nbdkit = getenv("SPX_NBDKIT");
+	char *plugin = spx_vol_plugin_path();
+	char **av = calloc((size_t)argc + 4, sizeof(*av));
+	int n = 0;
+	bool placed = false;
+
+	nbdkit_error("io_uring is not available (%s): serving with nbdkit "
+		     "instead",
+		     why);
+	if (!plugin || !av) {
+		nbdkit_error("cannot run nbdkit: %s",
+			     plugin ? "out of memory" : spx_errmsg());
+		free(av);
+		free(plugin);
+		return;
+	}
+	av[n++] = (char *)(nbdkit && *nbdkit ? nbdkit : "nbdkit");
+	av[n++] = "-f";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-v"))
+			continue;
+		if (strchr(argv[i], '=') && !placed) {
+			av[n++] = plugin; /* before the first key=value */
+			placed = true;
+		}
+		av[n++] = argv[i];
+	}
+	if (!placed)
+		av[n++] = plugin;
+	execvp(av[0], av);
+	nbdkit_error("cannot run %s: %m", av[0]);
+	free(av);
+	free(plugin);
+}
+
 int main(int argc, char **argv)
 {
 	const char *sock = NULL, *d = getenv("SPX_NBD_DIRECT"), *h;
@@ -1073,6 +1121,20 @@ int main(int argc, char **argv)
 	if (d && *d) {
 		direct_read = strchr(d, 'r') != NULL;
 		direct_write = strchr(d, 'w') != NULL;
+	}
+	{
+		struct io_uring probe;
+		const char *u = getenv("SPX_NBD_URING"); /* 0: as if none */
+		int r = u && !strcmp(u, "0") ? -ENOSYS
+					     : io_uring_queue_init(8, &probe, 0);
+
+		if (r < 0) {
+			fall_back(argc, argv,
+				  u && !strcmp(u, "0") ? "SPX_NBD_URING=0"
+						       : strerror(-r));
+			return SPX_FAIL;
+		}
+		io_uring_queue_exit(&probe);
 	}
 	pl = plugin_init();
 	for (int i = 1; i < argc; i++) {
