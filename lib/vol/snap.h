@@ -260,6 +260,7 @@ struct spx_snap_fill {
 	struct spx_vol_track *t;
 	struct spx_snap_manifest src;
 	int datafd;		/* data, open for writing */
+	int directfd;		/* the same with O_DIRECT, or -1 */
 };
 /* Set up from the volume's directory: SPX_NO when it is not restoring.
  * ss may be NULL, and set in f->ss before the first fill. */
