@@ -83,7 +83,8 @@ static void s64(struct script *s, uint64_t v)
 
 static void sbytes(struct script *s, const void *p, size_t n)
 {
-	memcpy(s->b + s->n, p, n);
+	if (n) /* p may be NULL then, which memcpy does not take */
+		memcpy(s->b + s->n, p, n);
 	s->n += n;
 }
 
