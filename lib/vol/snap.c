@@ -1409,12 +1409,13 @@ static int prepare(void *ctx, const char *dir)
 	return rc;
 }
 
-/* Fetches overlap too. */
-#define FILLERS SPX_SNAP_FETCHERS
-/* Chunks a filler writes before it makes them local (16 MiB). */
+/* SPX_SNAP_FETCHERS fetches overlap, and as many threads again write
+ * what they fetched meanwhile. */
+#define FILLERS (2 * SPX_SNAP_FETCHERS)
 
 struct fillers {
 	struct spx_snap_fill *f;
+	sem_t fetching;
 	pthread_mutex_t mu;
 	uint64_t next, done;
 	bool failed;
@@ -1465,7 +1466,8 @@ static void *filler(void *arg)
 		if (end)
 			break;
 		c = p->f->src.v[i].idx;
-		rc = spx_snap_fill_fetch(p->f, c, buf, NULL, &wrote);
+		rc = spx_snap_fill_fetch_limited(p->f, c, buf, &p->fetching,
+						 NULL, &wrote);
 		if (rc < 0)
 			filler_fail(p);
 		else if (wrote)
@@ -1476,6 +1478,40 @@ static void *filler(void *arg)
 	}
 	free(buf);
 	return NULL;
+}
+
+/* Allocate the blocks of the chunks still to fill, a run of adjacent
+ * chunks at a time. An O_DIRECT write into a hole allocates, and ext4
+ * then holds the file's lock for the whole write, so that the fillers'
+ * writes go one at a time; into allocated (unwritten) blocks they go
+ * together. The space is what the writes take anyway; a failure here
+ * (no fallocate, a full disk) is left for the writes to meet. */
+static void fill_allocate(struct spx_snap_fill *f)
+{
+	const struct spx_snap_manifest *m = &f->src;
+
+	for (uint64_t i = 0; i < m->count;) {
+		uint64_t first = m->v[i].idx, n = 0;
+
+		while (i < m->count && m->v[i].idx == first + n &&
+		       spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, first + n)) {
+			i++;
+			n++;
+		}
+		if (!n) {
+			i++;
+			continue;
+		}
+		if (fallocate(f->datafd, FALLOC_FL_KEEP_SIZE,
+			      (off_t)(first * SPX_SNAP_CHUNK),
+			      (off_t)((first + n - 1) * SPX_SNAP_CHUNK +
+				      chunk_len(m->size, first + n - 1) -
+				      first * SPX_SNAP_CHUNK)) < 0) {
+			spx_log(SPX_LOG_DEBUG, "vol: fallocate of %s: %s",
+				spx_vol_track_dir(f->t), strerror(errno));
+			return;
+		}
+	}
 }
 
 static int fill_all(struct spx_snap_store *ss, const char *vol,
@@ -1505,7 +1541,10 @@ static int fill_all(struct spx_snap_store *ss, const char *vol,
 	}
 	/* Where the file system takes it (else -1: the page cache). */
 	f.directfd = open(data, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	if (f.directfd >= 0)
+		fill_allocate(&f);
 	pthread_mutex_init(&p.mu, NULL);
+	sem_init(&p.fetching, 0, SPX_SNAP_FETCHERS);
 	for (int i = 0; i < FILLERS && (uint64_t)i < f.src.count; i++)
 		if (pthread_create(&th[nth], NULL, filler, &p) == 0)
 			nth++;
@@ -1529,6 +1568,7 @@ static int fill_all(struct spx_snap_store *ss, const char *vol,
 	for (int i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
 	pthread_mutex_destroy(&p.mu);
+	sem_destroy(&p.fetching);
 	rc = p.failed ? spx_error(p.err_status, "%s", p.err) : 0;
 	if (rc == 0 && spx_snap_fill_finish(&f) < 0)
 		rc = -1;
@@ -1925,26 +1965,14 @@ void spx_snap_fill_release(struct spx_snap_fill *f)
 	f->datafd = f->directfd = -1;
 }
 
-/* Under chunk c's lock: fetch it and write it into the volume if it is
- * still UNFILLED (*wrote), without syncing or clearing the bit. */
-static int fill_write(struct spx_snap_fill *f, uint64_t c, void *buf,
-		      bool *lost, bool *wrote)
+/* Write chunk c's bytes (len of buf) into the volume, without syncing. */
+static int fill_put(struct spx_snap_fill *f, uint64_t c, const void *buf,
+		    size_t len)
 {
-	const struct spx_snap_entry *e;
-	size_t len, left;
 	const char *p = buf;
 	uint64_t off = c * SPX_SNAP_CHUNK;
-	int rc;
+	size_t left = len;
 
-	*wrote = false;
-	if (!spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c))
-		return 0;
-	*wrote = true;
-	if (!(e = spx_snap_manifest_find(&f->src, c)))
-		return 0; /* zeros: the hole is the chunk */
-	len = left = chunk_len(f->src.size, c);
-	if ((rc = spx_snap_chunk_get(f->ss, e->hash, buf, len, lost)) < 0)
-		return rc;
 	/* Around the page cache where it can: restoring threads writing
 	 * one file through it wait on each other's copies. */
 	if (f->directfd >= 0 && !((uintptr_t)buf % 4096) && !(len % 4096)) {
@@ -1972,16 +2000,32 @@ static int fill_write(struct spx_snap_fill *f, uint64_t c, void *buf,
 	 * batch's fdatasync (spx_snap_fill_commit) then waits for what is
 	 * on its way rather than starting it all. A failure here is only
 	 * a lost head start. */
-	sync_file_range(f->datafd, (off_t)(c * SPX_SNAP_CHUNK),
-			(off_t)(off - c * SPX_SNAP_CHUNK), SYNC_FILE_RANGE_WRITE);
+	sync_file_range(f->datafd, (off_t)(c * SPX_SNAP_CHUNK), (off_t)len,
+			SYNC_FILE_RANGE_WRITE);
 	return 0;
+}
+
+/* Fetch chunk c into buf: its length (0: the snapshot holds zeros,
+ * which the volume's hole is already), or -1. */
+static int64_t fill_get(struct spx_snap_fill *f, uint64_t c, void *buf,
+			bool *lost)
+{
+	const struct spx_snap_entry *e = spx_snap_manifest_find(&f->src, c);
+	size_t len;
+
+	if (!e)
+		return 0;
+	len = chunk_len(f->src.size, c);
+	if (spx_snap_chunk_get(f->ss, e->hash, buf, len, lost) < 0)
+		return -1;
+	return (int64_t)len;
 }
 
 int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 			bool *lost)
 {
-	bool wrote;
-	int rc;
+	int64_t len;
+	int rc = 0;
 
 	if (lost)
 		*lost = false;
@@ -1989,9 +2033,15 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 		return 0;
 	if (spx_vol_track_chunk_lock(f->t, c) < 0)
 		return -1;
-	rc = fill_write(f, c, buf, lost, &wrote);
-	if (rc == 0 && wrote)
-		rc = spx_snap_fill_commit(f, &c, 1);
+	/* The reader waits for this chunk anyway: fetched under its lock,
+	 * so that it is fetched once. */
+	if (spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c)) {
+		if ((len = fill_get(f, c, buf, lost)) < 0 ||
+		    (len && fill_put(f, c, buf, (size_t)len) < 0))
+			rc = -1;
+		else
+			rc = spx_snap_fill_commit(f, &c, 1);
+	}
 	spx_vol_track_chunk_unlock(f->t, c);
 	return rc;
 }
@@ -1999,17 +2049,42 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, void *buf,
 			bool *lost, bool *wrote)
 {
-	int rc;
+	return spx_snap_fill_fetch_limited(f, c, buf, NULL, lost, wrote);
+}
+
+int spx_snap_fill_fetch_limited(struct spx_snap_fill *f, uint64_t c,
+				void *buf, sem_t *fetching, bool *lost,
+				bool *wrote)
+{
+	int64_t len;
+	int rc = 0;
 
 	if (lost)
 		*lost = false;
 	*wrote = false;
 	if (!spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c))
 		return 0;
+	/* Fetched without the chunk's lock: the bytes are the snapshot's
+	 * whatever the volume does meanwhile, and a guest's write to the
+	 * chunk need not wait for the store. Whether they still belong in
+	 * the volume is decided under the lock. */
+	while (fetching && sem_wait(fetching) < 0 && errno == EINTR)
+		;
+	len = fill_get(f, c, buf, lost);
+	if (fetching)
+		sem_post(fetching);
+	if (len < 0)
+		return -1;
 	if (spx_vol_track_chunk_lock(f->t, c) < 0)
 		return -1;
-	rc = fill_write(f, c, buf, lost, wrote);
+	if (spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c)) {
+		*wrote = true;
+		if (len)
+			rc = fill_put(f, c, buf, (size_t)len);
+	}
 	spx_vol_track_chunk_unlock(f->t, c);
+	if (rc < 0)
+		*wrote = false;
 	return rc;
 }
 

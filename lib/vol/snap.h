@@ -59,6 +59,8 @@
 
 #include "spx.h"
 
+#include <semaphore.h>
+
 #include "buf.h"
 #include "id.h"
 #include "obj/obj.h"
@@ -280,6 +282,12 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 #define SPX_SNAP_FILL_BATCH 32 /* chunks a commit, for callers that batch */
 int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, void *buf,
 			bool *lost, bool *wrote);
+/* The same with fetches from the store limited by a semaphore (held
+ * for the fetch only, not the write): more threads than fetches keep
+ * the store busy while some of them write. */
+int spx_snap_fill_fetch_limited(struct spx_snap_fill *f, uint64_t c,
+				void *buf, sem_t *fetching, bool *lost,
+				bool *wrote);
 int spx_snap_fill_commit(struct spx_snap_fill *f, const uint64_t *c,
 			 size_t n);
 /* When no chunk is left to fetch: snap.json forgets the source and the

@@ -279,6 +279,21 @@ static void test_snapshots(void)
 		T_OK(g1 && !memcmp(g1, a, size), "restore 1 is snapshot 1");
 		free(g1);
 	}
+	{
+		/* Thin still: what the restore allocates ahead of its writes
+		 * is the chunks with data, not the holes between them (4, 7
+		 * and 8). */
+		char *p = spx_vol_data_path(vs, r1.id);
+		struct stat sb;
+		uint64_t want = 6 * (uint64_t)CH + CH - 4096;
+
+		T_INT(stat(p, &sb), 0, "stat restore 1");
+		T_OK((uint64_t)sb.st_blocks * 512 <= want + 65536,
+		     "restore 1 allocates %llu bytes, its data %llu",
+		     (unsigned long long)sb.st_blocks * 512,
+		     (unsigned long long)want);
+		free(p);
+	}
 	T_INT(spx_snap_restore(ss, s2.id, &eager, &r2), 0, "restore 2");
 	{
 		unsigned char *g2 = slurp(r2.id, size);
@@ -402,6 +417,30 @@ static void test_lazy(void)
 	T_INT(spx_snap_fill_open(ss, t, fd, &f), 0, "fill");
 	T_INT(spx_snap_fill_chunk(&f, 2, buf, NULL), 0, "fetch chunk 2");
 	T_INT(spx_vol_track_count(t, SPX_TRACK_UNFILLED), 5, "5 left");
+	{
+		/* In two steps, a fetch at a time: written, not yet local. */
+		sem_t one;
+		bool wrote = false;
+		int turns = -1;
+
+		sem_init(&one, 0, 1);
+		T_INT(spx_snap_fill_fetch_limited(&f, 3, buf, &one, NULL,
+						  &wrote),
+		      0, "fetch chunk 3");
+		T_OK(wrote, "chunk 3 written");
+		sem_getvalue(&one, &turns);
+		T_INT(turns, 1, "the fetch gave its turn back");
+		T_INT(spx_vol_track_count(t, SPX_TRACK_UNFILLED), 5,
+		      "chunk 3 awaits its commit");
+		T_INT(spx_snap_fill_commit(&f, (const uint64_t[]){ 3 }, 1), 0,
+		      "commit chunk 3");
+		T_INT(spx_vol_track_count(t, SPX_TRACK_UNFILLED), 4, "4 left");
+		T_INT(spx_snap_fill_fetch_limited(&f, 2, buf, &one, NULL,
+						  &wrote),
+		      0, "chunk 2 again");
+		T_OK(!wrote, "local already: not written again");
+		sem_destroy(&one);
+	}
 	/* A write to chunk 4, after fetching it, as the plugin does. */
 	T_INT(spx_snap_fill_chunk(&f, 4, buf, NULL), 0, "fetch chunk 4");
 	spx_snap_fill_release(&f);
