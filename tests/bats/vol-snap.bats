@@ -221,6 +221,31 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	qio "$v" -r -c 'read -P 0xb2 0 256M'
 }
 
+@test "snapshots taken while 32 writes are in flight: each pauses the writers and finishes, and the writes all land" {
+	v=$(spx-vol create --root "$ROOT" --size 64M)
+	serve
+	# fio keeps 32 writes in flight on one connection, so that each
+	# snapshot's pause finds the server with writes of its own under way
+	# (it must end them before it waits, never wait holding them).
+	fio --name=w --ioengine=nbd --uri="$(uri "$v")" --rw=randwrite --bs=4k \
+		--iodepth=32 --size=64M --time_based --runtime=20 \
+		--output="$BATS_TEST_TMPDIR/fio" &
+	BG_PID=$!
+	sleep 2
+	for i in 1 2 3 4 5; do
+		timeout 60 spx-vol snapshot --root "$ROOT" "$v" >>"$BATS_TEST_TMPDIR/ids"
+	done
+	wait "$BG_PID"
+	BG_PID=
+	! grep -q 'err= *[1-9]' "$BATS_TEST_TMPDIR/fio"
+	[ "$(grep -c '^snap-' "$BATS_TEST_TMPDIR/ids")" -eq 5 ]
+	# The last snapshot is the volume at its moment: after fio, one more
+	# has what fio left, and restores to it byte for byte.
+	s=$(spx-vol snapshot --root "$ROOT" "$v")
+	r=$(spx-vol restore --root "$ROOT" "$s")
+	cmp <(nbdcopy "$(uri "$v")" -) <(nbdcopy "$(uri "$r")" -)
+}
+
 @test "kill -9 of spx-vol snapshot mid-upload, then again: right, nothing named lost" {
 	v=$(spx-vol create --root "$ROOT" --size 128M)
 	head -c 128M /dev/urandom >"$BATS_TEST_TMPDIR/r"

@@ -282,6 +282,16 @@ print(s.recv(1) == b"", round(time.monotonic() - t))
 	[[ "$output" == "True "[1-9]* ]]
 	nbdinfo --size "$(uri "$v")"
 	qemu-io -f raw -c 'write -P 0x5a 4096 4096' -c 'read -P 0x5a 4096 4096' "$(uri "$v")" | grep -vq failed
+	# A handshake time that is not whole seconds from 1 to 3600 is
+	# refused, by name, before anything is served.
+	for bad in 0 3601 2s -1 ' 5'; do
+		run env SPX_NBD_HANDSHAKE_S="$bad" "$SPX_BUILD/lib/spx-nbd" \
+			-U "$BATS_TEST_TMPDIR/hs.sock" dir="$ROOT/data/vol"
+		[ "$status" -eq 100 ]
+		[[ "$output" == *"SPX_NBD_HANDSHAKE_S '$bad' is out of range 1..3600"* ||
+			"$output" == *"invalid SPX_NBD_HANDSHAKE_S '$bad'"* ]]
+		[ ! -e "$BATS_TEST_TMPDIR/hs.sock" ]
+	done
 }
 
 @test "spx-nbd without io_uring: nbdkit serves in its place, and the log says why" {

@@ -42,6 +42,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "size.h"
 #include "vol/nbd.h"
 #include "vol/nbdkit/spxvol.h"
 #include "vol/vol.h"
@@ -1111,11 +1112,12 @@ int main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	if ((h = getenv("SPX_NBD_HANDSHAKE_S")) && *h) {
-		char *end;
-		long v = strtol(h, &end, 10);
+		uint64_t v;
 
-		if (*end || v < 1 || v > 3600)
-			return usage();
+		if (spx_parse_uint("SPX_NBD_HANDSHAKE_S", h, 1, 3600, &v) < 0) {
+			fprintf(stderr, "spx-nbd: %s\n", spx_errmsg());
+			return SPX_USAGE;
+		}
 		handshake_s = (int)v;
 	}
 	if (d && *d) {
