@@ -892,6 +892,19 @@ struct term {
 	json_t *prev, *cur; /* out */
 };
 
+/* OperationNotPermitted when rec is protected from termination. */
+static int protected(const json_t *rec)
+{
+	if (!json_is_true(json_object_get(rec, "SpxDisableApiTermination")) ||
+	    code_of(rec) == SPX_INST_TERMINATED)
+		return 0;
+	return spx_ec2_fault(400, "OperationNotPermitted",
+			     "The instance '%s' may not be terminated. Modify "
+			     "its 'disableApiTermination' instance attribute "
+			     "and try again.",
+			     spx_ec2_str0(rec, "InstanceId"));
+}
+
 static int do_terminate(json_t *rec, void *arg)
 {
 	struct term *t = arg;
@@ -905,6 +918,9 @@ static int do_terminate(json_t *rec, void *arg)
 		t->cur = state_obj(rec);
 		return 1;
 	}
+	/* Again, in the change: protection set since the check holds. */
+	if (protected(rec) < 0)
+		return -1;
 	set_state(rec, SPX_INST_SHUTTING_DOWN);
 	set_reason(rec, "Client.UserInitiatedShutdown",
 		   "Client.UserInitiatedShutdown: User initiated shutdown");
@@ -924,26 +940,21 @@ int spx_inst_terminate(struct spx_state *st, const char *account,
 	/* Every id first: one that cannot be terminated changes nothing. */
 	json_array_foreach(ids, i, v) {
 		const char *id = json_string_value(v);
-		bool locked;
+		int rc;
 
 		if (spx_inst_get(st, account, id, &rec) < 0)
 			return -1;
-		locked = json_is_true(json_object_get(rec,
-						      "SpxDisableApiTermination")) &&
-			 code_of(rec) != SPX_INST_TERMINATED;
+		rc = protected(rec);
 		json_decref(rec);
-		if (locked)
-			return spx_ec2_fault(400, "OperationNotPermitted",
-					     "The instance '%s' may not be "
-					     "terminated. Modify its "
-					     "'disableApiTermination' instance "
-					     "attribute and try again.",
-					     id);
+		if (rc < 0)
+			return -1;
 	}
 	res = json_array();
 	json_array_foreach(ids, i, v) {
 		struct term t = { now, NULL, NULL };
 
+		if (spx_inst_terminate_window)
+			spx_inst_terminate_window(json_string_value(v));
 		if (spx_ec2_kind_change(st, &kind, account, json_string_value(v),
 					do_terminate, &t) < 0) {
 			json_decref(t.prev);

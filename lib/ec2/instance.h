@@ -131,9 +131,13 @@ int spx_inst_list(struct spx_state *st, const char *account, time_t now,
 		  json_t **out);
 /* TerminateInstances: ids an array of instance ids, each checked before
  * any changes (NotFound, Malformed, OperationNotPermitted for
- * DisableApiTermination). *out: InstanceStateChange items
+ * DisableApiTermination), and DisableApiTermination again as each is
+ * changed, so that protection set meanwhile holds (then the ids before
+ * it are terminated and the call fails). *out: InstanceStateChange items
  * {InstanceId, PreviousState, CurrentState}. Terminating a terminated or
  * shutting-down instance changes nothing and answers its state. */
+/* Defined only by a test, to act between the checks and the changes. */
+void spx_inst_terminate_window(const char *id) __attribute__((weak));
 int spx_inst_terminate(struct spx_state *st, const char *account,
 		       const json_t *ids, time_t now, json_t **out);
 /* StopInstances: pending or running -> stopping (force: spx-vm stop

@@ -634,6 +634,48 @@ static int modify(const char *id, const char *json)
 	return rc;
 }
 
+/* TerminateInstances' window between its checks and its changes: the
+ * instance named here is protected in it, as a ModifyInstanceAttribute
+ * landing there would. */
+static char window_protect[SPX_ID_SIZE];
+
+void spx_inst_terminate_window(const char *id)
+{
+	if (*window_protect && !strcmp(id, window_protect)) {
+		*window_protect = '\0';
+		if (modify(id, "\"DisableApiTermination\": {\"Value\": true}") < 0)
+			abort();
+	}
+}
+
+static void test_protect_race(void)
+{
+	json_t *res, *ids, *out = NULL;
+	char a[SPX_ID_SIZE], b[SPX_ID_SIZE], vol[SPX_ID_SIZE];
+
+	T_INT(run("{" RUN1 "}", &res), 0, "run a");
+	snprintf(a, sizeof(a), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	T_INT(run("{" RUN1 "}", &res), 0, "run b");
+	snprintf(b, sizeof(b), "%s", first_id(res, vol, sizeof(vol)));
+	json_decref(res);
+	/* b is protected after the checks passed, before its change. */
+	snprintf(window_protect, sizeof(window_protect), "%s", b);
+	ids = json_pack("[s, s]", a, b);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), -1,
+	      "protected meanwhile: refused");
+	T_STR(code(), "OperationNotPermitted", "OperationNotPermitted");
+	T_OK(!out, "no answer");
+	T_STR(state_of(b), "pending", "the protected one runs on");
+	T_STR(state_of(a), "shutting-down", "the one before it was changed");
+	T_INT(modify(b, "\"DisableApiTermination\": {\"Value\": false}"), 0,
+	      "unprotected");
+	json_array_remove(ids, 0);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "then terminated");
+	json_decref(out);
+	json_decref(ids);
+}
+
 static void test_reboot_modify(void)
 {
 	static const struct {
@@ -1622,6 +1664,7 @@ int main(void)
 	test_pgroup_rules();
 	test_pgroup_run();
 	test_mdopts();
+	test_protect_race();
 	json_decref(zones);
 	spx_state_close(st);
 	free(lock);
