@@ -447,13 +447,13 @@ int spx_ec2_image_using(struct spx_state *st, const char *account,
 /* The mappings of req checked, their snapshots read (account's own or
  * shared with it), into the record's BlockDeviceMappings and
  * SpxSnapOwners. Under the node's lock. */
-static int mappings(struct spx_state *st, const char *account,
-		    const json_t *req, const char *root, json_t *bdms,
-		    json_t *owners)
+static int mappings_in(struct spx_state *st, const char *account,
+		       const json_t *req, const char *root, json_t *bdms,
+		       json_t *owners, json_t *seen)
 {
 	const json_t *m;
 	bool have_root = false;
-	size_t i, j;
+	size_t i;
 
 	json_array_foreach(json_object_get(req, "BlockDeviceMappings"), i, m) {
 		const char *dev = spx_ec2_str(m, "DeviceName");
@@ -471,18 +471,11 @@ static int mappings(struct spx_state *st, const char *account,
 		if (!device_valid(dev))
 			return spx_ec2_fault(400, "InvalidBlockDeviceMapping",
 					     "Invalid device name %s", dev);
-		for (j = 0; j < i; j++)
-			if (!strcmp(spx_ec2_str0(json_array_get(json_object_get(
-							       req,
-							       "BlockDeviceMappings"),
-						       j),
-					     "DeviceName"),
-				    dev))
-				return spx_ec2_fault(400,
-						     "InvalidBlockDeviceMapping",
-						     "The device %s is mapped "
-						     "twice.",
-						     dev);
+		if (json_object_get(seen, dev))
+			return spx_ec2_fault(400, "InvalidBlockDeviceMapping",
+					     "The device %s is mapped twice.",
+					     dev);
+		json_object_set_new(seen, dev, json_true());
 		if (spx_ec2_str(m, "VirtualName"))
 			return spx_ec2_fault(400, "InvalidBlockDeviceMapping",
 					     "Instance store volumes (%s) are "
@@ -543,6 +536,20 @@ static int mappings(struct spx_state *st, const char *account,
 				     "mapping with a snapshot.",
 				     root);
 	return 0;
+}
+
+/* The names seen, for "mapped twice" in one look each (a request may
+ * carry thousands of mappings: a scan of those before each was
+ * quadratic). */
+static int mappings(struct spx_state *st, const char *account,
+		    const json_t *req, const char *root, json_t *bdms,
+		    json_t *owners)
+{
+	json_t *seen = json_object();
+	int rc = mappings_in(st, account, req, root, bdms, owners, seen);
+
+	json_decref(seen);
+	return rc;
 }
 
 static json_t *new_record(const char *account, const char *id,

@@ -183,6 +183,12 @@ static void test_rules(void)
 		  "{\"DeviceName\": \"/dev/xvda\", \"Ebs\": {\"SnapshotId\": \"%s\"}},"
 		  "{\"DeviceName\": \"/dev/xvda\", \"Ebs\": {\"VolumeSize\": 1}}]}",
 		  "InvalidBlockDeviceMapping" },
+		{ "{\"Name\": \"r-twice2\", \"BlockDeviceMappings\": ["
+		  "{\"DeviceName\": \"/dev/xvda\", \"Ebs\": {\"SnapshotId\": \"%s\"}},"
+		  "{\"DeviceName\": \"/dev/sdb\", \"NoDevice\": \"\"},"
+		  "{\"DeviceName\": \"/dev/sdc\", \"NoDevice\": \"\"},"
+		  "{\"DeviceName\": \"/dev/sdb\", \"NoDevice\": \"\"}]}",
+		  "InvalidBlockDeviceMapping" },
 		{ "{\"Name\": \"r-small\", \"BlockDeviceMappings\": [{\"DeviceName\": "
 		  "\"/dev/xvda\", \"Ebs\": {\"SnapshotId\": \"%s\", \"VolumeSize\": 1}}]}",
 		  "InvalidBlockDeviceMapping" },
