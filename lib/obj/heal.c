@@ -68,7 +68,8 @@ static int check_seg(struct spx_obj *s, const struct spx_obj_meta *m,
 				if (pass == 0) {
 					c->blocks++;
 					c->missing += b == OBJ_BLOCK_MISSING;
-					c->corrupt += b == OBJ_BLOCK_CORRUPT;
+					c->corrupt += b == OBJ_BLOCK_CORRUPT ||
+						      b == OBJ_BLOCK_ERROR;
 				}
 				if (!ok[i]) {
 					bad++;

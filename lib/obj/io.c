@@ -543,6 +543,7 @@ struct spx_obj_reader {
 	size_t cseg;
 	uint64_t cstripe;
 	struct spx_obj_stripe cst;
+	int open_errno;		/* a shard open's failure other than ENOENT */
 };
 
 const struct spx_obj_meta *spx_obj_reader_meta(const struct spx_obj_reader *r)
@@ -560,6 +561,10 @@ static int open_seg(struct spx_obj_reader *r, size_t seg, int *fds)
 		fds[i] = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fds[i] >= 0)
 			have++;
+		else if (errno != ENOENT && errno != ENOTDIR)
+			r->open_errno = errno; /* EMFILE, EIO...: may pass */
+		else if (!obj_drive_here(r->s, i))
+			r->open_errno = ENODEV; /* it may come back */
 		free(p);
 	}
 	return have;
@@ -650,7 +655,7 @@ int spx_obj_reader_open_version(struct spx_obj *s,
 	const char *bucket;
 	char enc[256];
 	bool retry = false;
-	int rc;
+	int rc, errs = 0;
 
 	*out = NULL;
 	if ((rc = obj_target(b, key, vid, enc)) < 0)
@@ -686,10 +691,15 @@ int spx_obj_reader_open_version(struct spx_obj *s,
 		/* Fewer than k shards: an overwrite or a version's removal
 		 * took this generation between our metadata read and the
 		 * opens. Read again. */
+		errs = r->open_errno;
 		spx_obj_reader_close(r);
 	}
-	return obj_err(SPX_OBJ_INTERNAL,
-		       "'%s': too few shard files to read", key);
+	/* Still too few: gone, unless an open failed otherwise. */
+	return errs ? obj_err(SPX_OBJ_INTERNAL,
+			      "'%s': too few shard files open: %s", key,
+			      strerror(errs))
+		    : obj_err(SPX_OBJ_LOST, "'%s': too few shard files to read",
+			      key);
 }
 
 int obj_block_read(int fd, const struct spx_obj_stripe *st, unsigned char *p)
@@ -705,7 +715,7 @@ int obj_block_read(int fd, const struct spx_obj_stripe *st, unsigned char *p)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return OBJ_BLOCK_CORRUPT;
+			return OBJ_BLOCK_ERROR;
 		if (!n)
 			return OBJ_BLOCK_MISSING;
 		got += (size_t)n;
@@ -724,10 +734,18 @@ static int seg_fds(struct spx_obj_reader *r, size_t seg, int **fds)
 	if (r->lazy && r->lazyseg != seg) {
 		r->cached = false;
 		close_fds(r->fds, (size_t)n);
+		r->open_errno = 0;
 		if (open_seg(r, seg, r->fds) < m->k)
-			return obj_err(SPX_OBJ_INTERNAL,
-				       "'%s': segment %zu is unreadable", m->key,
-				       seg);
+			return r->open_errno
+				       ? obj_err(SPX_OBJ_INTERNAL,
+						 "'%s': segment %zu cannot be "
+						 "opened: %s",
+						 m->key, seg,
+						 strerror(r->open_errno))
+				       : obj_err(SPX_OBJ_LOST,
+						 "'%s': segment %zu has lost "
+						 "more than %d shard files",
+						 m->key, seg, m->m);
 		r->lazyseg = seg;
 	}
 	*fds = r->fds + (r->lazy ? 0 : seg * (size_t)n);
@@ -739,7 +757,7 @@ static int load_stripe(struct spx_obj_reader *r, size_t seg, uint64_t si)
 {
 	struct spx_obj *s = r->s;
 	const struct spx_obj_meta *m = &r->meta;
-	int n = m->k + m->m, good = 0, *fds, rc;
+	int n = m->k + m->m, good = 0, err = 0, *fds, rc;
 	unsigned char *sh[32];
 	bool ok[32];
 
@@ -755,11 +773,24 @@ static int load_stripe(struct spx_obj_reader *r, size_t seg, uint64_t si)
 	}
 	/* Data blocks first; parity only as far as needed. */
 	for (int i = 0; i < n && good < m->k; i++) {
-		ok[i] = obj_block_read(fds[i], &r->cst, sh[i]) == OBJ_BLOCK_OK;
+		int b = obj_block_read(fds[i], &r->cst, sh[i]);
+
+		ok[i] = b == OBJ_BLOCK_OK;
 		good += ok[i];
+		if (b == OBJ_BLOCK_ERROR)
+			err = errno;
 	}
-	if (good < m->k)
+	/* Too few: lost when what failed is missing or corrupt; a read
+	 * that failed may pass, as may a shard file that did not open for
+	 * a reason other than its absence. */
+	if (good < m->k && !err)
+		err = r->open_errno;
+	if (good < m->k && err)
 		return obj_err(SPX_OBJ_INTERNAL,
+			       "'%s': stripe %llu cannot be read: %s", m->key,
+			       (unsigned long long)si, strerror(err));
+	if (good < m->k)
+		return obj_err(SPX_OBJ_LOST,
 			       "'%s': stripe %llu has lost more than %d blocks",
 			       m->key, (unsigned long long)si, m->m);
 	if (spx_ec_decode(&s->ec, r->cst.bl, sh, ok) < 0)

@@ -129,8 +129,14 @@ enum spx_obj_rc {
 	SPX_OBJ_PRECONDITION = -20,	/* 412 PreconditionFailed */
 	SPX_OBJ_LOCKED = -21,		/* 403 AccessDenied: the version is
 					 * under retention or legal hold */
+	SPX_OBJ_LOST = -22,		/* 500 InternalError: the bytes are
+					 * gone (shard files missing, or
+					 * blocks failing their CRC, past
+					 * what parity rebuilds); a read that
+					 * failed with an errno is
+					 * SPX_OBJ_INTERNAL, and may pass */
 };
-#define SPX_OBJ_RC_MIN (-21)
+#define SPX_OBJ_RC_MIN (-22)
 
 /* The exit status of a code (SPX_OK, SPX_NO, SPX_USAGE, SPX_FAIL; unknown
  * codes: SPX_FAIL). */

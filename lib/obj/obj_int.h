@@ -92,6 +92,9 @@ int obj_unflat(const char *kdir);
 /* Read and decode NAME in dirs[0], else (corrupt or unreadable, not
  * absent) the copies on the other drives. notfound: the code when drive
  * 0 has no such file. */
+/* Is drive i there (its buckets' directory)? One that is away (not
+ * mounted) has lost nothing yet. */
+bool obj_drive_here(const struct spx_obj *s, int i);
 int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 		 struct spx_obj_meta *m, int notfound);
 /* obj_get_meta through the store's cache of decoded records (store.c
@@ -160,8 +163,9 @@ int obj_part_commit(struct spx_obj_writer *w, struct spx_obj_meta *out);
 
 /* Read block st->bl (+ its CRC-32C) of a shard file at st->foff into p
  * (st->bl + 4 bytes) and check it: whole and right, absent (no file, or
- * the file ends first), or corrupt (its CRC, or a read error). */
-enum { OBJ_BLOCK_OK, OBJ_BLOCK_MISSING, OBJ_BLOCK_CORRUPT };
+ * the file ends first), corrupt (its CRC), or not read (the read failed:
+ * errno says why, and it may pass). */
+enum { OBJ_BLOCK_OK, OBJ_BLOCK_MISSING, OBJ_BLOCK_CORRUPT, OBJ_BLOCK_ERROR };
 int obj_block_read(int fd, const struct spx_obj_stripe *st, unsigned char *p);
 
 /* Writeback of a shard file is started every this many bytes. */

@@ -172,6 +172,7 @@ static const int status_of[] = {
 	[-SPX_OBJ_INVALID_VERSION] = SPX_USAGE,
 	[-SPX_OBJ_PRECONDITION] = SPX_NO,
 	[-SPX_OBJ_LOCKED] = SPX_NO,
+	[-SPX_OBJ_LOST] = SPX_FAIL,
 };
 
 int spx_obj_status(int rc)
@@ -563,6 +564,16 @@ int obj_meta_at(int dfd, const char *rel, struct spx_obj_meta *m)
 	return rc;
 }
 
+bool obj_drive_here(const struct spx_obj *s, int i)
+{
+	char *p = spx_xprintf("%s/b", s->drives[i]);
+	struct stat st;
+	bool here = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+
+	free(p);
+	return here;
+}
+
 int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 		 struct spx_obj_meta *m, int notfound)
 {
@@ -575,7 +586,11 @@ int obj_get_meta(struct spx_obj *s, char **dirs, const char *name,
 		if (fd < 0) {
 			int e = errno;
 
-			if (i == 0 && (e == ENOENT || e == ENOTDIR)) {
+			/* Drive 0 answers "not found" for the store, if
+			 * it is there: one that is away (not mounted) does
+			 * not know, and the others are asked. */
+			if (i == 0 && (e == ENOENT || e == ENOTDIR) &&
+			    (s->n == 1 || obj_drive_here(s, 0))) {
 				free(path);
 				return obj_err(notfound, "'%s' not found",
 					       name);

@@ -443,6 +443,11 @@ int spx_snap_chunk_get(struct spx_snap_store *ss,
 		return spx_error(SPX_NO, "the snapshot store has no chunk %s",
 				 key + 2);
 	}
+	if (rc == SPX_OBJ_LOST) {
+		if (lost)
+			*lost = true;
+		return spx_error_prefix("chunk %s is lost", key + 2);
+	}
 	if (rc < 0)
 		return obj_fail(rc);
 	if (spx_obj_reader_meta(r)->size != len) {
@@ -461,9 +466,10 @@ int spx_snap_chunk_get(struct spx_snap_store *ss,
 		rc = spx_obj_read(r, off, (char *)buf + off, len - off, &got);
 		if (rc < 0 || !got) {
 			spx_obj_reader_close(r);
-			if (rc == SPX_OBJ_INTERNAL) {
-				/* Opened, so its metadata and enough shard
-				 * files are there: a stripe is past repair. */
+			if (rc == SPX_OBJ_LOST) {
+				/* Blocks missing or failing their CRC, past
+				 * repair; a read that failed with an errno
+				 * (SPX_OBJ_INTERNAL) is tried again. */
 				if (lost)
 					*lost = true;
 				return spx_error_prefix("chunk %s is lost", key + 2);

@@ -370,6 +370,34 @@ with open(sys.argv[1], "r+b") as f:
 	[ "$(spx-vol info --root "$ROOT" "$r" --json | field lost)" != None ]
 }
 
+@test "a chunk the store cannot read for now (an errno, not a loss): its read waits and is served once the fault passes" {
+	v=$(spx-vol create --root "$ROOT" --size 4M)
+	serve
+	qio "$v" -c 'write -P 0x5a 0 4M' -c 'write -P 0x62 1M 512k'
+	s=$(spx-vol snapshot --root "$ROOT" "$v")
+	r=$(spx-vol restore --root "$ROOT" "$s")
+	h2=$(python3 -c 'import hashlib; print(hashlib.sha256(b"\x62" * 524288).hexdigest())')
+	# Chunk 2's shard file moved aside and a directory put in its
+	# place: the store's read of it fails with an errno (EISDIR), as a
+	# disk's EIO would.
+	shards=("$ROOT/data/obj/d0/b/$BUCKET/o/c%2F$h2"/d-*/*)
+	[ "${#shards[@]}" = 1 ] && [ -f "${shards[0]}" ]
+	mv "${shards[0]}" "$BATS_TEST_TMPDIR/shard"
+	mkdir "${shards[0]}"
+	qemu-io -f raw -r -c 'read -P 0x62 1M 64k' "$(uri "$r")" >"$BATS_TEST_TMPDIR/qio" 2>&1 &
+	BG_PID=$!
+	wait_for 30 grep -q "$r: cannot fetch chunk 2 (.*Is a directory); retrying" "$BATS_TEST_TMPDIR/serve.log"
+	sleep 1
+	kill -0 "$BG_PID" # still waiting, no EIO
+	! grep -q "$r: chunk 2: .*is lost" "$BATS_TEST_TMPDIR/serve.log"
+	rmdir "${shards[0]}"
+	mv "$BATS_TEST_TMPDIR/shard" "${shards[0]}"
+	wait "$BG_PID"
+	BG_PID=
+	grep -q 'read 65536/65536' "$BATS_TEST_TMPDIR/qio"
+	grep -q "$r: chunk 2 fetched after [1-9][0-9]* failures" "$BATS_TEST_TMPDIR/serve.log"
+}
+
 @test "the reserved bucket: S3 clients can neither create, see nor address it" {
 	v=$(spx-vol create --root "$ROOT" --size 1M)
 	spx-vol snapshot --root "$ROOT" "$v" >/dev/null

@@ -1023,6 +1023,33 @@ static void flip_shards(const char *key, int from, int to)
 	}
 }
 
+/* The shard files of key's object on drives [from, to): removed (how),
+ * or each put in place of a directory of its name, whose reads fail with
+ * an errno (EISDIR), as a disk's EIO would. */
+enum { SHARD_REMOVE, SHARD_UNREADABLE };
+static void break_shards(const char *key, int from, int to, int how)
+{
+	char enc[256];
+
+	spx_obj_key_encode(key, enc, sizeof(enc));
+	for (int i = from; i < to; i++) {
+		char *pat = spx_xprintf("%s/d%d/b/%s/o/%s/d-*/*", tmp, i,
+					SPX_SNAP_BUCKET, enc);
+		glob_t g;
+
+		T_INT(glob(pat, 0, NULL, &g), 0, "shard files of '%s'", pat);
+		for (size_t j = 0; j < g.gl_pathc; j++) {
+			T_INT(unlink(g.gl_pathv[j]), 0, "remove '%s'",
+			      g.gl_pathv[j]);
+			if (how == SHARD_UNREADABLE)
+				T_INT(mkdir(g.gl_pathv[j], 0755), 0,
+				      "a directory at '%s'", g.gl_pathv[j]);
+		}
+		globfree(&g);
+		free(pat);
+	}
+}
+
 static void test_attacks(void)
 {
 	struct spx_vol_info v, r, *vl;
@@ -1079,6 +1106,46 @@ static void test_attacks(void)
 	      "two of three blocks lost");
 	T_OK(lost && strstr(spx_errmsg(), "lost"), "lost: %s", spx_errmsg());
 	T_INT(spx_errstatus(), SPX_FAIL, "SPX_FAIL");
+	/* Reads that fail with an errno are not a loss: the fetch waits
+	 * and tries again (a guest gets no EIO for a fault that may pass). */
+	pattern(p, CH, 1, 12);
+	put_object(key, p, CH);
+	break_shards(key, 0, 2, SHARD_UNREADABLE);
+	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), -1,
+	      "two of three shard files unreadable");
+	T_OK(!lost && strstr(spx_errmsg(), "cannot be read"),
+	     "not lost, to try again: %s", spx_errmsg());
+	/* So are drives that are away (not mounted): they may come back. */
+	pattern(p, CH, 1, 12);
+	put_object(key, p, CH);
+	for (int i = 0; i < 2; i++) {
+		char *d = spx_xprintf("%s/d%d/b", tmp, i),
+		     *away = spx_xprintf("%s/d%d/b.away", tmp, i);
+
+		T_INT(rename(d, away), 0, "drive %d away", i);
+		free(d);
+		free(away);
+	}
+	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), -1,
+	      "two of three drives away");
+	T_OK(!lost, "not lost, to try again: %s", spx_errmsg());
+	for (int i = 0; i < 2; i++) {
+		char *d = spx_xprintf("%s/d%d/b", tmp, i),
+		     *away = spx_xprintf("%s/d%d/b.away", tmp, i);
+
+		T_INT(rename(away, d), 0, "drive %d back", i);
+		free(d);
+		free(away);
+	}
+	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), 0,
+	      "back: read");
+	/* Shard files gone are. */
+	pattern(p, CH, 1, 12);
+	put_object(key, p, CH);
+	break_shards(key, 0, 2, SHARD_REMOVE);
+	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), -1,
+	      "two of three shard files gone");
+	T_OK(lost, "lost: %s", spx_errmsg());
 	/* Gone. */
 	{
 		struct spx_obj_bucket bk;
