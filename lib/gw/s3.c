@@ -410,7 +410,12 @@ static const struct spx_apierr obj_errs[] = {
 	[-SPX_OBJ_LOCKED] = { 403, "AccessDenied",
 			      "Access Denied because object protected by "
 			      "object lock." },
+	[-SPX_OBJ_LOST] = { 500, "InternalError",
+			    "We encountered an internal error. Please try "
+			    "again." },
 };
+_Static_assert(SPX_ARRAY_SIZE(obj_errs) == 1 - SPX_OBJ_RC_MIN,
+	       "every lib/obj code has its S3 error");
 
 static int status_of(int http)
 {

@@ -174,6 +174,8 @@ static const int status_of[] = {
 	[-SPX_OBJ_LOCKED] = SPX_NO,
 	[-SPX_OBJ_LOST] = SPX_FAIL,
 };
+_Static_assert(SPX_ARRAY_SIZE(status_of) == 1 - SPX_OBJ_RC_MIN,
+	       "every code has its exit status");
 
 int spx_obj_status(int rc)
 {
