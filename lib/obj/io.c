@@ -4,6 +4,7 @@
 #include "checksum.h"
 
 #include <sys/file.h>
+#include <sys/uio.h>
 #include <openssl/evp.h>
 
 #include "file.h"
@@ -702,7 +703,10 @@ int spx_obj_reader_open_version(struct spx_obj *s,
 			      key);
 }
 
-int obj_block_read(int fd, const struct spx_obj_stripe *st, unsigned char *p)
+/* obj_block_read with the block into p and its CRC into t (4 bytes),
+ * which need not follow it. */
+static int block_read_split(int fd, const struct spx_obj_stripe *st,
+			    unsigned char *p, unsigned char *t)
 {
 	size_t want = st->bl + 4, got = 0;
 	uint32_t crc;
@@ -710,8 +714,16 @@ int obj_block_read(int fd, const struct spx_obj_stripe *st, unsigned char *p)
 	if (fd < 0)
 		return OBJ_BLOCK_MISSING;
 	while (got < want) {
-		ssize_t n = pread(fd, p + got, want - got, (off_t)(st->foff + got));
+		struct iovec v[2];
+		int nv = 0;
+		ssize_t n;
 
+		if (got < st->bl)
+			v[nv++] = (struct iovec){ p + got, st->bl - got };
+		v[nv++] = got < st->bl ? (struct iovec){ t, 4 }
+				       : (struct iovec){ t + (got - st->bl),
+							 want - got };
+		n = preadv(fd, v, nv, (off_t)(st->foff + got));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -720,9 +732,14 @@ int obj_block_read(int fd, const struct spx_obj_stripe *st, unsigned char *p)
 			return OBJ_BLOCK_MISSING;
 		got += (size_t)n;
 	}
-	crc = (uint32_t)p[st->bl] | (uint32_t)p[st->bl + 1] << 8 |
-	      (uint32_t)p[st->bl + 2] << 16 | (uint32_t)p[st->bl + 3] << 24;
+	crc = (uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 |
+	      (uint32_t)t[3] << 24;
 	return spx_crc32c(p, st->bl) == crc ? OBJ_BLOCK_OK : OBJ_BLOCK_CORRUPT;
+}
+
+int obj_block_read(int fd, const struct spx_obj_stripe *st, unsigned char *p)
+{
+	return block_read_split(fd, st, p, p + st->bl);
 }
 
 /* The shard files of segment seg (opened now if the reader is lazy). */
@@ -828,10 +845,12 @@ int spx_obj_read(struct spx_obj_reader *r, uint64_t off, void *p, size_t len,
 			break;
 		rel = off - r->segoff[seg];
 		si = rel / sw;
-		/* A whole block the caller has room for, block and CRC:
-		 * read it straight into the caller's buffer, one copy fewer.
-		 * A block that fails its CRC is left to load_stripe, which
-		 * reconstructs it. */
+		/* A whole block the caller has room for: read it straight
+		 * into the caller's buffer, one copy fewer (its CRC beside
+		 * it, or apart when the block fills what is left, as a whole
+		 * object read into a buffer of its size does). A block that
+		 * fails its CRC is left to load_stripe, which reconstructs
+		 * it. */
 		if (!(r->cached && r->cseg == seg && r->cstripe == si)) {
 			struct spx_obj_stripe st;
 			int *fds;
@@ -839,15 +858,21 @@ int spx_obj_read(struct spx_obj_reader *r, uint64_t off, void *p, size_t len,
 			spx_obj_stripe_at(m->segs[seg].size, m->k, m->block, si,
 					  &st);
 			x = rel - st.off;
-			if (x % st.bl == 0 && len >= st.bl + 4) {
+			if (x % st.bl == 0 &&
+			    (len >= st.bl + 4 ||
+			     (len >= st.bl && st.len - x >= st.bl))) {
 				/* Block b is at the same offset in shard b. */
 				size_t b = (size_t)(x / st.bl), take = st.bl;
+				unsigned char t[4];
 
 				if ((rc = seg_fds(r, seg, &fds)) < 0)
 					return rc;
 				if (take > st.len - x)
 					take = (size_t)(st.len - x);
-				if (obj_block_read(fds[b], &st, o) == OBJ_BLOCK_OK) {
+				if (block_read_split(fds[b], &st, o,
+						     len >= st.bl + 4 ? o + st.bl
+								      : t) ==
+				    OBJ_BLOCK_OK) {
 					o += take;
 					off += take;
 					len -= take;
