@@ -994,39 +994,11 @@ static void put_object(const char *key, const void *p, size_t n)
 	spx_obj_writer_commit(w, NULL, NULL);
 }
 
-/* Flip a byte of every shard file of key's object on drives [from, to):
- * those blocks fail their CRC. */
-static void flip_shards(const char *key, int from, int to)
-{
-	char enc[256];
-
-	spx_obj_key_encode(key, enc, sizeof(enc));
-	for (int i = from; i < to; i++) {
-		char *pat = spx_xprintf("%s/d%d/b/%s/o/%s/d-*/*", tmp, i,
-					SPX_SNAP_BUCKET, enc);
-		glob_t g;
-
-		T_INT(glob(pat, 0, NULL, &g), 0, "shard files of '%s'", pat);
-		for (size_t j = 0; j < g.gl_pathc; j++) {
-			int fd = open(g.gl_pathv[j], O_RDWR);
-			unsigned char c = 0;
-
-			T_OK(fd >= 0 && pread(fd, &c, 1, 100) == 1, "read '%s'",
-			     g.gl_pathv[j]);
-			c ^= 1;
-			T_OK(pwrite(fd, &c, 1, 100) == 1, "flip '%s'",
-			     g.gl_pathv[j]);
-			close(fd);
-		}
-		globfree(&g);
-		free(pat);
-	}
-}
-
-/* The shard files of key's object on drives [from, to): removed (how),
- * or each put in place of a directory of its name, whose reads fail with
- * an errno (EISDIR), as a disk's EIO would. */
-enum { SHARD_REMOVE, SHARD_UNREADABLE };
+/* Every shard file of key's object on drives [from, to): a byte flipped
+ * (its block fails its CRC), removed, or put in place of a directory of
+ * its name, whose reads fail with an errno (EISDIR) as a disk's EIO
+ * would. */
+enum { SHARD_FLIP, SHARD_REMOVE, SHARD_UNREADABLE };
 static void break_shards(const char *key, int from, int to, int how)
 {
 	char enc[256];
@@ -1039,11 +1011,23 @@ static void break_shards(const char *key, int from, int to, int how)
 
 		T_INT(glob(pat, 0, NULL, &g), 0, "shard files of '%s'", pat);
 		for (size_t j = 0; j < g.gl_pathc; j++) {
-			T_INT(unlink(g.gl_pathv[j]), 0, "remove '%s'",
-			      g.gl_pathv[j]);
-			if (how == SHARD_UNREADABLE)
-				T_INT(mkdir(g.gl_pathv[j], 0755), 0,
-				      "a directory at '%s'", g.gl_pathv[j]);
+			const char *f = g.gl_pathv[j];
+			int fd;
+			unsigned char c = 0;
+
+			if (how != SHARD_FLIP) {
+				T_INT(unlink(f), 0, "remove '%s'", f);
+				if (how == SHARD_UNREADABLE)
+					T_INT(mkdir(f, 0755), 0,
+					      "a directory at '%s'", f);
+				continue;
+			}
+			fd = open(f, O_RDWR);
+			T_OK(fd >= 0 && pread(fd, &c, 1, 100) == 1, "read '%s'",
+			     f);
+			c ^= 1;
+			T_OK(pwrite(fd, &c, 1, 100) == 1, "flip '%s'", f);
+			close(fd);
 		}
 		globfree(&g);
 		free(pat);
@@ -1097,11 +1081,11 @@ static void test_attacks(void)
 	put_object(key, p, CH);
 	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), 0,
 	      "its bytes again");
-	flip_shards(key, 0, 1);
+	break_shards(key, 0, 1, SHARD_FLIP);
 	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), 0,
 	      "a block lost: rebuilt from parity");
 	T_OK(!lost, "not lost");
-	flip_shards(key, 1, 2);
+	break_shards(key, 1, 2, SHARD_FLIP);
 	T_INT(spx_snap_chunk_get(ss, m.v[1].hash, p, CH, &lost), -1,
 	      "two of three blocks lost");
 	T_OK(lost && strstr(spx_errmsg(), "lost"), "lost: %s", spx_errmsg());
