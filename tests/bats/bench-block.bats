@@ -89,7 +89,7 @@ PY
 	grep -q '^Snapshots, in each run on the same node: a thin volume of 256 MiB, 64 MiB of random bytes' "$sum"
 	grep -q '^| figure | measured | limit (same runs) | ratio | verdict |$' "$sum"
 	grep -q '^Every restored volume held the snapshotted bytes: ' "$sum"
-	grep -q '^Targets met: [0-9] of [0-9]' "$sum"
+	grep -Eq '^Targets met: [0-9]+ of [0-9]+[;.]' "$sum"
 	# every figure and ratio in the summary is the run's, and each
 	# verdict follows from its ratio
 	python3 - "$f" "$sum" <<'PY'
