@@ -98,6 +98,25 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 ' "$s1" "$s2"
 }
 
+@test "a guest writing while the background filler fetches the same chunks: every write stays" {
+	v=$(spx-vol create --root "$ROOT" --size 64M)
+	serve
+	qio "$v" -c 'write -P 0x11 0 64M' -c flush
+	s=$(spx-vol snapshot --root "$ROOT" "$v")
+	r=$(spx-vol restore --root "$ROOT" "$s")
+	# Open for writing, so the filler starts; 4 KiB at the start of each
+	# of the 128 chunks, while it fetches them without their locks.
+	cmds=()
+	for c in $(seq 0 127); do cmds+=(-c "write -P 0x77 $((c * 524288)) 4k"); done
+	qio "$r" "${cmds[@]}" -c flush
+	wait_for 60 test "$(spx-vol info --root "$ROOT" "$r" --json | field to_fetch)" = 0
+	cmds=()
+	for c in $(seq 0 127); do
+		cmds+=(-c "read -P 0x77 $((c * 524288)) 4k" -c "read -P 0x11 $((c * 524288 + 4096)) 520192")
+	done
+	qio "$r" -r "${cmds[@]}"
+}
+
 @test "an incremental snapshot reads and stores only the changed chunks" {
 	v=$(spx-vol create --root "$ROOT" --size 64M)
 	head -c 64M /dev/urandom >"$BATS_TEST_TMPDIR/r"
