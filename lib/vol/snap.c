@@ -443,11 +443,8 @@ int spx_snap_chunk_get(struct spx_snap_store *ss,
 		return spx_error(SPX_NO, "the snapshot store has no chunk %s",
 				 key + 2);
 	}
-	if (rc == SPX_OBJ_LOST) {
-		if (lost)
-			*lost = true;
-		return spx_error_prefix("chunk %s is lost", key + 2);
-	}
+	if (rc == SPX_OBJ_LOST)
+		goto gone;
 	if (rc < 0)
 		return obj_fail(rc);
 	if (spx_obj_reader_meta(r)->size != len) {
@@ -466,14 +463,11 @@ int spx_snap_chunk_get(struct spx_snap_store *ss,
 		rc = spx_obj_read(r, off, (char *)buf + off, len - off, &got);
 		if (rc < 0 || !got) {
 			spx_obj_reader_close(r);
-			if (rc == SPX_OBJ_LOST) {
-				/* Blocks missing or failing their CRC, past
-				 * repair; a read that failed with an errno
-				 * (SPX_OBJ_INTERNAL) is tried again. */
-				if (lost)
-					*lost = true;
-				return spx_error_prefix("chunk %s is lost", key + 2);
-			}
+			/* Blocks missing or failing their CRC, past
+			 * repair; a read that failed with an errno
+			 * (SPX_OBJ_INTERNAL) is tried again. */
+			if (rc == SPX_OBJ_LOST)
+				goto gone;
 			return rc < 0 ? obj_fail(rc)
 				      : spx_error(SPX_FAIL, "chunk %s ends early",
 						  key + 2);
@@ -494,6 +488,10 @@ int spx_snap_chunk_get(struct spx_snap_store *ss,
 				 key + 2, got);
 	}
 	return 0;
+gone:
+	if (lost)
+		*lost = true;
+	return spx_error_prefix("chunk %s is lost", key + 2);
 }
 
 /* Store a chunk unless the store holds it; *stored says which. */
@@ -1472,8 +1470,8 @@ static void *filler(void *arg)
 		if (end)
 			break;
 		c = p->f->src.v[i].idx;
-		rc = spx_snap_fill_fetch_limited(p->f, c, buf, &p->fetching,
-						 NULL, &wrote);
+		rc = spx_snap_fill_fetch(p->f, c, buf, &p->fetching, NULL,
+					 &wrote);
 		if (rc < 0)
 			filler_fail(p);
 		else if (wrote)
@@ -2053,14 +2051,7 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 }
 
 int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, void *buf,
-			bool *lost, bool *wrote)
-{
-	return spx_snap_fill_fetch_limited(f, c, buf, NULL, lost, wrote);
-}
-
-int spx_snap_fill_fetch_limited(struct spx_snap_fill *f, uint64_t c,
-				void *buf, sem_t *fetching, bool *lost,
-				bool *wrote)
+			sem_t *fetching, bool *lost, bool *wrote)
 {
 	int64_t len;
 	int rc = 0;

@@ -280,14 +280,11 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
  * batch of written chunks: one fdatasync of the data, then UNFILLED
  * cleared durably for all of them. */
 #define SPX_SNAP_FILL_BATCH 32 /* chunks a commit, for callers that batch */
+/* fetching, if not NULL, limits the fetches from the store (held for
+ * the fetch only, not the write): more threads than fetches keep the
+ * store busy while some of them write. */
 int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, void *buf,
-			bool *lost, bool *wrote);
-/* The same with fetches from the store limited by a semaphore (held
- * for the fetch only, not the write): more threads than fetches keep
- * the store busy while some of them write. */
-int spx_snap_fill_fetch_limited(struct spx_snap_fill *f, uint64_t c,
-				void *buf, sem_t *fetching, bool *lost,
-				bool *wrote);
+			sem_t *fetching, bool *lost, bool *wrote);
 int spx_snap_fill_commit(struct spx_snap_fill *f, const uint64_t *c,
 			 size_t n);
 /* When no chunk is left to fetch: snap.json forgets the source and the

@@ -424,8 +424,7 @@ static void test_lazy(void)
 		int turns = -1;
 
 		sem_init(&one, 0, 1);
-		T_INT(spx_snap_fill_fetch_limited(&f, 3, buf, &one, NULL,
-						  &wrote),
+		T_INT(spx_snap_fill_fetch(&f, 3, buf, &one, NULL, &wrote),
 		      0, "fetch chunk 3");
 		T_OK(wrote, "chunk 3 written");
 		sem_getvalue(&one, &turns);
@@ -435,8 +434,7 @@ static void test_lazy(void)
 		T_INT(spx_snap_fill_commit(&f, (const uint64_t[]){ 3 }, 1), 0,
 		      "commit chunk 3");
 		T_INT(spx_vol_track_count(t, SPX_TRACK_UNFILLED), 4, "4 left");
-		T_INT(spx_snap_fill_fetch_limited(&f, 2, buf, &one, NULL,
-						  &wrote),
+		T_INT(spx_snap_fill_fetch(&f, 2, buf, &one, NULL, &wrote),
 		      0, "chunk 2 again");
 		T_OK(!wrote, "local already: not written again");
 		sem_destroy(&one);

@@ -243,7 +243,7 @@ static int fetch(struct pvol *pv, uint64_t c, bool *stop, bool *wrote)
 		if (!st && (st = snap_store()))
 			__atomic_store_n(&pv->fill.ss, st, __ATOMIC_SEQ_CST);
 		if (st && (wrote ? spx_snap_fill_fetch(&pv->fill, c, buf,
-						       &lost, wrote)
+						       NULL, &lost, wrote)
 				 : spx_snap_fill_chunk(&pv->fill, c, buf,
 						       &lost)) == 0) {
 			if (tries)
