@@ -42,6 +42,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "iobuf.h"
 #include "size.h"
 #include "vol/nbd.h"
 #include "vol/nbdkit/spxvol.h"
@@ -58,6 +59,12 @@ struct nbdkit_plugin *plugin_init(void);
 /* The bytes of buffers a connection keeps for its next requests: a
  * new one costs a page fault a page (mmap, then munmap when freed). */
 #define KEEP_BYTES_MAX (32u << 20)
+/* The pool of large buffers for O_DIRECT (lib/core/iobuf.h): room for
+ * the bytes in flight, so that a stream of large reads keeps to it (with
+ * half of that, 1 MiB reads at 4 x 32 in flight ran a quarter slower);
+ * its free pages beyond KEEP_BYTES_MAX go back to the system. A request
+ * that finds it full takes a buffer of its own. */
+#define POOL_BYTES INFLIGHT_BYTES_MAX
 #define IN_SIZE (256u << 10)
 /* A WRITE larger than this is received into its own buffer rather than
  * copied out of the connection's. */
@@ -236,7 +243,9 @@ struct req {
 	int op;			/* what the io_uring does for it */
 	bool counted;		/* a write in flight on the change map */
 	bool direct;		/* on the O_DIRECT descriptor */
-	char *buf;		/* aligned */
+	bool pooled;		/* buf is from the connection's pool */
+	char *buf;		/* aligned: the pool's, or mem */
+	char *mem;		/* the request's own buffer, cap bytes */
 	size_t cap;
 	size_t dlen;		/* reply data in buf */
 	uint8_t hdr[SPX_NBD_CHUNK_SIZE + 8];
@@ -260,6 +269,7 @@ struct conn {
 	size_t bytes;			/* their lengths */
 	struct req *free_reqs;
 	size_t kept;			/* their buffers' bytes */
+	struct spx_iobuf_pool *pool;	/* large buffers, in huge pages */
 	/* Replies to send, in order; those a sendmsg on the io_uring
 	 * carries now (send_on), and where it is in them. */
 	struct req *out, **out_tail;
@@ -280,15 +290,21 @@ static struct req *req_get(struct conn *c, size_t cap)
 		return NULL;
 	}
 	cap = (cap + 4095) & ~(size_t)4095;
-	if (cap > q->cap) {
-		free(q->buf);
-		q->buf = aligned_alloc(4096, cap);
-		q->cap = q->buf ? cap : 0;
-		if (!q->buf) {
+	/* A large buffer from the pool if it has one: a disk request for
+	 * it is not split, and the next one can merge with it (iobuf.h). */
+	q->buf = c->pool ? spx_iobuf_get(c->pool, cap) : NULL;
+	q->pooled = q->buf != NULL;
+	if (!q->pooled && cap > q->cap) {
+		free(q->mem);
+		q->mem = aligned_alloc(4096, cap);
+		q->cap = q->mem ? cap : 0;
+		if (!q->mem) {
 			free(q);
 			return NULL;
 		}
 	}
+	if (!q->pooled)
+		q->buf = q->mem;
 	q->next = NULL;
 	memset(&q->r, 0, sizeof(q->r));
 	q->err = 0;
@@ -302,9 +318,13 @@ static void req_put(struct conn *c, struct req *q)
 {
 	c->held--;
 	c->bytes -= q->r.len;
+	if (q->pooled)
+		spx_iobuf_put(c->pool, q->buf);
+	q->pooled = false;
+	q->buf = NULL;
 	if (c->kept + q->cap > KEEP_BYTES_MAX) {
-		free(q->buf);
-		q->buf = NULL;
+		free(q->mem);
+		q->mem = NULL;
 		q->cap = 0;
 	}
 	c->kept += q->cap;
@@ -1028,6 +1048,8 @@ static void *conn_main(void *arg)
 	set_timeout(c->sock, 0);
 	c->fd = spxvol_fd(c->s.handle);
 	open_direct(c);
+	if (c->dfd >= 0 && !(c->pool = spx_iobuf_pool_new(POOL_BYTES, KEEP_BYTES_MAX)))
+		nbdkit_debug("no buffer pool: %s", spx_errmsg());
 	c->in = malloc(IN_SIZE);
 	if (!c->in || (r = io_uring_queue_init(RING_ENTRIES, &c->ring, 0)) < 0) {
 		nbdkit_error("cannot set up the connection: %s",
@@ -1047,9 +1069,10 @@ out:
 		struct req *q = c->free_reqs;
 
 		c->free_reqs = q->next;
-		free(q->buf);
+		free(q->mem);
 		free(q);
 	}
+	spx_iobuf_pool_free(c->pool);
 	free(c->in);
 	free(c);
 	return NULL;
