@@ -9,6 +9,7 @@
 #include "conf/conf.h"
 #include "file.h"
 #include "hex.h"
+#include "iobuf.h"
 #include "vol/snap.h"
 #include "proc.h"
 
@@ -423,12 +424,12 @@ static int read_object(struct spx_snap_store *ss, const char *key,
 	return rc < 0 ? rc : 0;
 }
 
-int spx_snap_chunk_get(struct spx_snap_store *ss,
-		       const unsigned char hash[SPX_SNAP_HASH], void *buf,
-		       size_t len, bool *lost)
+/* spx_snap_chunk_get without its check of the bytes (chunk_check). */
+static int chunk_read(struct spx_snap_store *ss,
+		      const unsigned char hash[SPX_SNAP_HASH], void *buf,
+		      size_t len, bool *lost)
 {
 	struct spx_obj_reader *r;
-	unsigned char h[SPX_SNAP_HASH];
 	char key[70];
 	size_t off = 0;
 	int rc;
@@ -475,23 +476,39 @@ int spx_snap_chunk_get(struct spx_snap_store *ss,
 		off += got;
 	}
 	spx_obj_reader_close(r);
-	if (sha256(buf, len, h) < 0)
-		return -1;
-	if (memcmp(h, hash, SPX_SNAP_HASH)) {
-		char got[2 * SPX_SNAP_HASH + 1];
-
-		if (lost)
-			*lost = true;
-		spx_hex_encode(h, SPX_SNAP_HASH, got);
-		return spx_error(SPX_FAIL,
-				 "chunk %s is corrupt: its bytes hash to %s",
-				 key + 2, got);
-	}
 	return 0;
 gone:
 	if (lost)
 		*lost = true;
 	return spx_error_prefix("chunk %s is lost", key + 2);
+}
+
+/* Do the bytes of a chunk read hash to its name? */
+static int chunk_check(const unsigned char hash[SPX_SNAP_HASH],
+		       const void *buf, size_t len, bool *lost)
+{
+	unsigned char h[SPX_SNAP_HASH];
+	char got[2 * SPX_SNAP_HASH + 1], key[70];
+
+	if (sha256(buf, len, h) < 0)
+		return -1;
+	if (!memcmp(h, hash, SPX_SNAP_HASH))
+		return 0;
+	if (lost)
+		*lost = true;
+	chunk_key(hash, key);
+	spx_hex_encode(h, SPX_SNAP_HASH, got);
+	return spx_error(SPX_FAIL, "chunk %s is corrupt: its bytes hash to %s",
+			 key + 2, got);
+}
+
+int spx_snap_chunk_get(struct spx_snap_store *ss,
+		       const unsigned char hash[SPX_SNAP_HASH], void *buf,
+		       size_t len, bool *lost)
+{
+	return chunk_read(ss, hash, buf, len, lost) < 0
+		       ? -1
+		       : chunk_check(hash, buf, len, lost);
 }
 
 /* Store a chunk unless the store holds it; *stored says which. */
@@ -1441,46 +1458,65 @@ static void filler_fail(struct fillers *p)
 static void *filler(void *arg)
 {
 	struct fillers *p = arg;
-	/* Aligned for O_DIRECT (fill_write). */
-	unsigned char *buf = aligned_alloc(4096, SPX_SNAP_CHUNK);
+	const struct spx_snap_manifest *m = &p->f->src;
+	const size_t bytes = SPX_SNAP_FILL_RUN * SPX_SNAP_CHUNK;
+	/* The run's buffer in a huge page, one segment of a disk request
+	 * (lib/core/iobuf.h), else malloc's; aligned for O_DIRECT. */
+	struct spx_iobuf_pool *pool = spx_iobuf_pool_new(bytes, 0);
+	unsigned char *pb = pool ? spx_iobuf_get(pool, bytes) : NULL;
+	unsigned char *buf = pb ? pb : aligned_alloc(4096, bytes);
 	uint64_t batch[SPX_SNAP_FILL_BATCH];
 	size_t nb = 0;
 
 	if (!buf) {
 		spx_error(SPX_FAIL, "out of memory");
 		filler_fail(p);
+		spx_iobuf_pool_free(pool);
 		return NULL;
 	}
 	for (;;) {
-		uint64_t i, c;
-		bool wrote, end;
+		uint64_t i = 0, c;
+		unsigned n = 0, wrote;
+		bool end;
 		int rc;
 
+		/* A run of adjacent chunks of the snapshot at a time. */
 		pthread_mutex_lock(&p->mu);
-		end = p->failed || p->next >= p->f->src.count;
-		i = end ? 0 : p->next++;
+		end = p->failed || p->next >= m->count;
+		if (!end) {
+			i = p->next;
+			do
+				n++;
+			while (n < SPX_SNAP_FILL_RUN && i + n < m->count &&
+			       m->v[i + n].idx == m->v[i].idx + n);
+			p->next += n;
+		}
 		pthread_mutex_unlock(&p->mu);
 		/* Written chunks become local a batch at a time: one sync
 		 * of the data and one of the map for many chunks. */
-		if ((end || nb == SPX_SNAP_FILL_BATCH) && nb) {
+		if ((end || nb + SPX_SNAP_FILL_RUN > SPX_SNAP_FILL_BATCH) &&
+		    nb) {
 			if (spx_snap_fill_commit(p->f, batch, nb) < 0)
 				filler_fail(p);
 			nb = 0;
 		}
 		if (end)
 			break;
-		c = p->f->src.v[i].idx;
-		rc = spx_snap_fill_fetch(p->f, c, buf, &p->fetching, NULL,
+		c = m->v[i].idx;
+		rc = spx_snap_fill_fetch(p->f, c, n, buf, &p->fetching, NULL,
 					 &wrote);
 		if (rc < 0)
 			filler_fail(p);
-		else if (wrote)
-			batch[nb++] = c;
+		for (unsigned j = 0; j < n; j++)
+			if (wrote & 1u << j)
+				batch[nb++] = c + j;
 		pthread_mutex_lock(&p->mu);
-		p->done++;
+		p->done += n;
 		pthread_mutex_unlock(&p->mu);
 	}
-	free(buf);
+	if (!pb)
+		free(buf);
+	spx_iobuf_pool_free(pool);
 	return NULL;
 }
 
@@ -2010,17 +2046,26 @@ static int fill_put(struct spx_snap_fill *f, uint64_t c, const void *buf,
 }
 
 /* Fetch chunk c into buf: its length (0: the snapshot holds zeros,
- * which the volume's hole is already), or -1. */
+ * which the volume's hole is already), or -1. fetching, if not NULL, is
+ * held while the store reads; the bytes are checked after. */
 static int64_t fill_get(struct spx_snap_fill *f, uint64_t c, void *buf,
-			bool *lost)
+			sem_t *fetching, bool *lost)
 {
 	const struct spx_snap_entry *e = spx_snap_manifest_find(&f->src, c);
 	size_t len;
+	int rc;
 
+	if (lost)
+		*lost = false;
 	if (!e)
 		return 0;
 	len = chunk_len(f->src.size, c);
-	if (spx_snap_chunk_get(f->ss, e->hash, buf, len, lost) < 0)
+	while (fetching && sem_wait(fetching) < 0 && errno == EINTR)
+		;
+	rc = chunk_read(f->ss, e->hash, buf, len, lost);
+	if (fetching)
+		sem_post(fetching);
+	if (rc < 0 || chunk_check(e->hash, buf, len, lost) < 0)
 		return -1;
 	return (int64_t)len;
 }
@@ -2040,7 +2085,7 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 	/* The reader waits for this chunk anyway: fetched under its lock,
 	 * so that it is fetched once. */
 	if (spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c)) {
-		if ((len = fill_get(f, c, buf, lost)) < 0 ||
+		if ((len = fill_get(f, c, buf, NULL, lost)) < 0 ||
 		    (len && fill_put(f, c, buf, (size_t)len) < 0))
 			rc = -1;
 		else
@@ -2050,38 +2095,74 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 	return rc;
 }
 
-int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, void *buf,
-			sem_t *fetching, bool *lost, bool *wrote)
+int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, unsigned n,
+			void *buf, sem_t *fetching, bool *lost,
+			unsigned *wrote)
 {
-	int64_t len;
+	unsigned char *b = buf;
+	size_t len[SPX_SNAP_FILL_RUN] = { 0 };
+	unsigned want = 0, locked = 0;
 	int rc = 0;
 
 	if (lost)
 		*lost = false;
-	*wrote = false;
-	if (!spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c))
-		return 0;
-	/* Fetched without the chunk's lock: the bytes are the snapshot's
-	 * whatever the volume does meanwhile, and a guest's write to the
+	*wrote = 0;
+	if (!n || n > SPX_SNAP_FILL_RUN)
+		return spx_error(SPX_USAGE, "a fill of %u chunks (1 to %d)", n,
+				 SPX_SNAP_FILL_RUN);
+	/* Fetched without the chunks' locks: the bytes are the snapshot's
+	 * whatever the volume does meanwhile, and a guest's write to a
 	 * chunk need not wait for the store. Whether they still belong in
-	 * the volume is decided under the lock. */
-	while (fetching && sem_wait(fetching) < 0 && errno == EINTR)
-		;
-	len = fill_get(f, c, buf, lost);
-	if (fetching)
-		sem_post(fetching);
-	if (len < 0)
-		return -1;
-	if (spx_vol_track_chunk_lock(f->t, c) < 0)
-		return -1;
-	if (spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c)) {
-		*wrote = true;
-		if (len)
-			rc = fill_put(f, c, buf, (size_t)len);
+	 * the volume is decided under the locks. */
+	for (unsigned j = 0; j < n; j++) {
+		int64_t l;
+
+		if (!spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c + j))
+			continue;
+		l = fill_get(f, c + j, b + (size_t)j * SPX_SNAP_CHUNK, fetching,
+			     lost);
+		if (l < 0)
+			return -1;
+		len[j] = (size_t)l;
+		want |= 1u << j;
 	}
-	spx_vol_track_chunk_unlock(f->t, c);
+	if (spx_snap_fill_window)
+		spx_snap_fill_window(f, c, n);
+	/* In ascending order, as every holder of more than one takes
+	 * them. */
+	for (unsigned j = 0; j < n && rc == 0; j++) {
+		if (!(want & 1u << j))
+			continue;
+		if (spx_vol_track_chunk_lock(f->t, c + j) < 0) {
+			rc = -1;
+			break;
+		}
+		locked |= 1u << j;
+		if (spx_vol_track_test(f->t, SPX_TRACK_UNFILLED, c + j))
+			*wrote |= 1u << j;
+	}
+	/* Adjacent chunks with data in one write: fewer and larger disk
+	 * requests (docs/ARCHITECTURE.md has the figures). A chunk of zeros
+	 * is the volume's hole already. */
+	for (unsigned j = 0; j < n && rc == 0;) {
+		unsigned k = j;
+		size_t run = 0;
+
+		while (k < n && (*wrote >> k & 1) && len[k]) {
+			run += len[k++];
+			if (len[k - 1] < SPX_SNAP_CHUNK)
+				break; /* the volume's last, shorter chunk */
+		}
+		if (run)
+			rc = fill_put(f, c + j, b + (size_t)j * SPX_SNAP_CHUNK,
+				      run);
+		j = k > j ? k : j + 1;
+	}
+	for (unsigned j = 0; j < n; j++)
+		if (locked & 1u << j)
+			spx_vol_track_chunk_unlock(f->t, c + j);
 	if (rc < 0)
-		*wrote = false;
+		*wrote = 0;
 	return rc;
 }
 

@@ -274,17 +274,25 @@ void spx_snap_fill_release(struct spx_snap_fill *f);
  * durably. Errors as spx_snap_chunk_get; nothing is written then. */
 int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 			bool *lost);
-/* The same in two steps, for fetching many chunks: fetch and write c
- * under its lock if it is still UNFILLED (*wrote), leaving it UNFILLED
- * (a reader meanwhile fetches it again: the same bytes); then commit a
- * batch of written chunks: one fdatasync of the data, then UNFILLED
- * cleared durably for all of them. */
+/* The same in two steps, for fetching many chunks: fetch the chunks
+ * c .. c + n - 1 that are UNFILLED (n <= SPX_SNAP_FILL_RUN; buf: n
+ * chunks), then, under their locks, write those still UNFILLED, adjacent
+ * ones in one write (bit j of *wrote: chunk c + j), leaving them
+ * UNFILLED (a reader meanwhile fetches them again: the same bytes); then
+ * commit a batch of written chunks: one fdatasync of the data, then
+ * UNFILLED cleared durably for all of them. A chunk that cannot be
+ * fetched fails the call, and nothing is written. */
 #define SPX_SNAP_FILL_BATCH 32 /* chunks a commit, for callers that batch */
+#define SPX_SNAP_FILL_RUN 4    /* chunks a fetch at most: 2 MiB */
 /* fetching, if not NULL, limits the fetches from the store (held for
- * the fetch only, not the write): more threads than fetches keep the
- * store busy while some of them write. */
-int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, void *buf,
-			sem_t *fetching, bool *lost, bool *wrote);
+ * a chunk's fetch only, not the write): more threads than fetches keep
+ * the store busy while some of them write. */
+int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, unsigned n,
+			void *buf, sem_t *fetching, bool *lost,
+			unsigned *wrote);
+/* Defined only by a test, to act between the fetches and the locks. */
+void spx_snap_fill_window(struct spx_snap_fill *f, uint64_t c, unsigned n)
+	__attribute__((weak));
 int spx_snap_fill_commit(struct spx_snap_fill *f, const uint64_t *c,
 			 size_t n);
 /* When no chunk is left to fetch: snap.json forgets the source and the

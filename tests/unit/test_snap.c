@@ -365,6 +365,26 @@ static void test_snapshots(void)
 	free(z);
 }
 
+/* While window_id is set, a run's fill (spx_snap_fill_fetch) meets chunk
+ * 1 of that volume filled, then written by a guest (pattern 9), between
+ * its fetches and its locks. */
+static const char *window_id;
+static int window_calls;
+
+void spx_snap_fill_window(struct spx_snap_fill *f, uint64_t c, unsigned n)
+{
+	unsigned char *b;
+
+	if (!window_id)
+		return;
+	window_calls++;
+	b = spx_malloc(CH);
+	if (spx_snap_fill_chunk(f, 1, b, NULL) < 0 ||
+	    wchunk(window_id, 1, 9) < 0)
+		window_calls = -100; /* fails the count */
+	free(b);
+}
+
 /* A lazy restore: chunks come on demand, and snapshots of the volume
  * meanwhile are right. */
 static void test_lazy(void)
@@ -376,7 +396,7 @@ static void test_lazy(void)
 	struct spx_vol_snapstate st;
 	struct spx_snap_gc_report g;
 	uint64_t size = 6 * (uint64_t)CH;
-	unsigned char *a, *buf = spx_malloc(CH);
+	unsigned char *a, *buf = spx_malloc(SPX_SNAP_FILL_RUN * CH);
 	char *dir, *data;
 	int fd;
 
@@ -420,13 +440,14 @@ static void test_lazy(void)
 	{
 		/* In two steps, a fetch at a time: written, not yet local. */
 		sem_t one;
-		bool wrote = false;
+		unsigned wrote = 0;
 		int turns = -1;
+		unsigned char *got = NULL;
 
 		sem_init(&one, 0, 1);
-		T_INT(spx_snap_fill_fetch(&f, 3, buf, &one, NULL, &wrote),
+		T_INT(spx_snap_fill_fetch(&f, 3, 1, buf, &one, NULL, &wrote),
 		      0, "fetch chunk 3");
-		T_OK(wrote, "chunk 3 written");
+		T_INT(wrote, 1, "chunk 3 written");
 		sem_getvalue(&one, &turns);
 		T_INT(turns, 1, "the fetch gave its turn back");
 		T_INT(spx_vol_track_count(t, SPX_TRACK_UNFILLED), 5,
@@ -434,23 +455,51 @@ static void test_lazy(void)
 		T_INT(spx_snap_fill_commit(&f, (const uint64_t[]){ 3 }, 1), 0,
 		      "commit chunk 3");
 		T_INT(spx_vol_track_count(t, SPX_TRACK_UNFILLED), 4, "4 left");
-		T_INT(spx_snap_fill_fetch(&f, 2, buf, &one, NULL, &wrote),
+		T_INT(spx_snap_fill_fetch(&f, 2, 1, buf, &one, NULL, &wrote),
 		      0, "chunk 2 again");
-		T_OK(!wrote, "local already: not written again");
+		T_INT(wrote, 0, "local already: not written again");
+		/* A run of four, chunk 1 filled and then written by a guest
+		 * between the fetches and the locks: only chunk 0 is
+		 * written, in place of its hole. */
+		window_id = r.id;
+		T_INT(spx_snap_fill_fetch(&f, 0, SPX_SNAP_FILL_RUN, buf, &one,
+					  NULL, &wrote),
+		      0, "fetch chunks 0 to 3 at once");
+		window_id = NULL;
+		T_INT(wrote, 1, "chunk 0 written; 1 filled meanwhile, 2 and "
+				"3 local already");
+		T_INT(window_calls, 1, "(the window was taken)");
+		got = slurp(r.id, 2 * CH);
+		T_OK(got && !memcmp(got, a, CH),
+		     "chunk 0 holds the snapshot's bytes");
+		pattern(a + CH, CH, 1, 9);
+		T_OK(got && !memcmp(got + CH, a + CH, CH),
+		     "chunk 1 holds the guest's, not the snapshot's");
+		T_INT(spx_snap_fill_commit(&f, (const uint64_t[]){ 0 }, 1), 0,
+		      "commit chunk 0");
+		T_INT(spx_vol_track_count(t, SPX_TRACK_UNFILLED), 2, "2 left");
+		T_INT(spx_snap_fill_fetch(&f, 0, 0, buf, &one, NULL, &wrote),
+		      -1, "a run of none is refused");
+		T_INT(spx_snap_fill_fetch(&f, 0, SPX_SNAP_FILL_RUN + 1, buf,
+					  &one, NULL, &wrote),
+		      -1, "so is one longer than a buffer's");
+		sem_getvalue(&one, &turns);
+		T_INT(turns, 1, "every fetch gave its turn back");
 		sem_destroy(&one);
+		free(got);
 	}
 	/* A write to chunk 4, after fetching it, as the plugin does. */
 	T_INT(spx_snap_fill_chunk(&f, 4, buf, NULL), 0, "fetch chunk 4");
 	spx_snap_fill_release(&f);
 	wchunk(r.id, 4, 8);
 	pattern(a + 4 * CH, CH, 4, 8);
-	/* A snapshot of the half-fetched volume: only chunk 4 read, the
-	 * rest the source's. */
+	/* A snapshot of the half-fetched volume: only chunks 1 and 4 (the
+	 * guest's) read, the rest the source's. */
 	T_INT(spx_snap_create(ss, r.id, NULL, &s2), 0, "snapshot while "
 						       "restoring (%s)",
 	      spx_errmsg());
-	T_OK(s2.incremental && s2.read == 1 && s2.chunks == 6,
-	     "read 1, 6 entries (read %llu, %llu entries)",
+	T_OK(s2.incremental && s2.read == 2 && s2.chunks == 6,
+	     "read 2, 6 entries (read %llu, %llu entries)",
 	     (unsigned long long)s2.read, (unsigned long long)s2.chunks);
 	T_STR(s2.parent, s1.id, "it counts from the source, deleted but held");
 	T_INT(spx_snap_fill_open(ss, t, fd, &f), 0, "fill again");

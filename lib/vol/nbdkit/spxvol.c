@@ -239,13 +239,16 @@ static int fetch(struct pvol *pv, uint64_t c, bool *stop, bool *wrote)
 		bool lost = false;
 		struct spx_snap_store *st =
 			__atomic_load_n(&pv->fill.ss, __ATOMIC_SEQ_CST);
+		unsigned w = 0;
 
 		if (!st && (st = snap_store()))
 			__atomic_store_n(&pv->fill.ss, st, __ATOMIC_SEQ_CST);
-		if (st && (wrote ? spx_snap_fill_fetch(&pv->fill, c, buf,
-						       NULL, &lost, wrote)
+		if (st && (wrote ? spx_snap_fill_fetch(&pv->fill, c, 1, buf,
+						       NULL, &lost, &w)
 				 : spx_snap_fill_chunk(&pv->fill, c, buf,
 						       &lost)) == 0) {
+			if (wrote)
+				*wrote = w & 1;
 			if (tries)
 				nbdkit_error("%s: chunk %llu fetched after %u "
 					     "failures",
