@@ -102,7 +102,7 @@ static void take(struct spx_iobuf_pool *p, size_t i, int8_t use)
 	p->pg[i].use = use;
 }
 
-/* Page i is free now: its memory goes back to the system beyond the
+/* Page i is free now: its memory goes back to the kernel beyond the
  * pages the pool keeps. */
 static void release(struct spx_iobuf_pool *p, size_t i)
 {

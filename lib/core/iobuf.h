@@ -15,7 +15,7 @@
  * (SPX_IOBUF_MIN, twice that, ... 2 MiB), each aligned to its size; a
  * buffer larger than a page takes a run of free pages. A page whose
  * buffers are all back is free for any class again, and beyond the free
- * pages the pool keeps, its memory goes back to the system (it is
+ * pages the pool keeps, its memory goes back to the kernel (it is
  * faulted in again when next used). Where the kernel
  * gives no huge pages (THP off), the buffers work all the same, as
  * ordinary pages.
@@ -34,7 +34,7 @@
 struct spx_iobuf_pool;
 
 /* A pool of bytes (rounded up to whole pages, at least one), or NULL
- * with the error set. Memory is taken from the system as buffers are
+ * with the error set. Memory is taken from the kernel as buffers are
  * used; of the pages no buffer is on, keep bytes (whole pages) keep
  * theirs, the others give it back. */
 struct spx_iobuf_pool *spx_iobuf_pool_new(size_t bytes, size_t keep);

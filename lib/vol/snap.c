@@ -2055,8 +2055,6 @@ static int64_t fill_get(struct spx_snap_fill *f, uint64_t c, void *buf,
 	size_t len;
 	int rc;
 
-	if (lost)
-		*lost = false;
 	if (!e)
 		return 0;
 	len = chunk_len(f->src.size, c);

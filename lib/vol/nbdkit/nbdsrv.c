@@ -62,7 +62,7 @@ struct nbdkit_plugin *plugin_init(void);
 /* The pool of large buffers for O_DIRECT (lib/core/iobuf.h): room for
  * the bytes in flight, so that a stream of large reads keeps to it (with
  * half of that, 1 MiB reads at 4 x 32 in flight ran a quarter slower);
- * its free pages beyond KEEP_BYTES_MAX go back to the system. A request
+ * its free pages beyond KEEP_BYTES_MAX go back to the kernel. A request
  * that finds it full takes a buffer of its own. */
 #define POOL_BYTES INFLIGHT_BYTES_MAX
 #define IN_SIZE (256u << 10)
@@ -1048,7 +1048,8 @@ static void *conn_main(void *arg)
 	set_timeout(c->sock, 0);
 	c->fd = spxvol_fd(c->s.handle);
 	open_direct(c);
-	if (c->dfd >= 0 && !(c->pool = spx_iobuf_pool_new(POOL_BYTES, KEEP_BYTES_MAX)))
+	if (c->dfd >= 0 &&
+	    !(c->pool = spx_iobuf_pool_new(POOL_BYTES, KEEP_BYTES_MAX)))
 		nbdkit_debug("no buffer pool: %s", spx_errmsg());
 	c->in = malloc(IN_SIZE);
 	if (!c->in || (r = io_uring_queue_init(RING_ENTRIES, &c->ring, 0)) < 0) {
