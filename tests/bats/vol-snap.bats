@@ -109,7 +109,7 @@ assert v[s1]["size"] == 16 << 20 and v[s1]["chunks"] == 12, v
 	cmds=()
 	for c in $(seq 0 127); do cmds+=(-c "write -P 0x77 $((c * 524288)) 4k"); done
 	qio "$r" "${cmds[@]}" -c flush
-	wait_for 60 test "$(spx-vol info --root "$ROOT" "$r" --json | field to_fetch)" = 0
+	wait_for 60 eval '[ "$(spx-vol info --root "$ROOT" "$r" --json | field to_fetch)" = 0 ]'
 	cmds=()
 	for c in $(seq 0 127); do
 		cmds+=(-c "read -P 0x77 $((c * 524288)) 4k" -c "read -P 0x11 $((c * 524288 + 4096)) 520192")
@@ -387,6 +387,32 @@ with open(sys.argv[1], "r+b") as f:
 	# Good fetches after them leave them shown.
 	qio "$r" -c 'read -P 0x5a 3M 64k' -c 'read -P 0x5a 3584k 512k'
 	[ "$(spx-vol info --root "$ROOT" "$r" --json | field lost)" != None ]
+}
+
+@test "a lazy restore's background filler: a lost chunk inside a run of chunks leaves only itself to fetch" {
+	v=$(spx-vol create --root "$ROOT" --size 4M)
+	serve
+	# Chunk 3 of bytes of its own, in the filler's first run (chunks 0
+	# to 3); the others are one stored chunk.
+	qio "$v" -c 'write -P 0x5a 0 4M' -c 'write -P 0x63 1536k 512k'
+	s=$(spx-vol snapshot --root "$ROOT" "$v")
+	r=$(spx-vol restore --root "$ROOT" "$s")
+	h3=$(python3 -c 'import hashlib; print(hashlib.sha256(b"\x63" * 524288).hexdigest())')
+	spx-obj rm --root "$ROOT" "$BUCKET" "c/$h3"
+	# A writable open: the filler starts, and its run of four fails on
+	# chunk 3; the run is then taken a chunk at a time.
+	qemu-io -f raw -c 'sleep 600000' "$(uri "$r")" >/dev/null 2>&1 &
+	BG_PID=$!
+	wait_for 30 eval '[ "$(spx-vol info --root "$ROOT" "$r" --json | field to_fetch)" = 1 ]'
+	grep -q "$r: chunk 3: the snapshot store has no chunk $h3" "$BATS_TEST_TMPDIR/serve.log"
+	kill "$BG_PID"
+	wait "$BG_PID" 2>/dev/null || true
+	BG_PID=
+	run timeout 30 qemu-io -f raw -r -c 'read -P 0x5a 0 1536k' -c 'read 1536k 4k' \
+		-c 'read -P 0x5a 2M 2M' "$(uri "$r")"
+	[ "$(grep -c 'read failed: Input/output error' <<<"$output")" = 1 ]
+	[ "$(grep -c 'read [0-9]*/[0-9]* bytes' <<<"$output")" = 2 ]
+	[ "$(spx-vol info --root "$ROOT" "$r" --json | field to_fetch)" = 1 ]
 }
 
 @test "a chunk the store cannot read for now (an errno, not a loss): its read waits and is served once the fault passes" {

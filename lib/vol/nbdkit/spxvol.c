@@ -72,6 +72,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include "iobuf.h"
 #include "obj/obj.h"
 #include "proc.h"
 #include "vol/grant.h"
@@ -112,6 +113,7 @@ struct pvol {
 	bool restoring;			/* atomic: chunks may be left */
 	struct spx_snap_fill fill;
 	int fillfd;			/* data, for writing fetched chunks */
+	int filldirect;			/* the same with O_DIRECT, or -1 */
 	pthread_t filler;
 	bool filler_on, stop;		/* stop: atomic */
 	uint64_t fill_next;		/* the fillers' next entry (atomic) */
@@ -309,31 +311,91 @@ static void filler_commit(struct pvol *pv, const uint64_t *c, size_t *n)
 	*n = 0;
 }
 
+/* Claim the next run of up to SPX_SNAP_FILL_RUN adjacent chunks of the
+ * snapshot: its first entry in *i and its length (0: none left). */
+static unsigned claim_run(struct pvol *pv, uint64_t *i)
+{
+	const struct spx_snap_manifest *m = &pv->fill.src;
+	uint64_t at = __atomic_load_n(&pv->fill_next, __ATOMIC_SEQ_CST);
+	unsigned n;
+
+	do {
+		if (at >= m->count)
+			return 0;
+		n = 1;
+		while (n < SPX_SNAP_FILL_RUN && at + n < m->count &&
+		       m->v[at + n].idx == m->v[at].idx + n)
+			n++;
+	} while (!__atomic_compare_exchange_n(&pv->fill_next, &at, at + n,
+					      false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_SEQ_CST));
+	*i = at;
+	return n;
+}
+
+/* One try at a run of n chunks from c into buf (as the eager restore
+ * does them: one store read each, one write of the adjacent ones); the
+ * chunks written are added to batch. -1 when it did not work whole:
+ * the caller takes the run a chunk at a time, with fetch's waits. */
+static int fetch_run(struct pvol *pv, uint64_t c, unsigned n, void *buf,
+		     uint64_t *batch, size_t *nb)
+{
+	unsigned w = 0;
+
+	if (!buf || n < 2 || !__atomic_load_n(&pv->fill.ss, __ATOMIC_SEQ_CST) ||
+	    spx_snap_fill_fetch(&pv->fill, c, n, buf, NULL, NULL, &w) < 0) {
+		spx_error_clear();
+		return -1;
+	}
+	for (unsigned j = 0; j < n; j++)
+		if (w & 1u << j)
+			batch[(*nb)++] = c + j;
+	spx_vol_track_fetch_ok(pv->t);
+	return 0;
+}
+
 static void *filler_one(void *arg)
 {
 	struct pvol *pv = arg;
+	const size_t bytes = SPX_SNAP_FILL_RUN * SPX_SNAP_CHUNK;
+	/* A run's buffer in a huge page where it can (lib/core/iobuf.h). */
+	struct spx_iobuf_pool *pool = spx_iobuf_pool_new(bytes, 0);
+	unsigned char *pb = pool ? spx_iobuf_get(pool, bytes) : NULL;
+	unsigned char *buf = pb ? pb : aligned_alloc(4096, bytes);
 	uint64_t batch[SPX_SNAP_FILL_BATCH];
 	size_t nb = 0;
 
 	for (;;) {
-		uint64_t i = __atomic_fetch_add(&pv->fill_next, 1, __ATOMIC_SEQ_CST);
-		bool wrote;
+		uint64_t i;
+		unsigned n;
 
-		if (i >= pv->fill.src.count ||
-		    __atomic_load_n(&pv->stop, __ATOMIC_SEQ_CST))
+		if (__atomic_load_n(&pv->stop, __ATOMIC_SEQ_CST) ||
+		    !(n = claim_run(pv, &i)))
 			break;
-		if (fetch(pv, pv->fill.src.v[i].idx, &pv->stop, &wrote) < 0) {
-			if (errno != EIO)
-				break;
-			continue; /* a lost chunk stays to fetch */
-		}
-		if (wrote)
-			batch[nb++] = pv->fill.src.v[i].idx;
 		/* One sync of the data and one of the map a batch. */
-		if (nb == SPX_SNAP_FILL_BATCH)
+		if (nb + SPX_SNAP_FILL_RUN > SPX_SNAP_FILL_BATCH)
 			filler_commit(pv, batch, &nb);
+		if (fetch_run(pv, pv->fill.src.v[i].idx, n, buf, batch,
+			      &nb) == 0)
+			continue;
+		for (unsigned j = 0; j < n; j++) {
+			uint64_t c = pv->fill.src.v[i + j].idx;
+			bool wrote;
+
+			if (fetch(pv, c, &pv->stop, &wrote) < 0) {
+				if (errno != EIO)
+					goto out;
+				continue; /* a lost chunk stays to fetch */
+			}
+			if (wrote)
+				batch[nb++] = c;
+		}
 	}
+out:
 	filler_commit(pv, batch, &nb);
+	if (!pb)
+		free(buf);
+	spx_iobuf_pool_free(pool);
 	return NULL;
 }
 
@@ -378,6 +440,8 @@ static void pvol_free(struct pvol *pv)
 	spx_snap_fill_release(&pv->fill);
 	if (pv->fillfd >= 0)
 		close(pv->fillfd);
+	if (pv->filldirect >= 0)
+		close(pv->filldirect);
 	spx_vol_track_close(pv->t);
 	free(pv);
 }
@@ -397,7 +461,7 @@ static struct pvol *pvol_get(const char *name, uint64_t size)
 			return pv;
 		}
 	pv = spx_calloc(1, sizeof(*pv));
-	pv->fillfd = -1;
+	pv->fillfd = pv->filldirect = -1;
 	pv->fill.datafd = -1;
 	snprintf(pv->id, sizeof(pv->id), "%s", name);
 	dir = spx_vol_dir(vs, name);
@@ -420,6 +484,12 @@ static struct pvol *pvol_get(const char *name, uint64_t size)
 			if (spx_snap_fill_open(NULL, pv->t, pv->fillfd,
 					       &pv->fill) < 0)
 				goto fail;
+			/* Fetched chunks go around the page cache, as the
+			 * guest's aligned writes do: the fillers then do not
+			 * wait on each other's copies (else -1: through it). */
+			pv->filldirect = open(data, O_WRONLY | O_DIRECT |
+							    O_CLOEXEC);
+			pv->fill.directfd = pv->filldirect;
 			pv->restoring = true;
 		}
 	}
