@@ -553,16 +553,20 @@ static void *getter(void *arg)
 	return NULL;
 }
 
-/* GET every chunk the manifest names with SPX_SNAP_FETCHERS threads;
- * how: 0 alone, 1 and check each one's SHA-256, 2 and write each into a
- * scratch file of the volume's size (allocated first, as the restore's
- * is), synced at the end. */
+/* The restore's limits: GET alone, GET and check each chunk's SHA-256,
+ * GET and write each chunk into a scratch file of the volume's size
+ * (allocated first, as the restore's is), synced at the end. */
+enum get_how { GET_ALONE, GET_CHECK, GET_WRITE, GET_HOWS };
+
+/* GET every chunk the manifest names with SPX_SNAP_FETCHERS threads,
+ * as how says. */
 static int get_limit(struct snapenv *e, const struct spx_snap_manifest *m,
-		     int how, double *secs, uint64_t *bytes)
+		     enum get_how how, double *secs, uint64_t *bytes)
 {
 	struct spx_obj_bucket bk;
 	struct getters g = { .obj = e->obj, .bk = &bk, .m = m,
-			     .verify = how == 1, .wfd = -1, .directfd = -1 };
+			     .verify = how == GET_CHECK, .wfd = -1,
+			     .directfd = -1 };
 	char *scratch = spx_xprintf("%s/get-write", e->b->dir);
 	pthread_t th[SPX_SNAP_FETCHERS];
 	int nth = 0, rc;
@@ -572,7 +576,7 @@ static int get_limit(struct snapenv *e, const struct spx_snap_manifest *m,
 		free(scratch);
 		return spx_error_prefix("the snapshot store");
 	}
-	if (how == 2) {
+	if (how == GET_WRITE) {
 		g.wfd = open(scratch, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
 			     0600);
 		if (g.wfd < 0) {
@@ -616,7 +620,7 @@ out:
 		close(g.directfd);
 	if (g.wfd >= 0)
 		close(g.wfd);
-	if (how == 2)
+	if (how == GET_WRITE)
 		unlink(scratch);
 	free(scratch);
 	return rc;
@@ -678,13 +682,14 @@ static int snap_steps(struct snapenv *e, char vol[SPX_ID_SIZE],
 {
 	struct blk *b = e->b;
 	uint64_t changed = b->snap_changed, region = changed / REGIONS;
-	uint64_t data = 2 * changed, wrote = 0, bytes = 0, got[3] = { 0 };
+	uint64_t data = 2 * changed, wrote = 0, bytes = 0;
+	uint64_t got[GET_HOWS] = { 0 };
 	struct snaprep s1, s2;
 	struct spx_snap_manifest m = { 0 };
 	struct spx_snap_entry *src = NULL, *res = NULL;
 	size_t nsrc = 0, nres = 0;
 	char size[32], name[64];
-	double tget[3] = { 0, 0, 0 }, trest = 0;
+	double tget[GET_HOWS] = { 0 }, trest = 0;
 	int64_t bad;
 	int rc = -1;
 
@@ -739,7 +744,7 @@ static int snap_steps(struct snapenv *e, char vol[SPX_ID_SIZE],
 		bytes += b->snap_size - m.v[i].idx * CHUNK < CHUNK
 				 ? b->snap_size - m.v[i].idx * CHUNK
 				 : CHUNK;
-	for (int v = 0; v < 3; v++) {
+	for (enum get_how v = GET_ALONE; v < GET_HOWS; v++) {
 		if (drop_store(e) < 0 ||
 		    get_limit(e, &m, v, &tget[v], &got[v]) < 0)
 			goto out;
@@ -805,18 +810,18 @@ static int snap_steps(struct snapenv *e, char vol[SPX_ID_SIZE],
 	add(b, "block.snap.restore.mibs", "snapshot", "restore --eager: MiB/s",
 	    bytes / MIB / trest, "MiB/s", true);
 	add(b, "block.snap.limit.get.seconds", "limit",
-	    "object store GET of the same chunks: seconds", tget[0], "s",
+	    "object store GET of the same chunks: seconds", tget[GET_ALONE], "s",
 	    false);
 	add(b, "block.snap.limit.get.mibs", "limit",
-	    "object store GET of the same chunks: MiB/s", bytes / MIB / tget[0],
-	    "MiB/s", true);
+	    "object store GET of the same chunks: MiB/s",
+	    bytes / MIB / tget[GET_ALONE], "MiB/s", true);
 	add(b, "block.snap.limit.getsha.mibs", "limit",
 	    "object store GET and SHA-256 check of the same chunks: MiB/s",
-	    bytes / MIB / tget[1], "MiB/s", true);
+	    bytes / MIB / tget[GET_CHECK], "MiB/s", true);
 	add(b, "block.snap.limit.getwrite.mibs", "limit",
 	    "object store GET of the same chunks, each written to the disk: "
 	    "MiB/s",
-	    bytes / MIB / tget[2], "MiB/s", true);
+	    bytes / MIB / tget[GET_WRITE], "MiB/s", true);
 	{
 		char f[32], c[32], u[32], r[32], g[32], h[32], d[32];
 
@@ -831,9 +836,9 @@ static int snap_steps(struct snapenv *e, char vol[SPX_ID_SIZE],
 		       s2.incremental ? "incremental" : "NOT incremental",
 		       s2.secs,
 		       blk_commas(bytes / MIB / trest, 0, r, sizeof(r)),
-		       blk_commas(bytes / MIB / tget[0], 0, g, sizeof(g)),
-		       blk_commas(bytes / MIB / tget[1], 0, h, sizeof(h)),
-		       blk_commas(bytes / MIB / tget[2], 0, d, sizeof(d)));
+		       blk_commas(bytes / MIB / tget[GET_ALONE], 0, g, sizeof(g)),
+		       blk_commas(bytes / MIB / tget[GET_CHECK], 0, h, sizeof(h)),
+		       blk_commas(bytes / MIB / tget[GET_WRITE], 0, d, sizeof(d)));
 	}
 	rc = 0;
 out:

@@ -1459,19 +1459,14 @@ static void *filler(void *arg)
 {
 	struct fillers *p = arg;
 	const struct spx_snap_manifest *m = &p->f->src;
-	const size_t bytes = SPX_SNAP_FILL_RUN * SPX_SNAP_CHUNK;
-	/* The run's buffer in a huge page, one segment of a disk request
-	 * (lib/core/iobuf.h), else malloc's; aligned for O_DIRECT. */
-	struct spx_iobuf_pool *pool = spx_iobuf_pool_new(bytes, 0);
-	unsigned char *pb = pool ? spx_iobuf_get(pool, bytes) : NULL;
-	unsigned char *buf = pb ? pb : aligned_alloc(4096, bytes);
+	struct spx_snap_runbuf rb;
+	unsigned char *buf = spx_snap_runbuf_get(&rb);
 	uint64_t batch[SPX_SNAP_FILL_BATCH];
 	size_t nb = 0;
 
 	if (!buf) {
 		spx_error(SPX_FAIL, "out of memory");
 		filler_fail(p);
-		spx_iobuf_pool_free(pool);
 		return NULL;
 	}
 	for (;;) {
@@ -1485,10 +1480,7 @@ static void *filler(void *arg)
 		end = p->failed || p->next >= m->count;
 		if (!end) {
 			i = p->next;
-			do
-				n++;
-			while (n < SPX_SNAP_FILL_RUN && i + n < m->count &&
-			       m->v[i + n].idx == m->v[i].idx + n);
+			n = spx_snap_fill_run(m, i);
 			p->next += n;
 		}
 		pthread_mutex_unlock(&p->mu);
@@ -1514,9 +1506,7 @@ static void *filler(void *arg)
 		p->done += n;
 		pthread_mutex_unlock(&p->mu);
 	}
-	if (!pb)
-		free(buf);
-	spx_iobuf_pool_free(pool);
+	spx_snap_runbuf_put(&rb);
 	return NULL;
 }
 
@@ -2091,6 +2081,45 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
 	}
 	spx_vol_track_chunk_unlock(f->t, c);
 	return rc;
+}
+
+unsigned spx_snap_fill_run(const struct spx_snap_manifest *m, uint64_t i)
+{
+	unsigned n = 0;
+
+	if (i >= m->count)
+		return 0;
+	do
+		n++;
+	while (n < SPX_SNAP_FILL_RUN && i + n < m->count &&
+	       m->v[i + n].idx == m->v[i].idx + n);
+	return n;
+}
+
+void *spx_snap_runbuf_get(struct spx_snap_runbuf *rb)
+{
+	const size_t bytes = SPX_SNAP_FILL_RUN * SPX_SNAP_CHUNK;
+
+	/* In a huge page, one segment of a disk request (lib/core/iobuf.h),
+	 * else malloc's; aligned for O_DIRECT either way. */
+	rb->pool = spx_iobuf_pool_new(bytes, 0);
+	rb->pooled = rb->pool && (rb->buf = spx_iobuf_get(rb->pool, bytes));
+	if (!rb->pooled)
+		rb->buf = aligned_alloc(4096, bytes);
+	if (!rb->buf) {
+		spx_iobuf_pool_free(rb->pool);
+		rb->pool = NULL;
+	}
+	return rb->buf;
+}
+
+void spx_snap_runbuf_put(struct spx_snap_runbuf *rb)
+{
+	if (!rb->pooled)
+		free(rb->buf);
+	spx_iobuf_pool_free(rb->pool);
+	rb->buf = NULL;
+	rb->pool = NULL;
 }
 
 int spx_snap_fill_fetch(struct spx_snap_fill *f, uint64_t c, unsigned n,

@@ -284,6 +284,20 @@ int spx_snap_fill_chunk(struct spx_snap_fill *f, uint64_t c, void *buf,
  * fetched fails the call, and nothing is written. */
 #define SPX_SNAP_FILL_BATCH 32 /* chunks a commit, for callers that batch */
 #define SPX_SNAP_FILL_RUN 4    /* chunks a fetch at most: 2 MiB */
+/* The entries of m from i on that one fetch takes: chunks adjacent on
+ * the volume, at most SPX_SNAP_FILL_RUN of them (0 when i is past the
+ * end). */
+unsigned spx_snap_fill_run(const struct spx_snap_manifest *m, uint64_t i);
+/* A buffer for one such run (SPX_SNAP_FILL_RUN chunks, aligned for
+ * O_DIRECT); NULL when out of memory. Put gives it back. */
+struct spx_iobuf_pool;
+struct spx_snap_runbuf {
+	struct spx_iobuf_pool *pool;
+	void *buf;
+	bool pooled;
+};
+void *spx_snap_runbuf_get(struct spx_snap_runbuf *rb);
+void spx_snap_runbuf_put(struct spx_snap_runbuf *rb);
 /* fetching, if not NULL, limits the fetches from the store (held for
  * a chunk's fetch only, not the write): more threads than fetches keep
  * the store busy while some of them write. */

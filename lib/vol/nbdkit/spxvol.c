@@ -315,17 +315,12 @@ static void filler_commit(struct pvol *pv, const uint64_t *c, size_t *n)
  * snapshot: its first entry in *i and its length (0: none left). */
 static unsigned claim_run(struct pvol *pv, uint64_t *i)
 {
-	const struct spx_snap_manifest *m = &pv->fill.src;
 	uint64_t at = __atomic_load_n(&pv->fill_next, __ATOMIC_SEQ_CST);
 	unsigned n;
 
 	do {
-		if (at >= m->count)
+		if (!(n = spx_snap_fill_run(&pv->fill.src, at)))
 			return 0;
-		n = 1;
-		while (n < SPX_SNAP_FILL_RUN && at + n < m->count &&
-		       m->v[at + n].idx == m->v[at].idx + n)
-			n++;
 	} while (!__atomic_compare_exchange_n(&pv->fill_next, &at, at + n,
 					      false, __ATOMIC_SEQ_CST,
 					      __ATOMIC_SEQ_CST));
@@ -357,11 +352,8 @@ static int fetch_run(struct pvol *pv, uint64_t c, unsigned n, void *buf,
 static void *filler_one(void *arg)
 {
 	struct pvol *pv = arg;
-	const size_t bytes = SPX_SNAP_FILL_RUN * SPX_SNAP_CHUNK;
-	/* A run's buffer in a huge page where it can (lib/core/iobuf.h). */
-	struct spx_iobuf_pool *pool = spx_iobuf_pool_new(bytes, 0);
-	unsigned char *pb = pool ? spx_iobuf_get(pool, bytes) : NULL;
-	unsigned char *buf = pb ? pb : aligned_alloc(4096, bytes);
+	struct spx_snap_runbuf rb;
+	unsigned char *buf = spx_snap_runbuf_get(&rb);
 	uint64_t batch[SPX_SNAP_FILL_BATCH];
 	size_t nb = 0;
 
@@ -393,9 +385,7 @@ static void *filler_one(void *arg)
 	}
 out:
 	filler_commit(pv, batch, &nb);
-	if (!pb)
-		free(buf);
-	spx_iobuf_pool_free(pool);
+	spx_snap_runbuf_put(&rb);
 	return NULL;
 }
 
