@@ -41,6 +41,26 @@ static bool gone_within(const char *dir, long long ms)
 	return true;
 }
 
+/* Wait until the guest of dir is powered off (QEMU, which runs with
+ * -no-shutdown, says "shutdown") or QEMU is gone, at most ms. */
+static bool off_within(const char *dir, long long ms)
+{
+	long long end = spx_mono_ms() + ms;
+	char st[SPX_VM_STATUS_SIZE];
+
+	for (;;) {
+		if (!spx_vm_pid(dir))
+			return true;
+		if (spx_vm_status(dir, QMP_MS, st) == 0 &&
+		    !strcmp(st, "shutdown"))
+			return true;
+		spx_error_clear();
+		if (spx_mono_ms() >= end)
+			return false;
+		nap();
+	}
+}
+
 /* What a dead QEMU leaves behind (QEMU removes its pid file itself when
  * it exits cleanly, not when killed). */
 static void tidy(const char *dir)
@@ -515,17 +535,28 @@ int cmd_stop(const struct spx_args *a)
 	if (!spx_vm_pid(g.dir))
 		goto done;
 	sock = spx_path_join(g.dir, "qmp.sock");
-	/* The power button, then time for the guest to shut down. */
 	how = "powered off";
-	if (!spx_flag(a, "force") && spx_qmp_connect(sock, QMP_MS, &g.q) == 0 &&
-	    spx_qmp_exec(g.q, "system_powerdown", NULL, QMP_MS, NULL) == 0 &&
-	    gone_within(g.dir, secs * 1000))
+	if (spx_flag(a, "force")) {
+		how = "quit";
+	} else if (!off_within(g.dir, 0)) {
+		/* The power button, then time for the guest to shut down
+		 * (QMP takes one connection at a time: the wait makes its
+		 * own). A guest that is off already needs neither. */
+		if (spx_qmp_connect(sock, QMP_MS, &g.q) < 0 ||
+		    spx_qmp_exec(g.q, "system_powerdown", NULL, QMP_MS,
+				 NULL) < 0)
+			how = "quit";
+		spx_qmp_close(g.q);
+		g.q = NULL;
+		if (strcmp(how, "quit") && !off_within(g.dir, secs * 1000))
+			how = "quit";
+	}
+	/* Then QEMU is told to quit (a guest that is off leaves it running:
+	 * -no-shutdown), then killed. */
+	if (!spx_vm_pid(g.dir))
 		goto done;
-	/* Then QEMU is told to quit, then killed. */
-	how = "quit";
-	if (!g.q)
-		spx_qmp_connect(sock, QMP_MS, &g.q);
-	if (g.q && spx_qmp_exec(g.q, "quit", NULL, QMP_MS, NULL) == 0 &&
+	if (spx_qmp_connect(sock, QMP_MS, &g.q) == 0 &&
+	    spx_qmp_exec(g.q, "quit", NULL, QMP_MS, NULL) == 0 &&
 	    gone_within(g.dir, 5000))
 		goto done;
 	how = "killed";

@@ -17,22 +17,15 @@
  * not answer. */
 static char *state_of(const char *dir, pid_t pid)
 {
-	char *sock, *st = NULL;
-	struct spx_qmp *q = NULL;
-	json_t *r = NULL;
+	char st[SPX_VM_STATUS_SIZE];
 
 	if (!pid)
 		return spx_strdup("stopped");
-	sock = spx_path_join(dir, "qmp.sock");
-	if (spx_qmp_connect(sock, LOOK_MS, &q) == 0 &&
-	    spx_qmp_exec(q, "query-status", NULL, LOOK_MS, &r) == 0 &&
-	    json_is_string(json_object_get(r, "status")))
-		st = spx_strdup(json_string_value(json_object_get(r, "status")));
-	spx_error_clear();
-	json_decref(r);
-	spx_qmp_close(q);
-	free(sock);
-	return st ? st : spx_strdup("unresponsive");
+	if (spx_vm_status(dir, LOOK_MS, st) < 0) {
+		spx_error_clear();
+		return spx_strdup("unresponsive");
+	}
+	return spx_strdup(st);
 }
 
 static void opt_int(struct spx_table *t, long long v)

@@ -61,6 +61,9 @@
 /* A guest stops within this many seconds of its ACPI power button, or
  * spx-vm stop quits, then kills, its QEMU. */
 #define VM_STOP_TIMEOUT "30"
+/* The watch asks each running guest's QEMU its state every pass, and
+ * waits this long for the answer. */
+#define WATCH_QMP_MS 500
 /* A guest has this long to let a detached disk go, each try; a Force
  * detachment gives it less. The detachment stays "detaching", tried
  * again, until the guest lets go or stops. */
@@ -539,30 +542,42 @@ static int free_port(void)
 	return port;
 }
 
-/* Why a guest's QEMU ended on its own: the kernel's last words on the
- * console tell a power-off the guest asked for from anything else. */
-static const char *death_code(const char *dir)
-{
-	char *path = spx_path_join(dir, "console.log");
-	char buf[4096 + 1];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	const char *code = "Server.InternalError";
-	off_t end;
-	ssize_t n;
+/* A guest's QEMU that is gone ended on its own for one of two reasons:
+ * the guest powered itself off, which its QEMU (-no-shutdown) told the
+ * agent and the agent marked in the guest's directory (POWERED_OFF: the
+ * guest cannot write there), before it had the QEMU quit; or anything
+ * else (a crash, a kill), which is the cloud's fault. Never from what
+ * the guest wrote on its console: a guest could print a power-off's
+ * words and then crash. */
+#define POWERED_OFF "powered-off"
 
-	free(path);
-	if (fd < 0)
-		return code;
-	end = lseek(fd, 0, SEEK_END);
-	n = pread(fd, buf, sizeof(buf) - 1,
-		  end > (off_t)sizeof(buf) - 1 ? end - (off_t)sizeof(buf) + 1 : 0);
-	close(fd);
-	if (n > 0) {
-		buf[n] = 0;
-		if (memmem(buf, (size_t)n, "reboot: Power down", 18))
-			code = "Client.InstanceInitiatedShutdown";
-	}
-	return code;
+static char *powered_off_path(const struct agent *ag, const char *id)
+{
+	char *dir = guest_dir(ag, id);
+	char *p = spx_path_join(dir, POWERED_OFF);
+
+	free(dir);
+	return p;
+}
+
+static const char *death_code(const struct agent *ag, const char *id)
+{
+	char *p = powered_off_path(ag, id);
+	bool off = access(p, F_OK) == 0;
+
+	free(p);
+	return off ? "Client.InstanceInitiatedShutdown"
+		   : "Server.InternalError";
+}
+
+static void powered_off_forget(const struct agent *ag, const char *id)
+{
+	char *p = powered_off_path(ag, id);
+
+	if (unlink(p) < 0 && errno != ENOENT)
+		spx_log(SPX_LOG_WARN, "%s: cannot remove '%s': %s", id, p,
+			strerror(errno));
+	free(p);
 }
 
 static void inst_log_rc(const struct spx_inst_work *w, int rc, const char *what)
@@ -721,6 +736,7 @@ static void inst_launch(struct agent *ag, struct spx_inst_work *w)
 
 	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
 	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
+	powered_off_forget(ag, w->id); /* of its last life */
 	spawn_job(ag, argv, &ew, w);
 	spx_buf_release(&dl);
 	json_decref(disks);
@@ -748,6 +764,70 @@ static void inst_reboot(struct agent *ag, struct spx_inst_work *w)
 	char *argv[] = { ag->spxvm, "reboot", "--root", (char *)ag->root,
 			 w->id, NULL };
 
+	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
+	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
+	spawn_job(ag, argv, &ew, w);
+}
+
+/* What the QEMU of a running guest says of it (spx_vm_status). One
+ * that does not answer at once (busy with another QMP client, or hung)
+ * is asked again on the next pass. */
+enum guest_end {
+	GUEST_RUNS,	/* running, paused (an I/O error waits: io-error) */
+	GUEST_OFF,	/* "shutdown": the guest powered itself off, and
+			 * QEMU (-no-shutdown) waits to be told to quit */
+	GUEST_FAULT,	/* "internal-error", "guest-panicked": QEMU stopped
+			 * the guest for good */
+};
+
+static enum guest_end guest_end(const char *dir)
+{
+	char st[SPX_VM_STATUS_SIZE];
+	enum guest_end e = GUEST_RUNS;
+
+	if (spx_vm_status(dir, WATCH_QMP_MS, st) == 0) {
+		if (!strcmp(st, "shutdown"))
+			e = GUEST_OFF;
+		else if (!strcmp(st, "internal-error") ||
+			 !strcmp(st, "guest-panicked"))
+			e = GUEST_FAULT;
+	}
+	spx_error_clear();
+	return e;
+}
+
+/* The guest of w ended while its QEMU runs: one that powered itself off
+ * is marked so (death_code), then its QEMU is told to quit with the
+ * command an operator would use. The watch records it stopped once its
+ * QEMU is gone. */
+static void inst_ended(struct agent *ag, struct spx_inst_work *w,
+		       enum guest_end e)
+{
+	struct spx_ebs_work ew = { 0 };
+	char *argv[] = { ag->spxvm, "stop", "--root", (char *)ag->root,
+			 "--timeout", VM_STOP_TIMEOUT, w->id, NULL, NULL };
+
+	if (e == GUEST_OFF) {
+		char *p = powered_off_path(ag, w->id);
+		int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			      0600);
+
+		if (fd < 0) {
+			spx_log(SPX_LOG_WARN, "%s: cannot make '%s': %s",
+				w->id, p, strerror(errno));
+			free(p);
+			return; /* tried again on the next pass */
+		}
+		close(fd);
+		free(p);
+		spx_log(SPX_LOG_INFO, "%s: the guest powered itself off",
+			w->id);
+	} else {
+		spx_log(SPX_LOG_WARN, "%s: QEMU stopped the guest (a fault)",
+			w->id);
+		argv[6] = "--force"; /* no power button for a dead guest */
+		argv[7] = w->id;
+	}
 	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
 	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
 	spawn_job(ag, argv, &ew, w);
@@ -910,15 +990,23 @@ static void inst_pass(struct agent *ag)
 				   w[i].step == SPX_INST_METADATA) {
 				inst_metadata(ag, &w[i]);
 			} else if (!spx_vm_pid(dir)) {
-				const char *code = death_code(dir);
+				const char *code = death_code(ag, w[i].id);
+				int rc;
 
 				spx_log(SPX_LOG_WARN,
 					"%s: its QEMU is gone (%s)", w[i].id,
 					code);
-				inst_log_rc(&w[i],
-					    spx_inst_died(ag->st, &w[i], code,
-							  time(NULL)),
-					    "stopped");
+				rc = spx_inst_died(ag->st, &w[i], code,
+						   time(NULL));
+				inst_log_rc(&w[i], rc, "stopped");
+				if (rc == 0)
+					powered_off_forget(ag, w[i].id);
+			} else if (w[i].step == SPX_INST_WATCH &&
+				   ag->njobs < MAX_JOBS) {
+				enum guest_end e = guest_end(dir);
+
+				if (e != GUEST_RUNS)
+					inst_ended(ag, &w[i], e);
 			}
 			free(dir);
 			break;
@@ -968,6 +1056,15 @@ static void inst_finish(struct agent *ag, struct job *j, int ws)
 		}
 		inst_log_rc(w, spx_inst_rebooted(ag->st, w),
 			    rc == 0 ? "rebooted" : "reboot given up");
+		return;
+	}
+	if (w->step == SPX_INST_WATCH) {
+		/* The quit of a guest that powered off: the watch records it
+		 * once its QEMU is gone, and has it quit again till then. */
+		if (rc != 0)
+			spx_log(SPX_LOG_WARN, "%s: '%s' exited with status %d%s%s",
+				w->id, j->cmd, rc, j->last ? ": " : "",
+				j->last ? j->last : "");
 		return;
 	}
 	if (w->step == SPX_INST_LAUNCH && (rc == 0 || up)) {

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include "file.h"
+#include "proc.h"
+#include "vm/qmp.h"
 #include "vm/vm.h"
 
 bool spx_vm_name_valid(const char *name)
@@ -252,6 +254,11 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 	arg(&a, spx_strdup("-nodefaults"));
 	arg(&a, spx_strdup("-no-user-config"));
 	args2(&a, "-display", spx_strdup("none"));
+	/* A guest that powers itself off leaves QEMU running in the state
+	 * "shutdown" (spx_vm_status) until it is told to quit: so the agent
+	 * learns from QEMU, never from the console the guest writes, that
+	 * the guest asked to stop, and not that QEMU died. */
+	arg(&a, spx_strdup("-no-shutdown"));
 	/* QEMU may not change its scheduling or use obsolete system calls.
 	 * It may fork, exec and setsid: user networking's guestfwd does all
 	 * three for each connection to the metadata service (a child killed
@@ -483,5 +490,35 @@ out:
 		close(ofd);
 	free(path);
 	free(old);
+	return rc;
+}
+
+int spx_vm_status(const char *dir, int timeout_ms,
+		  char out[SPX_VM_STATUS_SIZE])
+{
+	char *sock = spx_path_join(dir, "qmp.sock");
+	long long end = spx_mono_ms() + timeout_ms;
+	struct spx_qmp *q = NULL;
+	json_t *r = NULL;
+	const char *st;
+	int rc = -1;
+
+	if (spx_qmp_connect(sock, timeout_ms, &q) < 0)
+		goto out;
+	if (spx_qmp_exec(q, "query-status", NULL,
+			 (int)(end > spx_mono_ms() ? end - spx_mono_ms() : 1),
+			 &r) < 0)
+		goto out;
+	st = json_string_value(json_object_get(r, "status"));
+	if (!st || !*st || strlen(st) >= SPX_VM_STATUS_SIZE) {
+		spx_error(SPX_FAIL, "QEMU's query-status has no status");
+		goto out;
+	}
+	memcpy(out, st, strlen(st) + 1);
+	rc = 0;
+out:
+	json_decref(r);
+	spx_qmp_close(q);
+	free(sock);
 	return rc;
 }

@@ -117,6 +117,14 @@ void spx_vm_nbd_name(const char *vol, unsigned gen,
  * file, a dead pid, or a pid now used by another program). */
 pid_t spx_vm_pid(const char *dir);
 
+/* The guest's run state as its QEMU tells it over QMP (query-status:
+ * "running", "paused", "shutdown" once the guest powered itself off, as
+ * QEMU runs with -no-shutdown, ...) into out, all within timeout_ms;
+ * -1 (SPX_FAIL) when QEMU does not answer in time, or answers nonsense. */
+#define SPX_VM_STATUS_SIZE 32
+int spx_vm_status(const char *dir, int timeout_ms,
+		  char out[SPX_VM_STATUS_SIZE]);
+
 /* Cut console.log in dir back to its last SPX_VM_CONSOLE_KEEP bytes when
  * it has grown past SPX_VM_CONSOLE_MAX (QEMU appends, so it goes on at
  * the new end); the cut-off part goes to console.log.1. */

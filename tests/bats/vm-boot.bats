@@ -164,7 +164,7 @@ guest() {
 	[ "$output" = writable ] || { echo "$output"; false; }
 }
 
-@test "the guest writes to its volume; the power button powers it off" {
+@test "the guest writes to its volume; the power button powers it off; a guest's own power-off leaves QEMU in shutdown until stop" {
 	SSH_PORT=$(cat "$F/port")
 	guest 'echo persisted >/root/mark && sync'
 	run spx-vm stop --root "$ROOT" g --timeout 60
@@ -177,5 +177,21 @@ guest() {
 	wait_for 180 readies 2
 	run guest 'cat /root/mark'
 	[ "$output" = persisted ]
-	spx-vm kill --root "$ROOT" g
+	# Powered off from inside: QEMU (-no-shutdown) stays and says so,
+	# and stop quits it without pressing the button or waiting.
+	guest 'poweroff' || true
+	state() {
+		spx-vm info --root "$ROOT" g --json |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["state"])'
+	}
+	wait_for 120 eval '[ "$(state)" = shutdown ]'
+	pid=$(cat "$ROOT/run/vm/g/qemu.pid")
+	grep -qa "$ROOT/run/vm/g/qmp.sock" "/proc/$pid/cmdline"
+	run spx-vm stop --root "$ROOT" g --timeout 600
+	[ "$status" -eq 0 ]
+	[ "$output" = "g: powered off" ]
+	# (gone, or a zombie left to whoever reaps it: no command line)
+	run grep -qa "$ROOT/run/vm/g/qmp.sock" "/proc/$pid/cmdline"
+	[ "$status" -ne 0 ]
+	[ "$(state)" = stopped ]
 }

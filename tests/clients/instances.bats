@@ -227,6 +227,9 @@ echo $marker" --client-token "$tok" \
 	run av2 ec2 describe-instances --instance-ids "$IID" \
 		--query 'Reservations[0].Instances[0].StateReason.Code' --output text
 	[ "$output" = Client.InstanceInitiatedShutdown ]
+	# Its QEMU said so (-no-shutdown), and was then told to quit.
+	grep -q "$IID: the guest powered itself off" "$ROOT/log/agent.log"
+	[ -z "$(qemu_of "$IID")" ]
 	# Forced: QEMU quits at once, whatever the guest is doing.
 	run av2 ec2 start-instances --instance-ids "$IID"
 	[ "$status" -eq 0 ]
@@ -293,8 +296,12 @@ assert v["Tags"] == [{"Key": "role", "Value": "root"}], v
 i = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
 assert i["MetadataOptions"]["HttpTokens"] == "required", i
 assert i["MetadataOptions"]["State"] == "applied", i
-# QEMU killed behind the cloud's back: the instance shows stopped.
+# QEMU killed behind the cloud's back: the instance shows stopped, and
+# the cloud's fault, even after the console (which the guest writes)
+# told of a power-off.
 pid = int(open(os.path.join(root, "run/vm", iid, "qemu.pid")).read())
+with open(os.path.join(root, "run/vm", iid, "console.log"), "a") as f:
+    f.write("[   42.000000] reboot: Power down\n")
 os.kill(pid, signal.SIGKILL)
 ec2.get_waiter("instance_stopped").wait(InstanceIds=[iid], WaiterConfig=fast)
 i = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]

@@ -423,7 +423,7 @@ static void test_argv(void)
 				 .accel = SPX_VM_TCG, .ssh_port = 2222 };
 	char **argv, **p;
 	bool sandbox = false, blockdev = false, raw = false, fwd = false;
-	bool daemonize = false, nic = false;
+	bool daemonize = false, nic = false, noshut = false;
 
 	memcpy(s.name, "i-0a", 5);
 	memcpy(s.uuid, UUID, sizeof(UUID));
@@ -459,11 +459,14 @@ static void test_argv(void)
 				      "'/usr/bin/spx-vm' imds '/run/spx/vm/i-0a'");
 		if (!strcmp(*p, "-daemonize"))
 			daemonize = true;
+		if (!strcmp(*p, "-no-shutdown"))
+			noshut = true;
 		if (!strcmp(*p, "-device") && strstr(p[1], "virtio-net"))
 			nic = !strcmp(p[1], "virtio-net-pci,netdev=n0");
 	}
 	T_OK(nic, "no mac: QEMU's default");
 	T_OK(!daemonize, "no -daemonize: spx-vm starts QEMU in a session");
+	T_OK(noshut, "-no-shutdown: QEMU tells of a guest's power-off");
 	T_OK(sandbox, "the sandbox, with fork and setsid for guestfwd");
 	T_OK(blockdev, "the root volume over NBD, in JSON");
 	T_OK(raw, "a raw node root over it, which the device drives");
