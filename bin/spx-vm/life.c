@@ -596,12 +596,40 @@ int cmd_kill(const struct spx_args *a)
 	return rc;
 }
 
+/* A guest that powered itself off (QEMU in "shutdown", -no-shutdown)
+ * comes out of a reset in "prelaunch", its CPUs stopped: it is told to
+ * go on once the reset is done, so that a reboot boots it either way. */
+static int reboot_off(struct guest *g)
+{
+	long long end = spx_mono_ms() + QMP_MS;
+	char st[SPX_VM_STATUS_SIZE];
+
+	for (;;) {
+		if (spx_vm_status_of(g->q, QMP_MS, st) < 0)
+			return -1;
+		if (strcmp(st, "shutdown"))
+			break;
+		if (spx_mono_ms() >= end)
+			return spx_error(SPX_FAIL, "QEMU did not reset the "
+						   "guest in time");
+		nap();
+	}
+	if (!strcmp(st, "prelaunch") &&
+	    spx_qmp_exec(g->q, "cont", NULL, QMP_MS, NULL) < 0)
+		return -1;
+	return 0;
+}
+
 int cmd_reboot(const struct spx_args *a)
 {
 	struct guest g;
 	int rc = guest_open(a, GUEST_LOCK | GUEST_QMP, &g);
+	char st[SPX_VM_STATUS_SIZE];
 
-	if (rc == 0 && spx_qmp_exec(g.q, "system_reset", NULL, QMP_MS, NULL) < 0)
+	if (rc == 0 &&
+	    (spx_vm_status_of(g.q, QMP_MS, st) < 0 ||
+	     spx_qmp_exec(g.q, "system_reset", NULL, QMP_MS, NULL) < 0 ||
+	     (!strcmp(st, "shutdown") && reboot_off(&g) < 0)))
 		rc = vmcli_fail(a);
 	guest_close(&g);
 	return rc;

@@ -493,31 +493,40 @@ out:
 	return rc;
 }
 
+int spx_vm_status_of(struct spx_qmp *q, int timeout_ms,
+		     char out[SPX_VM_STATUS_SIZE])
+{
+	json_t *r = NULL;
+	const char *st;
+	int rc = -1;
+
+	if (spx_qmp_exec(q, "query-status", NULL, timeout_ms, &r) < 0)
+		return -1;
+	st = json_string_value(json_object_get(r, "status"));
+	if (!st || !*st || strlen(st) >= SPX_VM_STATUS_SIZE) {
+		spx_error(SPX_FAIL, "QEMU's query-status has no status");
+	} else {
+		memcpy(out, st, strlen(st) + 1);
+		rc = 0;
+	}
+	json_decref(r);
+	return rc;
+}
+
 int spx_vm_status(const char *dir, int timeout_ms,
 		  char out[SPX_VM_STATUS_SIZE])
 {
 	char *sock = spx_path_join(dir, "qmp.sock");
 	long long end = spx_mono_ms() + timeout_ms;
 	struct spx_qmp *q = NULL;
-	json_t *r = NULL;
-	const char *st;
 	int rc = -1;
 
-	if (spx_qmp_connect(sock, timeout_ms, &q) < 0)
-		goto out;
-	if (spx_qmp_exec(q, "query-status", NULL,
-			 (int)(end > spx_mono_ms() ? end - spx_mono_ms() : 1),
-			 &r) < 0)
-		goto out;
-	st = json_string_value(json_object_get(r, "status"));
-	if (!st || !*st || strlen(st) >= SPX_VM_STATUS_SIZE) {
-		spx_error(SPX_FAIL, "QEMU's query-status has no status");
-		goto out;
-	}
-	memcpy(out, st, strlen(st) + 1);
-	rc = 0;
-out:
-	json_decref(r);
+	if (spx_qmp_connect(sock, timeout_ms, &q) == 0)
+		rc = spx_vm_status_of(q,
+				      (int)(end > spx_mono_ms()
+						    ? end - spx_mono_ms()
+						    : 1),
+				      out);
 	spx_qmp_close(q);
 	free(sock);
 	return rc;

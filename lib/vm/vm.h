@@ -124,6 +124,11 @@ pid_t spx_vm_pid(const char *dir);
 #define SPX_VM_STATUS_SIZE 32
 int spx_vm_status(const char *dir, int timeout_ms,
 		  char out[SPX_VM_STATUS_SIZE]);
+/* The same over a QMP connection open already (QEMU serves one at a
+ * time: a second would wait for the first to close). */
+struct spx_qmp;
+int spx_vm_status_of(struct spx_qmp *q, int timeout_ms,
+		     char out[SPX_VM_STATUS_SIZE]);
 
 /* Cut console.log in dir back to its last SPX_VM_CONSOLE_KEEP bytes when
  * it has grown past SPX_VM_CONSOLE_MAX (QEMU appends, so it goes on at

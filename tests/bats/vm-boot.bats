@@ -185,7 +185,15 @@ guest() {
 			python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["state"])'
 	}
 	wait_for 120 eval '[ "$(state)" = shutdown ]'
+	# A reboot of a guest that is off boots it again, in the same QEMU.
 	pid=$(cat "$ROOT/run/vm/g/qemu.pid")
+	run spx-vm reboot --root "$ROOT" g
+	[ "$status" -eq 0 ]
+	[ "$(state)" = running ]
+	wait_for 180 readies 3
+	[ "$(cat "$ROOT/run/vm/g/qemu.pid")" = "$pid" ]
+	guest 'poweroff' || true
+	wait_for 120 eval '[ "$(state)" = shutdown ]'
 	grep -qa "$ROOT/run/vm/g/qmp.sock" "/proc/$pid/cmdline"
 	run spx-vm stop --root "$ROOT" g --timeout 600
 	[ "$status" -eq 0 ]
