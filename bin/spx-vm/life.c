@@ -28,22 +28,10 @@ static void nap(void)
 	nanosleep(&ts, NULL);
 }
 
-/* Wait until pid no longer runs QEMU for dir, at most ms. */
-static bool gone_within(const char *dir, long long ms)
-{
-	long long end = spx_mono_ms() + ms;
-
-	while (spx_vm_pid(dir)) {
-		if (spx_mono_ms() >= end)
-			return false;
-		nap();
-	}
-	return true;
-}
-
-/* Wait until the guest of dir is powered off (QEMU, which runs with
- * -no-shutdown, says "shutdown") or QEMU is gone, at most ms. */
-static bool off_within(const char *dir, long long ms)
+/* Wait at most ms until QEMU no longer runs for dir or, when off is
+ * set, until its guest is powered off (QEMU, which runs with
+ * -no-shutdown, says "shutdown"). */
+static bool ended_within(const char *dir, bool off, long long ms)
 {
 	long long end = spx_mono_ms() + ms;
 	char st[SPX_VM_STATUS_SIZE];
@@ -51,7 +39,7 @@ static bool off_within(const char *dir, long long ms)
 	for (;;) {
 		if (!spx_vm_pid(dir))
 			return true;
-		if (spx_vm_status(dir, QMP_MS, st) == 0 &&
+		if (off && spx_vm_status(dir, QMP_MS, st) == 0 &&
 		    !strcmp(st, "shutdown"))
 			return true;
 		spx_error_clear();
@@ -81,7 +69,7 @@ static int kill_now(const char *dir)
 	if (pid && kill(pid, SIGKILL) < 0 && errno != ESRCH)
 		return spx_error_errno(SPX_FAIL, "cannot kill QEMU (pid %d)",
 				       (int)pid);
-	if (!gone_within(dir, 5000))
+	if (!ended_within(dir, false, 5000))
 		return spx_error(SPX_FAIL, "QEMU (pid %d) outlived SIGKILL",
 				 (int)pid);
 	tidy(dir);
@@ -292,7 +280,7 @@ static int launch(const struct spx_vm_spec *s, const char *dir,
 	char **argv = spx_vm_qemu_argv(s, dir, prog);
 	char *sock = spx_path_join(dir, "qmp.sock");
 	struct spx_qmp *q = NULL;
-	json_t *st = NULL;
+	char st[SPX_VM_STATUS_SIZE];
 	pid_t pid = -1;
 	int status, rc = -1;
 
@@ -326,7 +314,7 @@ static int launch(const struct spx_vm_spec *s, const char *dir,
 			break;
 		nap();
 	}
-	if (spx_qmp_exec(q, "query-status", NULL, QMP_MS, &st) < 0)
+	if (spx_vm_status_of(q, QMP_MS, st) < 0)
 		goto fail;
 	rc = 0;
 	goto out;
@@ -336,7 +324,6 @@ fail:
 		waitpid(pid, &status, 0);
 	tidy(dir);
 out:
-	json_decref(st);
 	spx_qmp_close(q);
 	spx_vm_argv_free(argv);
 	free(sock);
@@ -525,6 +512,7 @@ int cmd_stop(const struct spx_args *a)
 	struct guest g;
 	const char *how = "stopped already";
 	char *sock = NULL;
+	bool quit = false;
 	long long secs;
 	int rc;
 
@@ -535,29 +523,26 @@ int cmd_stop(const struct spx_args *a)
 	if (!spx_vm_pid(g.dir))
 		goto done;
 	sock = spx_path_join(g.dir, "qmp.sock");
-	how = "powered off";
-	if (spx_flag(a, "force")) {
-		how = "quit";
-	} else if (!off_within(g.dir, 0)) {
+	quit = spx_flag(a, "force");
+	if (!quit && !ended_within(g.dir, true, 0)) {
 		/* The power button, then time for the guest to shut down
 		 * (QMP takes one connection at a time: the wait makes its
 		 * own). A guest that is off already needs neither. */
-		if (spx_qmp_connect(sock, QMP_MS, &g.q) < 0 ||
-		    spx_qmp_exec(g.q, "system_powerdown", NULL, QMP_MS,
-				 NULL) < 0)
-			how = "quit";
+		quit = spx_qmp_connect(sock, QMP_MS, &g.q) < 0 ||
+		       spx_qmp_exec(g.q, "system_powerdown", NULL, QMP_MS,
+				    NULL) < 0;
 		spx_qmp_close(g.q);
 		g.q = NULL;
-		if (strcmp(how, "quit") && !off_within(g.dir, secs * 1000))
-			how = "quit";
+		quit = quit || !ended_within(g.dir, true, secs * 1000);
 	}
+	how = quit ? "quit" : "powered off";
 	/* Then QEMU is told to quit (a guest that is off leaves it running:
 	 * -no-shutdown), then killed. */
 	if (!spx_vm_pid(g.dir))
 		goto done;
 	if (spx_qmp_connect(sock, QMP_MS, &g.q) == 0 &&
 	    spx_qmp_exec(g.q, "quit", NULL, QMP_MS, NULL) == 0 &&
-	    gone_within(g.dir, 5000))
+	    ended_within(g.dir, false, 5000))
 		goto done;
 	how = "killed";
 	if (kill_now(g.dir) < 0) {

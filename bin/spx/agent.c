@@ -743,27 +743,23 @@ static void inst_launch(struct agent *ag, struct spx_inst_work *w)
 	free(md);
 }
 
-static void inst_halt(struct agent *ag, struct spx_inst_work *w)
+/* Run spx-vm cmd (stop or reboot) for w's guest; a stop with force
+ * quits QEMU without pressing the power button. */
+static void vm_job(struct agent *ag, struct spx_inst_work *w, char *cmd,
+		   bool force)
 {
 	struct spx_ebs_work ew = { 0 };
-	char *argv[] = { ag->spxvm, "stop", "--root", (char *)ag->root,
-			 "--timeout", VM_STOP_TIMEOUT, w->id, NULL, NULL };
+	char *argv[9] = { ag->spxvm, cmd, "--root", (char *)ag->root };
+	int n = 4;
 
-	if (w->step == SPX_INST_STOP && w->force) {
-		argv[6] = "--force";
-		argv[7] = w->id;
+	if (!strcmp(cmd, "stop")) {
+		argv[n++] = "--timeout";
+		argv[n++] = VM_STOP_TIMEOUT;
+		if (force)
+			argv[n++] = "--force";
 	}
-	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
-	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
-	spawn_job(ag, argv, &ew, w);
-}
-
-static void inst_reboot(struct agent *ag, struct spx_inst_work *w)
-{
-	struct spx_ebs_work ew = { 0 };
-	char *argv[] = { ag->spxvm, "reboot", "--root", (char *)ag->root,
-			 w->id, NULL };
-
+	argv[n++] = w->id;
+	argv[n] = NULL;
 	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
 	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
 	spawn_job(ag, argv, &ew, w);
@@ -803,34 +799,24 @@ static enum guest_end guest_end(const char *dir)
 static void inst_ended(struct agent *ag, struct spx_inst_work *w,
 		       enum guest_end e)
 {
-	struct spx_ebs_work ew = { 0 };
-	char *argv[] = { ag->spxvm, "stop", "--root", (char *)ag->root,
-			 "--timeout", VM_STOP_TIMEOUT, w->id, NULL, NULL };
-
 	if (e == GUEST_OFF) {
 		char *p = powered_off_path(ag, w->id);
-		int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-			      0600);
+		int rc = spx_write_file(p, "", 0, 0600, false);
 
-		if (fd < 0) {
+		if (rc < 0)
 			spx_log(SPX_LOG_WARN, "%s: cannot make '%s': %s",
-				w->id, p, strerror(errno));
-			free(p);
-			return; /* tried again on the next pass */
-		}
-		close(fd);
+				w->id, p, spx_errmsg());
 		free(p);
+		if (rc < 0)
+			return; /* tried again on the next pass */
 		spx_log(SPX_LOG_INFO, "%s: the guest powered itself off",
 			w->id);
 	} else {
 		spx_log(SPX_LOG_WARN, "%s: QEMU stopped the guest (a fault)",
 			w->id);
-		argv[6] = "--force"; /* no power button for a dead guest */
-		argv[7] = w->id;
 	}
-	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
-	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
-	spawn_job(ag, argv, &ew, w);
+	/* no power button for a dead guest */
+	vm_job(ag, w, "stop", e != GUEST_OFF);
 }
 
 /* A data volume's attachment (volume.h): plugged into, or unplugged
@@ -985,7 +971,7 @@ static void inst_pass(struct agent *ag)
 			dir = guest_dir(ag, w[i].id);
 			if (spx_vm_pid(dir) && w[i].step == SPX_INST_REBOOT) {
 				if (ag->njobs < MAX_JOBS)
-					inst_reboot(ag, &w[i]);
+					vm_job(ag, &w[i], "reboot", false);
 			} else if (spx_vm_pid(dir) &&
 				   w[i].step == SPX_INST_METADATA) {
 				inst_metadata(ag, &w[i]);
@@ -1014,7 +1000,8 @@ static void inst_pass(struct agent *ag)
 		case SPX_INST_STOP:
 			ag->guests = true;
 			if (ag->njobs < MAX_JOBS)
-				inst_halt(ag, &w[i]);
+				vm_job(ag, &w[i], "stop",
+				       w[i].step == SPX_INST_STOP && w[i].force);
 			break;
 		case SPX_INST_REPORT:
 			spx_log(SPX_LOG_WARN, "%s: %s", w[i].id, w[i].why);
