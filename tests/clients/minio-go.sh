@@ -107,7 +107,9 @@ set +f
 host=$1 port=$2 https=$3 ak=$4 sk=$5
 case $host in 0.0.0.0|"") host=127.0.0.1 ;; esac
 
-# The suite writes scratch files into its working directory.
+# The suite writes scratch files into its working directory, and some into
+# os.TempDir() that it never removes (a 129 MiB FPutObject file, a
+# PresignedPostPolicy one): TMPDIR keeps those in $work too.
 work=$(mktemp -d "${TMPDIR:-/tmp}/minio-go.XXXXXX") || exit 111
 trap 'rm -rf "$work"' EXIT
 trap 'exit 111' INT TERM
@@ -122,7 +124,7 @@ esac
 # crypto/x509 takes the node CA.
 (cd "$work" &&
  env SERVER_ENDPOINT="$host:$port" ACCESS_KEY="$ak" SECRET_KEY="$sk" \
-	ENABLE_HTTPS="$https" ENABLE_KMS=1 MINT_MODE="$mode" RUN_ON_FAIL=1 \
+	TMPDIR="$work" ENABLE_HTTPS="$https" ENABLE_KMS=1 MINT_MODE="$mode" RUN_ON_FAIL=1 \
 	SSL_CERT_FILE="$root/tls/ca.pem" \
 	timeout 240 "$bin" >"$out" 2>"$work/stderr")
 rc=$?
