@@ -15,6 +15,7 @@ for f in "$dir"/fuzz_*; do
 	if "$f" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 		-artifact_prefix="/tmp/$name-" "$corpus" >"/tmp/$name.log" 2>&1; then
 		echo "ok $n - $name: $(grep -Eo 'Done [0-9]+ runs.*' "/tmp/$name.log" | tail -1)"
+		rm -f "/tmp/$name.log" # kept only for a crash
 	else
 		echo "not ok $n - $name crashed; see /tmp/$name.log and /tmp/$name-*"
 		tail -30 "/tmp/$name.log"
