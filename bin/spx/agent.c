@@ -743,19 +743,26 @@ static void inst_launch(struct agent *ag, struct spx_inst_work *w)
 	free(md);
 }
 
-/* Run spx-vm cmd (stop or reboot) for w's guest; a stop with force
- * quits QEMU without pressing the power button. */
-static void vm_job(struct agent *ag, struct spx_inst_work *w, char *cmd,
-		   bool force)
+/* What the agent asks spx-vm to do to a running guest. */
+enum vm_cmd {
+	VM_STOP,	/* press the power button, quit at the deadline */
+	VM_STOP_FORCE,	/* quit QEMU at once (no power button) */
+	VM_REBOOT,
+};
+
+/* Run spx-vm stop or reboot for w's guest. */
+static void vm_job(struct agent *ag, struct spx_inst_work *w,
+		   enum vm_cmd c)
 {
 	struct spx_ebs_work ew = { 0 };
-	char *argv[9] = { ag->spxvm, cmd, "--root", (char *)ag->root };
+	char *argv[9] = { ag->spxvm, c == VM_REBOOT ? "reboot" : "stop",
+			  "--root", (char *)ag->root };
 	int n = 4;
 
-	if (!strcmp(cmd, "stop")) {
+	if (c != VM_REBOOT) {
 		argv[n++] = "--timeout";
 		argv[n++] = VM_STOP_TIMEOUT;
-		if (force)
+		if (c == VM_STOP_FORCE)
 			argv[n++] = "--force";
 	}
 	argv[n++] = w->id;
@@ -816,7 +823,7 @@ static void inst_ended(struct agent *ag, struct spx_inst_work *w,
 			w->id);
 	}
 	/* no power button for a dead guest */
-	vm_job(ag, w, "stop", e != GUEST_OFF);
+	vm_job(ag, w, e == GUEST_OFF ? VM_STOP : VM_STOP_FORCE);
 }
 
 /* A data volume's attachment (volume.h): plugged into, or unplugged
@@ -971,7 +978,7 @@ static void inst_pass(struct agent *ag)
 			dir = guest_dir(ag, w[i].id);
 			if (spx_vm_pid(dir) && w[i].step == SPX_INST_REBOOT) {
 				if (ag->njobs < MAX_JOBS)
-					vm_job(ag, &w[i], "reboot", false);
+					vm_job(ag, &w[i], VM_REBOOT);
 			} else if (spx_vm_pid(dir) &&
 				   w[i].step == SPX_INST_METADATA) {
 				inst_metadata(ag, &w[i]);
@@ -1000,8 +1007,10 @@ static void inst_pass(struct agent *ag)
 		case SPX_INST_STOP:
 			ag->guests = true;
 			if (ag->njobs < MAX_JOBS)
-				vm_job(ag, &w[i], "stop",
-				       w[i].step == SPX_INST_STOP && w[i].force);
+				vm_job(ag, &w[i],
+				       w[i].step == SPX_INST_STOP && w[i].force
+					       ? VM_STOP_FORCE
+					       : VM_STOP);
 			break;
 		case SPX_INST_REPORT:
 			spx_log(SPX_LOG_WARN, "%s: %s", w[i].id, w[i].why);
