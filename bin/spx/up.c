@@ -29,7 +29,10 @@ static void up_report(void *arg, enum spx_sup_event ev, int status,
 
 	switch (ev) {
 	case SPX_SUP_INFO:
-		spx_info("%s", msg);
+		/* In the foreground the supervisor is this process and has
+		 * logged it to this stderr already. */
+		if (!u->fg)
+			spx_info("%s", msg);
 		break;
 	case SPX_SUP_READY:
 		printf("node '%s' is up\n", u->node);

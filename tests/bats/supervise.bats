@@ -237,9 +237,12 @@ PY
 
 @test "up --foreground restarts a crashed service and stops on SIGTERM" {
 	spx down --root "$ROOT"
-	spx up --root "$ROOT" --foreground >"$BATS_TEST_TMPDIR/fg.out" 2>&1 &
+	spx -v up --root "$ROOT" --foreground >"$BATS_TEST_TMPDIR/fg.out" 2>&1 &
 	fg=$!
 	wait_for 20 grep -q "is up" "$BATS_TEST_TMPDIR/fg.out"
+	# Each step is said once, as `make run` shows it (-v): the
+	# supervisor's log is this stderr.
+	[ "$(grep -c "spx: info: started gw (pid" "$BATS_TEST_TMPDIR/fg.out")" = 1 ]
 	old=$(gw_pid)
 	kill -SEGV "$old"
 	wait_for 10 new_gw "$old"
