@@ -30,7 +30,7 @@
 #               mkfs.ext4 -d from a staging directory into a file, spliced
 #               in with dd (sparse)
 # Why an initramfs: the cloud kernel builds ext4 in, but virtio-pci,
-# virtio-blk, virtio-net, the ACPI button and evdev are modules (checked
+# virtio-blk, virtio-net, the ACPI button, evdev and pvpanic are modules (checked
 # below from the package's config). The initramfs loads them in an order
 # worked out here from each module's "depends", since the image has no
 # depmod, then mounts root=/dev/vda2 and switches to it.
@@ -386,6 +386,9 @@ need CONFIG_INPUT_EVDEV evdev
 # at once; without it (and without RDRAND, as in QEMU's default TCG CPU)
 # the first boot's dropbearkey waits about 1.5 s for the pool.
 need CONFIG_HW_RANDOM_VIRTIO virtio_rng optional
+# pvpanic: a kernel panic tells QEMU, which stops the guest, and the
+# cloud shows the instance stopped by a fault instead of running.
+need CONFIG_PVPANIC_PCI pvpanic_pci optional
 
 # modfile NAME: the .ko of module NAME (file names may use - for _),
 # maybe compressed, as newer Debian kernels ship them.

@@ -346,6 +346,14 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 	 * making SSH host keys would wait for the pool. */
 	args2(&a, "-object", spx_strdup("rng-random,id=rng0,filename=/dev/urandom"));
 	args2(&a, "-device", spx_strdup("virtio-rng-pci,rng=rng0"));
+	/* A guest kernel that panics tells QEMU through pvpanic (Linux's
+	 * pvpanic-pci driver, which udev loads for the device), and QEMU
+	 * keeps it stopped in "guest-panicked" for the agent to see. Without
+	 * the device such a guest hangs where it fell and its record says
+	 * running; with QEMU's default action it would be a power-off. Last
+	 * on the bus, so that no other device moves. */
+	args2(&a, "-device", spx_strdup("pvpanic-pci"));
+	args2(&a, "-action", spx_strdup("panic=pause"));
 	return a.v;
 }
 

@@ -248,7 +248,7 @@ echo $marker" --client-token "$tok" \
 	wait_for 60 is "$IID" terminated
 }
 
-@test "an image whose boot mode is uefi boots under OVMF; the instance shows it" {
+@test "an image whose boot mode is uefi boots under OVMF; the instance shows it; a guest whose kernel panics is stopped with a reason" {
 	[ -r /usr/share/OVMF/OVMF_CODE_4M.fd ] || skip "no OVMF (Debian's ovmf)"
 	U=$(spx admin images import --root "$ROOT" "$F/spx.img" --name spx-uefi --boot-mode uefi 2>/dev/null)
 	[[ "$U" == ami-* ]]
@@ -266,6 +266,18 @@ echo $marker" --client-token "$tok" \
 	run guest "$IID" '[ -d /sys/firmware/efi ] && echo efi'
 	[ "$output" = efi ]
 	[ -s "$ROOT/run/vm/$IID/uefi-vars.fd" ]
+	# The guest's kernel panics: pvpanic tells QEMU, which keeps it
+	# stopped; the agent stops QEMU and the instance shows the fault
+	# (without the device the guest hung, and showed running).
+	run guest "$IID" 'sync; echo c >/proc/sysrq-trigger'
+	wait_for 60 is "$IID" stopped
+	run av2 ec2 describe-instances --instance-ids "$IID" \
+		--query 'Reservations[0].Instances[0].StateReason.Code' --output text
+	[ "$output" = Server.InternalError ]
+	grep -q "$IID: QEMU stopped the guest (a fault)" "$ROOT/log/agent.log"
+	grep -q "spx-vm stop --root $ROOT --timeout 30 --force $IID" "$ROOT/log/agent.log"
+	console "$IID" | grep -q 'Kernel panic'
+	[ -z "$(qemu_of "$IID")" ]
 	av2 ec2 terminate-instances --instance-ids "$IID" >/dev/null
 	wait_for 60 is "$IID" terminated
 	av2 ec2 deregister-image --image-id "$U"

@@ -423,7 +423,8 @@ static void test_argv(void)
 				 .accel = SPX_VM_TCG, .ssh_port = 2222 };
 	char **argv, **p;
 	bool sandbox = false, blockdev = false, raw = false, fwd = false;
-	bool daemonize = false, nic = false, noshut = false;
+	bool daemonize = false, nic = false, noshut = false, panic_dev = false,
+	     panic_pause = false;
 
 	memcpy(s.name, "i-0a", 5);
 	memcpy(s.uuid, UUID, sizeof(UUID));
@@ -461,12 +462,18 @@ static void test_argv(void)
 			daemonize = true;
 		if (!strcmp(*p, "-no-shutdown"))
 			noshut = true;
+		if (!strcmp(*p, "-device") && !strcmp(p[1], "pvpanic-pci"))
+			panic_dev = true;
+		if (!strcmp(*p, "-action") && !strcmp(p[1], "panic=pause"))
+			panic_pause = true;
 		if (!strcmp(*p, "-device") && strstr(p[1], "virtio-net"))
 			nic = !strcmp(p[1], "virtio-net-pci,netdev=n0");
 	}
 	T_OK(nic, "no mac: QEMU's default");
 	T_OK(!daemonize, "no -daemonize: spx-vm starts QEMU in a session");
 	T_OK(noshut, "-no-shutdown: QEMU tells of a guest's power-off");
+	T_OK(panic_dev && panic_pause,
+	     "pvpanic, and a panicked guest kept for the agent to see");
 	T_OK(sandbox, "the sandbox, with fork and setsid for guestfwd");
 	T_OK(blockdev, "the root volume over NBD, in JSON");
 	T_OK(raw, "a raw node root over it, which the device drives");
