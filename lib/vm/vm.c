@@ -350,8 +350,10 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 	 * pvpanic-pci driver, which udev loads for the device), and QEMU
 	 * keeps it stopped in "guest-panicked" for the agent to see. Without
 	 * the device such a guest hangs where it fell and its record says
-	 * running; with QEMU's default action it would be a power-off. Last
-	 * on the bus, so that no other device moves. */
+	 * running. QEMU's default action (shutdown) leaves the same state
+	 * only because of -no-shutdown; without it QEMU would exit, so the
+	 * pause is asked for outright. Last on the bus, so that no other
+	 * device moves. */
 	args2(&a, "-device", spx_strdup("pvpanic-pci"));
 	args2(&a, "-action", spx_strdup("panic=pause"));
 	return a.v;
