@@ -7,16 +7,18 @@ set -eu
 # Build: compiler, pkg-config and the libraries linked by lib/.
 BUILD="build-essential pkg-config libssl-dev libjansson-dev libexpat1-dev
 libmicrohttpd-dev libcurl4-openssl-dev libisal-dev libnbd-dev nbdkit-plugin-dev
-liburing-dev
+liburing-dev libnl-3-dev libnl-route-3-dev
 openssl ca-certificates"
 # Fuzzing and sanitizers (make fuzz, make asan).
 FUZZ="clang libclang-rt-14-dev"
 # Tests: bats, the real clients (aws v2, boto3, node for the npm SDK v3),
 # valgrind for the leak check of the unit tests; ssh-keygen (openssh-client)
 # and puttygen (putty-tools) read the key pairs test_keypair makes; nbdinfo
-# (libnbd-bin) asks the volume server what it exports (vol.bats).
+# (libnbd-bin) asks the volume server what it exports (vol.bats); ip
+# (iproute2) makes the network namespaces the network tests run in, and
+# dnsmasq (dnsmasq-base) answers DHCP for guests on a tap (net.bats).
 TEST="bats awscli python3-boto3 nodejs valgrind curl procps groff-base
-openssh-client putty-tools libnbd-bin"
+openssh-client putty-tools libnbd-bin iproute2 dnsmasq-base"
 # Third-party S3 harnesses (tests/clients/s3-tools.bats, minio-go.bats): the
 # tools, and Go with minio-go's sources for its functional suite, built
 # offline from /usr/share/gocode.

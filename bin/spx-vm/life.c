@@ -10,6 +10,7 @@
 
 #include "file.h"
 #include "id.h"
+#include "net/net.h"
 #include "size.h"
 #include "proc.h"
 #include "vm/imds.h"
@@ -147,6 +148,22 @@ static int spec_from_args(const struct spx_args *a, const struct vmcli *c,
 					 "case, as 02:00:5e:10:00:01, not '%s'",
 					 spx_arg(a, "mac"));
 		memcpy(s->mac, spx_arg(a, "mac"), 18);
+	}
+	if (spx_arg(a, "tap")) {
+		const char *tap = spx_arg(a, "tap");
+
+		if (!spx_net_name_valid(tap))
+			return spx_error(SPX_USAGE,
+					 "--tap: not an interface name: '%s'",
+					 tap);
+		if (port || spx_arg(a, "metadata"))
+			return spx_error(SPX_USAGE,
+					 "--tap: --ssh-port and --metadata are "
+					 "for user networking; on a tap the "
+					 "guest has an address of its own");
+		memcpy(s->tap, tap, strlen(tap) + 1);
+		/* As root QEMU opens it before it drops to its user. */
+		s->vhost = access("/dev/vhost-net", R_OK | W_OK) == 0;
 	}
 	s->root = spx_strdup(vol);
 	s->nbd_socket = sock ? spx_path_abs(sock)

@@ -157,6 +157,9 @@ static const struct spx_opt start_opts[] = {
 	{ "mac", 0, "MAC",
 	  "the network interface's MAC address, unicast, as "
 	  "02:00:5e:10:00:01 (default: QEMU's)" },
+	{ "tap", 0, "NAME",
+	  "put the NIC on the persistent tap NAME (spx-net tap) instead of "
+	  "user networking; vhost-net where /dev/vhost-net opens" },
 	{ "metadata", 0, "FILE",
 	  "serve FILE (metadata.json, see spx-vm(8)) to the guest at "
 	  "169.254.169.254" },

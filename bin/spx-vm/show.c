@@ -59,6 +59,16 @@ static void row(struct spx_table *t, const char *dir, const char *name,
 		spx_table_str(t, p);
 		free(p);
 		spx_table_str(t, have ? s.uuid : "-");
+		if (!have)
+			spx_table_str(t, "-");
+		else if (!*s.tap)
+			spx_table_str(t, "user");
+		else {
+			p = spx_xprintf("tap %s%s", s.tap,
+					s.vhost ? " vhost-net" : "");
+			spx_table_str(t, p);
+			free(p);
+		}
 	}
 	if (!have) /* say why, and list the others */
 		spx_warn("%s", spx_errmsg());
@@ -72,7 +82,7 @@ static struct spx_table *table(bool detail)
 	if (detail)
 		return spx_table_new("NAME", "STATE", "PID", "ACCEL",
 				     "MEMORY MIB", "CPUS", "VOLUME", "SSH PORT",
-				     "DIR", "CONSOLE", "UUID", NULL);
+				     "DIR", "CONSOLE", "UUID", "NETWORK", NULL);
 	return spx_table_new("NAME", "STATE", "PID", "ACCEL", "MEMORY MIB",
 			     "CPUS", "VOLUME", "SSH PORT", NULL);
 }

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "file.h"
+#include "net/net.h"
 #include "proc.h"
 #include "vm/qmp.h"
 #include "vm/vm.h"
@@ -78,6 +79,10 @@ json_t *spx_vm_spec_json(const struct spx_vm_spec *s)
 
 	if (o && *s->mac)
 		json_object_set_new(o, "mac", json_string(s->mac));
+	if (o && *s->tap) {
+		json_object_set_new(o, "tap", json_string(s->tap));
+		json_object_set_new(o, "vhost", json_boolean(s->vhost));
+	}
 	return o;
 }
 
@@ -86,9 +91,9 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 	json_error_t je;
 	json_t *o;
 	const char *name, *accel, *sock, *root, *uuid, *boot = "bios";
-	const char *mac = "";
+	const char *mac = "", *tap = "";
 	json_int_t mem, cpus, port;
-	int imds;
+	int imds, vhost = 0;
 
 	memset(s, 0, sizeof(*s));
 	o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
@@ -96,11 +101,12 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 		return spx_error(SPX_USAGE, "vm spec: %s", je.text);
 	if (json_unpack_ex(o, &je, JSON_STRICT,
 			   "{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:s, s:b, s?:s, "
-			   "s?:s}",
+			   "s?:s, s?:s, s?:b}",
 			   "name", &name, "mem_mib", &mem, "cpus", &cpus,
 			   "accel", &accel, "nbd_socket", &sock, "root", &root,
 			   "ssh_port", &port, "uuid", &uuid, "imds", &imds,
-			   "boot", &boot, "mac", &mac) < 0) {
+			   "boot", &boot, "mac", &mac, "tap", &tap, "vhost",
+			   &vhost) < 0) {
 		json_decref(o);
 		return spx_error(SPX_USAGE, "vm spec: %s", je.text);
 	}
@@ -110,7 +116,8 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 	    !path_ok(sock) || !spx_vm_name_valid(root) || port < 0 ||
 	    port > 65535 || !uuid_valid(uuid) ||
 	    (strcmp(boot, "bios") && strcmp(boot, "uefi")) ||
-	    (*mac && !spx_vm_mac_valid(mac))) {
+	    (*mac && !spx_vm_mac_valid(mac)) ||
+	    (*tap && (!spx_net_name_valid(tap) || port || imds))) {
 		json_decref(o);
 		return spx_error(SPX_USAGE, "vm spec: a value out of range");
 	}
@@ -124,6 +131,8 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 	memcpy(s->uuid, uuid, 37);
 	memcpy(s->mac, mac, strlen(mac) + 1);
 	s->imds = imds;
+	memcpy(s->tap, tap, strlen(tap) + 1);
+	s->vhost = *tap && vhost;
 	s->uefi = strcmp(boot, "uefi") == 0;
 	json_decref(o);
 	return 0;
@@ -219,14 +228,48 @@ void spx_vm_serial(const char *vol, char out[SPX_VM_SERIAL_SIZE])
 	out[o] = 0;
 }
 
+/* The user network's -netdev, for a guest without a tap: SSH forwarded
+ * on loopback only, and the metadata address served by a spx-vm imds of
+ * this guest's own for each connection (its identity is how it was
+ * started, never what the guest says). QEMU forwards only an address
+ * inside the user network, so the network is 169.254.169.0/24 (the
+ * guest is .15, its gateway .2) and DNS sits where EC2 puts its
+ * resolver. */
+static char *user_net(const struct spx_vm_spec *s, const char *dir,
+		      const char *prog)
+{
+	char *net = spx_strdup("user,id=n0,net=169.254.169.0/24,"
+			       "dns=169.254.169.253"),
+	     *js;
+
+	if (s->ssh_port) {
+		js = net;
+		net = spx_xprintf("%s,hostfwd=tcp:127.0.0.1:%u-:22", js,
+				  s->ssh_port);
+		free(js);
+	}
+	if (s->imds) {
+		js = net;
+		net = spx_xprintf("%s,guestfwd=tcp:169.254.169.254:80-"
+				  "cmd:'%s' imds '%s'",
+				  js, prog, dir);
+		free(js);
+	}
+	return net;
+}
+
 char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 			const char *prog)
 {
 	const char *qemu = getenv("SPX_QEMU");
 	struct argv a = { 0 };
-	char *js, *net;
+	char *net;
 	char serial[SPX_VM_SERIAL_SIZE], node[SPX_VM_NODE_SIZE];
 
+	if (*s->tap && !spx_net_name_valid(s->tap)) {
+		spx_error(SPX_USAGE, "not a tap name: '%s'", s->tap);
+		return NULL;
+	}
 	if (!path_ok(dir) || (s->imds && (!prog || !path_ok(prog)))) {
 		spx_error(SPX_USAGE,
 			  "'%s' cannot be put on QEMU's command line", dir);
@@ -316,27 +359,15 @@ char **spx_vm_qemu_argv(const struct spx_vm_spec *s, const char *dir,
 		args2(&a, "-device",
 		      spx_xprintf("pcie-root-port,id=hp%u,chassis=%u", i,
 				  i + 1));
-	/* User networking until guests have taps: SSH forwarded on loopback
-	 * only, and the metadata address served by a spx-vm imds of this
-	 * guest's own for each connection (its identity is how it was
-	 * started, never what the guest says). */
-	/* QEMU forwards only an address inside the user network, so the
-	 * network is 169.254.169.0/24 (the guest is .15, its gateway .2)
-	 * and DNS sits where EC2 puts its resolver. */
-	net = spx_strdup("user,id=n0,net=169.254.169.0/24,"
-			 "dns=169.254.169.253");
-	if (s->ssh_port) {
-		js = net;
-		net = spx_xprintf("%s,hostfwd=tcp:127.0.0.1:%u-:22", js,
-				  s->ssh_port);
-		free(js);
-	}
-	if (s->imds) {
-		js = net;
-		net = spx_xprintf("%s,guestfwd=tcp:169.254.169.254:80-"
-				  "cmd:'%s' imds '%s'",
-				  js, prog, dir);
-		free(js);
+	if (*s->tap) {
+		/* The guest on a bridge by its own tap, which QEMU opens
+		 * before it drops to its user; vhost-net, where the host has
+		 * it, moves the packets in the kernel. */
+		net = spx_xprintf("tap,id=n0,ifname=%s,script=no,"
+				  "downscript=no%s",
+				  s->tap, s->vhost ? ",vhost=on" : "");
+	} else {
+		net = user_net(s, dir, prog);
 	}
 	args2(&a, "-netdev", net);
 	args2(&a, "-device",

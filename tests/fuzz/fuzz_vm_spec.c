@@ -2,6 +2,7 @@
  * may leave it. What parses is safe to put on QEMU's command line. */
 #include "spx.h"
 
+#include "net/net.h"
 #include "vm/vm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -14,7 +15,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!spx_vm_name_valid(s.name) || !spx_vm_name_valid(s.root) ||
 		    s.nbd_socket[0] != '/' || strchr(s.nbd_socket, ',') ||
 		    s.mem_mib < SPX_VM_MEM_MIN || s.cpus < 1 ||
-		    s.ssh_port > 65535)
+		    s.ssh_port > 65535 ||
+		    (*s.tap && (!spx_net_name_valid(s.tap) || s.ssh_port ||
+				s.imds)))
 			abort();
 		char **argv = spx_vm_qemu_argv(&s, "/run/spx/vm/x",
 					       "/usr/bin/spx-vm");

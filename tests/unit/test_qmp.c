@@ -385,6 +385,17 @@ static void test_spec(void)
 		  -1 },
 		{ SPEC("i-0a", "256", "/run/vol.sock", UUID, ", \"mac\": 2"),
 		  -1 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID,
+		       ", \"tap\": \"spxt0\", \"vhost\": true"),
+		  0 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID,
+		       ", \"tap\": \"a,b\""),
+		  -1 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID, ", \"tap\": \"0\""),
+		  -1 },
+		{ SPEC("i-0a", "256", "/run/vol.sock", UUID,
+		       ", \"tap\": \"spxt0\", \"vhost\": 1"),
+		  -1 },
 		{ "{}", -1 },
 		{ "", -1 },
 	};
@@ -409,6 +420,10 @@ static void test_spec(void)
 			T_STR(s2.mac, strstr(t[i].text, "mac") ?
 				      "02:e7:b8:db:08:be" : "",
 			      "spec %zu mac", i);
+			T_STR(s2.tap, strstr(t[i].text, "spxt0") ? "spxt0" : "",
+			      "spec %zu tap", i);
+			T_INT(s2.vhost, strstr(t[i].text, "spxt0") != NULL,
+			      "spec %zu vhost-net", i);
 			spx_vm_spec_release(&s2);
 			free(back);
 			json_decref(j);
@@ -516,6 +531,36 @@ static void test_argv(void)
 	T_OK(spx_vm_qemu_argv(&s, "/run/it's/vm/i-0a", "/usr/bin/spx-vm") ==
 		     NULL,
 	     "a quote in the directory is refused");
+	spx_error_clear();
+	/* On a tap: QEMU opens it by name, no forwards, vhost-net when the
+	 * spec says the host has it. */
+	s.ssh_port = 0;
+	s.imds = false;
+	memcpy(s.tap, "spxt0", 6);
+	for (int vhost = 0; vhost < 2; vhost++) {
+		int tap = 0, user = 0;
+
+		s.vhost = vhost;
+		argv = spx_vm_qemu_argv(&s, "/run/spx/vm/i-0a",
+					"/usr/bin/spx-vm");
+		for (p = argv; p && *p; p++) {
+			if (strcmp(*p, "-netdev"))
+				continue;
+			tap += !strcmp(p[1], vhost ? "tap,id=n0,ifname=spxt0,"
+						     "script=no,downscript=no,"
+						     "vhost=on"
+						   : "tap,id=n0,ifname=spxt0,"
+						     "script=no,downscript=no");
+			user += !strncmp(p[1], "user", 4);
+		}
+		T_OK(argv && tap == 1 && user == 0, "a tap, vhost-net %s",
+		     vhost ? "on" : "off");
+		spx_vm_argv_free(argv);
+	}
+	memcpy(s.tap, "a,b", 4);
+	T_OK(spx_vm_qemu_argv(&s, "/run/spx/vm/i-0a", "/usr/bin/spx-vm") ==
+		     NULL,
+	     "a tap name with QEMU's separator is refused");
 	spx_error_clear();
 	spx_vm_spec_release(&s);
 }

@@ -1,0 +1,65 @@
+/* net.h: the node's layer-2 plumbing for guests, over rtnetlink
+ * (libnl-3) and the tun driver: bridges with the addresses the host
+ * answers on, and persistent taps that QEMU attaches a guest's NIC to.
+ *
+ * Every call works in the network namespace of the caller and needs
+ * CAP_NET_ADMIN there. Names and addresses are checked here, whoever
+ * passes them (spx-net re-validates what spx-gw or the agent sends).
+ * Making what is already there, as asked, succeeds: the agent converges
+ * by running the same command again. Something of the same name but of
+ * another kind, or a tap on another bridge, is SPX_NO.
+ *
+ * Errors: -1 with the error recorded (SPX_USAGE for a bad name or
+ * address, SPX_NO for an interface missing or in the way, SPX_FAIL for
+ * the kernel's refusal, EPERM included). */
+#ifndef SPX_NET_H
+#define SPX_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct json_t;
+
+#define SPX_NET_NAME_MAX 15 /* IFNAMSIZ - 1 */
+#define SPX_NET_ADDRS_MAX 8 /* addresses on one bridge */
+
+/* An interface name spx makes or removes: 1..15 of [a-zA-Z0-9_.-], a
+ * letter first (so never ".", "..", "-x" or all digits, which ip(8)
+ * takes for an index). */
+bool spx_net_name_valid(const char *name);
+
+struct spx_net_cidr {
+	uint32_t addr; /* host byte order */
+	unsigned prefix; /* 0..32 */
+};
+
+/* Parse "a.b.c.d/n" exactly: four decimal octets without leading zeros
+ * (inet_aton would read "010" as octal), a prefix 1..32 likewise, nothing
+ * else. For an interface address the host part may be neither all zeros
+ * nor all ones unless the prefix is 31 or 32. 0 or -1 (SPX_USAGE). */
+int spx_net_cidr_parse(const char *text, size_t len, struct spx_net_cidr *out);
+/* "a.b.c.d/n" into out (at least 19 bytes). */
+void spx_net_cidr_format(const struct spx_net_cidr *c, char out[19]);
+
+/* The bridge name, up, with each of addrs (IPv4) on it; addresses it
+ * has beyond those are left alone. */
+int spx_net_bridge(const char *name, const struct spx_net_cidr *addrs,
+		   size_t n);
+/* A persistent tap (IFF_TAP, no packet information, virtio-net
+ * headers), owned by uid (who may attach to it without privilege; -1:
+ * a new tap is root's alone, an old one keeps its owner), a port of
+ * bridge, up. */
+int spx_net_tap(const char *name, const char *bridge, uid_t uid);
+/* Remove the interface (a bridge's ports stay, without a master). An
+ * interface that is not there: SPX_NO. */
+int spx_net_remove(const char *name);
+
+/* The interfaces, as an array of objects: name, kind ("bridge", "tun",
+ * "veth", "" unknown), master ("" for none), state ("up" or "down"),
+ * mac, mtu, addresses (IPv4 "a.b.c.d/n"); for taps, owner (-1: none).
+ * In the kernel's order (by index). */
+int spx_net_list(struct json_t **out);
+
+#endif
