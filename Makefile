@@ -15,7 +15,8 @@
 O ?= build
 CC ?= cc
 PKG_CONFIG ?= pkg-config
-PKGS = openssl jansson expat libmicrohttpd libcurl libisal libnbd libnl-route-3.0
+PKGS = openssl jansson expat libmicrohttpd libcurl libisal libnbd libnl-route-3.0 \
+	libnftables
 
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)

@@ -12,6 +12,7 @@ _spx_vm() {
 	*" ls "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
 	*" kill "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" info "*) COMPREPLY=($(compgen -W "--help --root --json " -- "$cur")); return ;;
+	*" imds-server "*) COMPREPLY=($(compgen -W "--help --root --listen --port " -- "$cur")); return ;;
 	*" imds "*) COMPREPLY=($(compgen -W "--help " -- "$cur")); return ;;
 	*" detach "*) COMPREPLY=($(compgen -W "--help --root --timeout " -- "$cur")); return ;;
 	*" console "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
@@ -19,6 +20,6 @@ _spx_vm() {
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "attach console detach imds info kill ls probe qmp reboot resize start stop  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "attach console detach imds imds-server info kill ls probe qmp reboot resize start stop  --help -v" -- "$cur"))
 }
 complete -F _spx_vm spx-vm

@@ -7,7 +7,7 @@ set -eu
 # Build: compiler, pkg-config and the libraries linked by lib/.
 BUILD="build-essential pkg-config libssl-dev libjansson-dev libexpat1-dev
 libmicrohttpd-dev libcurl4-openssl-dev libisal-dev libnbd-dev nbdkit-plugin-dev
-liburing-dev libnl-3-dev libnl-route-3-dev
+liburing-dev libnl-3-dev libnl-route-3-dev libnftables-dev
 openssl ca-certificates"
 # Fuzzing and sanitizers (make fuzz, make asan).
 FUZZ="clang libclang-rt-14-dev"

@@ -95,7 +95,7 @@ static const char *str(json_t *o, const char *k)
 static int cmd_ls(const struct spx_args *a)
 {
 	struct spx_table *t = spx_table_new("NAME", "KIND", "STATE", "MASTER",
-					    "MAC", "MTU", "OWNER",
+					    "MAC", "MTU", "OWNER", "MARK",
 					    "ADDRESSES", NULL);
 	bool all = spx_flag(a, "all");
 	json_t *list = NULL, *o;
@@ -110,6 +110,7 @@ static int cmd_ls(const struct spx_args *a)
 		const char *kind = json_string_value(json_object_get(o, "kind"));
 		json_t *owner = json_object_get(o, "owner"), *addrs, *v;
 		struct spx_buf b = SPX_BUF_INIT;
+		json_int_t mark;
 		size_t j;
 
 		if (!all && strcmp(kind, "bridge") && strcmp(kind, "tun"))
@@ -125,6 +126,15 @@ static int cmd_ls(const struct spx_args *a)
 			spx_table_int(t, json_integer_value(owner));
 		else
 			spx_table_json(t, "-", json_null());
+		mark = json_integer_value(json_object_get(o, "mark"));
+		if (mark) {
+			char hex[16];
+
+			snprintf(hex, sizeof(hex), "0x%08llx", (long long)mark);
+			spx_table_json(t, hex, json_integer(mark));
+		} else {
+			spx_table_json(t, "-", json_null());
+		}
 		addrs = json_object_get(o, "addresses");
 		json_array_foreach(addrs, j, v)
 			spx_buf_addf(&b, "%s%s", j ? "," : "",
@@ -169,7 +179,7 @@ static const struct spx_verb verbs[] = {
 	{ "rm", cmd_rm, NULL, "NAME...", "remove interfaces", 1, -1 },
 	{ "ls", cmd_ls, ls_opts, "",
 	  "list the bridges and taps: NAME KIND STATE MASTER MAC MTU OWNER "
-	  "ADDRESSES",
+	  "MARK ADDRESSES",
 	  0, 0 },
 	{ 0 },
 };

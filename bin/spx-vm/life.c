@@ -156,11 +156,11 @@ static int spec_from_args(const struct spx_args *a, const struct vmcli *c,
 			return spx_error(SPX_USAGE,
 					 "--tap: not an interface name: '%s'",
 					 tap);
-		if (port || spx_arg(a, "metadata"))
+		if (port)
 			return spx_error(SPX_USAGE,
-					 "--tap: --ssh-port and --metadata are "
-					 "for user networking; on a tap the "
-					 "guest has an address of its own");
+					 "--tap: --ssh-port is for user "
+					 "networking; on a tap the guest has an "
+					 "address of its own");
 		memcpy(s->tap, tap, strlen(tap) + 1);
 		/* As root QEMU opens it before it drops to its user. */
 		s->vhost = access("/dev/vhost-net", R_OK | W_OK) == 0;

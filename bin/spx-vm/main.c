@@ -162,7 +162,7 @@ static const struct spx_opt start_opts[] = {
 	  "user networking; vhost-net where /dev/vhost-net opens" },
 	{ "metadata", 0, "FILE",
 	  "serve FILE (metadata.json, see spx-vm(8)) to the guest at "
-	  "169.254.169.254" },
+	  "169.254.169.254 (on a tap: by spx-vm imds-server)" },
 	{ "disks", 'd', "ID[,ID...]",
 	  "data volumes to plug in as it starts, as attach does (8 at most)" },
 	{ "timeout", 't', "SECONDS",
@@ -194,6 +194,15 @@ static const struct spx_opt detach_opts[] = {
 static const struct spx_opt json_opts[] = {
 	SPX_OPT_ROOT,
 	{ "json", 'j', NULL, "print JSON" },
+	{ 0 },
+};
+
+static const struct spx_opt imds_server_opts[] = {
+	SPX_OPT_ROOT,
+	{ "listen", 'l', "ADDR",
+	  "the IPv4 address to answer on (169.254.169.254; it may come "
+	  "onto its bridge later)" },
+	{ "port", 'p', "PORT", "the port (80)" },
 	{ 0 },
 };
 
@@ -238,6 +247,10 @@ static const struct spx_verb verbs[] = {
 	  "answer one guest connection to the metadata service on stdin and "
 	  "stdout from DIR/metadata.json (QEMU runs this)",
 	  1, 1 },
+	{ "imds-server", cmd_imds_server, imds_server_opts, "",
+	  "answer the guests on taps at 169.254.169.254:80, each known by "
+	  "the tap its connection came in from (runs until killed)",
+	  0, 0 },
 	{ "probe", cmd_probe, probe_opts, "",
 	  "boot a tiny guest under KVM to learn whether guests can use it; "
 	  "exit 0 when they can",

@@ -72,6 +72,7 @@ int cmd_info(const struct spx_args *a);
 int cmd_console(const struct spx_args *a);
 int cmd_qmp(const struct spx_args *a);
 int cmd_imds(const struct spx_args *a);
+int cmd_imds_server(const struct spx_args *a);
 int cmd_attach(const struct spx_args *a);
 int cmd_detach(const struct spx_args *a);
 int cmd_resize(const struct spx_args *a);

@@ -17,6 +17,7 @@
 #include "ec2/volume.h"
 #include "id.h"
 #include "state/state.h"
+#include "vm/imds.h"
 
 /* RunInstances launches at most this many at once (EC2's own limit is
  * the account's vCPU quota; one node holds far fewer). */
@@ -1558,6 +1559,7 @@ json_t *spx_inst_metadata(const json_t *rec, const char *region)
 	const char *root = spx_ec2_str0(rec, "RootDeviceName");
 	char idx[24], mac[SPX_INST_MAC_SIZE];
 	json_t *md, *meta, *dyn, *net;
+	json_int_t hops;
 
 	snprintf(idx, sizeof(idx), "%lld",
 		 (long long)num(rec, "AmiLaunchIndex"));
@@ -1598,6 +1600,11 @@ json_t *spx_inst_metadata(const json_t *rec, const char *region)
 			       : "enabled");
 	if (!md)
 		return NULL;
+	/* The token's IP TTL, for a guest on a tap (imds.h). */
+	hops = json_integer_value(json_object_get(mo, "HttpPutResponseHopLimit"));
+	if (hops >= 1 && hops <= SPX_IMDS_HOPS_MAX)
+		json_object_set_new(md, "http-put-response-hop-limit",
+				    json_integer(hops));
 	dyn = identity_doc(rec, region);
 	if (!dyn) {
 		json_decref(md);

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <jansson.h>
+#include <net/if.h>
 #include <linux/if.h>
 #include <linux/if_tun.h>
 #include <arpa/inet.h>
@@ -12,6 +13,7 @@
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
 #include <netlink/route/link/bridge.h>
+#include <nftables/libnftables.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -278,6 +280,117 @@ static long long sys_num(const char *name, const char *file, long long def)
 	return errno || end == buf ? def : v;
 }
 
+uint32_t spx_net_tap_mark(int ifindex)
+{
+	return SPX_NET_TAP_MARK | ((uint32_t)ifindex & ~SPX_NET_TAP_MARK_MASK);
+}
+
+int spx_net_mark_tap(uint32_t mark, char name[SPX_NET_NAME_MAX + 1])
+{
+	char buf[IFNAMSIZ];
+	unsigned idx = mark & ~SPX_NET_TAP_MARK_MASK;
+
+	if ((mark & SPX_NET_TAP_MARK_MASK) != SPX_NET_TAP_MARK || !idx ||
+	    !if_indextoname(idx, buf) || strlen(buf) > SPX_NET_NAME_MAX)
+		return spx_error(SPX_NO, "mark 0x%08x names no tap", mark);
+	memcpy(name, buf, strlen(buf) + 1);
+	return 0;
+}
+
+/* Run nft commands, one transaction. With out, its JSON output there. */
+static int nft_run(const char *cmds, struct spx_buf *out)
+{
+	struct nft_ctx *ctx = nft_ctx_new(NFT_CTX_DEFAULT);
+	int rc = 0;
+
+	if (!ctx)
+		return spx_error(SPX_FAIL, "cannot start libnftables");
+	nft_ctx_buffer_error(ctx);
+	nft_ctx_buffer_output(ctx);
+	if (out)
+		nft_ctx_output_set_flags(ctx, NFT_CTX_OUTPUT_JSON);
+	if (nft_run_cmd_from_buffer(ctx, cmds) != 0) {
+		const char *e = nft_ctx_get_error_buffer(ctx);
+
+		if (e && strstr(e, "Operation not permitted"))
+			rc = spx_error(SPX_FAIL, "nftables: operation not "
+						 "permitted (needs "
+						 "CAP_NET_ADMIN)");
+		else
+			rc = spx_error(SPX_FAIL, "nftables: %.*s",
+				       e ? (int)strcspn(e, "\n") : 7,
+				       e ? e : "refused");
+	} else if (out) {
+		spx_buf_adds(out, nft_ctx_get_output_buffer(ctx));
+	}
+	nft_ctx_free(ctx);
+	return rc;
+}
+
+/* Mark what comes in from the tap name (index ifindex): its chain made
+ * afresh in one transaction, so a tap made again under an old name is
+ * hooked, and at no moment does a packet pass unmarked. */
+static int mark_set(const char *name, int ifindex)
+{
+	char *cmds = spx_xprintf(
+		"add table netdev spx\n"
+		"add chain netdev spx %1$s { type filter hook ingress device "
+		"\"%1$s\" priority -500 ; policy accept ; }\n"
+		"flush chain netdev spx %1$s\n"
+		"delete chain netdev spx %1$s\n"
+		"add chain netdev spx %1$s { type filter hook ingress device "
+		"\"%1$s\" priority -500 ; policy accept ; }\n"
+		"add rule netdev spx %1$s meta mark set 0x%2$08x\n",
+		name, spx_net_tap_mark(ifindex));
+	int rc = nft_run(cmds, NULL);
+
+	free(cmds);
+	return rc < 0 ? spx_error_prefix("cannot mark tap '%s'", name) : 0;
+}
+
+/* The marks of the taps: a JSON object chain name -> mark (0: a chain
+ * without one), from table netdev spx (empty when there is none). */
+static json_t *marks_get(void)
+{
+	struct spx_buf b = SPX_BUF_INIT;
+	json_t *all = json_object(), *doc, *v;
+	size_t i;
+
+	if (nft_run("list table netdev spx", &b) < 0) {
+		spx_error_clear(); /* no table: no marks */
+		spx_buf_release(&b);
+		return all;
+	}
+	doc = json_loadb(b.p ? b.p : "", b.len, 0, NULL);
+	json_array_foreach(json_object_get(doc, "nftables"), i, v) {
+		json_t *rule = json_object_get(v, "rule"), *e;
+		const char *chain = json_string_value(
+			json_object_get(rule, "chain"));
+		const char *cname = json_string_value(
+			json_object_get(json_object_get(v, "chain"), "name"));
+		size_t j;
+
+		if (cname && !json_object_get(all, cname))
+			json_object_set_new(all, cname, json_integer(0));
+
+		json_array_foreach(json_object_get(rule, "expr"), j, e) {
+			json_t *m = json_object_get(e, "mangle");
+			const char *key = json_string_value(json_object_get(
+				json_object_get(json_object_get(m, "key"),
+						"meta"),
+				"key"));
+			json_t *val = json_object_get(m, "value");
+
+			if (chain && key && !strcmp(key, "mark") &&
+			    json_is_integer(val))
+				json_object_set(all, chain, val);
+		}
+	}
+	json_decref(doc);
+	spx_buf_release(&b);
+	return all;
+}
+
 /* Make or attach to the persistent tap name, owned by uid. */
 static int tun_make(const char *name, uid_t uid)
 {
@@ -348,7 +461,9 @@ int spx_net_tap(const char *name, const char *bridge, uid_t uid)
 		spx_error(SPX_FAIL, "tap '%s' went away", name);
 		goto out;
 	}
-	rc = link_set(sk, l, master);
+	if (link_set(sk, l, master) == 0 &&
+	    mark_set(name, rtnl_link_get_ifindex(l)) == 0)
+		rc = 0;
 out:
 	if (l)
 		rtnl_link_put(l);
@@ -358,10 +473,30 @@ out:
 	return rc;
 }
 
+/* The tap's chain goes with it (a chain left behind would hook a new
+ * interface of its name). */
+static int mark_drop(const char *name)
+{
+	json_t *marks = marks_get();
+	char *cmds;
+	int rc = 0;
+
+	if (json_object_get(marks, name)) {
+		cmds = spx_xprintf("flush chain netdev spx %1$s\n"
+				   "delete chain netdev spx %1$s\n",
+				   name);
+		rc = nft_run(cmds, NULL);
+		free(cmds);
+	}
+	json_decref(marks);
+	return rc < 0 ? spx_error_prefix("cannot unmark '%s'", name) : 0;
+}
+
 int spx_net_remove(const char *name)
 {
 	struct nl_sock *sk = NULL;
 	struct rtnl_link *l = NULL;
+	bool tap;
 	int rc = -1, e;
 
 	if (!spx_net_name_valid(name))
@@ -375,13 +510,14 @@ int spx_net_remove(const char *name)
 		spx_error(SPX_NO, "no interface '%s'", name);
 		goto out;
 	}
+	tap = !strcmp(kind_of(l), "tun");
 	e = rtnl_link_delete(sk, l);
 	if (e == -NLE_OBJ_NOTFOUND || e == -NLE_NODEV)
 		spx_error(SPX_NO, "no interface '%s'", name);
 	else if (e < 0)
 		nl_fail(e, "cannot remove '%s'", name);
 	else
-		rc = 0;
+		rc = tap ? mark_drop(name) : 0;
 out:
 	if (l)
 		rtnl_link_put(l);
@@ -413,11 +549,12 @@ int spx_net_list(json_t **out)
 {
 	struct nl_sock *sk = NULL;
 	struct nl_cache *links = NULL, *addrs = NULL;
-	json_t *arr = json_array();
+	json_t *arr = json_array(), *marks = NULL;
 	int e, rc = -1;
 
 	if (sock_open(&sk) < 0)
 		goto out;
+	marks = marks_get();
 	if ((e = rtnl_link_alloc_cache(sk, AF_UNSPEC, &links)) < 0 ||
 	    (e = rtnl_addr_alloc_cache(sk, &addrs)) < 0) {
 		nl_fail(e, "cannot list interfaces");
@@ -454,10 +591,15 @@ int spx_net_list(json_t **out)
 				list);
 		if (m)
 			rtnl_link_put(m);
-		if (!strcmp(kind_of(l), "tun"))
+		if (!strcmp(kind_of(l), "tun")) {
+			json_t *mk = json_object_get(marks, name);
+
 			json_object_set_new(obj, "owner",
 					    json_integer(sys_num(name, "owner",
 								 -1)));
+			json_object_set_new(obj, "mark",
+					    json_integer(json_integer_value(mk)));
+		}
 		json_array_append_new(arr, obj);
 	}
 	*out = arr;
@@ -465,6 +607,7 @@ int spx_net_list(json_t **out)
 	rc = 0;
 out:
 	json_decref(arr);
+	json_decref(marks);
 	nl_cache_free(links);
 	nl_cache_free(addrs);
 	nl_socket_free(sk);

@@ -50,15 +50,30 @@ int spx_net_bridge(const char *name, const struct spx_net_cidr *addrs,
 /* A persistent tap (IFF_TAP, no packet information, virtio-net
  * headers), owned by uid (who may attach to it without privilege; -1:
  * a new tap is root's alone, an old one keeps its owner), a port of
- * bridge, up. */
+ * bridge, up, and marked: every packet that comes in from it carries
+ * spx_net_tap_mark(its index) (an nftables netdev ingress chain of its
+ * own in table "netdev spx", which runs before the bridge sees the
+ * packet). With net.ipv4.tcp_fwmark_accept, a TCP connection the host
+ * accepts from the guest has that mark as SO_MARK: how the metadata
+ * server knows which guest asks, whatever the guest puts in its
+ * packets. */
 int spx_net_tap(const char *name, const char *bridge, uid_t uid);
-/* Remove the interface (a bridge's ports stay, without a master). An
- * interface that is not there: SPX_NO. */
+/* Remove the interface (a bridge's ports stay, without a master), and a
+ * tap's mark. An interface that is not there: SPX_NO. */
 int spx_net_remove(const char *name);
+
+/* The marks of taps: SPX_NET_TAP_MARK and the tap's index in the low 24
+ * bits. spx_net_mark_tap puts the name of the tap a mark names in name
+ * (0), or -1 (SPX_NO) for a mark that names none. */
+#define SPX_NET_TAP_MARK 0x5e000000u
+#define SPX_NET_TAP_MARK_MASK 0xff000000u
+uint32_t spx_net_tap_mark(int ifindex);
+int spx_net_mark_tap(uint32_t mark, char name[SPX_NET_NAME_MAX + 1]);
 
 /* The interfaces, as an array of objects: name, kind ("bridge", "tun",
  * "veth", "" unknown), master ("" for none), state ("up" or "down"),
- * mac, mtu, addresses (IPv4 "a.b.c.d/n"); for taps, owner (-1: none).
+ * mac, mtu, addresses (IPv4 "a.b.c.d/n"); for taps, owner (-1: none)
+ * and mark (0: not marked).
  * In the kernel's order (by index). */
 int spx_net_list(struct json_t **out);
 

@@ -21,6 +21,7 @@ struct spx_imds {
 	unsigned char *ud;
 	size_t udlen;
 	bool have_ud, required, disabled;
+	int hops; /* http-put-response-hop-limit */
 };
 
 static bool name_ok(const char *k)
@@ -99,6 +100,7 @@ int spx_imds_load(const char *text, size_t len, struct spx_imds **out)
 			  SPX_IMDS_MD_MAX);
 		goto fail;
 	}
+	md->hops = 1; /* EC2's default */
 	md->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!json_is_object(md->root)) {
 		spx_error(SPX_USAGE, "metadata: %s",
@@ -138,6 +140,10 @@ int spx_imds_load(const char *text, size_t len, struct spx_imds **out)
 			   (s = json_string_value(v)) &&
 			   (!strcmp(s, "optional") || !strcmp(s, "required"))) {
 			md->required = strcmp(s, "required") == 0;
+		} else if (strcmp(k, "http-put-response-hop-limit") == 0 &&
+			   json_is_integer(v) && json_integer_value(v) >= 1 &&
+			   json_integer_value(v) <= SPX_IMDS_HOPS_MAX) {
+			md->hops = (int)json_integer_value(v);
 		} else if (strcmp(k, "http-endpoint") == 0 &&
 			   (s = json_string_value(v)) &&
 			   (!strcmp(s, "enabled") || !strcmp(s, "disabled"))) {
@@ -156,6 +162,17 @@ int spx_imds_load(const char *text, size_t len, struct spx_imds **out)
 fail:
 	spx_imds_free(md);
 	return -1;
+}
+
+int spx_imds_hop_limit(const struct spx_imds *md)
+{
+	return md->hops;
+}
+
+bool spx_imds_token_put(const struct spx_imds_req *r)
+{
+	return r->method && r->path && !strcmp(r->method, "PUT") &&
+	       !strcmp(r->path, "/latest/api/token");
 }
 
 void spx_imds_free(struct spx_imds *md)
@@ -500,7 +517,7 @@ void spx_imds_answer(const struct spx_imds *md, const struct spx_imds_req *r,
 		return;
 	}
 	if (strcmp(r->method, "PUT") == 0) {
-		if (strcmp(r->path, "/latest/api/token") == 0)
+		if (spx_imds_token_put(r))
 			token_put(r, key, now, out);
 		else
 			status(out, r, 405);

@@ -13,6 +13,7 @@
  *     "public-keys": [ { "name": "k1", "openssh-key": "ssh-ed25519 ..." } ],
  *     "user-data": "<base64>",                      (optional)
  *     "http-tokens": "optional" | "required",        (optional)
+ *     "http-put-response-hop-limit": 1..64,          (optional, 1)
  *     "http-endpoint": "enabled" | "disabled" }      (optional)
  * Objects are directories (a listing names them with a trailing '/'),
  * strings are leaves; a name is 1 to 64 of [A-Za-z0-9._:-] (a MAC
@@ -25,7 +26,15 @@
  * key (imds.key, made at start); GETs carrying a valid token in
  * X-aws-ec2-metadata-token are served, an invalid or expired one gets 401,
  * and with http-tokens "required" so does a GET without one. A token PUT
- * with X-Forwarded-For is refused, as EC2 refuses it. */
+ * with X-Forwarded-For is refused, as EC2 refuses it.
+ *
+ * The hop limit is the IP TTL of the token's answer, as EC2 sends it: a
+ * container or a host the guest routes for, one hop further, never gets
+ * the token. It is set on the connection's socket (IP_TTL) before the
+ * answer and kept for the rest of that connection, retransmissions
+ * included. It can only work where the guest's packets reach a socket of
+ * ours: on a tap (spx-vm imds-server); through QEMU's user network the
+ * guest talks to QEMU's own TCP stack, which answers with its own TTL. */
 #ifndef SPX_VM_IMDS_H
 #define SPX_VM_IMDS_H
 
@@ -37,6 +46,7 @@
 #define SPX_IMDS_KEY_LEN 32
 #define SPX_IMDS_TTL_MAX 21600
 #define SPX_IMDS_DEPTH 5
+#define SPX_IMDS_HOPS_MAX 64
 /* Connections of one guest answered at once (DIR/imds-slot-0.., locked
  * by each `spx-vm imds` while it runs). */
 #define SPX_IMDS_SLOTS 8
@@ -61,6 +71,11 @@ struct spx_imds_req {
 	bool head;
 };
 int spx_imds_parse(const char *buf, size_t len, struct spx_imds_req *r);
+
+/* The hop limit (1..SPX_IMDS_HOPS_MAX), and whether r asks for a token,
+ * whose answer the hop limit is for. */
+int spx_imds_hop_limit(const struct spx_imds *md);
+bool spx_imds_token_put(const struct spx_imds_req *r);
 
 /* Append the whole HTTP response to r to out. now: the time tokens are
  * checked against. */

@@ -117,7 +117,7 @@ int spx_vm_spec_parse(const char *text, size_t len, struct spx_vm_spec *s)
 	    port > 65535 || !uuid_valid(uuid) ||
 	    (strcmp(boot, "bios") && strcmp(boot, "uefi")) ||
 	    (*mac && !spx_vm_mac_valid(mac)) ||
-	    (*tap && (!spx_net_name_valid(tap) || port || imds))) {
+	    (*tap && (!spx_net_name_valid(tap) || port))) {
 		json_decref(o);
 		return spx_error(SPX_USAGE, "vm spec: a value out of range");
 	}

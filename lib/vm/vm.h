@@ -48,8 +48,9 @@ struct spx_vm_spec {
 	bool paused;	   /* -S: the CPUs wait for QMP's "cont" (disks are
 			    * plugged first, so the firmware finds them);
 			    * not kept in spec.json */
-	char tap[16];	   /* "": user networking (ssh_port, imds); else the
-			    * persistent tap (spx-net tap) the NIC is on */
+	char tap[16];	   /* "": user networking (ssh_port; imds by
+			    * guestfwd); else the persistent tap (spx-net
+			    * tap) the NIC is on (imds by spx-vm imds-server) */
 	bool vhost;	   /* with a tap: vhost-net moves its packets */
 	uint32_t runas;	   /* QEMU drops to this uid and gid once set up
 			    * (-runas; runas.h); 0: stays who started it.

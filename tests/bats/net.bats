@@ -3,7 +3,8 @@
 # kept when asked again, listed and removed over rtnetlink; bad names and
 # addresses refused, and nothing made without CAP_NET_ADMIN. Then a real
 # guest on a tap: the test image takes its address from dnsmasq on the
-# bridge and answers SSH there.
+# bridge, its metadata from spx-vm imds-server, which knows it by the
+# mark of its tap, and answers SSH there.
 
 load helpers
 
@@ -23,7 +24,10 @@ teardown_file() {
 		spx-vm kill --root "$ROOT" t >/dev/null 2>&1 || true
 		stop_node
 	fi
-	[ -s "$F/dnsmasq.pid" ] && kill "$(cat "$F/dnsmasq.pid")" 2>/dev/null
+	local p
+	for p in dnsmasq imds sniff; do
+		[ -s "$F/$p.pid" ] && kill "$(cat "$F/$p.pid")" 2>/dev/null
+	done
 	ip netns del "$(cat "$F/ns")"
 }
 
@@ -65,6 +69,12 @@ else:
 	[ "$(field spxt0 master)" = '"spxbr0"' ]
 	[ "$(field spxt0 owner)" = 4242 ]
 	[ "$(field spxt0 state)" = '"up"' ]
+	# Marked: what comes in from it carries its index under spx's byte.
+	idx=$(in_ns cat /sys/class/net/spxt0/ifindex)
+	[ "$(field spxt0 mark)" = "$((0x5e000000 | idx))" ]
+	run in_ns nft list chain netdev spx spxt0
+	[[ "$output" == *'type filter hook ingress device "spxt0" priority -500'* ]]
+	[[ "$output" == *"meta mark set $(printf '0x%08x' $((0x5e000000 | idx)))"* ]]
 	# What the kernel says, not only what spx-net says.
 	run in_ns ip -d link show spxt0
 	[[ "$output" == *"master spxbr0"* ]]
@@ -74,9 +84,9 @@ else:
 	# The table: bridges and taps only; --all shows lo too.
 	run in_ns spx-net ls
 	[ "$status" -eq 0 ]
-	[ "${lines[0]}" = "NAME   | KIND   | STATE | MASTER | MAC               | MTU  | OWNER | ADDRESSES" ]
-	[[ "${lines[1]}" == "spxbr0 | bridge | up    | -      | "*" | 1500 | -     | 10.77.0.1/24,169.254.169.254/32" ]]
-	[[ "${lines[2]}" == "spxt0  | tun    | up    | spxbr0 | "*" | 1500 | 4242  | -" ]]
+	[ "${lines[0]}" = "NAME   | KIND   | STATE | MASTER | MAC               | MTU  | OWNER | MARK       | ADDRESSES" ]
+	[[ "${lines[1]}" == "spxbr0 | bridge | up    | -      | "*" | 1500 | -     | -          | 10.77.0.1/24,169.254.169.254/32" ]]
+	[[ "${lines[2]}" == "spxt0  | tun    | up    | spxbr0 | "*" | 1500 | 4242  | 0x5e0000"*" | -" ]]
 	[ "${#lines[@]}" -eq 3 ]
 	run in_ns spx-net ls --all
 	[[ "${lines[1]}" == "lo "* ]]
@@ -92,6 +102,9 @@ else:
 	[ "$(field spxbr0 kind)" = none ]
 	run in_ns spx-net ls --json
 	[ "$output" = "[]" ]
+	# The tap's chain went with it.
+	run in_ns nft list chain netdev spx spxt0
+	[ "$status" -ne 0 ]
 	run in_ns spx-net rm spxt0
 	[ "$status" -eq 1 ]
 	[ "$output" = "spx-net: rm: no interface 'spxt0'" ]
@@ -165,7 +178,7 @@ else:
 	in_ns spx-net rm spxt1 spxbr1 spxbr2 spxv0
 }
 
-@test "a guest on a tap takes its address from dnsmasq on the bridge and answers SSH there" {
+@test "a guest on a tap: its address from dnsmasq, its metadata from spx-vm imds-server by its tap's mark, the token's answer with the hop limit as TTL, SSH at its address" {
 	"$SPX_TOP/scripts/mkimage.sh" "$F/spx.img" >"$F/build.out" 2>"$F/build.err" || {
 		cat "$F/build.err" >&2
 		false
@@ -174,7 +187,8 @@ else:
 	start_node
 	echo "$ROOT" >"$F/root"
 	VOL=$(spx-vol import --root "$ROOT" "$F/spx.img" --size 512M)
-	in_ns spx-net bridge spxbr0 --address 10.77.0.1/24
+	in_ns ip link set lo up
+	in_ns spx-net bridge spxbr0 --address 10.77.0.1/24,169.254.169.254/32
 	in_ns spx-net tap spxt0 --bridge spxbr0
 	mac=02:00:5e:10:00:01
 	# DHCP only (no DNS), for this guest's MAC alone, on the bridge alone.
@@ -183,8 +197,42 @@ else:
 		--dhcp-host=$mac,10.77.0.10 --dhcp-leasefile="$F/leases" \
 		--pid-file="$F/dnsmasq.pid" --user=root --log-dhcp \
 		--log-facility="$F/dnsmasq.log"
+	# In the background, not holding bats's output (fd 3); $! is the
+	# server itself (ip netns exec execs it).
+	ip netns exec "$NS" spx-vm imds-server --root "$ROOT" 2>"$F/imds.log" 3>&- &
+	echo $! >"$F/imds.pid"
+	# What leaves the host for the guest, seen on its tap: each HTTP
+	# answer from the metadata address with its IP TTL, and whether it
+	# is a token's.
+	cat >"$F/sniff.py" <<'PY'
+import socket, sys
+# ETH_P_ALL: what the host sends out is shown to those sockets only.
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind((sys.argv[1], 0))
+while True:
+    f = s.recv(65535)
+    ip = f[14:]
+    if f[12:14] != b"\x08\x00" or ip[9] != 6 or ip[12:16] != bytes([169, 254, 169, 254]):
+        continue
+    tcp = ip[(ip[0] & 15) * 4:]
+    data = tcp[(tcp[12] >> 4) * 4:]
+    if data.startswith(b"HTTP/"):
+        kind = "token" if b"X-aws-ec2-metadata-token-ttl-seconds" in data else "other"
+        print("ttl", ip[8], kind, data.split(b"\r\n")[0].decode(), flush=True)
+PY
+	ip netns exec "$NS" python3 "$F/sniff.py" spxt0 >"$F/sniff.out" 2>&1 3>&- &
+	echo $! >"$F/sniff.pid"
+	ssh-keygen -q -t ed25519 -N '' -C spx-test -f "$F/key"
+	ud=$(printf '#!/bin/sh\necho "user-data on a tap from $(hostname)"\n' | base64 -w0)
+	cat >"$F/md.json" <<MD
+{"meta-data": {"instance-id": "i-0123456789abcdef0", "hostname": "tap-test",
+  "local-hostname": "tap-test"},
+ "public-keys": [{"name": "test", "openssh-key": "$(cat "$F/key.pub")"}],
+ "user-data": "$ud", "http-tokens": "required",
+ "http-put-response-hop-limit": 3}
+MD
 
-	run in_ns spx-vm start --root "$ROOT" t --volume "$VOL" --tap spxt0 --mac $mac
+	run in_ns spx-vm start --root "$ROOT" t --volume "$VOL" --tap spxt0 --mac $mac --metadata "$F/md.json"
 	[ "$status" -eq 0 ]
 	vhost=""
 	[ -w /dev/vhost-net ] && vhost=" vhost-net"
@@ -192,22 +240,57 @@ else:
 	[ "$(echo "$output" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["network"])')" = "tap spxt0$vhost" ]
 	pid=$(cat "$ROOT/run/vm/t/qemu.pid")
 	tr '\0' ' ' </proc/$pid/cmdline | grep -q -- "-netdev tap,id=n0,ifname=spxt0,script=no,downscript=no"
-	# The guest's own interface is the tap's other end.
 	wait_for 180 grep -q '^spx-image: ready' "$ROOT/run/vm/t/console.log" || {
 		spx-vm console --root "$ROOT" t >&2
-		cat "$F/dnsmasq.log" >&2
+		cat "$F/dnsmasq.log" "$F/imds.log" >&2
 		false
 	}
-	grep -q '^spx-image: network: eth0 10.77.0.10/24' "$ROOT/run/vm/t/console.log"
+	run spx-vm console --root "$ROOT" t
+	[[ "$output" == *"spx-image: network: eth0 10.77.0.10/24"* ]]
+	[[ "$output" == *"spx-image: hostname tap-test"* ]]
+	[[ "$output" == *"user-data on a tap from tap-test"* ]]
 	grep -q "DHCPACK(spxbr0) 10.77.0.10 $mac" "$F/dnsmasq.log"
-	# Its SSH server, at its own address on the bridge.
-	run in_ns timeout 20 bash -c 'exec 3<>/dev/tcp/10.77.0.10/22 && head -c 8 <&3'
+	# The key came from the metadata: SSH at the guest's own address.
+	run in_ns timeout 30 ssh -i "$F/key" -o BatchMode=yes \
+		-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+		-o LogLevel=ERROR -o ConnectTimeout=10 root@10.77.0.10 hostname
 	[ "$status" -eq 0 ]
-	[ "$output" = "SSH-2.0-" ]
+	[ "$output" = tap-test ]
+	# The token's answer left with the hop limit as its TTL, the other
+	# answers with the host's own.
+	kill "$(cat "$F/sniff.pid")"
+	grep -q '^ttl 3 token HTTP/1.1 200 OK$' "$F/sniff.out" || { cat "$F/sniff.out" >&2; false; }
+	grep -q '^ttl 64 other HTTP/1.1 200 OK$' "$F/sniff.out"
+	run grep -c '^ttl 64 token' "$F/sniff.out"
+	[ "$output" = 0 ]
+
+	# A port of the bridge that is no guest's tap gets no answer.
+	C=spxc-$$-$RANDOM
+	ip netns add "$C"
+	ip link add spxv2 netns "$NS" type veth peer name eth0 netns "$C"
+	in_ns ip link set spxv2 master spxbr0 up
+	ip netns exec "$C" ip link set eth0 up
+	ip netns exec "$C" ip addr add 10.77.0.50/24 dev eth0
+	ip netns exec "$C" ip route add default via 10.77.0.1
+	run ip netns exec "$C" python3 -c '
+import socket
+s = socket.create_connection(("169.254.169.254", 80), timeout=10)
+s.sendall(b"GET /latest/meta-data/instance-id HTTP/1.0\r\n\r\n")
+try:
+    d = s.recv(100)
+except ConnectionResetError:
+    d = b""
+print("closed" if d == b"" else repr(d))'
+	ip netns del "$C"
+	[ "$status" -eq 0 ]
+	[ "$output" = closed ]
+	grep -q "imds-server: 10.77.0.50: not from a guest's tap (mark 0x00000000): turned away" "$F/imds.log"
+
 	# The tap is the node's: QEMU leaves it when it stops.
 	run spx-vm stop --root "$ROOT" t
 	[ "$status" -eq 0 ]
 	[ "$(field spxt0 master)" = '"spxbr0"' ]
+	kill "$(cat "$F/imds.pid")"
 	in_ns spx-net rm spxt0 spxbr0
 }
 
@@ -218,9 +301,6 @@ else:
 	[[ "$output" == *"--tap: not an interface name: 'a,b'"* ]]
 	run spx-vm start --root "$ROOT" t --volume vol-0a --tap spxt0 --ssh-port 2222
 	[ "$status" -eq 100 ]
-	[[ "$output" == *"--tap: --ssh-port and --metadata are for user networking"* ]]
-	run spx-vm start --root "$ROOT" t --volume vol-0a --tap spxt0 --metadata /dev/null
-	[ "$status" -eq 100 ]
-	[[ "$output" == *"--tap: --ssh-port and --metadata are for user networking"* ]]
+	[[ "$output" == *"--tap: --ssh-port is for user networking"* ]]
 	[ ! -e "$ROOT/run/vm/t" ]
 }

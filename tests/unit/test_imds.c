@@ -195,6 +195,45 @@ static void test_tokens(void)
 	spx_buf_release(&out);
 }
 
+/* The hop limit: EC2's default of 1, or what metadata.json says; and
+ * which requests it is for. */
+static void test_hops(void)
+{
+	static const struct {
+		const char *text;
+		int hops;
+	} t[] = {
+		{ "{\"meta-data\": {}}", 1 },
+		{ "{\"meta-data\": {}, \"http-put-response-hop-limit\": 1}", 1 },
+		{ "{\"meta-data\": {}, \"http-put-response-hop-limit\": 2}", 2 },
+		{ "{\"meta-data\": {}, \"http-put-response-hop-limit\": 64}", 64 },
+	};
+	struct spx_imds_req *r = spx_malloc(sizeof(*r));
+	struct spx_imds *md;
+	static const char *const reqs[] = {
+		"PUT /latest/api/token HTTP/1.1\r\n"
+		"X-aws-ec2-metadata-token-ttl-seconds: 60\r\n\r\n",
+		"GET /latest/api/token HTTP/1.1\r\n\r\n",
+		"PUT /latest/api/token/ HTTP/1.1\r\n\r\n",
+		"PUT /latest/meta-data/ HTTP/1.1\r\n\r\n",
+	};
+
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(t); i++) {
+		T_INT(spx_imds_load(t[i].text, strlen(t[i].text), &md), 0,
+		      "hops %zu loads", i);
+		T_INT(md ? spx_imds_hop_limit(md) : 0, t[i].hops, "hops %zu",
+		      i);
+		spx_imds_free(md);
+	}
+	for (size_t i = 0; i < SPX_ARRAY_SIZE(reqs); i++) {
+		T_OK(spx_imds_parse(reqs[i], strlen(reqs[i]), r) > 0,
+		     "request %zu parses", i);
+		T_OK(spx_imds_token_put(r) == (i == 0),
+		     "request %zu %s the token's", i, i ? "is not" : "is");
+	}
+	free(r);
+}
+
 static void test_load(void)
 {
 	static const char *bad[] = {
@@ -219,6 +258,10 @@ static void test_load(void)
 		"{\"meta-data\": {}, \"dynamic\": []}",
 		"{\"meta-data\": {}, \"dynamic\": {\"a\": 1}}",
 		"{\"meta-data\": {}, \"meta-data\": {}}",
+		"{\"meta-data\": {}, \"http-put-response-hop-limit\": 0}",
+		"{\"meta-data\": {}, \"http-put-response-hop-limit\": 65}",
+		"{\"meta-data\": {}, \"http-put-response-hop-limit\": \"2\"}",
+		"{\"meta-data\": {}, \"http-put-response-hop-limit\": 2.0}",
 	};
 	struct spx_buf big = SPX_BUF_INIT;
 	struct spx_imds *md;
@@ -347,6 +390,7 @@ int main(void)
 	test_answers();
 	test_tokens();
 	test_load();
+	test_hops();
 	test_network();
 	test_parse();
 	return t_done();

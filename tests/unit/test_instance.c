@@ -1576,6 +1576,9 @@ static void test_mdopts(void)
 	md = spx_inst_metadata(r, "us-east-1");
 	T_STR(spx_ec2_str(md, "http-tokens"), "required",
 	      "the guest's metadata requires tokens");
+	T_INT(json_integer_value(
+		      json_object_get(md, "http-put-response-hop-limit")),
+	      64, "and carries the hop limit");
 	json_decref(md);
 	json_decref(r);
 	/* Changed again before the agent's write is recorded: still
