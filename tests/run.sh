@@ -23,9 +23,8 @@ O=$(cd "$top" && cd "$O" && pwd)
 export SPX_BUILD="$O" SPX_TOP="$top"
 export PATH="$O/bin:$PATH"
 log=$(mktemp -d /tmp/spx-test.XXXXXX)
-jobs=${SPX_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
-case "$jobs" in '' | *[!0-9]* | 0) jobs=1 ;; esac
-[ -n "${SPX_TEST_JOBS:-}" ] || [ "$jobs" -le 2 ] || jobs=2
+. "$top/tests/jobs.sh"
+jobs=$(spx_jobs SPX_TEST_JOBS)
 
 declare -A running=() # pid -> name
 cleanup() {

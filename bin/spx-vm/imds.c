@@ -344,8 +344,13 @@ int cmd_imds_server(const struct spx_args *a)
 		if (poll(&p, 1, 1000) <= 0)
 			continue;
 		conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-		if (conn < 0)
+		if (conn < 0) {
+			/* Out of descriptors or memory: not a tight loop. */
+			if (errno != EINTR && errno != EAGAIN &&
+			    errno != ECONNABORTED)
+				poll(NULL, 0, 100);
 			continue;
+		}
 		children += hand_over(&c, conn, prog);
 		close(conn);
 	}

@@ -7,9 +7,8 @@
 set -u
 dir=${1:?usage: smoke.sh FUZZ_BIN_DIR SECONDS} secs=${2:-60}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-jobs=${SPX_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
-case "$jobs" in '' | *[!0-9]* | 0) jobs=1 ;; esac
-[ -n "${SPX_FUZZ_JOBS:-}" ] || [ "$jobs" -le 2 ] || jobs=2
+. "$top/tests/jobs.sh"
+jobs=$(spx_jobs SPX_FUZZ_JOBS)
 out=$(mktemp -d /tmp/spx-fuzz.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 
@@ -45,11 +44,11 @@ fail=0
 for i in $(seq 1 "$n"); do
 	if [ -s "$out/$i" ]; then
 		cat "$out/$i"
+		grep -q '^not ok' "$out/$i" && fail=1
 	else
 		echo "not ok $i - no result"
+		fail=1
 	fi
-	grep -q '^not ok' "$out/$i" 2>/dev/null && fail=1
-	[ -s "$out/$i" ] || fail=1
 done
 echo "1..$n"
 exit $fail

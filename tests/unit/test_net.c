@@ -116,5 +116,28 @@ int main(void)
 		      "a prefix of the text, by its length");
 		T_INT(c.prefix, 24, "the prefix read up to the length");
 	}
+	/* Marks: spx's byte and an index, or nothing. */
+	{
+		char name[SPX_NET_NAME_MAX + 1] = "x";
+		static const uint32_t bad[] = { 0, SPX_NET_TAP_MARK,
+						0x12000001u, 0x5f000001u,
+						SPX_NET_TAP_MARK | 0xffffffu };
+
+		T_INT(spx_net_tap_mark(7), 0x5e000007, "the mark of index 7");
+		T_INT(spx_net_tap_mark(0x1234567), 0x5e234567,
+		      "an index wider than 24 bits keeps spx's byte");
+		for (size_t i = 0; i < SPX_ARRAY_SIZE(bad); i++) {
+			T_INT(spx_net_mark_tap(bad[i], name), -1,
+			      "mark 0x%08x names no tap", bad[i]);
+			T_INT(spx_errstatus(), SPX_NO, "mark 0x%08x: SPX_NO",
+			      bad[i]);
+			T_STR(name, "x", "mark 0x%08x: name untouched", bad[i]);
+			spx_error_clear();
+		}
+		/* Index 1 is the loopback in every network namespace. */
+		T_INT(spx_net_mark_tap(spx_net_tap_mark(1), name), 0,
+		      "the mark of index 1");
+		T_STR(name, "lo", "names lo");
+	}
 	return t_done();
 }
