@@ -419,6 +419,7 @@ int spx_net_tap(const char *name, const char *bridge, uid_t uid)
 {
 	struct nl_sock *sk = NULL;
 	struct rtnl_link *l = NULL, *br = NULL;
+	bool made = false; /* there already, as asked */
 	int rc = -1, master;
 
 	if (!spx_net_name_valid(name) || !spx_net_name_valid(bridge))
@@ -438,6 +439,7 @@ int spx_net_tap(const char *name, const char *bridge, uid_t uid)
 	master = rtnl_link_get_ifindex(br);
 	if (l) {
 		int m = rtnl_link_get_master(l);
+		long long owner = sys_num(name, "owner", -1);
 
 		/* tun_flags says tap (IFF_TAP) or tun. */
 		if (strcmp(kind_of(l), "tun") ||
@@ -451,18 +453,23 @@ int spx_net_tap(const char *name, const char *bridge, uid_t uid)
 				  name);
 			goto out;
 		}
-		rtnl_link_put(l);
-		l = NULL;
+		/* A tap QEMU holds cannot be attached to again (EBUSY):
+		 * only a new owner needs the tun driver. */
+		made = uid == (uid_t)-1 || owner == (long long)uid;
+		if (!made) {
+			rtnl_link_put(l);
+			l = NULL;
+		}
 	}
-	/* Owner set again each time: the same command converges. */
-	if (tun_make(name, uid) < 0 || link_get(sk, name, &l) < 0)
+	if (!made && (tun_make(name, uid) < 0 || link_get(sk, name, &l) < 0))
 		goto out;
 	if (!l) {
 		spx_error(SPX_FAIL, "tap '%s' went away", name);
 		goto out;
 	}
-	if (link_set(sk, l, master) == 0 &&
-	    mark_set(name, rtnl_link_get_ifindex(l)) == 0)
+	/* Marked before it is up, so that nothing passes unmarked. */
+	if (mark_set(name, rtnl_link_get_ifindex(l)) == 0 &&
+	    link_set(sk, l, master) == 0)
 		rc = 0;
 out:
 	if (l)

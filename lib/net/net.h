@@ -56,7 +56,10 @@ int spx_net_bridge(const char *name, const struct spx_net_cidr *addrs,
  * packet). With net.ipv4.tcp_fwmark_accept, a TCP connection the host
  * accepts from the guest has that mark as SO_MARK: how the metadata
  * server knows which guest asks, whatever the guest puts in its
- * packets. */
+ * packets. A tap that is there as asked is not attached to again (one
+ * QEMU holds is busy to the tun driver); giving it a new owner needs
+ * that, so a held tap refuses one (SPX_NO, EBUSY). The mark is in place
+ * before the tap is up. */
 int spx_net_tap(const char *name, const char *bridge, uid_t uid);
 /* Remove the interface (a bridge's ports stay, without a master), and a
  * tap's mark. An interface that is not there: SPX_NO. */

@@ -250,6 +250,16 @@ MD
 	[[ "$output" == *"spx-image: hostname tap-test"* ]]
 	[[ "$output" == *"user-data on a tap from tap-test"* ]]
 	grep -q "DHCPACK(spxbr0) 10.77.0.10 $mac" "$F/dnsmasq.log"
+	# Asked again while QEMU holds the tap (the agent converging): done
+	# already, the mark kept, the guest still reached (below).
+	run in_ns spx-net tap spxt0 --bridge spxbr0
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	[ "$(field spxt0 mark)" = "$((0x5e000000 | $(in_ns cat /sys/class/net/spxt0/ifindex)))" ]
+	# A new owner needs the tun driver, which a held tap refuses.
+	run in_ns spx-net tap spxt0 --bridge spxbr0 --owner 4242
+	[ "$status" -eq 1 ]
+	[ "$output" = "spx-net: tap: cannot make tap 'spxt0': Device or resource busy" ]
 	# The key came from the metadata: SSH at the guest's own address.
 	run in_ns timeout 30 ssh -i "$F/key" -o BatchMode=yes \
 		-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
