@@ -6,7 +6,6 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
-#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -293,8 +292,7 @@ static int hand_over(const struct vmcli *c, int fd, const char *prog)
 	if (pid == 0) {
 		if (dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0)
 			_exit(SPX_FAIL);
-		if (has_user && (setgroups(0, NULL) < 0 || setgid(uid) < 0 ||
-				 setuid(uid) < 0))
+		if (has_user && spx_vm_user_become(uid) < 0)
 			_exit(SPX_FAIL);
 		execl(prog, "spx-vm", "imds", dir, (char *)NULL);
 		_exit(SPX_FAIL);
@@ -328,7 +326,6 @@ int cmd_imds_server(const struct spx_args *a)
 		rc = vmcli_fail(a);
 		goto out;
 	}
-	signal(SIGPIPE, SIG_IGN);
 	spx_warn("imds-server: answering guests on taps at %s:%lld", addr,
 		 port);
 	for (;;) {

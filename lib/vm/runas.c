@@ -42,6 +42,14 @@ out:
 	return rc;
 }
 
+int spx_vm_user_become(uint32_t uid)
+{
+	return setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 ||
+			       setuid((uid_t)uid) < 0
+		       ? -1
+		       : 0;
+}
+
 /* Does guest dir hold its slot? Its QEMU runs, or someone holds its
  * lock (a start or a stop under way). When not, *lock is its lock,
  * taken, so that no start of it begins while its claim is given up. */
@@ -127,8 +135,7 @@ static int purge_uid(uint32_t uid)
 		if ((pid = fork()) < 0)
 			return spx_error_errno(SPX_FAIL, "cannot fork");
 		if (pid == 0) {
-			if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 ||
-			    setuid((uid_t)uid) < 0)
+			if (spx_vm_user_become(uid) < 0)
 				_exit(2);
 			kill(-1, SIGKILL);
 			_exit(0);

@@ -37,6 +37,11 @@
  * an error (a malformed record is SPX_USAGE). */
 int spx_vm_user_read(const char *dir, uint32_t *uid);
 
+/* Become uid (and its gid, with no supplementary groups) for good: what a
+ * child of root does before it runs as a guest's user. 0, or -1 with
+ * errno set (nothing is recorded: it is for a child about to exit). */
+int spx_vm_user_become(uint32_t uid);
+
 /* The user of guest name (RUN/vm/name, whose lock the caller holds):
  * its recorded one, else the lowest free slot above base, recorded.
  * Grants to that uid left in grants (the NBD socket's grants directory)
