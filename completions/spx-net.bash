@@ -4,12 +4,13 @@ _spx_net() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words="${COMP_WORDS[*]:1:COMP_CWORD-1}"
 	case " $words " in
 	*" tap "*) COMPREPLY=($(compgen -W "--help --bridge --owner " -- "$cur")); return ;;
+	*" serve "*) COMPREPLY=($(compgen -W "--help --root --notify-fd --pidfile --log " -- "$cur")); return ;;
 	*" rm "*) COMPREPLY=($(compgen -W "--help " -- "$cur")); return ;;
 	*" ls "*) COMPREPLY=($(compgen -W "--help --all --json " -- "$cur")); return ;;
 	*" bridge "*) COMPREPLY=($(compgen -W "--help --address " -- "$cur")); return ;;
 	esac
 	case " $words " in
 	esac
-	COMPREPLY=($(compgen -W "bridge ls rm tap  --help -v" -- "$cur"))
+	COMPREPLY=($(compgen -W "bridge ls rm serve tap  --help -v" -- "$cur"))
 }
 complete -F _spx_net spx-net

@@ -168,6 +168,16 @@ static const struct spx_opt ls_opts[] = {
 	{ 0 },
 };
 
+static const struct spx_opt serve_opts[] = {
+	SPX_OPT_ROOT,
+	{ "notify-fd", 0, "FD", "write a newline to FD once serving" },
+	{ "pidfile", 0, "FILE", "hold a lock on FILE and write the pid in it" },
+	{ "log", 0, "FILE", "append messages (dnsmasq's too) to FILE" },
+	{ 0 },
+};
+
+int cmd_serve(const struct spx_args *a);
+
 static const struct spx_verb verbs[] = {
 	{ "bridge", cmd_bridge, bridge_opts, "NAME",
 	  "make the bridge NAME, or keep it, up and with the addresses", 1,
@@ -177,6 +187,12 @@ static const struct spx_verb verbs[] = {
 	  "up",
 	  1, 1 },
 	{ "rm", cmd_rm, NULL, "NAME...", "remove interfaces", 1, -1 },
+	{ "serve", cmd_serve, serve_opts, "",
+	  "the node's net service (vm.network = \"bridge\"): make the "
+	  "bridge, run dnsmasq for the instances' addresses and spx-vm "
+	  "imds-server for their metadata (runs until stopped; spx up runs "
+	  "it)",
+	  0, 0 },
 	{ "ls", cmd_ls, ls_opts, "",
 	  "list the bridges and taps: NAME KIND STATE MASTER MAC MTU OWNER "
 	  "MARK ADDRESSES",

@@ -162,9 +162,17 @@ static int spec_from_args(const struct spx_args *a, const struct vmcli *c,
 					 "networking; on a tap the guest has an "
 					 "address of its own");
 		memcpy(s->tap, tap, strlen(tap) + 1);
+		if (spx_arg(a, "bridge") &&
+		    !spx_net_name_valid(spx_arg(a, "bridge")))
+			return spx_error(SPX_USAGE,
+					 "--bridge: not an interface name: "
+					 "'%s'",
+					 spx_arg(a, "bridge"));
 		/* As root QEMU opens it before it drops to its user. */
 		s->vhost = access("/dev/vhost-net", R_OK | W_OK) == 0;
 	}
+	if (spx_arg(a, "bridge") && !spx_arg(a, "tap"))
+		return spx_error(SPX_USAGE, "--bridge: is for --tap");
 	s->root = spx_strdup(vol);
 	s->nbd_socket = sock ? spx_path_abs(sock)
 			     : spx_path_join(c->run, "vol.sock");
@@ -483,7 +491,11 @@ int cmd_start(const struct spx_args *a)
 		goto out;
 	}
 	tidy(dir);
-	if (put_metadata(a, dir, &s) < 0 || uefi_vars(&s, dir) < 0) {
+	/* The tap made (or found as asked) on the bridge, as spx-net tap
+	 * makes it: the agent's one command for a guest on a bridge. */
+	if ((spx_arg(a, "bridge") &&
+	     spx_net_tap(s.tap, spx_arg(a, "bridge"), (uid_t)-1) < 0) ||
+	    put_metadata(a, dir, &s) < 0 || uefi_vars(&s, dir) < 0) {
 		rc = vmcli_fail(a);
 		goto out;
 	}

@@ -160,6 +160,9 @@ static const struct spx_opt start_opts[] = {
 	{ "tap", 0, "NAME",
 	  "put the NIC on the persistent tap NAME (spx-net tap) instead of "
 	  "user networking; vhost-net where /dev/vhost-net opens" },
+	{ "bridge", 0, "BRIDGE",
+	  "with --tap: make the tap on BRIDGE first, as spx-net tap does, "
+	  "unless it is there as asked" },
 	{ "metadata", 0, "FILE",
 	  "serve FILE (metadata.json, see spx-vm(8)) to the guest at "
 	  "169.254.169.254 (on a tap: by spx-vm imds-server)" },

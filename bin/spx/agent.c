@@ -28,6 +28,7 @@
 #include "ec2/snapshot.h"
 #include "ec2/volume.h"
 #include "file.h"
+#include "net/net.h"
 #include "node/agent.h"
 #include "node/node.h"
 #include "node/svc.h"
@@ -683,19 +684,81 @@ static void forget_metadata(const struct agent *ag,
 	free(name);
 }
 
-/* spx-vm start for w: a port chosen and recorded first (a new one when
- * the last start failed, since a port taken meanwhile is the usual
- * cause), then the metadata, then the command. */
+/* RUN/net/hosts/ID: the line by which the net service's dnsmasq gives
+ * a guest on the bridge its address (spx-net serve). */
+static char *host_path(const struct agent *ag, const char *id)
+{
+	char *name = spx_xprintf("net/hosts/%s", id);
+	char *path = spx_path_join(ag->conf->paths.run, name);
+
+	free(name);
+	return path;
+}
+
+/* w's guest's host line, "MAC,ADDRESS", readable by dnsmasq (nobody). */
+static int write_host(const struct agent *ag, const struct spx_inst_work *w,
+		      const char *mac)
+{
+	char *path = host_path(ag, w->id);
+	char *dir = spx_path_join(ag->conf->paths.run, "net/hosts");
+	char *line = spx_xprintf("%s,%s\n", mac, w->ip);
+	int rc = spx_mkdirs(dir, 0755) < 0
+			 ? -1
+			 : spx_write_file(path, line, strlen(line), 0644, false);
+
+	if (rc < 0)
+		spx_log(SPX_LOG_WARN, "%s: cannot write '%s': %s", w->id, path,
+			spx_errmsg());
+	free(line);
+	free(dir);
+	free(path);
+	return rc;
+}
+
+/* A terminated guest on the bridge gives its tap and address up: the
+ * tap removed (spx-net rm's work, done here) and its host line, so
+ * that the address can be another's. */
+static void unplug(const struct agent *ag, const struct spx_inst_work *w)
+{
+	char tap[SPX_INST_TAP_SIZE], *path;
+
+	if (!w->bridge)
+		return;
+	spx_inst_tap(w->id, tap);
+	if (spx_net_remove(tap) == 0)
+		spx_log(SPX_LOG_INFO, "%s: tap %s removed", w->id, tap);
+	else if (spx_errstatus() != SPX_NO)
+		spx_log(SPX_LOG_WARN, "%s: cannot remove tap %s: %s", w->id,
+			tap, spx_errmsg());
+	spx_error_clear();
+	path = host_path(ag, w->id);
+	if (unlink(path) < 0 && errno != ENOENT)
+		spx_log(SPX_LOG_WARN, "%s: cannot remove '%s': %s", w->id, path,
+			strerror(errno));
+	free(path);
+}
+
+/* spx-vm start for w: on the user network a port chosen and recorded
+ * first (a new one when the last start failed, since a port taken
+ * meanwhile is the usual cause); on the bridge its host line; then the
+ * metadata, then the command. */
 static void inst_launch(struct agent *ag, struct spx_inst_work *w)
 {
 	struct spx_ebs_work ew = { 0 };
 	struct spx_buf dl = SPX_BUF_INIT;
 	char mem[32], cpus[16], port[16], mac[SPX_INST_MAC_SIZE], *md;
+	char tap[SPX_INST_TAP_SIZE];
 	json_t *disks, *v;
 	int p = w->port;
 	size_t i;
 
-	if (!p || retry_get(ag, w->id, INST_STEP(SPX_INST_LAUNCH))) {
+	/* The MAC its metadata names (spx_inst_metadata). */
+	spx_inst_mac(w->id, mac);
+	spx_inst_tap(w->id, tap);
+	if (w->bridge) {
+		if (write_host(ag, w, mac) < 0)
+			return;
+	} else if (!p || retry_get(ag, w->id, INST_STEP(SPX_INST_LAUNCH))) {
 		p = free_port();
 		if (!p || spx_inst_set_port(ag->st, w, p) < 0) {
 			spx_log(SPX_LOG_WARN, "%s: no SSH port: %s", w->id,
@@ -725,14 +788,32 @@ static void inst_launch(struct agent *ag, struct spx_inst_work *w)
 	snprintf(mem, sizeof(mem), "%lldM", (long long)w->mem_mib);
 	snprintf(cpus, sizeof(cpus), "%d", w->cpus);
 	snprintf(port, sizeof(port), "%d", p);
-	/* The MAC its metadata names (spx_inst_metadata). */
-	spx_inst_mac(w->id, mac);
-	char *argv[] = { ag->spxvm, "start", "--root", (char *)ag->root,
-			 w->id, "--volume", w->vol, "--memory", mem,
-			 "--cpus", cpus, "--ssh-port", port, "--metadata", md,
-			 "--mac", mac,
-			 "--boot-mode", w->uefi ? "uefi" : "bios",
-			 json_array_size(disks) ? "--disks" : NULL, dl.p, NULL };
+	char *argv[32] = { ag->spxvm, "start", "--root", (char *)ag->root,
+			   w->id, "--volume", w->vol, "--memory", mem,
+			   "--cpus", cpus };
+	size_t na = 11;
+
+	if (w->bridge) {
+		/* Its tap, made on the bridge by spx-vm (spx-net tap's
+		 * work) unless it is there. */
+		argv[na++] = "--tap";
+		argv[na++] = tap;
+		argv[na++] = "--bridge";
+		argv[na++] = spx_conf_self(ag->conf)->vm.bridge;
+	} else {
+		argv[na++] = "--ssh-port";
+		argv[na++] = port;
+	}
+	argv[na++] = "--metadata";
+	argv[na++] = md;
+	argv[na++] = "--mac";
+	argv[na++] = mac;
+	argv[na++] = "--boot-mode";
+	argv[na++] = w->uefi ? "uefi" : "bios";
+	if (json_array_size(disks)) {
+		argv[na++] = "--disks";
+		argv[na++] = dl.p;
+	}
 
 	snprintf(ew.account, sizeof(ew.account), "%s", w->account);
 	snprintf(ew.id, sizeof(ew.id), "%s", w->id);
@@ -1071,8 +1152,10 @@ static void inst_finish(struct agent *ag, struct job *j, int ws)
 	}
 	if (w->step != SPX_INST_LAUNCH && (rc == 0 || !up)) {
 		retry_drop(ag, w->id, INST_STEP(w->step));
-		if (w->step == SPX_INST_SHUTDOWN)
+		if (w->step == SPX_INST_SHUTDOWN) {
 			forget_metadata(ag, w);
+			unplug(ag, w);
+		}
 		inst_log_rc(w, spx_inst_halted(ag->st, w, time(NULL)),
 			    w->step == SPX_INST_STOP ? "stopped" : "terminated");
 		return;
@@ -1087,6 +1170,7 @@ static void inst_finish(struct agent *ag, struct job *j, int ws)
 	if (w->step == SPX_INST_LAUNCH &&
 	    !retry_count(ag, w->id, INST_STEP(w->step), LAUNCH_TRIES)) {
 		retry_drop(ag, w->id, INST_STEP(w->step));
+		unplug(ag, w);
 		inst_log_rc(w, spx_inst_launch_failed(ag->st, w, why, time(NULL)),
 			    "terminated: the launch failed");
 	} else {

@@ -167,7 +167,7 @@ int cmd_status(const struct spx_args *a)
 	const struct spx_svc *svcs;
 	const struct spx_conf_node *self;
 	struct spx_table *t;
-	size_t ns = spx_svc_list(&svcs);
+	size_t ns = 0;
 	char *rundir, sup[160];
 	int rc, down = 0;
 	bool any = false;
@@ -176,6 +176,7 @@ int cmd_status(const struct spx_args *a)
 	if (rc)
 		return rc;
 	self = spx_conf_self(&conf);
+	ns = spx_svc_list(!strcmp(self->vm.network, "bridge"), &svcs);
 	rundir = spx_path_join(loc.root, "run");
 	t = spx_table_new("SERVICE", "STATUS", "PID", "RESTARTS", "LAST EXIT",
 			  "LAST EXIT AT", "SUPERVISOR", "ENDPOINTS", NULL);
@@ -192,6 +193,10 @@ int cmd_status(const struct spx_args *a)
 			   : !strcmp(svcs[i].name, "agent")
 				   ? spx_xprintf("unix:%s/agent.sock",
 						 conf.paths.run)
+			   : !strcmp(svcs[i].name, "net")
+				   ? spx_xprintf("bridge %s %s",
+						 self->vm.bridge,
+						 self->vm.address)
 				   : spx_xprintf("%s://%s:%d %s://%s:%d", scheme,
 						 self->gw.bind,
 						 (int)self->gw.ec2_port, scheme,
@@ -269,13 +274,15 @@ int cmd_get_nodes(const struct spx_args *a)
 	struct spx_conf conf;
 	const struct spx_svc *svcs;
 	struct spx_table *t;
-	size_t ns = spx_svc_list(&svcs);
+	size_t ns = 0;
 	char *rundir;
 	int rc;
 
 	rc = spx_cli_load(a, &loc, &conf);
 	if (rc)
 		return rc;
+	ns = spx_svc_list(!strcmp(spx_conf_self(&conf)->vm.network, "bridge"),
+			  &svcs);
 	rundir = spx_path_join(loc.root, "run");
 	t = spx_table_new("NAME", "STATUS", "ROLES", "IP", "REGION", "AZ",
 			  "VMs", "SERVICES", NULL);

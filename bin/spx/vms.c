@@ -1,6 +1,7 @@
 /* spx get vms: the node's instances as the records have them, with
- * whether each guest's QEMU is up (spx_vm_pid) and the loopback port
- * that reaches its SSH server. */
+ * whether each guest's QEMU is up (spx_vm_pid) and where its SSH server
+ * is reached: a loopback port on the user network, its own address on
+ * the bridge. */
 #include "spx.h"
 
 #include "cli.h"
@@ -43,7 +44,10 @@ int cmd_get_vms(const struct spx_args *a)
 		if (strcmp(spx_ec2_str0(r, "SpxNode"), conf.node))
 			continue;
 		dir = spx_path_join(vms, id);
-		if (port)
+		if (!strcmp(spx_ec2_str0(r, "SpxNetwork"), "bridge"))
+			snprintf(ssh, sizeof(ssh), "%s:22",
+				 spx_ec2_str0(r, "PrivateIpAddress"));
+		else if (port)
 			snprintf(ssh, sizeof(ssh), "127.0.0.1:%lld", port);
 		else
 			snprintf(ssh, sizeof(ssh), "-");

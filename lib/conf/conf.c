@@ -12,6 +12,7 @@
 
 #include "conf/conf.h"
 #include "conf/toml.h"
+#include "net/net.h"
 
 enum kind {
 	K_STR,
@@ -214,6 +215,20 @@ static const struct field fields[] = {
 	  "host; the default, 0x7E000000, is above login.defs' and "
 	  "subordinate ids and systemd's container ranges",
 	  NODE(vm.uid_base) },
+	{ S_NODE, "vm.network", K_NAME, "user", 0, 0, 0,
+	  "the instances' network: user (QEMU's user network: SSH "
+	  "forwarded from a loopback port, the address 169.254.169.15 for "
+	  "all) or bridge (each instance on a tap of vm.bridge with an "
+	  "address of its own from vm.address's network, by DHCP; needs "
+	  "root: spx up then runs the net service)", NODE(vm.network) },
+	{ S_NODE, "vm.bridge", K_NAME, "spxbr0", 0, 0, 0,
+	  "the bridge of the instances' taps when vm.network is bridge "
+	  "(15 characters at most)", NODE(vm.bridge) },
+	{ S_NODE, "vm.address", K_STR, "172.31.0.1/20", 0, 0, 0,
+	  "the bridge's address and prefix (16 to 28), the instances' "
+	  "gateway; instances take the network's other addresses but, as "
+	  "in a VPC subnet, its first four and its last",
+	  NODE(vm.address) },
 };
 
 #define NFIELDS SPX_ARRAY_SIZE(fields)
@@ -737,6 +752,7 @@ static int check_node(const struct ctx *x, const struct spx_conf_node *n,
 		      const struct seen *seen)
 {
 	const struct spx_toml_entry *e;
+	struct spx_net_cidr cidr;
 	char buf[80];
 
 	if (n->gw.http && !is_loopback(n->gw.bind)) {
@@ -746,6 +762,31 @@ static int check_node(const struct ctx *x, const struct spx_conf_node *n,
 			    "loopback bind address (127.0.0.0/8, ::1, "
 			    "localhost), not '%s'", n->name,
 			    shown(n->gw.bind, buf, sizeof(buf)));
+	}
+	if (strcmp(n->vm.network, "user") && strcmp(n->vm.network, "bridge")) {
+		e = seen_of(seen, S_NODE, "vm.network");
+		return cerr(x, e->val->line, e->val->col,
+			    "'nodes.%s.vm.network' must be 'user' or "
+			    "'bridge', not '%s'", n->name,
+			    shown(n->vm.network, buf, sizeof(buf)));
+	}
+	if (!spx_net_name_valid(n->vm.bridge)) {
+		e = seen_of(seen, S_NODE, "vm.bridge");
+		return cerr(x, e->val->line, e->val->col,
+			    "'nodes.%s.vm.bridge' must be an interface name "
+			    "of 15 characters at most, not '%s'", n->name,
+			    shown(n->vm.bridge, buf, sizeof(buf)));
+	}
+	if (spx_net_cidr_parse(n->vm.address, strlen(n->vm.address),
+			       &cidr) < 0 ||
+	    cidr.prefix < 16 || cidr.prefix > 28) {
+		spx_error_clear();
+		e = seen_of(seen, S_NODE, "vm.address");
+		return cerr(x, e->val->line, e->val->col,
+			    "'nodes.%s.vm.address' must be a host's address "
+			    "and a prefix of 16 to 28 (172.31.0.1/20), not "
+			    "'%s'", n->name,
+			    shown(n->vm.address, buf, sizeof(buf)));
 	}
 	if (n->gw.ec2_port == n->gw.s3_port) {
 		e = seen_of(seen, S_NODE, "gw.s3_port");

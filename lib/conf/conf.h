@@ -93,6 +93,9 @@ struct spx_conf_node {
 	} ebs;
 	struct {
 		int64_t uid_base;	/* guests' QEMU users (lib/vm/runas.h) */
+		char *network;		/* "user" or "bridge" */
+		char *bridge;		/* the bridge of their taps */
+		char *address;		/* its address, "a.b.c.d/n" */
 	} vm;
 	int line, col;		/* where the node's table starts */
 };

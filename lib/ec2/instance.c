@@ -1,6 +1,8 @@
 /* instance.c: EC2 instances in the record store (see instance.h). */
 #include "spx.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <sys/file.h>
 
@@ -16,6 +18,7 @@
 #include "ec2/tags.h"
 #include "ec2/volume.h"
 #include "id.h"
+#include "net/net.h"
 #include "state/state.h"
 #include "vm/imds.h"
 
@@ -456,6 +459,59 @@ static int mem_taken(struct spx_state *st, const char *node, uint64_t *mib)
 	return 0;
 }
 
+/* The addresses and taps node's instances on the bridge hold (those not
+ * terminated), every account: an object with a member per address and
+ * one per tap ("tap:NAME"). */
+static int ips_taken(struct spx_state *st, const char *node, json_t **out)
+{
+	json_t *all, *r;
+	size_t i;
+
+	*out = NULL;
+	if (spx_ec2_kind_list(st, &kind, NULL, &all) < 0)
+		return -1;
+	*out = json_object();
+	json_array_foreach(all, i, r)
+		if (!strcmp(spx_ec2_str0(r, "SpxNode"), node) &&
+		    code_of(r) != SPX_INST_TERMINATED &&
+		    !strcmp(spx_ec2_str0(r, "SpxNetwork"), "bridge")) {
+			char tap[SPX_INST_TAP_SIZE + 4] = "tap:";
+
+			spx_inst_tap(spx_ec2_str0(r, "InstanceId"), tap + 4);
+			json_object_set_new(*out,
+					    spx_ec2_str0(r, "PrivateIpAddress"),
+					    json_true());
+			json_object_set_new(*out, tap, json_true());
+		}
+	json_decref(all);
+	return 0;
+}
+
+/* The lowest address of gw's network that is neither taken nor gw's
+ * own nor one a VPC subnet keeps (its first four and its last), into
+ * out, and taken. */
+static int next_ip(const struct spx_net_cidr *gw, json_t *taken,
+		   char out[16])
+{
+	uint32_t mask = gw->prefix ? ~0u << (32 - gw->prefix) : 0;
+	uint32_t net = gw->addr & mask, bcast = net | ~mask;
+
+	for (uint32_t a = net + 4; a < bcast; a++) {
+		struct in_addr ia = { .s_addr = htonl(a) };
+
+		if (a == gw->addr)
+			continue;
+		inet_ntop(AF_INET, &ia, out, 16);
+		if (!json_object_get(taken, out)) {
+			json_object_set_new(taken, out, json_true());
+			return 0;
+		}
+	}
+	return spx_ec2_fault(400, "InsufficientFreeAddressesInSubnet",
+			     "There are not enough free addresses in the "
+			     "network of this node's instances.");
+}
+
 /* How many of mib each fit (at most want), under the node's lock. */
 static int fit(struct spx_state *st, const struct spx_inst_env *env,
 	       const char *type, int64_t mib, int64_t min, int64_t want,
@@ -590,8 +646,8 @@ static char *dns_name(const char *id, const char *region)
 static json_t *new_record(const struct spx_inst_env *env,
 			  const char *account, const json_t *req,
 			  const struct launch *l, const char *id,
-			  const char *rid, const char *vol, int64_t index,
-			  time_t now)
+			  const char *rid, const char *vol, const char *ip,
+			  int64_t index, time_t now)
 {
 	const char *root = spx_ec2_str(l->image, "RootDeviceName");
 	const char *tok = spx_ec2_str(req, "ClientToken");
@@ -608,7 +664,7 @@ static json_t *new_record(const struct spx_inst_env *env,
 		"InstanceType", l->type->name, "StateTransitionReason", "",
 		"LaunchTime", (json_int_t)now, "Placement", "AvailabilityZone",
 		env->zone, "GroupName", "", "Tenancy", "default",
-		"PrivateIpAddress", SPX_INST_PRIVATE_IP, "PrivateDnsName", dns,
+		"PrivateIpAddress", ip ? ip : SPX_INST_PRIVATE_IP, "PrivateDnsName", dns,
 		"PublicDnsName", "", "Architecture",
 		spx_ec2_str0(l->image, "Architecture"), "RootDeviceName", root,
 		"RootDeviceType", "ebs", "BlockDeviceMappings", "DeviceName",
@@ -670,6 +726,8 @@ static json_t *new_record(const struct spx_inst_env *env,
 			    json_pack("{s:s, s:b}", "VolumeId", vol,
 				      "DeleteOnTermination", l->dot));
 	json_object_set_new(rec, "SpxSshPort", json_integer(0));
+	if (ip)
+		json_object_set_new(rec, "SpxNetwork", json_string("bridge"));
 	json_object_set_new(rec, "SpxDisableApiTermination",
 			    json_boolean(json_is_true(json_object_get(
 				    req, "DisableApiTermination"))));
@@ -754,13 +812,37 @@ static void undo(struct spx_state *st, const char *account, json_t *made)
 	}
 }
 
+/* A new instance id into id; on a bridge (taken, from ips_taken) one
+ * whose tap's name no instance there has (a tap names an instance by
+ * its id's first 15 characters), recorded as taken. */
+static int new_id(json_t *taken, char id[SPX_ID_SIZE])
+{
+	char tap[SPX_INST_TAP_SIZE + 4] = "tap:";
+
+	for (int i = 0; i < 16; i++) {
+		if (spx_id_new(id, SPX_ID_SIZE, "i") < 0)
+			return spx_ec2_fault(500, "InternalError", "%s",
+					     spx_errmsg());
+		if (!taken)
+			return 0;
+		spx_inst_tap(id, tap + 4);
+		if (!json_object_get(taken, tap)) {
+			json_object_set_new(taken, tap, json_true());
+			return 0;
+		}
+	}
+	return spx_ec2_fault(500, "InternalError",
+			     "no instance id with a tap name of its own");
+}
+
 int spx_inst_run(struct spx_state *st, const struct spx_inst_env *env,
 		 const char *account, const json_t *req, time_t now,
 		 json_t **out)
 {
 	struct launch l = { 0 };
 	char rid[SPX_ID_SIZE];
-	json_t *made = json_array(), *insts = json_array(), *r;
+	json_t *made = json_array(), *insts = json_array(), *r, *ips = NULL;
+	struct spx_net_cidr gw;
 	int64_t n = 0;
 	int lk = -1, rc = -1;
 	size_t i;
@@ -786,20 +868,36 @@ int spx_inst_run(struct spx_state *st, const struct spx_inst_env *env,
 	    group_fit(st, account, req, &l, &n) < 0 ||
 	    fit(st, env, l.type->name, l.type->memory_mib, l.min, n, &n) < 0)
 		goto out;
+	/* Their addresses under the same lock. */
+	if (env->bridge_address) {
+		if (spx_net_cidr_parse(env->bridge_address,
+				       strlen(env->bridge_address), &gw) < 0) {
+			spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
+			goto out;
+		}
+		if (ips_taken(st, env->node, &ips) < 0)
+			goto out;
+	}
 	for (int64_t k = 0; k < n; k++) {
-		char id[SPX_ID_SIZE], *key;
+		char id[SPX_ID_SIZE], ip[16], *key;
 		struct attach at;
 		json_t *vol = NULL;
 
-		if (spx_id_new(id, sizeof(id), "i") < 0) {
-			spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
+		if (new_id(ips, id) < 0)
 			goto fail;
+		/* As many as have addresses, when MinCount have. */
+		if (ips && next_ip(&gw, ips, ip) < 0) {
+			if (k < l.min)
+				goto fail;
+			spx_error_clear();
+			break;
 		}
 		if (spx_ebs_create(st, env->ebs, account, l.volreq, l.vtags,
 				   now, &vol) < 0)
 			goto fail;
 		r = new_record(env, account, req, &l, id, rid,
-			       spx_ec2_str0(vol, "VolumeId"), k, now);
+			       spx_ec2_str0(vol, "VolumeId"), ips ? ip : NULL,
+			       k, now);
 		json_decref(vol);
 		if (!r) {
 			spx_ec2_fault(500, "InternalError", "cannot encode");
@@ -838,6 +936,7 @@ fail:
 out:
 	if (lk >= 0)
 		close(lk);
+	json_decref(ips);
 	json_decref(made);
 	json_decref(insts);
 	launch_release(&l);
@@ -1493,6 +1592,11 @@ int spx_inst_set_tags(struct spx_state *st, const char *account,
 
 /* ---- metadata ------------------------------------------------------- */
 
+void spx_inst_tap(const char *id, char out[SPX_INST_TAP_SIZE])
+{
+	snprintf(out, SPX_INST_TAP_SIZE, "%.15s", id);
+}
+
 void spx_inst_mac(const char *id, char out[SPX_INST_MAC_SIZE])
 {
 	unsigned char md[SPX_CKSUM_MAX] = { 0 };
@@ -1684,6 +1788,14 @@ int spx_inst_pending(struct spx_state *st, const char *node, time_t now,
 		w.mem_mib = num(r, "SpxMemMiB");
 		w.cpus = (int)num(r, "SpxCpus");
 		w.port = (int)num(r, "SpxSshPort");
+		/* An address that is not one stays off the command line. */
+		w.bridge = !strcmp(spx_ec2_str0(r, "SpxNetwork"), "bridge");
+		if (w.bridge &&
+		    inet_pton(AF_INET, spx_ec2_str0(r, "PrivateIpAddress"),
+			      &(struct in_addr){ 0 }) != 1)
+			continue;
+		snprintf(w.ip, sizeof(w.ip), "%s",
+			 w.bridge ? spx_ec2_str0(r, "PrivateIpAddress") : "");
 		w.force = json_is_true(json_object_get(r, "SpxForce"));
 		w.uefi = !strcmp(spx_ec2_str0(r, "BootMode"), "uefi");
 		w.mdrev = num(r, "SpxMetadataRev");

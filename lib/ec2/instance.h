@@ -22,7 +22,11 @@
  *   "SpxMemMiB", "SpxCpus"  the guest's memory and vCPUs, from its type
  *   "SpxRoot"            the root volume: {VolumeId, DeleteOnTermination}
  *   "SpxSshPort"         the host's loopback port forwarded to the
- *                        guest's port 22 (0 before the first start)
+ *                        guest's port 22 (0 before the first start, and
+ *                        on a bridge)
+ *   "SpxNetwork"         "bridge": the guest is on a tap of the node's
+ *                        bridge (spx_inst_tap), PrivateIpAddress its own;
+ *                        absent: QEMU's user network
  *   "SpxDisableApiTermination"  DescribeInstanceAttribute's
  *   "SpxSecurityGroupIds", "SpxSubnetId"  recorded until VPCs exist
  *   "SpxForce"           StopInstances asked for Force (while stopping)
@@ -107,6 +111,14 @@ struct spx_inst_env {
 	const char *lock;		/* the node's instance lock file */
 	uint64_t mem_mib;		/* memory instances may use here */
 	const struct spx_ebs_env *ebs;	/* for the root volumes */
+	/* vm.address when the instances are on a bridge (vm.network
+	 * "bridge"): each new one takes the lowest address of its network
+	 * that no instance here holds (one not terminated), but the
+	 * bridge's own and, as a VPC subnet's, the first four and the last
+	 * (InsufficientFreeAddressesInSubnet when none is left), and keeps
+	 * it while it lives; NULL: QEMU's user network, SPX_INST_PRIVATE_IP
+	 * for all. */
+	const char *bridge_address;
 };
 
 /* MemTotal (/proc/meminfo) less what the host keeps (see above), MiB;
@@ -243,12 +255,19 @@ struct spx_inst_work {
 	int64_t mem_mib;
 	int cpus;
 	int port;		/* SpxSshPort */
+	bool bridge;		/* SpxNetwork "bridge": on a tap */
+	char ip[16];		/* its PrivateIpAddress, when on a tap */
 	bool force;		/* stop: StopInstances Force */
 	bool uefi;		/* BootMode "uefi" (the image's): OVMF */
 	int64_t reboot;		/* reboot: the SpxReboot it carries out */
 	int64_t mdrev;		/* SpxMetadataRev when the step was read */
 	char why[512];		/* FAIL, REPORT: the volume's error */
 };
+
+/* The name of instance id's tap: "i-" and the first 13 digits of its
+ * id (an interface name has 15 characters at most). */
+#define SPX_INST_TAP_SIZE 16
+void spx_inst_tap(const char *id, char out[SPX_INST_TAP_SIZE]);
 
 /* The steps node's instances wait on, across accounts; *out (free it)
  * holds *n. */

@@ -63,11 +63,13 @@ int ec2_run_instances(struct ec2_call *c)
 	struct spx_ebs_env ebs = { c->gw->self->name, zones, store, elock,
 				   c->gw->self->ebs.overcommit_percent };
 	struct spx_inst_env env = { c->gw->self->name, c->gw->self->az,
-				    conf->aws.region, ilock, 0, &ebs };
+				    conf->aws.region, ilock, 0, &ebs, NULL };
 	json_t *res = NULL;
 	int rc = -1;
 
 	env.mem_mib = spx_inst_host_mem_mib();
+	if (!strcmp(c->gw->self->vm.network, "bridge"))
+		env.bridge_address = c->gw->self->vm.address;
 	if (!env.mem_mib || spx_mkdirs(store, 0700) < 0) {
 		spx_ec2_fault(500, "InternalError",
 			      "An internal error has occurred (%s)",
@@ -267,7 +269,7 @@ static int env_of(struct ec2_call *c, struct spx_inst_env *env)
 	*env = (struct spx_inst_env){
 		c->gw->self->name, c->gw->self->az, c->gw->conf->aws.region,
 		spx_path_join(c->gw->conf->paths.run, "instances.lock"),
-		spx_inst_host_mem_mib(), NULL
+		spx_inst_host_mem_mib(), NULL, NULL
 	};
 	if (!env->mem_mib)
 		return spx_ec2_fault(500, "InternalError",

@@ -661,7 +661,7 @@ int spx_sup_run(const struct spx_sup_opts *o)
 	sigset_t set;
 	int rc = SPX_OK;
 
-	sup.n = spx_svc_list(&svcs);
+	sup.n = spx_svc_list_at(o->root, &svcs);
 	sup.rundir = spx_path_join(o->root, "run");
 	sup.logdir = spx_path_join(o->root, "log");
 	sup.suplog = spx_xprintf("%s/supervise.log", sup.logdir);
@@ -735,7 +735,7 @@ int spx_sup_wait_ready(const char *root, int timeout_ms)
 {
 	char *rundir = spx_path_join(root, "run");
 	const struct spx_svc *svcs;
-	size_t n = spx_svc_list(&svcs);
+	size_t n = spx_svc_list_at(root, &svcs);
 	int64_t end = spx_mono_ms() + timeout_ms;
 	pid_t sup = spx_sup_pid(root);
 	int rc = 0;

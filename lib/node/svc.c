@@ -9,18 +9,45 @@
 
 #include "file.h"
 #include "proc.h"
+#include "conf/conf.h"
+#include "node/node.h"
 #include "node/svc.h"
 
+/* Every service a node may run, in start order; the net service runs
+ * where the instances are on a bridge (vm.network). */
 static const struct spx_svc services[] = {
+	{ "gw", "spx-gw", "serve" },
+	{ "vol", "spx-vol", "serve" },
+	{ "net", "spx-net", "serve" },
+	{ "agent", "spx", "agent" },
+};
+static const struct spx_svc services_user[] = {
 	{ "gw", "spx-gw", "serve" },
 	{ "vol", "spx-vol", "serve" },
 	{ "agent", "spx", "agent" },
 };
 
-size_t spx_svc_list(const struct spx_svc **out)
+size_t spx_svc_list(bool bridge, const struct spx_svc **out)
 {
-	*out = services;
-	return SPX_ARRAY_SIZE(services);
+	*out = bridge ? services : services_user;
+	return bridge ? SPX_ARRAY_SIZE(services) : SPX_ARRAY_SIZE(services_user);
+}
+
+size_t spx_svc_list_at(const char *root, const struct spx_svc **out)
+{
+	struct spx_node_loc loc;
+	struct spx_conf c;
+	bool bridge = false;
+
+	spx_node_locate(root, &loc);
+	if (spx_conf_load(loc.conf, loc.root, &c) == 0) {
+		bridge = !strcmp(spx_conf_self(&c)->vm.network, "bridge");
+		spx_conf_release(&c);
+	} else {
+		spx_error_clear();
+	}
+	spx_node_loc_release(&loc);
+	return spx_svc_list(bridge, out);
 }
 
 char *spx_find_prog(const char *prog)

@@ -23,8 +23,12 @@ struct spx_svc {
 	const char *verb;	/* "serve" */
 };
 
-/* The services a node runs, in start order. */
-size_t spx_svc_list(const struct spx_svc **out);
+/* The services a node runs, in start order: with the net service when
+ * its instances are on a bridge (vm.network "bridge"). */
+size_t spx_svc_list(bool bridge, const struct spx_svc **out);
+/* The same for the node at root, by its configuration (one that does
+ * not load: without the net service). */
+size_t spx_svc_list_at(const char *root, const struct spx_svc **out);
 
 /* pid if running, 0 if not, -1 on error. */
 pid_t spx_svc_pid(const char *rundir, const char *name);

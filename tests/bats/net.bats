@@ -204,23 +204,7 @@ else:
 	# What leaves the host for the guest, seen on its tap: each HTTP
 	# answer from the metadata address with its IP TTL, and whether it
 	# is a token's.
-	cat >"$F/sniff.py" <<'PY'
-import socket, sys
-# ETH_P_ALL: what the host sends out is shown to those sockets only.
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-s.bind((sys.argv[1], 0))
-while True:
-    f = s.recv(65535)
-    ip = f[14:]
-    if f[12:14] != b"\x08\x00" or ip[9] != 6 or ip[12:16] != bytes([169, 254, 169, 254]):
-        continue
-    tcp = ip[(ip[0] & 15) * 4:]
-    data = tcp[(tcp[12] >> 4) * 4:]
-    if data.startswith(b"HTTP/"):
-        kind = "token" if b"X-aws-ec2-metadata-token-ttl-seconds" in data else "other"
-        print("ttl", ip[8], kind, data.split(b"\r\n")[0].decode(), flush=True)
-PY
-	ip netns exec "$NS" python3 "$F/sniff.py" spxt0 >"$F/sniff.out" 2>&1 3>&- &
+	ip netns exec "$NS" python3 "$SPX_TOP/tests/bats/fixtures/ttl-sniff.py" spxt0 >"$F/sniff.out" 2>&1 3>&- &
 	echo $! >"$F/sniff.pid"
 	ssh-keygen -q -t ed25519 -N '' -C spx-test -f "$F/key"
 	ud=$(printf '#!/bin/sh\necho "user-data on a tap from $(hostname)"\n' | base64 -w0)

@@ -211,6 +211,9 @@ static void test_defaults(void)
 	T_INT(n->ebs.cache_size_mb, 128, "default cache_size_mb");
 	T_INT(n->ebs.overcommit_percent, 100, "default overcommit_percent");
 	T_INT(n->vm.uid_base, 2113929216, "default vm.uid_base");
+	T_STR(n->vm.network, "user", "default vm.network");
+	T_STR(n->vm.bridge, "spxbr0", "default vm.bridge");
+	T_STR(n->vm.address, "172.31.0.1/20", "default vm.address");
 	spx_conf_release(&c);
 
 	T_OK(parse("[aws]\nregion = 'ap-south-1'\n[paths]\ndata = 'x'\n"
@@ -470,6 +473,19 @@ static const struct ecase ecases[] = {
 	{ N "[nodes.n.vm]\nuid_base = 1000\n",
 	  "c.toml:3:12: 'nodes.n.vm.uid_base' must be between 65536 and "
 	  "2147418112, not 1000" },
+	{ N "[nodes.n.vm]\nnetwork = 'tap'\n",
+	  "c.toml:3:11: 'nodes.n.vm.network' must be 'user' or 'bridge', "
+	  "not 'tap'" },
+	{ N "[nodes.n.vm]\nbridge = 'a-bridge-name-of-16'\n",
+	  "c.toml:3:10: 'nodes.n.vm.bridge' must be an interface name of 15 "
+	  "characters at most, not 'a-bridge-name-of-16'" },
+	{ N "[nodes.n.vm]\naddress = '172.31.0.0/20'\n",
+	  "c.toml:3:11: 'nodes.n.vm.address' must be a host's address and a "
+	  "prefix of 16 to 28 (172.31.0.1/20), not '172.31.0.0/20'" },
+	{ N "[nodes.n.vm]\naddress = '10.1.2.1/29'\n",
+	  "c.toml:3:11: 'nodes.n.vm.address' must be a host's address" },
+	{ N "[nodes.n.vm]\naddress = '010.1.2.1/24'\n",
+	  "c.toml:3:11: 'nodes.n.vm.address' must be a host's address" },
 	{ N "[nodes.n.obj]\ndrives = []\n",
 	  "c.toml:3:10: 'nodes.n.obj.drives' must have 1 to 64 items, not 0" },
 	/* the gateway */
@@ -683,7 +699,7 @@ static void test_schema(void)
 		n++;
 		bad += tabs != 3;
 	}
-	T_INT(n, 52, "one line per key");
+	T_INT(n, 55, "one line per key");
 	T_INT(bad, 0, "every line has four columns");
 	free(out);
 }

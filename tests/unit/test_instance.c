@@ -318,6 +318,81 @@ static void test_admission(void)
 	env.mem_mib = 65536;
 }
 
+/* On a bridge: each instance its own address, the lowest free one of
+ * the network but the first four, the bridge's and the last; held until
+ * terminated; a launch takes as many as have one. */
+static void test_bridge(void)
+{
+	json_t *res = NULL, *ids, *out = NULL, *r;
+	struct spx_inst_work w = { 0 };
+	char vol[32], id[32], tap[SPX_INST_TAP_SIZE];
+	/* The bridge has .5 of 10.9.0.0/28: .4 and .6 to .14 are left. */
+	const char *want[] = { "10.9.0.4", "10.9.0.6", "10.9.0.7" };
+	size_t i;
+
+	terminate_all();
+	env.bridge_address = "10.9.0.5/28";
+	T_INT(run("{\"ImageId\": \"%A\", \"MinCount\": 3, \"MaxCount\": 3}",
+		  &res),
+	      0, "run 3 on a bridge");
+	for (i = 0; i < 3; i++) {
+		r = json_array_get(json_object_get(res, "Instances"), i);
+		T_STR(spx_ec2_str0(r, "PrivateIpAddress"), want[i],
+		      "address %zu", i);
+	}
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	r = inst(id);
+	T_STR(spx_ec2_str0(r, "SpxNetwork"), "bridge", "recorded on a bridge");
+	T_STR(spx_ec2_str0(r, "PrivateIpAddress"), "10.9.0.4", "as answered");
+	json_decref(r);
+	vol_made(vol, true);
+	T_STR(step_of(id, T0, &w), "launch", "launch");
+	T_OK(w.bridge, "the agent puts it on a tap");
+	T_STR(w.ip, "10.9.0.4", "at its address");
+	spx_inst_tap(id, tap);
+	T_INT(strlen(tap), 15, "a tap name of 15: %s", tap);
+	T_OK(!strncmp(tap, id, 15), "its id's start");
+	spx_inst_tap("i-1234abcd", tap);
+	T_STR(tap, "i-1234abcd", "a short id whole");
+	/* Terminated: its address is free again, not before. */
+	ids = json_pack("[s]", id);
+	T_INT(spx_inst_terminate(st, ACCT, ids, T0, &out), 0, "terminate");
+	json_decref(out);
+	T_INT(run("{\"ImageId\": \"%A\", \"MinCount\": 8, \"MaxCount\": 8}",
+		  NULL),
+	      -1, "8 more do not have addresses (7 left while it shuts down)");
+	T_STR(code(), "InsufficientFreeAddressesInSubnet", "its code");
+	T_STR(step_of(id, T0, &w), "shutdown", "shut down");
+	T_INT(spx_inst_halted(st, &w, T0), 0, "halted");
+	json_decref(res);
+	T_INT(run("{\"ImageId\": \"%A\", \"MinCount\": 1, \"MaxCount\": 20}",
+		  &res),
+	      0, "1 to 20 more");
+	T_INT(json_array_size(json_object_get(res, "Instances")), 8,
+	      "as many as have addresses");
+	r = json_array_get(json_object_get(res, "Instances"), 0);
+	T_STR(spx_ec2_str0(r, "PrivateIpAddress"), "10.9.0.4",
+	      "the terminated one's address, again");
+	r = json_array_get(json_object_get(res, "Instances"), 7);
+	T_STR(spx_ec2_str0(r, "PrivateIpAddress"), "10.9.0.14",
+	      "the last but the broadcast");
+	T_INT(run("{" RUN1 "}", NULL), -1, "none left");
+	T_STR(code(), "InsufficientFreeAddressesInSubnet", "its code");
+	json_decref(ids);
+	json_decref(res);
+	env.bridge_address = NULL;
+	terminate_all();
+	T_INT(run("{" RUN1 "}", &res), 0, "on the user network again");
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	r = inst(id);
+	T_STR(spx_ec2_str0(r, "PrivateIpAddress"), SPX_INST_PRIVATE_IP,
+	      "the user network's address");
+	T_OK(!json_object_get(r, "SpxNetwork"), "and no SpxNetwork");
+	json_decref(r);
+	json_decref(res);
+	terminate_all();
+}
+
 static void test_lifecycle(void)
 {
 	json_t *res = NULL, *ids, *out = NULL, *r, *md;
@@ -1628,7 +1703,7 @@ int main(void)
 	zones = json_pack("[s]", "us-east-1a");
 	ebs = (struct spx_ebs_env){ "n1", zones, tmp, lock, 100000 };
 	env = (struct spx_inst_env){ "n1", "us-east-1a", "us-east-1", ilock,
-				     65536, &ebs };
+				     65536, &ebs, NULL };
 	/* A 1 GiB snapshot, an image of it, a key pair. */
 	if (spx_id_new(snap, sizeof(snap), "snap") < 0 ||
 	    spx_ebs_snap_record_stored(st, ACCT, snap, "n1", 1 << 30, "t",
@@ -1657,6 +1732,7 @@ int main(void)
 	     (unsigned long long)spx_inst_host_mem_mib());
 	test_rules();
 	test_admission();
+	test_bridge();
 	test_lifecycle();
 	test_keep_and_fail();
 	test_stop_start();
