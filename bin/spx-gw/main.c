@@ -85,24 +85,9 @@ static int cmd_serve(const struct spx_args *a)
 	 * that every thread inherits the mask and only sigwait below sees
 	 * them. SIGUSR1 is what a supervisor's death sends (spx up sets
 	 * it as the parent-death signal). */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if ((rc = spx_svc_begin(a, "serve", false, &set, &notify)))
+		return rc;
 	signal(SIGPIPE, SIG_IGN);
-	if (spx_arg_int(a, "notify-fd", 3, 1024, -1, &notify) < 0) {
-		spx_warn("serve: %s", spx_errmsg());
-		return SPX_USAGE;
-	}
-	if (logfile) {
-		if (spx_svc_log_open(logfile) < 0) {
-			spx_warn("serve: %s", spx_errmsg());
-			return SPX_FAIL;
-		}
-		spx_log_timestamps(true);
-	}
 	rc = gwcli_load(a, &loc, &conf);
 	if (rc)
 		return rc;

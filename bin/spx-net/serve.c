@@ -336,31 +336,14 @@ out:
 
 int cmd_serve(const struct spx_args *a)
 {
-	const char *logfile = spx_arg(a, "log");
 	struct spx_node_loc loc;
 	struct spx_conf conf;
 	long long notify;
 	int rc, pidfd = -1, sfd;
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	if (spx_arg_int(a, "notify-fd", 3, 1024, -1, &notify) < 0) {
-		spx_warn("serve: %s", spx_errmsg());
-		return SPX_USAGE;
-	}
-	if (logfile) {
-		if (spx_svc_log_open(logfile) < 0) {
-			spx_warn("serve: %s", spx_errmsg());
-			return SPX_FAIL;
-		}
-		spx_log_timestamps(true);
-	}
+	if ((rc = spx_svc_begin(a, "serve", true, &set, &notify)))
+		return rc;
 	if (spx_log_get() < SPX_LOG_INFO)
 		spx_log_set(SPX_LOG_INFO);
 	spx_node_locate(spx_arg(a, "root"), &loc);

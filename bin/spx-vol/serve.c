@@ -273,25 +273,12 @@ int cmd_serve(const struct spx_args *a)
 	int rc, pidfd = -1, pipefd[2] = { -1, -1 };
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	if (spx_arg_int(a, "threads", 1, 1024, 0, &threads) < 0 ||
-	    spx_arg_int(a, "notify-fd", 3, 1024, -1, &s.notify) < 0) {
+	if (spx_arg_int(a, "threads", 1, 1024, 0, &threads) < 0) {
 		spx_warn("serve: %s", spx_errmsg());
 		return SPX_USAGE;
 	}
-	if (s.logfile) {
-		if (spx_svc_log_open(s.logfile) < 0) {
-			spx_warn("serve: %s", spx_errmsg());
-			return SPX_FAIL;
-		}
-		spx_log_timestamps(true);
-	}
+	if ((rc = spx_svc_begin(a, "serve", true, &set, &s.notify)))
+		return rc;
 	if ((rc = volcli_open(a, &c)))
 		return rc;
 	if (!threads)

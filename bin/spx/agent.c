@@ -1522,23 +1522,8 @@ int cmd_agent(const struct spx_args *a)
 	bool stop = false;
 	sigset_t set;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	if (spx_arg_int(a, "notify-fd", 3, 1024, -1, &notify) < 0) {
-		spx_warn("agent: %s", spx_errmsg());
-		return SPX_USAGE;
-	}
-	if (logfile) {
-		if (spx_svc_log_open(logfile) < 0) {
-			spx_warn("agent: %s", spx_errmsg());
-			return SPX_FAIL;
-		}
-		spx_log_timestamps(true);
-	}
+	if ((rc = spx_svc_begin(a, "agent", false, &set, &notify)))
+		return rc;
 	/* The agent's log is the list of what the cloud did. */
 	if (spx_log_get() < SPX_LOG_INFO)
 		spx_log_set(SPX_LOG_INFO);

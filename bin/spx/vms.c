@@ -44,7 +44,8 @@ int cmd_get_vms(const struct spx_args *a)
 		if (strcmp(spx_ec2_str0(r, "SpxNode"), conf.node))
 			continue;
 		dir = spx_path_join(vms, id);
-		if (!strcmp(spx_ec2_str0(r, "SpxNetwork"), "bridge"))
+		if (*spx_ec2_str0(r, "PrivateIpAddress") &&
+		    !strcmp(spx_ec2_str0(r, "SpxNetwork"), "bridge"))
 			snprintf(ssh, sizeof(ssh), "%s:22",
 				 spx_ec2_str0(r, "PrivateIpAddress"));
 		else if (port)

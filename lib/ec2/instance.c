@@ -1790,7 +1790,7 @@ int spx_inst_pending(struct spx_state *st, const char *node, time_t now,
 		w.port = (int)num(r, "SpxSshPort");
 		/* An address that is not one stays off the command line. */
 		w.bridge = !strcmp(spx_ec2_str0(r, "SpxNetwork"), "bridge");
-		if (w.bridge &&
+		if (w.bridge && c != SPX_INST_TERMINATED &&
 		    inet_pton(AF_INET, spx_ec2_str0(r, "PrivateIpAddress"),
 			      &(struct in_addr){ 0 }) != 1)
 			continue;
@@ -2002,6 +2002,10 @@ static int do_end(json_t *rec, void *arg)
 				    json_string(err ? err : e->why));
 	free(err);
 	set_state(rec, SPX_INST_TERMINATED);
+	/* Its address is free for another (ips_taken): a terminated
+	 * instance shows none, nor a private DNS name, as EC2's. */
+	json_object_del(rec, "PrivateIpAddress");
+	json_object_set_new(rec, "PrivateDnsName", json_string(""));
 	if (e->code)
 		set_reason(rec, e->code, e->msg);
 	bdm_status(rec, "detached");

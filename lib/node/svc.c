@@ -1,12 +1,14 @@
 #include "spx.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "cmd.h"
 #include "file.h"
 #include "proc.h"
 #include "conf/conf.h"
@@ -136,6 +138,33 @@ int spx_svc_claim(const char *pf)
 		return spx_error_errno(SPX_FAIL, "cannot write '%s'", pf);
 	}
 	return fd;
+}
+
+int spx_svc_begin(const struct spx_args *a, const char *who, bool chld,
+		  sigset_t *set, long long *notify)
+{
+	const char *log = spx_arg(a, "log");
+
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	if (chld)
+		sigaddset(set, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
+	if (spx_arg_int(a, "notify-fd", 3, 1024, -1, notify) < 0) {
+		spx_warn("%s: %s", who, spx_errmsg());
+		return SPX_USAGE;
+	}
+	if (log) {
+		if (spx_svc_log_open(log) < 0) {
+			spx_warn("%s: %s", who, spx_errmsg());
+			return SPX_FAIL;
+		}
+		spx_log_timestamps(true);
+	}
+	return 0;
 }
 
 int spx_svc_log_open(const char *path)

@@ -15,6 +15,10 @@
 
 #include "spx.h"
 
+#include <signal.h>
+
+struct spx_args;
+
 #define SPX_SVC_MAX 8
 
 struct spx_svc {
@@ -41,6 +45,13 @@ int spx_svc_claim(const char *pidfile);
 /* Tell whoever started us that we are ready: a newline on notify_fd (if
  * >= 0, which is then closed) and READY=1 to $NOTIFY_SOCKET if set. */
 int spx_svc_ready(int notify_fd);
+/* What every service does first (who names it in messages: "serve",
+ * "agent"): block the signals its loop reads (SIGTERM, SIGINT, SIGHUP,
+ * SIGUSR1, and SIGCHLD when chld), which go into *set; read --notify-fd
+ * into *notify (-1 without it); open --log for stdout and stderr, with
+ * timestamps. 0, or the exit status after a message. */
+int spx_svc_begin(const struct spx_args *a, const char *who, bool chld,
+		  sigset_t *set, long long *notify);
 /* Point stdout and stderr at the log file path (appending): a service's
  * --log, opened at start and again on SIGHUP after logrotate. */
 int spx_svc_log_open(const char *path);

@@ -364,6 +364,12 @@ static void test_bridge(void)
 	T_STR(code(), "InsufficientFreeAddressesInSubnet", "its code");
 	T_STR(step_of(id, T0, &w), "shutdown", "shut down");
 	T_INT(spx_inst_halted(st, &w, T0), 0, "halted");
+	r = inst(id);
+	T_STR(spx_ec2_str0(json_object_get(r, "State"), "Name"), "terminated",
+	      "terminated");
+	T_OK(!json_object_get(r, "PrivateIpAddress"),
+	     "a terminated instance shows no address, as EC2's");
+	json_decref(r);
 	json_decref(res);
 	T_INT(run("{\"ImageId\": \"%A\", \"MinCount\": 1, \"MaxCount\": 20}",
 		  &res),
