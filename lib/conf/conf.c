@@ -223,7 +223,8 @@ static const struct field fields[] = {
 	  "root: spx up then runs the net service)", NODE(vm.network) },
 	{ S_NODE, "vm.bridge", K_NAME, "spxbr0", 0, 0, 0,
 	  "the bridge of the instances' taps when vm.network is bridge "
-	  "(15 characters at most)", NODE(vm.bridge) },
+	  "(15 characters at most; each node on a host needs its own, and "
+	  "an address of its own)", NODE(vm.bridge) },
 	{ S_NODE, "vm.address", K_STR, "172.31.0.1/20", 0, 0, 0,
 	  "the bridge's address and prefix (16 to 28), the instances' "
 	  "gateway; instances take the network's other addresses but, as "
