@@ -3,7 +3,7 @@
 _spx_net() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words="${COMP_WORDS[*]:1:COMP_CWORD-1}"
 	case " $words " in
-	*" tap "*) COMPREPLY=($(compgen -W "--help --bridge --owner " -- "$cur")); return ;;
+	*" tap "*) COMPREPLY=($(compgen -W "--help --bridge --owner --mac --address " -- "$cur")); return ;;
 	*" serve "*) COMPREPLY=($(compgen -W "--help --root --notify-fd --pidfile --log " -- "$cur")); return ;;
 	*" rm "*) COMPREPLY=($(compgen -W "--help " -- "$cur")); return ;;
 	*" ls "*) COMPREPLY=($(compgen -W "--help --all --json " -- "$cur")); return ;;

@@ -4,7 +4,7 @@ _spx_vm() {
 	local cur=${COMP_WORDS[COMP_CWORD]} words="${COMP_WORDS[*]:1:COMP_CWORD-1}"
 	case " $words " in
 	*" stop "*) COMPREPLY=($(compgen -W "--help --root --timeout --force " -- "$cur")); return ;;
-	*" start "*) COMPREPLY=($(compgen -W "--help --root --volume --boot-mode --memory --cpus --accel --socket --ssh-port --mac --tap --bridge --metadata --disks --timeout --json " -- "$cur")); return ;;
+	*" start "*) COMPREPLY=($(compgen -W "--help --root --volume --boot-mode --memory --cpus --accel --socket --ssh-port --mac --tap --bridge --address --metadata --disks --timeout --json " -- "$cur")); return ;;
 	*" resize "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" reboot "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;
 	*" qmp "*) COMPREPLY=($(compgen -W "--help --root " -- "$cur")); return ;;

@@ -64,7 +64,17 @@ static int cmd_tap(const struct spx_args *a)
 	/* A uid below 2^31 - 1: (uid_t)-1 means none to the kernel. */
 	if (spx_arg_int(a, "owner", 0, 0x7ffffffe, -1, &owner) < 0)
 		return fail(a);
-	if (spx_net_tap(a->argv[0], br, (uid_t)owner) < 0)
+	struct spx_net_guard g;
+	bool guard = spx_arg(a, "mac") || spx_arg(a, "address");
+
+	if (guard && (!spx_arg(a, "mac") || !spx_arg(a, "address"))) {
+		spx_warn("%s: --mac and --address go together (the guard)",
+			 a->verb->name);
+		return SPX_USAGE;
+	}
+	if ((guard && spx_net_guard_parse(spx_arg(a, "mac"),
+					  spx_arg(a, "address"), &g) < 0) ||
+	    spx_net_tap(a->argv[0], br, (uid_t)owner, guard ? &g : NULL) < 0)
 		return fail(a);
 	return SPX_OK;
 }
@@ -160,6 +170,11 @@ static const struct spx_opt tap_opts[] = {
 	{ "owner", 'o', "UID",
 	  "the user who may attach to the tap without privilege (QEMU's; "
 	  "default: root only, or the owner it has)" },
+	{ "mac", 'm', "MAC",
+	  "with --address: guard the tap, letting in only frames from MAC, "
+	  "and of them only ARP and IPv4 from the address (and DHCP's "
+	  "requests)" },
+	{ "address", 'A', "ADDRESS", "the guest's IPv4 address (with --mac)" },
 	{ 0 },
 };
 static const struct spx_opt ls_opts[] = {

@@ -98,7 +98,8 @@ static void new_uuid(char out[37])
 }
 
 static int spec_from_args(const struct spx_args *a, const struct vmcli *c,
-			  const char *name, struct spx_vm_spec *s)
+			  const char *name, struct spx_vm_spec *s,
+			  struct spx_net_guard *guard)
 {
 	const char *mem = spx_arg(a, "memory"), *accel = spx_arg(a, "accel");
 	const char *vol = spx_arg(a, "volume"), *sock = spx_arg(a, "socket");
@@ -173,6 +174,14 @@ static int spec_from_args(const struct spx_args *a, const struct vmcli *c,
 	}
 	if (spx_arg(a, "bridge") && !spx_arg(a, "tap"))
 		return spx_error(SPX_USAGE, "--bridge: is for --tap");
+	if (spx_arg(a, "address") &&
+	    (!spx_arg(a, "bridge") || !spx_arg(a, "mac")))
+		return spx_error(SPX_USAGE,
+				 "--address: is for --bridge, with --mac");
+	if (spx_arg(a, "address") &&
+	    spx_net_guard_parse(spx_arg(a, "mac"), spx_arg(a, "address"),
+				guard) < 0)
+		return spx_error_prefix("--address");
 	s->root = spx_strdup(vol);
 	s->nbd_socket = sock ? spx_path_abs(sock)
 			     : spx_path_join(c->run, "vol.sock");
@@ -457,6 +466,7 @@ int cmd_start(const struct spx_args *a)
 	const char *name = a->argv[0];
 	struct vmcli c;
 	struct spx_vm_spec s = { 0 };
+	struct spx_net_guard guard;
 	char *dir = NULL, *path = NULL, **disks = NULL;
 	json_t *j = NULL;
 	char *text = NULL;
@@ -470,7 +480,7 @@ int cmd_start(const struct spx_args *a)
 	if (!dir)
 		goto out;
 	if (spx_arg_int(a, "timeout", 1, 3600, 30, &secs) < 0 ||
-	    spec_from_args(a, &c, name, &s) < 0 ||
+	    spec_from_args(a, &c, name, &s, &guard) < 0 ||
 	    !(disks = disks_of(a, s.root))) {
 		rc = vmcli_fail(a);
 		goto out;
@@ -494,7 +504,8 @@ int cmd_start(const struct spx_args *a)
 	/* The tap made (or found as asked) on the bridge, as spx-net tap
 	 * makes it: the agent's one command for a guest on a bridge. */
 	if ((spx_arg(a, "bridge") &&
-	     spx_net_tap(s.tap, spx_arg(a, "bridge"), (uid_t)-1) < 0) ||
+	     spx_net_tap(s.tap, spx_arg(a, "bridge"), (uid_t)-1,
+			 spx_arg(a, "address") ? &guard : NULL) < 0) ||
 	    put_metadata(a, dir, &s) < 0 || uefi_vars(&s, dir) < 0) {
 		rc = vmcli_fail(a);
 		goto out;

@@ -163,6 +163,10 @@ static const struct spx_opt start_opts[] = {
 	{ "bridge", 0, "BRIDGE",
 	  "with --tap: make the tap on BRIDGE first, as spx-net tap does, "
 	  "unless it is there as asked" },
+	{ "address", 0, "ADDRESS",
+	  "with --bridge and --mac: the guest's IPv4 address there; its tap "
+	  "lets in only frames from the MAC, and only ARP and IPv4 from "
+	  "ADDRESS (spx-net tap's guard)" },
 	{ "metadata", 0, "FILE",
 	  "serve FILE (metadata.json, see spx-vm(8)) to the guest at "
 	  "169.254.169.254 (on a tap: by spx-vm imds-server)" },

@@ -800,6 +800,10 @@ static void inst_launch(struct agent *ag, struct spx_inst_work *w)
 		argv[na++] = tap;
 		argv[na++] = "--bridge";
 		argv[na++] = spx_conf_self(ag->conf)->vm.bridge;
+		/* With --mac below: nothing but its own MAC and address
+		 * leaves its tap. */
+		argv[na++] = "--address";
+		argv[na++] = w->ip;
 	} else {
 		argv[na++] = "--ssh-port";
 		argv[na++] = port;

@@ -3,6 +3,7 @@
 
 #include "net/net.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <net/if.h>
@@ -330,22 +331,80 @@ static int nft_run(const char *cmds, struct spx_buf *out)
 /* Mark what comes in from the tap name (index ifindex): its chain made
  * afresh in one transaction, so a tap made again under an old name is
  * hooked, and at no moment does a packet pass unmarked. */
-static int mark_set(const char *name, int ifindex)
+static int mark_set(const char *name, int ifindex,
+		    const struct spx_net_guard *g)
 {
-	char *cmds = spx_xprintf(
-		"add table netdev spx\n"
-		"add chain netdev spx %1$s { type filter hook ingress device "
-		"\"%1$s\" priority -500 ; policy accept ; }\n"
-		"flush chain netdev spx %1$s\n"
-		"delete chain netdev spx %1$s\n"
-		"add chain netdev spx %1$s { type filter hook ingress device "
-		"\"%1$s\" priority -500 ; policy accept ; }\n"
-		"add rule netdev spx %1$s meta mark set 0x%2$08x\n",
-		name, spx_net_tap_mark(ifindex));
-	int rc = nft_run(cmds, NULL);
+	struct spx_buf b = SPX_BUF_INIT;
+	int rc;
 
-	free(cmds);
+	spx_buf_addf(&b,
+		     "add table netdev spx\n"
+		     "add chain netdev spx %1$s { type filter hook ingress "
+		     "device \"%1$s\" priority -500 ; policy accept ; }\n"
+		     "flush chain netdev spx %1$s\n"
+		     "delete chain netdev spx %1$s\n"
+		     "add chain netdev spx %1$s { type filter hook ingress "
+		     "device \"%1$s\" priority -500 ; policy accept ; }\n"
+		     "add rule netdev spx %1$s meta mark set 0x%2$08x\n",
+		     name, spx_net_tap_mark(ifindex));
+	if (g) {
+		/* g is parsed: its text is digits, dots and colons. */
+		char ip[INET_ADDRSTRLEN];
+		struct in_addr ia = { .s_addr = htonl(g->addr) };
+
+		inet_ntop(AF_INET, &ia, ip, sizeof(ip));
+		spx_buf_addf(
+			&b,
+			"add rule netdev spx %1$s ether saddr != %2$s drop\n"
+			"add rule netdev spx %1$s meta protocol != { ip, arp } "
+			"drop\n"
+			"add rule netdev spx %1$s arp saddr ether != %2$s drop\n"
+			"add rule netdev spx %1$s arp saddr ip != %3$s drop\n"
+			"add rule netdev spx %1$s ip saddr 0.0.0.0 udp sport 68 "
+			"udp dport 67 accept\n"
+			"add rule netdev spx %1$s ip saddr != %3$s drop\n",
+			name, g->mac, ip);
+	}
+	spx_buf_addc(&b, '\0');
+	rc = nft_run(b.p, NULL);
+	spx_buf_release(&b);
 	return rc < 0 ? spx_error_prefix("cannot mark tap '%s'", name) : 0;
+}
+
+int spx_net_guard_parse(const char *mac, const char *addr,
+			struct spx_net_guard *g)
+{
+	struct spx_net_cidr c;
+	char host[24];
+	size_t i;
+
+	memset(g, 0, sizeof(*g));
+	for (i = 0; mac && mac[i] && i < 17; i++)
+		if (i % 3 == 2 ? mac[i] != ':' : !isxdigit((unsigned char)mac[i]))
+			break;
+	/* The group bit: the low bit of the first octet's second digit. */
+	if (!mac || i != 17 || mac[17] ||
+	    (isdigit((unsigned char)mac[1]) ? mac[1] - '0'
+					     : tolower((unsigned char)mac[1]) -
+						       'a' + 10) &
+		    1)
+		return spx_error(SPX_USAGE,
+				 "not a unicast MAC address: '%.40s'",
+				 mac ? mac : "");
+	for (i = 0; i < 17; i++)
+		g->mac[i] = (char)tolower((unsigned char)mac[i]);
+	/* A host route's form, so the CIDR parser's checks apply. */
+	snprintf(host, sizeof(host), "%.15s/32", addr ? addr : "");
+	/* Not 0.0.0.0/8, multicast or above: a guest's own address. */
+	if (!addr || strlen(addr) > 15 ||
+	    spx_net_cidr_parse(host, strlen(host), &c) < 0 ||
+	    c.addr >> 24 == 0 || c.addr >> 28 >= 14) {
+		spx_error_clear();
+		return spx_error(SPX_USAGE, "not an IPv4 address: '%.40s'",
+				 addr ? addr : "");
+	}
+	g->addr = c.addr;
+	return 0;
 }
 
 /* The marks of the taps: a JSON object chain name -> mark (0: a chain
@@ -415,7 +474,8 @@ static int tun_make(const char *name, uid_t uid)
 	return rc;
 }
 
-int spx_net_tap(const char *name, const char *bridge, uid_t uid)
+int spx_net_tap(const char *name, const char *bridge, uid_t uid,
+		const struct spx_net_guard *g)
 {
 	struct nl_sock *sk = NULL;
 	struct rtnl_link *l = NULL, *br = NULL;
@@ -468,7 +528,7 @@ int spx_net_tap(const char *name, const char *bridge, uid_t uid)
 		goto out;
 	}
 	/* Marked before it is up, so that nothing passes unmarked. */
-	if (mark_set(name, rtnl_link_get_ifindex(l)) == 0 &&
+	if (mark_set(name, rtnl_link_get_ifindex(l), g) == 0 &&
 	    link_set(sk, l, master) == 0)
 		rc = 0;
 out:

@@ -60,7 +60,26 @@ int spx_net_bridge(const char *name, const struct spx_net_cidr *addrs,
  * QEMU holds is busy to the tun driver); giving it a new owner needs
  * that, so a held tap refuses one (SPX_NO, EBUSY). The mark is in place
  * before the tap is up. */
-int spx_net_tap(const char *name, const char *bridge, uid_t uid);
+struct spx_net_guard;
+int spx_net_tap(const char *name, const char *bridge, uid_t uid,
+		const struct spx_net_guard *g);
+
+/* A guard on a tap (spx_net_tap, g not NULL): in the same chain, after
+ * the mark, only frames from the guest's MAC pass, and of them only ARP
+ * whose sender is that MAC and addr, and IPv4 from addr (or DHCP's
+ * requests from 0.0.0.0); anything else (other MACs, other addresses,
+ * IPv6, VLAN tags) is dropped before the bridge sees it. So a guest
+ * cannot take another's address on the bridge, by ARP or by what it
+ * sends. Without a guard the chain marks only. */
+struct spx_net_guard {
+	char mac[18];		/* "02:00:5e:10:00:01", unicast */
+	uint32_t addr;		/* host byte order */
+};
+/* Parse mac ("xx:xx:xx:xx:xx:xx", hex digits of either case, unicast)
+ * and addr (an IPv4 address, decimal octets without leading zeros) into
+ * g. 0 or -1 (SPX_USAGE). */
+int spx_net_guard_parse(const char *mac, const char *addr,
+			struct spx_net_guard *g);
 /* Remove the interface (a bridge's ports stay, without a master), and a
  * tap's mark. An interface that is not there: SPX_NO. */
 int spx_net_remove(const char *name);

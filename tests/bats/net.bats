@@ -164,6 +164,15 @@ else:
 	run in_ns spx-net bridge spxbr3 --address 10.79.0.1/24,
 	[ "$status" -eq 100 ]
 	[ "$output" = "spx-net: bridge: --address: an empty one" ]
+	run in_ns spx-net tap spxt2 --bridge spxbr1 --mac 03:00:5e:10:00:01 --address 10.78.0.5
+	[ "$status" -eq 100 ]
+	[ "$output" = "spx-net: tap: not a unicast MAC address: '03:00:5e:10:00:01'" ]
+	run in_ns spx-net tap spxt2 --bridge spxbr1 --mac 02:00:5e:10:00:01 --address '10.78.0.5 drop'
+	[ "$status" -eq 100 ]
+	[ "$output" = "spx-net: tap: not an IPv4 address: '10.78.0.5 drop'" ]
+	run in_ns spx-net tap spxt2 --bridge spxbr1 --mac 02:00:5e:10:00:01
+	[ "$status" -eq 100 ]
+	[ "$output" = "spx-net: tap: --mac and --address go together (the guard)" ]
 	run in_ns spx-net rm 'a/b'
 	[ "$status" -eq 100 ]
 	[ "$output" = "spx-net: rm: not an interface name: 'a/b'" ]

@@ -5,7 +5,8 @@
 # dnsmasq, spx-vm imds-server); run-instances gives each instance an
 # address of its own, which its guest takes by DHCP on its tap; its
 # metadata comes by the tap it asks from, the token's answer with the
-# launch's hop limit as its IP TTL; SSH answers at its address. A
+# launch's hop limit as its IP TTL; SSH answers at its address; its tap
+# lets through nothing from another address or MAC. A
 # terminated instance leaves no tap and its address goes to the next
 # launch; a killed net service leaves no second DHCP server.
 
@@ -99,7 +100,7 @@ echo $marker" --metadata-options HttpTokens=required,HttpPutResponseHopLimit=2 \
 	wait_for 60 is "$I1" running
 	wait_for 60 is "$I2" running
 	# The agent's command: the guest on its tap, made on the bridge.
-	grep -q "run: .*spx-vm start --root $ROOT $I1 --volume vol-[0-9a-f]* --memory 1024M --cpus 2 --tap ${I1:0:15} --bridge spxbr0 --metadata " "$ROOT/log/agent.log"
+	grep -q "run: .*spx-vm start --root $ROOT $I1 --volume vol-[0-9a-f]* --memory 1024M --cpus 2 --tap ${I1:0:15} --bridge spxbr0 --address 10.91.0.4 --metadata " "$ROOT/log/agent.log"
 	[ "$(taps)" = "$(printf '%s\n' "${I1:0:15}" "${I2:0:15}" | sort | tr '\n' ' ')" ]
 	wait_for 120 ready "$I1" || { console "$I1" >&2; cat "$ROOT/log/net.log" >&2; false; }
 	wait_for 120 ready "$I2" || { console "$I2" >&2; false; }
@@ -121,6 +122,19 @@ echo $marker" --metadata-options HttpTokens=required,HttpPutResponseHopLimit=2 \
 	[[ "${lines[1]}" == *"401"* ]]
 	[ "${lines[2]}" = reached ]
 	grep -q '"local-ipv4":"10.91.0.4"' "$ROOT/run/instances/$I1.json"
+	# Its tap's guard: from the other guest's address, or with a MAC not
+	# its own, nothing passes (the host does not answer); from its own,
+	# as before.
+	run at 10.91.0.4 'ip addr add 10.91.0.5/32 dev eth0
+		ping -c 1 -W 3 -I 10.91.0.5 10.91.0.1 >/dev/null 2>&1 && echo passed-as-.5
+		ip addr del 10.91.0.5/32 dev eth0
+		mac=$(cat /sys/class/net/eth0/address)
+		ip link set eth0 address 02:00:00:00:00:99
+		ping -c 1 -W 3 10.91.0.1 >/dev/null 2>&1 && echo passed-with-mac
+		ip link set eth0 address $mac
+		ping -c 1 -W 5 10.91.0.1 >/dev/null && echo own'
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	[ "$output" = own ]
 
 	# The token's answer leaves the host with the launch's hop limit as
 	# its TTL, seen on the guest's tap.

@@ -139,5 +139,54 @@ int main(void)
 		      "the mark of index 1");
 		T_STR(name, "lo", "names lo");
 	}
+	/* Guards: a unicast MAC and a host's IPv4 address, or nothing. */
+	{
+		static const struct {
+			const char *mac, *addr;
+			bool ok;
+		} gs[] = {
+			{ "02:00:5e:10:00:01", "10.91.0.4", true },
+			{ "02:AB:cd:EF:00:01", "172.31.15.254", true },
+			{ "03:00:5e:10:00:01", "10.91.0.4", false }, /* group */
+			{ "ff:ff:ff:ff:ff:ff", "10.91.0.4", false },
+			{ "02:00:5e:10:00", "10.91.0.4", false },
+			{ "02:00:5e:10:00:01:02", "10.91.0.4", false },
+			{ "02-00-5e-10-00-01", "10.91.0.4", false },
+			{ "02:00:5e:10:00:0g", "10.91.0.4", false },
+			{ "02:00:5e:10:00:01 drop", "10.91.0.4", false },
+			{ "02:00:5e:10:00:01", "10.91.0.4; flush", false },
+			{ "02:00:5e:10:00:01", "010.91.0.4", false },
+			{ "02:00:5e:10:00:01", "10.91.0.256", false },
+			{ "02:00:5e:10:00:01", "0.0.0.0", false },
+			{ "02:00:5e:10:00:01", "224.0.0.1", false },
+			{ "02:00:5e:10:00:01", "255.255.255.255", false },
+			{ "02:00:5e:10:00:01", "10.91.0.4/24", false },
+			{ "02:00:5e:10:00:01", "", false },
+			{ NULL, "10.91.0.4", false },
+			{ "02:00:5e:10:00:01", NULL, false },
+		};
+
+		for (size_t i = 0; i < SPX_ARRAY_SIZE(gs); i++) {
+			struct spx_net_guard g;
+			int rc = spx_net_guard_parse(gs[i].mac, gs[i].addr, &g);
+
+			T_INT(rc, gs[i].ok ? 0 : -1, "guard %s %s: %s",
+			      gs[i].mac ? gs[i].mac : "(null)",
+			      gs[i].addr ? gs[i].addr : "(null)",
+			      gs[i].ok ? "parses" : "refused");
+			if (!gs[i].ok)
+				T_INT(spx_errstatus(), SPX_USAGE,
+				      "guard %zu: a usage error", i);
+			spx_error_clear();
+		}
+		{
+			struct spx_net_guard g;
+
+			spx_net_guard_parse("02:AB:cd:EF:00:01", "172.31.15.254",
+					    &g);
+			T_STR(g.mac, "02:ab:cd:ef:00:01", "the MAC in lower case");
+			T_INT(g.addr, 0xac1f0ffe, "the address");
+		}
+	}
 	return t_done();
 }
