@@ -23,7 +23,13 @@
  *                writes each into a scratch file where the restore would
  *                (O_DIRECT), then syncs it; no target: it shows what the
  *                restore's own work (the check, the locks, the tracking)
- *                costs beyond moving the bytes.
+ *                costs beyond moving the bytes. A fourth writes the same
+ *                bytes alone, with no GET, adjacent chunks in one write
+ *                as the restore's largest: a restore writes every one of
+ *                them, so it is never faster than that. Where that rate
+ *                is under half the GET rate, no restore can meet the
+ *                target on this disk, and its verdict is "limit not
+ *                resolved", with the restore against that write rate.
  *   data         the SHA-256 of every chunk of the volume that holds data
  *                is compared with the second snapshot's manifest before
  *                the volume is removed, and the restored volume's with
@@ -437,6 +443,7 @@ struct getters {
 	const struct spx_obj_bucket *bk;
 	const struct spx_snap_manifest *m;
 	bool verify;	/* check each chunk's SHA-256, as a restore does */
+	bool noget;	/* write without a GET: the disk's write rate */
 	int wfd, directfd; /* write each chunk there (-1: no) */
 	pthread_mutex_t mu;
 	uint64_t next, bytes;
@@ -444,6 +451,14 @@ struct getters {
 	int err_status;
 	char err[512];
 };
+
+/* The bytes of the manifest's entry i: a chunk, or less at the end. */
+static uint64_t chunk_bytes(const struct spx_snap_manifest *m, uint64_t i)
+{
+	uint64_t off = m->v[i].idx * CHUNK;
+
+	return m->size - off < CHUNK ? m->size - off : CHUNK;
+}
 
 /* GET one chunk whole into buf (and check its SHA-256 when g->verify):
  * its length, or -1. */
@@ -516,25 +531,42 @@ static int put_chunk(struct getters *g, uint64_t idx, const unsigned char *buf,
 	return 0;
 }
 
-/* As lib/vol/snap.c's fillers take the manifest's entries in turn. */
+/* As lib/vol/snap.c's fillers take the manifest's entries in turn: one
+ * at a time to GET; without a GET, a run of adjacent ones at a time in
+ * one write of up to SPX_SNAP_FILL_RUN chunks, the restore's largest. */
 static void *getter(void *arg)
 {
 	struct getters *g = arg;
-	unsigned char *buf = aligned_alloc(4096, CHUNK);
+	size_t size = g->noget ? SPX_SNAP_FILL_RUN * CHUNK : CHUNK;
+	unsigned char *buf = aligned_alloc(4096, size);
 
+	/* Bytes a disk cannot tell from the chunks' (no zeros to skip). */
+	if (buf && g->noget && spx_random(buf, size) < 0) {
+		free(buf);
+		buf = NULL;
+	}
 	for (;;) {
 		uint64_t i;
-		int64_t got;
+		unsigned n = 1;
+		int64_t got = 0;
 
 		pthread_mutex_lock(&g->mu);
 		if (g->failed || g->next >= g->m->count) {
 			pthread_mutex_unlock(&g->mu);
 			break;
 		}
-		i = g->next++;
+		i = g->next;
+		if (g->noget)
+			n = spx_snap_fill_run(g->m, i);
+		g->next += n;
 		pthread_mutex_unlock(&g->mu);
-		got = buf ? get_chunk(g, &g->m->v[i], buf)
-			  : spx_error(SPX_FAIL, "out of memory");
+		if (!buf)
+			got = spx_error(SPX_FAIL, "out of memory");
+		else if (g->noget)
+			for (unsigned j = 0; j < n; j++)
+				got += (int64_t)chunk_bytes(g->m, i + j);
+		else
+			got = get_chunk(g, &g->m->v[i], buf);
 		if (got > 0 && g->wfd >= 0 &&
 		    put_chunk(g, g->m->v[i].idx, buf, (size_t)got) < 0)
 			got = -1;
@@ -555,8 +587,9 @@ static void *getter(void *arg)
 
 /* The restore's limits: GET alone, GET and check each chunk's SHA-256,
  * GET and write each chunk into a scratch file of the volume's size
- * (allocated first, as the restore's is), synced at the end. */
-enum get_how { GET_ALONE, GET_CHECK, GET_WRITE, GET_HOWS };
+ * (allocated first, as the restore's is), synced at the end; and the
+ * same writes with no GET. */
+enum get_how { GET_ALONE, GET_CHECK, GET_WRITE, WRITE_ALONE, GET_HOWS };
 
 /* GET every chunk the manifest names with SPX_SNAP_FETCHERS threads,
  * as how says. */
@@ -565,7 +598,8 @@ static int get_limit(struct snapenv *e, const struct spx_snap_manifest *m,
 {
 	struct spx_obj_bucket bk;
 	struct getters g = { .obj = e->obj, .bk = &bk, .m = m,
-			     .verify = how == GET_CHECK, .wfd = -1,
+			     .verify = how == GET_CHECK,
+			     .noget = how == WRITE_ALONE, .wfd = -1,
 			     .directfd = -1 };
 	char *scratch = spx_xprintf("%s/get-write", e->b->dir);
 	pthread_t th[SPX_SNAP_FETCHERS];
@@ -576,7 +610,7 @@ static int get_limit(struct snapenv *e, const struct spx_snap_manifest *m,
 		free(scratch);
 		return spx_error_prefix("the snapshot store");
 	}
-	if (how == GET_WRITE) {
+	if (how == GET_WRITE || how == WRITE_ALONE) {
 		g.wfd = open(scratch, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
 			     0600);
 		if (g.wfd < 0) {
@@ -620,7 +654,7 @@ out:
 		close(g.directfd);
 	if (g.wfd >= 0)
 		close(g.wfd);
-	if (how == GET_WRITE)
+	if (g.wfd >= 0)
 		unlink(scratch);
 	free(scratch);
 	return rc;
@@ -737,20 +771,18 @@ static int snap_steps(struct snapenv *e, char vol[SPX_ID_SIZE],
 		   NULL) < 0)
 		goto out;
 	*vol = '\0';
-	/* The limit (GET alone, then GET and the SHA-256 check a restore
-	 * owes), then the restore, each from the disk. The bytes of all
-	 * three: the chunks the manifest names. */
+	/* The limits (GET alone, GET and the SHA-256 check a restore owes,
+	 * GET and write, the writes alone), then the restore, each from the
+	 * disk. The bytes of each: the chunks the manifest names. */
 	for (uint64_t i = 0; i < m.count; i++)
-		bytes += b->snap_size - m.v[i].idx * CHUNK < CHUNK
-				 ? b->snap_size - m.v[i].idx * CHUNK
-				 : CHUNK;
+		bytes += chunk_bytes(&m, i);
 	for (enum get_how v = GET_ALONE; v < GET_HOWS; v++) {
 		if (drop_store(e) < 0 ||
 		    get_limit(e, &m, v, &tget[v], &got[v]) < 0)
 			goto out;
 		if (got[v] != bytes) {
 			spx_error(SPX_FAIL, "object store GET limit: %llu "
-					    "bytes read, not the snapshot's "
+					    "bytes moved, not the snapshot's "
 					    "%llu",
 				  (unsigned long long)got[v],
 				  (unsigned long long)bytes);
@@ -822,14 +854,18 @@ static int snap_steps(struct snapenv *e, char vol[SPX_ID_SIZE],
 	    "object store GET of the same chunks, each written to the disk: "
 	    "MiB/s",
 	    bytes / MIB / tget[GET_WRITE], "MiB/s", true);
+	add(b, "block.snap.limit.write.mibs", "limit",
+	    "the same bytes written to the disk, no GET: MiB/s",
+	    bytes / MIB / tget[WRITE_ALONE], "MiB/s", true);
 	{
-		char f[32], c[32], u[32], r[32], g[32], h[32], d[32];
+		char f[32], c[32], u[32], r[32], g[32], h[32], d[32], w[32];
 
 		printf("  snapshots: first %s MiB uploaded in %.2f s; second, "
 		       "%s MiB changed: %s MiB uploaded (%s) in %.2f s; "
 		       "restore --eager %s MiB/s, GET %s MiB/s (with SHA-256 "
-		       "%s MiB/s, with writes %s MiB/s); the restored "
-		       "volume held the snapshotted bytes\n",
+		       "%s MiB/s, with writes %s MiB/s; writes alone %s "
+		       "MiB/s); the restored volume held the snapshotted "
+		       "bytes\n",
 		       blk_commas(s1.uploaded_bytes / MIB, 0, f, sizeof(f)),
 		       s1.secs, blk_commas(wrote / MIB, 0, c, sizeof(c)),
 		       blk_commas(s2.uploaded_bytes / MIB, 0, u, sizeof(u)),
@@ -838,7 +874,9 @@ static int snap_steps(struct snapenv *e, char vol[SPX_ID_SIZE],
 		       blk_commas(bytes / MIB / trest, 0, r, sizeof(r)),
 		       blk_commas(bytes / MIB / tget[GET_ALONE], 0, g, sizeof(g)),
 		       blk_commas(bytes / MIB / tget[GET_CHECK], 0, h, sizeof(h)),
-		       blk_commas(bytes / MIB / tget[GET_WRITE], 0, d, sizeof(d)));
+		       blk_commas(bytes / MIB / tget[GET_WRITE], 0, d, sizeof(d)),
+		       blk_commas(bytes / MIB / tget[WRITE_ALONE], 0, w,
+				  sizeof(w)));
 	}
 	rc = 0;
 out:
@@ -952,13 +990,15 @@ void blk_snap_report(const struct blk *b, const struct spx_bench_runs *rs,
 		"block.snap.limit.get.mibs",
 		"block.snap.limit.getsha.mibs",
 		"block.snap.limit.getwrite.mibs",
+		"block.snap.limit.write.mibs",
 	};
-	static const char kinds[] = "bsrbbbsrbsrrrr";
+	static const char kinds[] = "bsrbbbsrbsrrrrr";
 	struct spx_buf c[SPX_ARRAY_SIZE(ids)];
 	struct spx_buf up = SPX_BUF_INIT, rest = SPX_BUF_INIT;
 	char vs[32], ch[32], da[32], rg[32], ru[64], rr[64], rh[64], rd[64];
+	char rw[64], wg[64];
 	uint64_t region = b->snap_changed / REGIONS;
-	double tol = 0.1 + (double)REGIONS * CHUNK / b->snap_changed, med;
+	double tol = 0.1 + (double)REGIONS * CHUNK / b->snap_changed, med, wmed;
 
 	for (size_t i = 0; i < SPX_ARRAY_SIZE(ids); i++) {
 		c[i] = (struct spx_buf)SPX_BUF_INIT;
@@ -983,7 +1023,21 @@ void blk_snap_report(const struct blk *b, const struct spx_bench_runs *rs,
 	}
 	med = blk_ratio(rs, "block.snap.restore.mibs",
 			"block.snap.limit.get.mibs", true, rr, sizeof(rr));
-	blk_judge(&rest, t, med, false, 0.5, ">= 50% of GET");
+	/* A restore writes every byte it GETs: where the disk writes them
+	 * at under half the GET rate, the target is beyond any restore
+	 * here, and what binds is that write rate. */
+	blk_ratio(rs, "block.snap.restore.mibs", "block.snap.limit.write.mibs",
+		  true, rw, sizeof(rw));
+	wmed = blk_ratio(rs, "block.snap.limit.write.mibs",
+			 "block.snap.limit.get.mibs", true, wg, sizeof(wg));
+	if (!isnan(med) && !isnan(wmed) && wmed < 0.5 && med < 0.5) {
+		spx_buf_addf(&rest, "limit not resolved (>= 50%% of GET: this "
+				    "disk writes the bytes at %s of GET)",
+			     wg);
+		t->unresolved++;
+	} else {
+		blk_judge(&rest, t, med, false, 0.5, ">= 50% of GET");
+	}
 	blk_ratio(rs, "block.snap.restore.mibs", "block.snap.limit.getsha.mibs",
 		  true, rh, sizeof(rh));
 	blk_ratio(rs, "block.snap.restore.mibs",
@@ -999,11 +1053,13 @@ void blk_snap_report(const struct blk *b, const struct spx_bench_runs *rs,
 	       c[3].p, c[4].p, c[5].p, c[6].p, c[7].p, ru, up.len ? " | " : "",
 	       up.p);
 	printf("  restore --eager: %s in %s, %s | object store GET (%d "
-	       "threads) %s | GET and SHA-256 check %s | GET and write %s\n"
+	       "threads) %s | GET and SHA-256 check %s | GET and write %s | "
+	       "writes alone %s\n"
 	       "      restore/GET %s | restore/(GET and SHA-256) %s | "
-	       "restore/(GET and write) %s%s%s\n",
+	       "restore/(GET and write) %s | restore/(writes alone) %s%s%s\n",
 	       c[8].p, c[9].p, c[10].p, SPX_SNAP_FETCHERS, c[11].p, c[12].p,
-	       c[13].p, rr, rh, rd, rest.len ? " | " : "", rest.p);
+	       c[13].p, c[14].p, rr, rh, rd, rw, rest.len ? " | " : "",
+	       rest.p);
 	printf("== snapshots: every restored volume held the snapshotted "
 	       "bytes (SHA-256 of each %u KiB chunk, against the volume's "
 	       "before it was removed and the snapshot's manifest)\n",
@@ -1029,10 +1085,16 @@ void blk_snap_report(const struct blk *b, const struct spx_bench_runs *rs,
 		     "writes each where the restore would, into an allocated "
 		     "scratch file (O_DIRECT), synced at the end: the bytes "
 		     "moved without the restore's check and bookkeeping. "
+		     "The fourth writes the same bytes as the third with no "
+		     "GET, up to %d adjacent chunks in one write as the "
+		     "restore does: a restore writes every byte it fetches, so it is "
+		     "never faster than that; where that write rate is under "
+		     "half the GET rate, no restore can meet the target on "
+		     "this disk, and its verdict is \"limit not resolved\". "
 		     "Bytes uploaded are the engine's report (`spx-vol "
 		     "snapshot --json`); bytes changed are what fio wrote.\n\n",
 		     vs, da, ch, REGIONS, rg, MISALIGN >> 10, CHUNK >> 10,
-		     SPX_SNAP_FETCHERS);
+		     SPX_SNAP_FETCHERS, SPX_SNAP_FILL_RUN);
 	spx_buf_adds(md, "| figure | measured | limit (same runs) | ratio | "
 			 "verdict |\n|---|---|---|---|---|\n");
 	spx_buf_addf(md, "| first snapshot, %s of data: uploaded | %s | | | "
@@ -1059,6 +1121,12 @@ void blk_snap_report(const struct blk *b, const struct spx_bench_runs *rs,
 	spx_buf_addf(md, "| restore --eager: rate | %s | GET and write of "
 			 "each chunk, %d threads: %s | %s | |\n",
 		     c[10].p, SPX_SNAP_FETCHERS, c[13].p, rd);
+	spx_buf_addf(md, "| restore --eager: rate | %s | the same bytes "
+			 "written alone, %d threads: %s | %s | |\n",
+		     c[10].p, SPX_SNAP_FETCHERS, c[14].p, rw);
+	spx_buf_addf(md, "| the same bytes written alone | %s | object store "
+			 "GET: %s | %s | |\n",
+		     c[14].p, c[11].p, wg);
 	spx_buf_addf(md, "\nEvery restored volume held the snapshotted bytes: "
 			 "the SHA-256 of each %u KiB chunk with data matched "
 			 "the volume's, taken before it was removed, and the "
