@@ -442,47 +442,39 @@ static bool holds_memory(int code)
 	       code == SPX_INST_STOPPING || code == SPX_INST_SHUTTING_DOWN;
 }
 
-/* MiB held by node's instances, every account. */
-static int mem_taken(struct spx_state *st, const char *node, uint64_t *mib)
+/* What node's instances hold, every account, from one listing: the MiB
+ * of memory into *mib; if ips is not NULL, the addresses and taps of
+ * those on the bridge (not terminated) into *ips, an object with a
+ * member per address and one per tap ("tap:NAME"). */
+static int held(struct spx_state *st, const char *node, uint64_t *mib,
+		json_t **ips)
 {
 	json_t *all, *r;
 	size_t i;
 
 	*mib = 0;
+	if (ips)
+		*ips = NULL;
 	if (spx_ec2_kind_list(st, &kind, NULL, &all) < 0)
 		return -1;
-	json_array_foreach(all, i, r)
-		if (!strcmp(spx_ec2_str0(r, "SpxNode"), node) &&
-		    holds_memory(code_of(r)))
+	if (ips)
+		*ips = json_object();
+	json_array_foreach(all, i, r) {
+		if (strcmp(spx_ec2_str0(r, "SpxNode"), node))
+			continue;
+		if (holds_memory(code_of(r)))
 			*mib += (uint64_t)num(r, "SpxMemMiB");
-	json_decref(all);
-	return 0;
-}
-
-/* The addresses and taps node's instances on the bridge hold (those not
- * terminated), every account: an object with a member per address and
- * one per tap ("tap:NAME"). */
-static int ips_taken(struct spx_state *st, const char *node, json_t **out)
-{
-	json_t *all, *r;
-	size_t i;
-
-	*out = NULL;
-	if (spx_ec2_kind_list(st, &kind, NULL, &all) < 0)
-		return -1;
-	*out = json_object();
-	json_array_foreach(all, i, r)
-		if (!strcmp(spx_ec2_str0(r, "SpxNode"), node) &&
-		    code_of(r) != SPX_INST_TERMINATED &&
+		if (ips && code_of(r) != SPX_INST_TERMINATED &&
 		    !strcmp(spx_ec2_str0(r, "SpxNetwork"), "bridge")) {
 			char tap[SPX_INST_TAP_SIZE + 4] = "tap:";
 
 			spx_inst_tap(spx_ec2_str0(r, "InstanceId"), tap + 4);
-			json_object_set_new(*out,
+			json_object_set_new(*ips,
 					    spx_ec2_str0(r, "PrivateIpAddress"),
 					    json_true());
-			json_object_set_new(*out, tap, json_true());
+			json_object_set_new(*ips, tap, json_true());
 		}
+	}
 	json_decref(all);
 	return 0;
 }
@@ -512,15 +504,14 @@ static int next_ip(const struct spx_net_cidr *gw, json_t *taken,
 			     "network of this node's instances.");
 }
 
-/* How many of mib each fit (at most want), under the node's lock. */
-static int fit(struct spx_state *st, const struct spx_inst_env *env,
+/* How many of mib each fit (at most want) beside the MiB taken (from
+ * held, under the node's lock). */
+static int fit(const struct spx_inst_env *env, uint64_t taken,
 	       const char *type, int64_t mib, int64_t min, int64_t want,
 	       int64_t *n)
 {
-	uint64_t taken, room;
+	uint64_t room;
 
-	if (mem_taken(st, env->node, &taken) < 0)
-		return -1;
 	room = env->mem_mib > taken ? env->mem_mib - taken : 0;
 	*n = (int64_t)(room / (uint64_t)mib);
 	if (*n > want)
@@ -812,7 +803,7 @@ static void undo(struct spx_state *st, const char *account, json_t *made)
 	}
 }
 
-/* A new instance id into id; on a bridge (taken, from ips_taken) one
+/* A new instance id into id; on a bridge (taken, from held) one
  * whose tap's name no instance there has (a tap names an instance by
  * its id's first 15 characters), recorded as taken. */
 static int new_id(json_t *taken, char id[SPX_ID_SIZE])
@@ -843,6 +834,7 @@ int spx_inst_run(struct spx_state *st, const struct spx_inst_env *env,
 	char rid[SPX_ID_SIZE];
 	json_t *made = json_array(), *insts = json_array(), *r, *ips = NULL;
 	struct spx_net_cidr gw;
+	uint64_t taken;
 	int64_t n = 0;
 	int lk = -1, rc = -1;
 	size_t i;
@@ -858,25 +850,22 @@ int spx_inst_run(struct spx_state *st, const struct spx_inst_env *env,
 		spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
 		goto out;
 	}
-	/* The memory and placement group checks and the records under the
-	 * node's lock: two launches cannot both take the last memory, or a
-	 * spread group's one place. */
-	/* The placement group first: an unknown or full one is said as
-	 * such whatever the memory. */
+	/* The memory, placement group and address checks and the records
+	 * under the node's lock: two launches cannot both take the last
+	 * memory, a spread group's one place or an address. The placement
+	 * group first: an unknown or full one is said as such whatever the
+	 * memory. */
 	n = l.max;
 	if ((lk = lock_node(env->lock)) < 0 ||
 	    group_fit(st, account, req, &l, &n) < 0 ||
-	    fit(st, env, l.type->name, l.type->memory_mib, l.min, n, &n) < 0)
+	    held(st, env->node, &taken, env->bridge_address ? &ips : NULL) < 0 ||
+	    fit(env, taken, l.type->name, l.type->memory_mib, l.min, n, &n) < 0)
 		goto out;
-	/* Their addresses under the same lock. */
-	if (env->bridge_address) {
-		if (spx_net_cidr_parse(env->bridge_address,
-				       strlen(env->bridge_address), &gw) < 0) {
-			spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
-			goto out;
-		}
-		if (ips_taken(st, env->node, &ips) < 0)
-			goto out;
+	if (env->bridge_address &&
+	    spx_net_cidr_parse(env->bridge_address,
+			       strlen(env->bridge_address), &gw) < 0) {
+		spx_ec2_fault(500, "InternalError", "%s", spx_errmsg());
+		goto out;
 	}
 	for (int64_t k = 0; k < n; k++) {
 		char id[SPX_ID_SIZE], ip[16], *key;
@@ -1213,6 +1202,7 @@ int spx_inst_start(struct spx_state *st, const struct spx_inst_env *env,
 {
 	struct stopstart x = { true, false, now, NULL, NULL };
 	int64_t need = 0, n;
+	uint64_t taken;
 	json_t *rec, *v;
 	size_t i;
 	int lk, rc;
@@ -1230,7 +1220,9 @@ int spx_inst_start(struct spx_state *st, const struct spx_inst_env *env,
 			need += num(rec, "SpxMemMiB");
 		json_decref(rec);
 	}
-	rc = need ? fit(st, env, "instance", need, 1, 1, &n) : 0;
+	rc = !need				    ? 0
+	     : held(st, env->node, &taken, NULL) < 0 ? -1
+		: fit(env, taken, "instance", need, 1, 1, &n);
 	if (rc == 0)
 		rc = stopstart(st, account, ids, &x, out);
 	close(lk);
@@ -2002,7 +1994,7 @@ static int do_end(json_t *rec, void *arg)
 				    json_string(err ? err : e->why));
 	free(err);
 	set_state(rec, SPX_INST_TERMINATED);
-	/* Its address is free for another (ips_taken): a terminated
+	/* Its address is free for another (held): a terminated
 	 * instance shows none, nor a private DNS name, as EC2's. */
 	json_object_del(rec, "PrivateIpAddress");
 	json_object_set_new(rec, "PrivateDnsName", json_string(""));
