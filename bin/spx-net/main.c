@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "net/net.h"
+#include "netcli.h"
 #include "print.h"
 
 static int fail(const struct spx_args *a)
@@ -190,8 +191,6 @@ static const struct spx_opt serve_opts[] = {
 	{ "log", 0, "FILE", "append messages (dnsmasq's too) to FILE" },
 	{ 0 },
 };
-
-int cmd_serve(const struct spx_args *a);
 
 static const struct spx_verb verbs[] = {
 	{ "bridge", cmd_bridge, bridge_opts, "NAME",

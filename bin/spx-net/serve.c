@@ -16,6 +16,10 @@
  * and it is authoritative, so a guest renewing after a restart is
  * answered from its file.
  *
+ * What either program writes comes through a pipe into the service's
+ * log, a line at a time with the log's timestamps, so that it follows
+ * the log when logrotate moves it (SIGHUP reopens the service's own).
+ *
  * If either program ends of itself, the service stops the other and
  * exits with status 1, and its supervisor starts it again. Guests and
  * their taps stay whatever the service does: so does the bridge. */
@@ -33,13 +37,11 @@
 #include "conf/conf.h"
 #include "file.h"
 #include "net/net.h"
+#include "netcli.h"
 #include "node/node.h"
 #include "node/svc.h"
 #include "proc.h"
 #include "vm/runas.h"
-
-int cmd_serve(const struct spx_args *a);
-
 
 /* A program that does not end within this of SIGTERM is killed. */
 #define STOP_MS 5000
@@ -48,21 +50,48 @@ struct kid {
 	const char *name;
 	char **argv;
 	pid_t pid;
+	int out; /* its stdout and stderr, read here (-1: none) */
+	struct spx_svc_relay relay;
 };
 
-/* Start k with this process's stderr (the service's log), /dev/null
- * for stdin and stdout, and SIGTERM when this process dies: a killed
- * service leaves no dnsmasq holding the DHCP port for its successor. */
+/* Log what k wrote. At its end (or with end, all there is now) the pipe
+ * is closed. */
+static void kid_read(struct kid *k, bool end)
+{
+	int rc;
+
+	while (k->out >= 0 &&
+	       (rc = spx_svc_relay_read(&k->relay, k->out, SPX_LOG_INFO)) != 0)
+		if (rc < 0) {
+			if (!end)
+				return;
+			spx_svc_relay_end(&k->relay, SPX_LOG_INFO);
+			break;
+		}
+	if (k->out >= 0)
+		close(k->out);
+	k->out = -1;
+}
+
+/* Start k with /dev/null for stdin, its stdout and stderr into a pipe
+ * to this process, and SIGTERM when this process dies: a killed service
+ * leaves no dnsmasq holding the DHCP port for its successor. */
 static int start_kid(struct kid *k)
 {
 	sigset_t none;
 	pid_t parent = getpid();
+	int p[2];
 
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return spx_error_errno(SPX_FAIL, "cannot make a pipe");
 	k->pid = fork();
-	if (k->pid < 0)
+	if (k->pid < 0) {
+		close(p[0]);
+		close(p[1]);
 		return spx_error_errno(SPX_FAIL, "cannot fork");
+	}
 	if (k->pid == 0) {
-		int fd = open("/dev/null", O_RDWR);
+		int fd = open("/dev/null", O_RDONLY);
 
 		for (int sig = 1; sig < NSIG; sig++)
 			if (sig != SIGKILL && sig != SIGSTOP)
@@ -71,23 +100,31 @@ static int start_kid(struct kid *k)
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 ||
 		    getppid() != parent || fd < 0 || dup2(fd, 0) < 0 ||
-		    dup2(fd, 1) < 0)
+		    dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
 			_exit(SPX_FAIL);
 		execv(k->argv[0], k->argv);
 		spx_warn_errno("serve: cannot run '%s'", k->argv[0]);
 		_exit(SPX_FAIL);
 	}
+	close(p[1]);
+	k->out = p[0];
+	k->relay.n = 0;
+	if (fcntl(k->out, F_SETFL, O_NONBLOCK) < 0)
+		spx_warn_errno("serve: cannot read %s's output", k->name);
 	spx_log(SPX_LOG_INFO, "%s started (pid %ld)", k->name, (long)k->pid);
 	return 0;
 }
 
-/* Stop k: SIGTERM, then SIGKILL after STOP_MS. */
+/* Stop k: SIGTERM, then SIGKILL after STOP_MS; then log what it said
+ * last. */
 static void stop_kid(struct kid *k)
 {
 	int64_t end = spx_mono_ms() + STOP_MS;
 
-	if (k->pid <= 0)
+	if (k->pid <= 0) {
+		kid_read(k, true);
 		return;
+	}
 	kill(k->pid, SIGTERM);
 	while (waitpid(k->pid, NULL, WNOHANG) == 0) {
 		if (spx_mono_ms() > end) {
@@ -100,13 +137,7 @@ static void stop_kid(struct kid *k)
 		usleep(20000);
 	}
 	k->pid = 0;
-}
-
-static char *exit_of(int ws)
-{
-	if (WIFEXITED(ws))
-		return spx_xprintf("exited with status %d", WEXITSTATUS(ws));
-	return spx_xprintf("was killed by signal %d", WTERMSIG(ws));
+	kid_read(k, true);
 }
 
 /* dnsmasq's command line for the bridge of self, whose network is gw. */
@@ -225,8 +256,8 @@ static int serve(const struct spx_args *a, const struct spx_conf *conf,
 {
 	const struct spx_conf_node *self = spx_conf_self(conf);
 	struct spx_net_cidr addrs[2];
-	struct kid kids[2] = { { "dnsmasq", NULL, 0 },
-			       { "spx-vm imds-server", NULL, 0 } };
+	struct kid kids[2] = { { .name = "dnsmasq", .out = -1 },
+			       { .name = "spx-vm imds-server", .out = -1 } };
 	char *hosts = NULL, *vm = NULL, *pidfile = NULL;
 	int rc = SPX_FAIL, ino = -1;
 	bool stop = false;
@@ -273,15 +304,21 @@ static int serve(const struct spx_args *a, const struct spx_conf *conf,
 	if (spx_svc_ready((int)notify) < 0)
 		spx_warn("serve: %s", spx_errmsg());
 	while (!stop) {
-		struct pollfd p[2] = { { sfd, POLLIN, 0 }, { ino, POLLIN, 0 } };
+		struct pollfd p[4] = { { sfd, POLLIN, 0 },
+				       { ino, POLLIN, 0 },
+				       { kids[0].out, POLLIN, 0 },
+				       { kids[1].out, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		int ws;
 		pid_t pid;
 
-		if (poll(p, 2, -1) < 0 && errno != EINTR) {
+		if (poll(p, 4, -1) < 0 && errno != EINTR) {
 			spx_warn_errno("serve: poll");
 			break;
 		}
+		for (size_t i = 0; i < 2; i++)
+			if (p[2 + i].revents)
+				kid_read(&kids[i], false);
 		if (p[1].revents && removed(ino)) {
 			spx_log(SPX_LOG_INFO, "a host went from '%s': "
 				"restarting dnsmasq to forget it", hosts);
@@ -312,7 +349,9 @@ static int serve(const struct spx_args *a, const struct spx_conf *conf,
 		while (!stop && (pid = waitpid(-1, &ws, WNOHANG)) > 0)
 			for (size_t i = 0; i < 2; i++)
 				if (kids[i].pid == pid) {
-					char *why = exit_of(ws);
+					char *why = spx_exit_str(ws);
+
+					kid_read(&kids[i], true);
 
 					spx_warn("serve: %s %s; stopping", kids[i].name,
 						 why);

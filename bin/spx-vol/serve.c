@@ -40,8 +40,6 @@
 #define READY_TIMEOUT_MS 30000
 /* How often the socket is tried while nbdkit starts. */
 #define PROBE_MS 20
-/* nbdkit's lines, relayed whole up to this length. */
-#define LINE_MAX_BYTES 4096
 
 const char *volcli_nbdkit(void)
 {
@@ -93,30 +91,6 @@ static int clear_socket(const char *path)
 	return 0;
 }
 
-struct relay {
-	char buf[LINE_MAX_BYTES];
-	size_t n;
-};
-
-/* Log each complete line of nbdkit's output (and an overlong one in
- * pieces); at EOF, what is left. nbdkit without -v prints only errors:
- * they are warnings of the service. */
-static void relay_flush(struct relay *r, bool eof)
-{
-	char *start = r->buf, *nl;
-
-	while ((nl = memchr(start, '\n', r->n - (size_t)(start - r->buf)))) {
-		spx_log(SPX_LOG_WARN, "%.*s", (int)(nl - start), start);
-		start = nl + 1;
-	}
-	r->n -= (size_t)(start - r->buf);
-	memmove(r->buf, start, r->n);
-	if (r->n && (eof || r->n == sizeof(r->buf))) {
-		spx_log(SPX_LOG_WARN, "%.*s", (int)r->n, r->buf);
-		r->n = 0;
-	}
-}
-
 static pid_t start_nbdkit(char *const argv[], int out)
 {
 	sigset_t none;
@@ -141,13 +115,6 @@ static pid_t start_nbdkit(char *const argv[], int out)
 	_exit(SPX_FAIL);
 }
 
-static char *exit_str(int status)
-{
-	if (WIFEXITED(status))
-		return spx_xprintf("exited with status %d", WEXITSTATUS(status));
-	return spx_xprintf("was killed by signal %d", WTERMSIG(status));
-}
-
 struct serve {
 	const char *name; /* the server's, for messages */
 	const char *sock;
@@ -155,21 +122,15 @@ struct serve {
 	long long notify;
 	pid_t pid;
 	int sfd, out;
-	struct relay relay;
+	struct spx_svc_relay relay;
 };
 
-/* Read what nbdkit wrote and log its lines; at EOF close the pipe. */
+/* Read what nbdkit wrote and log its lines; at EOF close the pipe.
+ * nbdkit without -v prints only errors: they are warnings of the
+ * service. */
 static void relay_read(struct serve *s)
 {
-	ssize_t n = read(s->out, s->relay.buf + s->relay.n,
-			 sizeof(s->relay.buf) - s->relay.n);
-
-	if (n < 0 && errno == EINTR)
-		return;
-	if (n > 0)
-		s->relay.n += (size_t)n;
-	relay_flush(&s->relay, n <= 0);
-	if (n <= 0) {
+	if (!spx_svc_relay_read(&s->relay, s->out, SPX_LOG_WARN)) {
 		close(s->out);
 		s->out = -1;
 	}
@@ -255,7 +216,7 @@ static int serve_loop(struct serve *s)
 	if (stopping && ready)
 		return 0;
 	{
-		char *why = exit_str(status);
+		char *why = spx_exit_str(status);
 
 		spx_warn("serve: %s %s", s->name, why);
 		free(why);

@@ -181,6 +181,41 @@ int spx_svc_log_open(const char *path)
 	return 0;
 }
 
+static void relay_flush(struct spx_svc_relay *r, enum spx_log_level l,
+			bool eof)
+{
+	char *start = r->buf, *nl;
+
+	while ((nl = memchr(start, '\n', r->n - (size_t)(start - r->buf)))) {
+		spx_log(l, "%.*s", (int)(nl - start), start);
+		start = nl + 1;
+	}
+	r->n -= (size_t)(start - r->buf);
+	memmove(r->buf, start, r->n);
+	if (r->n && (eof || r->n == sizeof(r->buf))) {
+		spx_log(l, "%.*s", (int)r->n, r->buf);
+		r->n = 0;
+	}
+}
+
+int spx_svc_relay_read(struct spx_svc_relay *r, int fd,
+		       enum spx_log_level l)
+{
+	ssize_t n = read(fd, r->buf + r->n, sizeof(r->buf) - r->n);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return -1;
+	if (n > 0)
+		r->n += (size_t)n;
+	relay_flush(r, l, n <= 0);
+	return n > 0;
+}
+
+void spx_svc_relay_end(struct spx_svc_relay *r, enum spx_log_level l)
+{
+	relay_flush(r, l, true);
+}
+
 int spx_svc_notify(const char *state)
 {
 	const char *path = getenv("NOTIFY_SOCKET");

@@ -58,6 +58,25 @@ int spx_svc_log_open(const char *path);
 /* Send one sd_notify state ("STOPPING=1") to $NOTIFY_SOCKET, if set. */
 int spx_svc_notify(const char *state);
 
+/* A child's output (a pipe) relayed into the service's log a line at a
+ * time, each with the log's timestamp and reopened with it on SIGHUP (a
+ * child writing to the log file itself would keep the rotated one). A
+ * line is relayed whole up to SPX_SVC_LINE_MAX bytes, a longer one in
+ * pieces (each within one line of spx_log's). */
+#define SPX_SVC_LINE_MAX 1024
+struct spx_svc_relay {
+	char buf[SPX_SVC_LINE_MAX];
+	size_t n;
+};
+/* Read what fd holds and log its complete lines at level l: 1 when it
+ * read some, -1 when there was nothing to read yet (EAGAIN, EINTR), 0 at
+ * the end of the output or a read error, after logging what was left
+ * (the caller closes fd). */
+int spx_svc_relay_read(struct spx_svc_relay *r, int fd,
+		       enum spx_log_level l);
+/* Log what r holds of a line not ended, as if its output had ended. */
+void spx_svc_relay_end(struct spx_svc_relay *r, enum spx_log_level l);
+
 /* If pid runs as a systemd unit named spx-*.service, its name. */
 bool spx_svc_systemd_unit(pid_t pid, char *unit, size_t size);
 

@@ -97,6 +97,21 @@ stop_node() {
 	[ -n "${ROOT:-}" ] && [ -d "$ROOT" ] && spx down --root "$ROOT" >/dev/null 2>&1 || true
 }
 
+# A network namespace of the file's own, named PREFIX-PID-RANDOM, its
+# loopback up, its name in $F/ns and $NS (setup_file, as root).
+ns_make() {
+	NS=$1-$$-$RANDOM
+	ip netns add "$NS" || return 1
+	echo "$NS" >"$F/ns"
+	ip netns exec "$NS" ip link set lo up
+}
+
+# Remove the namespace ns_make made, if it did.
+ns_drop() {
+	[ -s "$F/ns" ] && ip netns del "$(cat "$F/ns")"
+	return 0
+}
+
 # The admin key of the node.
 admin_key() {
 	python3 -c 'import json,sys; k=json.load(open(sys.argv[1]))["keys"][0]; print(k["AccessKeyId"], k["SecretAccessKey"])' "$ROOT/credentials.json"

@@ -12,9 +12,7 @@ F=$BATS_FILE_TMPDIR
 
 setup_file() {
 	[ "$(id -u)" = 0 ] || return 0
-	NS=spxt-$$-$RANDOM
-	ip netns add "$NS"
-	echo "$NS" >"$F/ns"
+	ns_make spxt
 }
 
 teardown_file() {
@@ -28,7 +26,7 @@ teardown_file() {
 	for p in dnsmasq imds sniff; do
 		[ -s "$F/$p.pid" ] && kill "$(cat "$F/$p.pid")" 2>/dev/null
 	done
-	ip netns del "$(cat "$F/ns")"
+	ns_drop
 }
 
 setup() {

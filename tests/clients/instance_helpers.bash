@@ -6,23 +6,35 @@
 # (cloud-init.bats passes --cloud-init); none builds the default image.
 inst_setup_file() {
 	export ROOT EC2_PORT S3_PORT
-	"$SPX_TOP/scripts/mkimage.sh" "$F/spx.img" "$@" >"$F/mkimage.out" 2>&1 || {
-		cat "$F/mkimage.out" >&2
-		return 1
-	}
+	inst_image "$@" || return 1
 	make_node
 	start_node
 	echo "$ROOT" >"$F/root"
 	echo "$EC2_PORT" >"$F/port"
+	inst_stock
+}
+
+# The test image into $F/spx.img (mkimage.sh's options).
+inst_image() {
+	"$SPX_TOP/scripts/mkimage.sh" "$F/spx.img" "$@" >"$F/mkimage.out" 2>&1 || {
+		cat "$F/mkimage.out" >&2
+		return 1
+	}
+}
+
+# The running node's stock: the test image imported as spx-test (its id
+# in $F/ami) and the key pair k1 ($F/k1.pem), made by the aws CLI v2
+# run through the command given (ip netns exec NS), if any.
+inst_stock() {
 	spx admin images import --root "$ROOT" "$F/spx.img" --name spx-test \
 		>"$F/ami" 2>"$F/import.err" || {
 		cat "$F/import.err" >&2
 		return 1
 	}
 	aws_env
-	/usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" ec2 create-key-pair \
-		--key-name k1 --key-type ed25519 --query KeyMaterial --output text \
-		>"$F/k1.pem" || return 1
+	"$@" /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" \
+		ec2 create-key-pair --key-name k1 --key-type ed25519 \
+		--query KeyMaterial --output text >"$F/k1.pem" || return 1
 	chmod 600 "$F/k1.pem"
 }
 

@@ -17,14 +17,8 @@ F=$BATS_FILE_TMPDIR
 
 setup_file() {
 	[ "$(id -u)" = 0 ] || return 0
-	NS=spxi-$$-$RANDOM
-	ip netns add "$NS"
-	echo "$NS" >"$F/ns"
-	ip netns exec "$NS" ip link set lo up
-	"$SPX_TOP/scripts/mkimage.sh" "$F/spx.img" >"$F/mkimage.out" 2>&1 || {
-		cat "$F/mkimage.out" >&2
-		return 1
-	}
+	ns_make spxi || return 1
+	inst_image || return 1
 	make_node
 	local node
 	node=$(sed -n 's/^node = "\(.*\)"$/\1/p' "$ROOT/spinifex.toml")
@@ -37,16 +31,7 @@ setup_file() {
 		return 1
 	}
 	echo "$EC2_PORT" >"$F/port"
-	spx admin images import --root "$ROOT" "$F/spx.img" --name spx-test \
-		>"$F/ami" 2>"$F/import.err" || {
-		cat "$F/import.err" >&2
-		return 1
-	}
-	aws_env
-	ip netns exec "$NS" /usr/bin/aws --endpoint-url "https://127.0.0.1:$EC2_PORT" \
-		ec2 create-key-pair --key-name k1 --key-type ed25519 \
-		--query KeyMaterial --output text >"$F/k1.pem" || return 1
-	chmod 600 "$F/k1.pem"
+	inst_stock ip netns exec "$NS"
 }
 
 teardown_file() {
@@ -56,7 +41,7 @@ teardown_file() {
 	# A dnsmasq a failed test left (its service killed, as below).
 	ROOT=$(cat "$F/root" 2>/dev/null) &&
 		pkill -f -- "--dhcp-hostsdir=$ROOT/run/net/hosts"
-	ip netns del "$(cat "$F/ns")"
+	ns_drop
 }
 
 setup() {
@@ -109,7 +94,8 @@ echo $marker" --metadata-options HttpTokens=required,HttpPutResponseHopLimit=2 \
 	[[ "$output" == *"spx-image: metadata: IMDSv2 token acquired"* ]]
 	[[ "$output" == *"spx-image: instance-id $I1"* ]]
 	[[ "$output" == *"$marker"* ]]
-	grep -q "DHCPACK(spxbr0) 10.91.0.5 " "$ROOT/log/net.log"
+	# dnsmasq's lines come through the service, with the log's timestamps.
+	grep -Eq "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z spx-net: info: dnsmasq-dhcp\[[0-9]+\]: DHCPACK\(spxbr0\) 10.91.0.5 " "$ROOT/log/net.log"
 	run spx get vms --root "$ROOT"
 	[[ "$output" == *"$I1 "*" 10.91.0.4:22 "* ]]
 
@@ -160,6 +146,11 @@ echo $marker" --metadata-options HttpTokens=required,HttpPutResponseHopLimit=2 \
 	grep -q "$I1: tap ${I1:0:15} removed" "$ROOT/log/agent.log"
 	wait_for 10 grep -q "restarting dnsmasq to forget it" "$ROOT/log/net.log"
 	wait_for 10 eval '[ "$(dnsmasqs)" = 1 ]'
+	# The log rotated (moved away, then SIGHUP, as scripts/logrotate
+	# does): what dnsmasq says next is in the new file, not the old.
+	mv "$ROOT/log/net.log" "$ROOT/log/net.log.1"
+	kill -HUP "$(cat "$ROOT/run/net.pid")"
+	wait_for 10 test -e "$ROOT/log/net.log"
 	# Its address is the next launch's, and DHCP gives it to the new MAC.
 	run av2 ec2 run-instances --image-id "$AMI" --instance-type t3.micro \
 		--key-name k1 --query 'Instances[0].[InstanceId,PrivateIpAddress]' --output text
@@ -170,6 +161,7 @@ echo $marker" --metadata-options HttpTokens=required,HttpPutResponseHopLimit=2 \
 	wait_for 120 ready "$I3" || { console "$I3" >&2; cat "$ROOT/log/net.log" >&2; false; }
 	run at 10.91.0.4 hostname
 	[ "$output" = "$I3.ec2.internal" ]
+	grep -Eq "dnsmasq-dhcp\[[0-9]+\]: DHCPACK\(spxbr0\) 10.91.0.4 " "$ROOT/log/net.log"
 
 	# The net service killed outright: its supervisor starts it again,
 	# and the dnsmasq it left (nobody's, so without the parent-death
