@@ -284,12 +284,12 @@ PY
 	# verify wants the programs the units name: point them at this build.
 	sed -i "s|/usr/local/bin/|$SPX_BUILD/bin/|g" "$d"/*.service
 	run systemd-analyze verify --man=no "$d"/spx.target "$d"/spx-gw.service \
-		"$d"/spx-vol.service "$d"/spx-agent.service
+		"$d"/spx-vol.service "$d"/spx-net.service "$d"/spx-agent.service
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# verify only warns about unknown keys and bad values: none allowed.
 	[ -z "$output" ]
-	for u in spx-gw spx-vol spx-agent; do
+	for u in spx-gw spx-vol spx-net spx-agent; do
 		grep -q '^Restart=on-failure$' "$d/$u.service"
 		grep -q '^Type=notify$' "$d/$u.service"
 	done
