@@ -930,7 +930,10 @@ static void report(const struct blk *b, const struct spx_bench_runs *rs,
 		     "and again after its NBD server was restarted and its "
 		     "files had left the page cache: every block matched.\n",
 		     tl.met, tl.met + tl.unmet,
-		     tl.unresolved ? "; a figure better than its limit is "
+		     tl.unresolved ? "; a figure better than its limit, or "
+				     "a target beyond what the disk allows "
+				     "(the restore's, where the disk writes "
+				     "at under half the GET rate), is "
 				     "\"limit not resolved\", neither met nor "
 				     "missed"
 				   : "",
