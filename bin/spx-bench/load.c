@@ -350,16 +350,19 @@ struct f4k {
 	long *ops;
 	int err;
 	bool layout;
+	bool ordered;	/* spx_fs_ordered of dir */
 };
 
 /* One durable 4 KiB object as spx's store lays out a new small key (a
  * flat key, lib/obj/store.c): an unnamed file written, synced and linked
- * in under the key's name, then the directory synced. The floor under a
- * PUT of a new key; spx_write_file makes the file the same way. */
-static int layout_op(const char *dir, long n, const unsigned char *b)
+ * in under the key's name, then the directory synced; on a file system
+ * that commits in order, written, linked in and synced once. The floor
+ * under a PUT of a new key; the store makes the file with the same call. */
+static int layout_op(const char *dir, long n, const unsigned char *b,
+		     bool ordered)
 {
 	char *k = spx_xprintf("%s/%ld", dir, n);
-	int rc = spx_write_file(k, b, 4096, 0644, true);
+	int rc = spx_write_file_ordered(k, b, 4096, 0644, true, ordered);
 
 	free(k);
 	return rc;
@@ -380,7 +383,7 @@ static void *f4k_thread(void *arg, int i)
 		int fd;
 
 		if (f->layout) {
-			if (layout_op(dir, n++, b) < 0)
+			if (layout_op(dir, n++, b, f->ordered) < 0)
 				f->err = errno ? errno : EIO;
 			continue;
 		}
@@ -404,13 +407,14 @@ static void *f4k_thread(void *arg, int i)
 double fsync_4k(const char *dir, int n, double secs, bool layout)
 {
 	long *ops = spx_calloc((size_t)n, sizeof(long));
-	struct f4k f = { dir, 0, ops, 0, layout };
+	struct f4k f = { dir, 0, ops, 0, layout, false };
 	double t0, total = 0;
 
 	if (spx_mkdirs(dir, 0755) < 0) {
 		free(ops);
 		return -1;
 	}
+	f.ordered = spx_fs_ordered(dir);
 	t0 = now_s();
 	f.until = t0 + secs;
 	if (par_run(n, f4k_thread, &f) < 0) {

@@ -5,6 +5,8 @@
 #include <libgen.h>
 
 #include <sys/file.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 
 #include "file.h"
 
@@ -224,9 +226,16 @@ static bool proc_fds(void)
 	return h == 1;
 }
 
-int spx_write_file_owned(const char *path, const void *data, size_t len,
-			 mode_t mode, bool excl, uid_t uid, gid_t gid)
+/* How write_file makes its file durable. */
+enum {
+	WF_EXCL = 1,	/* create-if-absent */
+	WF_ONE_SYNC = 2,/* the file system commits metadata in order */
+};
+
+static int write_file(const char *path, const void *data, size_t len,
+		      mode_t mode, unsigned how, uid_t uid, gid_t gid)
 {
+	bool excl = how & WF_EXCL, one = how & WF_ONE_SYNC;
 	char *dcopy = spx_strdup(path), *dir = dirname(dcopy);
 	char *tmp = spx_xprintf("%s/.tmp.XXXXXX", dir);
 	const char *p = data;
@@ -282,11 +291,23 @@ int spx_write_file_owned(const char *path, const void *data, size_t len,
 		ts[0] = ts[1];
 		(void)futimens(fd, ts);
 	}
-	if (fsync(fd) < 0) {
+	/* One commit (spx_fs_ordered): the data is written and waited for
+	 * (its blocks allocated, its size set, in the running transaction or
+	 * an earlier one), the file takes its name, and the file's fsync then
+	 * commits the transaction that holds the name and everything before
+	 * it. A commit that carries the name, whoever's, carries the data's
+	 * allocation too, and the commit's flush comes after the data's
+	 * write: the name is never found on a file short of its bytes.
+	 * Otherwise the file is synced before it is named and the directory
+	 * after. */
+	if (one ? sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
+					     SYNC_FILE_RANGE_WRITE |
+					     SYNC_FILE_RANGE_WAIT_AFTER) < 0
+		: fsync(fd) < 0) {
 		spx_error_errno(SPX_FAIL, "cannot sync '%s'", path);
 		goto fail;
 	}
-	if (!anon) {
+	if (!anon && !one) {
 		close(fd);
 		fd = -1;
 	}
@@ -300,8 +321,6 @@ int spx_write_file_owned(const char *path, const void *data, size_t len,
 					"cannot create '%s'", path);
 			goto fail;
 		}
-		close(fd);
-		fd = -1;
 	} else if (excl) {
 		/* link(2) fails if the name exists: create-if-absent. */
 		if (link(tmp, path) < 0) {
@@ -314,6 +333,21 @@ int spx_write_file_owned(const char *path, const void *data, size_t len,
 		spx_error_errno(SPX_FAIL, "cannot rename onto '%s'", path);
 		goto fail;
 	}
+	if (one) {
+		/* The name changed the file (its link count, its ctime): its
+		 * fsync waits for the commit that holds the name. */
+		if (fsync(fd) < 0) {
+			spx_error_errno(SPX_FAIL, "cannot sync '%s'", path);
+			close(fd);
+			goto out;
+		}
+		rc = close(fd) < 0 ? spx_error_errno(SPX_FAIL,
+						     "cannot close '%s'", path)
+				   : 0;
+		goto out;
+	}
+	if (fd >= 0)
+		close(fd);
 	rc = spx_fsync_dir(dir);
 	goto out;
 fail:
@@ -332,6 +366,75 @@ out:
 	free(tmp);
 	free(dcopy);
 	return rc;
+}
+
+int spx_write_file_owned(const char *path, const void *data, size_t len,
+			 mode_t mode, bool excl, uid_t uid, gid_t gid)
+{
+	return write_file(path, data, len, mode, excl ? WF_EXCL : 0, uid, gid);
+}
+
+int spx_write_file_ordered(const char *path, const void *data, size_t len,
+			   mode_t mode, bool excl, bool ordered)
+{
+	return write_file(path, data, len, mode,
+			  (excl ? WF_EXCL : 0) | (ordered ? WF_ONE_SYNC : 0),
+			  (uid_t)-1, (gid_t)-1);
+}
+
+/* The name of the block device a file system is on, as /proc/fs/ext4
+ * names it: what /sys/dev/block/MAJOR:MINOR links to. */
+static bool dev_name(dev_t dev, char *out, size_t outsz)
+{
+	char link[64], target[256];
+	ssize_t n;
+	const char *base;
+
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(dev),
+		 minor(dev));
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = 0;
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (!*base || strlen(base) >= outsz || strchr(base, '.'))
+		return false;
+	snprintf(out, outsz, "%s", base);
+	return true;
+}
+
+bool spx_fs_ordered(const char *dir)
+{
+	struct statfs sf;
+	struct stat st;
+	char name[64], *opts, text[4096];
+	size_t len = 0;
+	bool yes = false;
+
+	if (statfs(dir, &sf) < 0 || stat(dir, &st) < 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case 0x58465342: /* XFS: every change is logged, in order */
+		return true;
+	case 0xEF53: /* ext2/3/4: ordered only with a journal */
+		break;
+	default:
+		return false;
+	}
+	/* ext4 lists a data= mode among its options only with a journal
+	 * (made without one, mkfs -O ^has_journal, it has none). */
+	if (!dev_name(st.st_dev, name, sizeof(name)))
+		return false;
+	opts = spx_xprintf("/proc/fs/ext4/%s/options", name);
+	if (spx_read_small(opts, text, sizeof(text) - 1, &len) == 1) {
+		text[len] = 0;
+		yes = !strncmp(text, "data=", 5) || strstr(text, "\ndata=");
+	} else {
+		spx_error_clear();
+	}
+	free(opts);
+	return yes;
 }
 
 int spx_rmtree(const char *path)

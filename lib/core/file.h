@@ -31,6 +31,21 @@ int spx_write_file(const char *path, const void *data, size_t len,
  * user never finds the name on a file it cannot read. */
 int spx_write_file_owned(const char *path, const void *data, size_t len,
 			 mode_t mode, bool excl, uid_t uid, gid_t gid);
+/* spx_write_file, for a file system that commits its metadata in order
+ * (ordered: spx_fs_ordered of its directory): the data is written and
+ * waited for, the file named, then one fsync of the file commits the
+ * name with it, where spx_write_file's two (the file's, then the
+ * directory's) wait for two commits. The same guarantee: after it
+ * returns 0 the file is there whole, and before, its name is never on a
+ * file short of its bytes. ordered false: spx_write_file. */
+int spx_write_file_ordered(const char *path, const void *data, size_t len,
+			   mode_t mode, bool excl, bool ordered);
+/* Whether the file system dir is on commits metadata changes in order,
+ * each commit carrying every change before it: XFS, and ext3/ext4 with a
+ * journal (its data= mode shown in /proc/fs/ext4). Then an fsync of a
+ * file carries its new name too. False for any other, ext4 without a
+ * journal among them, and when it cannot tell. */
+bool spx_fs_ordered(const char *dir);
 /* write(2) all n bytes of p to fd, across short writes and EINTR.
  * Returns 0, or -1 with "cannot write 'what'" recorded (SPX_FAIL) and
  * errno kept as write(2) left it. */

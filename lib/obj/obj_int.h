@@ -17,6 +17,8 @@ struct spx_obj {
 	struct obj_mcache *mc;	/* decoded object metadata (store.c) */
 	struct obj_d0b *d0b;	/* drive 0's b/, held open (store.c) */
 	bool flat;		/* keys may be kept flat (store.c) */
+	bool ordered;		/* every drive commits metadata in order:
+				 * a file's fsync carries its name */
 	struct obj_folder *folder; /* SPX_OBJ_FOLD_AWAY's thread (index.c) */
 };
 

@@ -287,11 +287,21 @@ int obj_put_file(const char *path, const void *p, size_t n)
 	return spx_write_file(path, p, n, 0644, false) < 0 ? core_fail() : 0;
 }
 
+/* path written whole and durable, as the store's drives allow: one
+ * commit where they commit metadata in order (s->ordered). */
+static int put_path(const struct spx_obj *s, const char *path,
+		    const struct spx_buf *data, bool excl)
+{
+	return spx_write_file_ordered(path, data->p, data->len, 0644, excl,
+				      s->ordered) < 0 ? core_fail() : 0;
+}
+
 /* NAME in dir, made as needed. A new directory is synced into its
  * parent after the file in it: one journal commit carries both
- * (spx_mkdirs_late). */
-static int put_one(const char *dir, const char *name,
-		   const struct spx_buf *data)
+ * (spx_mkdirs_late), and where the drives commit in order, the file's
+ * own commit carried the directory already. */
+static int put_one(const struct spx_obj *s, const char *dir,
+		   const char *name, const struct spx_buf *data)
 {
 	char *path = spx_xprintf("%s/%s", dir, name);
 	bool late = false;
@@ -300,8 +310,8 @@ static int put_one(const char *dir, const char *name,
 	if (spx_mkdirs_late(dir, 0755, &late) < 0)
 		rc = obj_errno("cannot create '%s'", dir);
 	if (!rc)
-		rc = obj_put_file(path, data->p, data->len);
-	if (!rc && late && spx_sync_parent(dir) < 0)
+		rc = put_path(s, path, data, false);
+	if (!rc && late && !s->ordered && spx_sync_parent(dir) < 0)
 		rc = obj_errno("cannot sync '%s'", dir);
 	free(path);
 	return rc;
@@ -312,7 +322,7 @@ int obj_put_all(struct spx_obj *s, char **dirs, const char *name,
 {
 	/* Drive 0 last: its copy is the commit point. */
 	for (int i = s->n - 1; i >= 0; i--) {
-		int rc = put_one(dirs[i], name, data);
+		int rc = put_one(s, dirs[i], name, data);
 
 		if (rc)
 			return rc;
@@ -455,8 +465,8 @@ int obj_put_key(struct spx_obj *s, char **dirs, const char *name,
 		int rc;
 
 		if (flat && have == 0) {
-			if (spx_write_file(dirs[i], data->p, data->len, 0644,
-					   true) == 0)
+			if (spx_write_file_ordered(dirs[i], data->p, data->len,
+						   0644, true, s->ordered) == 0)
 				continue;
 			if (errno != EEXIST && errno != ENOENT)
 				return core_fail();
@@ -466,13 +476,13 @@ int obj_put_key(struct spx_obj *s, char **dirs, const char *name,
 			have = lstat(dirs[i], &st) == 0 && S_ISREG(st.st_mode);
 		}
 		if (flat && have == 1) {
-			if ((rc = obj_put_file(dirs[i], data->p, data->len)) < 0)
+			if ((rc = put_path(s, dirs[i], data, false)) < 0)
 				return rc;
 			continue;
 		}
 		if (have == 1 && (rc = obj_unflat(dirs[i])) < 0)
 			return rc;
-		if ((rc = put_one(dirs[i], name, data)) < 0)
+		if ((rc = put_one(s, dirs[i], name, data)) < 0)
 			return rc;
 	}
 	return 0;
@@ -845,6 +855,9 @@ int spx_obj_open(const struct spx_obj_opts *o, struct spx_obj **out)
 	s->flat = !(o->flags & SPX_OBJ_NO_FLAT);
 	for (int i = 0; i < s->n && s->flat; i++)
 		s->flat = fs_flat_ok(s->drives[i]);
+	s->ordered = true;
+	for (int i = 0; i < s->n && s->ordered; i++)
+		s->ordered = spx_fs_ordered(s->drives[i]);
 	{
 		int rc = format_check(s);
 

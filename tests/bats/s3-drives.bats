@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The S3 path over erasure-coded drives: a lost or corrupt shard is
 # rebuilt on read at RS(2,1) and RS(4,2), and a full disk is a clean 507
-# that leaves the previous object intact.
+# that leaves the previous object intact. A small object is synced once
+# on a file system that commits in order, twice on one that does not.
 
 load helpers
 
@@ -161,4 +162,82 @@ roundtrip_with_damage() {
 	[ "$(aws2 s3 cp s3://repl/ver -)" = v2 ]
 	[ "$(aws2 s3api list-object-versions --bucket repl --prefix ver --query 'length(Versions)')" = 2 ]
 	[ "$(aws2 s3api get-bucket-versioning --bucket repl --query Status --output text)" = Enabled ]
+}
+
+# A node whose one drive is a fresh ext4 of 64 MiB, loop-mounted at $MNT,
+# made with mkfs.ext4's extra options "$@"; started, aws_env set, EP.
+node_on_ext4() {
+	make_node
+	MNT="$BATS_TEST_TMPDIR/ext4"
+	mkdir -p "$MNT"
+	truncate -s 64M "$BATS_TEST_TMPDIR/ext4.img"
+	mkfs.ext4 -q -F "$@" "$BATS_TEST_TMPDIR/ext4.img"
+	mount -o loop "$BATS_TEST_TMPDIR/ext4.img" "$MNT" || return 1
+	printf '\n[nodes.node1.obj]\ndrives = ["%s/d0"]\n' "$MNT" >>"$ROOT/spinifex.toml"
+	start_node
+	aws_env
+	EP="https://127.0.0.1:$S3_PORT"
+}
+
+# The syncs the gateway makes of bucket B's files for one PUT of a new
+# 4 KiB key K, as strace sees them, then the object read back: one line
+# per fsync or sync_file_range, "CALL PATH" (an unnamed file's path is
+# the one it was made with, DIR/#INODE, even once it is linked in).
+put_syncs() { # B K
+	local log="$BATS_TEST_TMPDIR/strace.$2" sp i
+	head -c 4096 /dev/urandom >"$BATS_TEST_TMPDIR/small"
+	strace -f -qq -y -e trace=fsync,sync_file_range,recvfrom -o "$log" \
+		-p "$(cat "$ROOT/run/gw.pid")" &
+	sp=$!
+	# Traced once a request's read shows in the log.
+	for i in $(seq 100); do
+		awscli2 --endpoint-url "$EP" s3api head-bucket --bucket "$1" >/dev/null
+		grep -q recvfrom "$log" 2>/dev/null && break
+		sleep 0.1
+	done
+	awscli2 --endpoint-url "$EP" s3api put-object --bucket "$1" --key "$2" \
+		--body "$BATS_TEST_TMPDIR/small" >/dev/null
+	kill "$sp"
+	wait "$sp" || true
+	grep -oE '^[0-9]+ +(fsync|sync_file_range)\([0-9]+<[^>]*>' "$log" |
+		sed -E 's/^[0-9]+ +([a-z_]+)\([0-9]+<(.*)>$/\1 \2/' |
+		grep -F " $MNT/d0/b/$1/"
+	awscli2 --endpoint-url "$EP" s3 cp "s3://$1/$2" "$BATS_TEST_TMPDIR/back" >/dev/null
+	cmp "$BATS_TEST_TMPDIR/small" "$BATS_TEST_TMPDIR/back"
+}
+
+# A new bucket B, a first key in it (its directories made), then
+# put_syncs B new.
+fresh_syncs() { # B
+	awscli2 --endpoint-url "$EP" s3 mb "s3://$1" >/dev/null
+	awscli2 --endpoint-url "$EP" s3api put-object --bucket "$1" --key warm >/dev/null
+	put_syncs "$1" new
+}
+
+drop_ext4() {
+	stop_node
+	umount "$MNT"
+	MNT=
+}
+
+@test "a small object is synced once on ext4 with a journal, with its directory without one" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to mount a file system"
+	command -v strace >/dev/null || skip "no strace"
+	node_on_ext4
+	run fresh_syncs jrn1
+	[ "$status" -eq 0 ]
+	# Written and waited for, named, then one fsync of the same file.
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == "sync_file_range $MNT/d0/b/jrn1/o/#"* ]]
+	[ "${lines[1]}" = "fsync ${lines[0]#sync_file_range }" ]
+	drop_ext4
+	# Without a journal nothing orders a name after its data: the file
+	# is synced before it is named, then its directory.
+	node_on_ext4 -O ^has_journal
+	run fresh_syncs jrn2
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == "fsync $MNT/d0/b/jrn2/o/#"* ]]
+	[ "${lines[1]}" = "fsync $MNT/d0/b/jrn2/o" ]
+	drop_ext4
 }

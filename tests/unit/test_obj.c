@@ -135,6 +135,43 @@ static bool get_eq(struct spx_obj *s, const char *b, const char *k,
 	return get_ver_eq(s, b, k, NULL, want, n);
 }
 
+/* spx_write_file_ordered with excl: made unnamed and linked in whole; a
+ * second one fails with EEXIST and changes nothing; a replacement (not
+ * excl) takes the name whole; nothing is left beside it. */
+static void check_excl(const char *sub, bool ordered)
+{
+	char *e = spx_xprintf("%s/md/%s/new", root, sub);
+	char *ed = spx_xprintf("%s/md/%s", root, sub);
+	struct spx_buf b = SPX_BUF_INIT;
+	struct dirent *de;
+	struct stat st;
+	int n = 0;
+	DIR *dp;
+
+	spx_mkdirs(ed, 0755);
+	T_INT(spx_write_file_ordered(e, "first", 5, 0640, true, ordered), 0,
+	      "excl: made");
+	T_OK(spx_write_file_ordered(e, "again", 5, 0644, true, ordered) < 0 &&
+	     errno == EEXIST, "excl: a second time, EEXIST");
+	spx_error_clear();
+	T_OK(spx_buf_read_file(&b, e, 100) == 0 && b.len == 5 &&
+	     !memcmp(b.p, "first", 5) && stat(e, &st) == 0 &&
+	     (st.st_mode & 0777) == 0640, "excl: the first bytes, its mode");
+	spx_buf_reset(&b);
+	T_OK(spx_write_file_ordered(e, "second!", 7, 0644, false, ordered) ==
+		     0 && spx_buf_read_file(&b, e, 100) == 0 && b.len == 7 &&
+	     !memcmp(b.p, "second!", 7), "replaced: the new bytes");
+	dp = opendir(ed);
+	while (dp && (de = readdir(dp)))
+		n += de->d_name[0] != '.';
+	if (dp)
+		closedir(dp);
+	T_INT(n, 1, "excl: one file in the directory");
+	spx_buf_release(&b);
+	free(e);
+	free(ed);
+}
+
 /* spx_mkdirs, on which every key directory's creation rests. */
 static void test_mkdirs(void)
 {
@@ -153,35 +190,13 @@ static void test_mkdirs(void)
 	T_OK(spx_mkdirs(g, 0755) < 0 && errno == ENOTDIR,
 	     "mkdirs: a file in the way is an error, ENOTDIR");
 	spx_error_clear();
-	{
-		/* excl: made unnamed and linked in whole; a second one
-		 * fails with EEXIST and changes nothing; nothing is left
-		 * beside it. */
-		char *e = spx_xprintf("%s/md/e/new", root);
-		char *ed = spx_xprintf("%s/md/e", root);
-		struct spx_buf b = SPX_BUF_INIT;
-		struct dirent *de;
-		int n = 0;
-		DIR *dp;
-
-		spx_mkdirs(ed, 0755);
-		T_INT(spx_write_file(e, "first", 5, 0640, true), 0, "excl: made");
-		T_OK(spx_write_file(e, "again", 5, 0644, true) < 0 &&
-		     errno == EEXIST, "excl: a second time, EEXIST");
-		spx_error_clear();
-		T_OK(spx_buf_read_file(&b, e, 100) == 0 && b.len == 5 &&
-		     !memcmp(b.p, "first", 5) && stat(e, &st) == 0 &&
-		     (st.st_mode & 0777) == 0640, "excl: the first bytes, its mode");
-		dp = opendir(ed);
-		while (dp && (de = readdir(dp)))
-			n += de->d_name[0] != '.';
-		if (dp)
-			closedir(dp);
-		T_INT(n, 1, "excl: one file in the directory");
-		spx_buf_release(&b);
-		free(e);
-		free(ed);
-	}
+	check_excl("e", false);
+	/* The one-commit order of an ordered file system: what it leaves is
+	 * the same, wherever it runs (the order is the kernel's to keep). */
+	check_excl("eo", true);
+	T_OK(!spx_fs_ordered("/proc") && !spx_fs_ordered("/dev/shm") &&
+	     !spx_fs_ordered("/nonexistent/spx"),
+	     "fs_ordered: proc, tmpfs and a missing path are not");
 	{
 		/* Only a directory made alone leaves its parent's sync to
 		 * the caller; one that is there, or a deeper path, none. */
