@@ -1210,11 +1210,30 @@ int spx_inst_start(struct spx_state *st, const struct spx_inst_env *env,
 	*out = NULL;
 	if ((lk = lock_node(env->lock)) < 0)
 		return -1;
-	/* The memory of those that will start, under the node's lock. */
+	/* The memory of those that will start, under the node's lock. One
+	 * that holds an address on the bridge starts only while the node's
+	 * instances are on it: on the user network it would have neither
+	 * its address nor its metadata. */
 	json_array_foreach(ids, i, v) {
+		bool off_bridge;
+
 		if (spx_inst_get(st, account, json_string_value(v), &rec) < 0) {
 			close(lk);
 			return -1;
+		}
+		off_bridge = !env->bridge_address &&
+			     !strcmp(spx_ec2_str0(rec, "SpxNetwork"), "bridge");
+		if (code_of(rec) == SPX_INST_STOPPED && off_bridge) {
+			json_decref(rec);
+			close(lk);
+			return spx_ec2_fault(500, "InsufficientInstanceCapacity",
+					     "Instance %s has its address on "
+					     "this node's bridge, and the "
+					     "node's instances are now on "
+					     "QEMU's user network (vm.network): "
+					     "it starts again when vm.network "
+					     "is 'bridge'.",
+					     json_string_value(v));
 		}
 		if (code_of(rec) == SPX_INST_STOPPED)
 			need += num(rec, "SpxMemMiB");

@@ -53,24 +53,44 @@ static const struct spx_ec2_filter_table inst_filters = {
 	inst_fields, SPX_ARRAY_SIZE(inst_fields), "Tags"
 };
 
+/* The node's instance environment for c, what RunInstances and
+ * StartInstances admit instances against: its memory, and its bridge's
+ * address when its instances are on the bridge (vm.network). env->lock
+ * is allocated, for the caller to free, also on failure. */
+static int env_of(struct ec2_call *c, struct spx_inst_env *env)
+{
+	const struct spx_conf_node *self = c->gw->self;
+
+	*env = (struct spx_inst_env){
+		self->name, self->az, c->gw->conf->aws.region,
+		spx_path_join(c->gw->conf->paths.run, "instances.lock"),
+		spx_inst_host_mem_mib(), NULL, NULL
+	};
+	if (!strcmp(self->vm.network, "bridge"))
+		env->bridge_address = self->vm.address;
+	if (!env->mem_mib)
+		return spx_ec2_fault(500, "InternalError",
+				     "An internal error has occurred (%s)",
+				     spx_errmsg());
+	return 0;
+}
+
 int ec2_run_instances(struct ec2_call *c)
 {
 	const struct spx_conf *conf = c->gw->conf;
 	json_t *zones = spx_ec2_locations(conf, "availability-zone");
 	char *store = spx_path_join(conf->paths.data, "vol");
 	char *elock = ec2_ebs_lock_path(c);
-	char *ilock = spx_path_join(conf->paths.run, "instances.lock");
 	struct spx_ebs_env ebs = { c->gw->self->name, zones, store, elock,
 				   c->gw->self->ebs.overcommit_percent };
-	struct spx_inst_env env = { c->gw->self->name, c->gw->self->az,
-				    conf->aws.region, ilock, 0, &ebs, NULL };
+	struct spx_inst_env env;
 	json_t *res = NULL;
 	int rc = -1;
 
-	env.mem_mib = spx_inst_host_mem_mib();
-	if (!strcmp(c->gw->self->vm.network, "bridge"))
-		env.bridge_address = c->gw->self->vm.address;
-	if (!env.mem_mib || spx_mkdirs(store, 0700) < 0) {
+	if (env_of(c, &env) < 0)
+		goto out;
+	env.ebs = &ebs;
+	if (spx_mkdirs(store, 0700) < 0) {
 		spx_ec2_fault(500, "InternalError",
 			      "An internal error has occurred (%s)",
 			      spx_errmsg());
@@ -87,7 +107,7 @@ out:
 	json_decref(zones);
 	free(store);
 	free(elock);
-	free(ilock);
+	free((char *)env.lock);
 	return rc;
 }
 
@@ -260,22 +280,6 @@ out:
 	spx_ec2_filters_free(fs);
 	spx_ec2_page_release(&p);
 	return rc;
-}
-
-/* The node's instance environment for c (StartInstances' admission):
- * what it allocates is freed by env_release. */
-static int env_of(struct ec2_call *c, struct spx_inst_env *env)
-{
-	*env = (struct spx_inst_env){
-		c->gw->self->name, c->gw->self->az, c->gw->conf->aws.region,
-		spx_path_join(c->gw->conf->paths.run, "instances.lock"),
-		spx_inst_host_mem_mib(), NULL, NULL
-	};
-	if (!env->mem_mib)
-		return spx_ec2_fault(500, "InternalError",
-				     "An internal error has occurred (%s)",
-				     spx_errmsg());
-	return 0;
 }
 
 int ec2_stop_instances(struct ec2_call *c)

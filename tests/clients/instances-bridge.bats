@@ -8,7 +8,8 @@
 # launch's hop limit as its IP TTL; SSH answers at its address; its tap
 # lets through nothing from another address or MAC. A
 # terminated instance leaves no tap and its address goes to the next
-# launch; a killed net service leaves no second DHCP server.
+# launch; a killed net service leaves no second DHCP server; a stopped
+# one starts again on its tap, at its address.
 
 load ../bats/helpers
 load instance_helpers
@@ -173,6 +174,20 @@ echo $marker" --metadata-options HttpTokens=required,HttpPutResponseHopLimit=2 \
 	grep -q "outlived its service: killing it" "$ROOT/log/net.log"
 	run at 10.91.0.5 'wget -qO- http://169.254.169.254/latest/meta-data/instance-id 2>&1'
 	[[ "$output" == *401* ]]
+
+	# Stopped and started again: on its tap, at its address (StartInstances
+	# admits it on a node whose instances are on the bridge).
+	run av2 ec2 stop-instances --instance-ids "$I3" --force
+	[ "$status" -eq 0 ]
+	wait_for 120 is "$I3" stopped
+	run av2 ec2 start-instances --instance-ids "$I3"
+	[ "$status" -eq 0 ] || { echo "$output" >&2; false; }
+	wait_for 60 is "$I3" running
+	[ "$(ip_of "$I3")" = 10.91.0.4 ]
+	[ "$(taps)" = "$(printf '%s\n' "${I2:0:15}" "${I3:0:15}" | sort | tr '\n' ' ')" ]
+	wait_for 120 at 10.91.0.4 hostname || { console "$I3" >&2; false; }
+	run at 10.91.0.4 hostname
+	[ "$output" = "$I3.ec2.internal" ]
 
 	run av2 ec2 terminate-instances --instance-ids "$I2" "$I3"
 	[ "$status" -eq 0 ]

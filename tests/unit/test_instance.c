@@ -385,6 +385,31 @@ static void test_bridge(void)
 	T_INT(run("{" RUN1 "}", NULL), -1, "none left");
 	T_STR(code(), "InsufficientFreeAddressesInSubnet", "its code");
 	json_decref(ids);
+	/* Stopped on the bridge, then the node's instances are put on the
+	 * user network: it does not start there, and stays stopped. */
+	snprintf(id, sizeof(id), "%s", first_id(res, vol, sizeof(vol)));
+	vol_made(vol, true);
+	step_of(id, T0, &w);
+	spx_inst_launched(st, &w, T0);
+	ids = json_pack("[s]", id);
+	T_INT(spx_inst_stop(st, ACCT, ids, false, T0, &out), 0,
+	      "stop one on the bridge");
+	json_decref(out);
+	step_of(id, T0, &w);
+	T_INT(spx_inst_halted(st, &w, T0), 0, "halted");
+	env.bridge_address = NULL;
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), -1,
+	      "no start on a node no longer on its bridge");
+	T_STR(code(), "InsufficientInstanceCapacity", "its code");
+	T_STR(state_of(id), "stopped", "still stopped");
+	env.bridge_address = "10.9.0.5/28";
+	T_INT(spx_inst_start(st, &env, ACCT, ids, T0, &out), 0,
+	      "it starts with the bridge back");
+	json_decref(out);
+	T_STR(step_of(id, T0, &w), "launch", "launched again");
+	T_OK(w.bridge, "on its tap");
+	T_STR(w.ip, "10.9.0.4", "at its address");
+	json_decref(ids);
 	json_decref(res);
 	env.bridge_address = NULL;
 	terminate_all();
