@@ -39,6 +39,7 @@
 #include "net/net.h"
 #include "netcli.h"
 #include "node/node.h"
+#include "node/sup.h"
 #include "node/svc.h"
 #include "proc.h"
 #include "vm/runas.h"
@@ -349,13 +350,12 @@ static int serve(const struct spx_args *a, const struct spx_conf *conf,
 		while (!stop && (pid = waitpid(-1, &ws, WNOHANG)) > 0)
 			for (size_t i = 0; i < 2; i++)
 				if (kids[i].pid == pid) {
-					char *why = spx_exit_str(ws);
+					char why[96];
 
+					spx_sup_describe(ws, why, sizeof(why));
 					kid_read(&kids[i], true);
-
 					spx_warn("serve: %s %s; stopping", kids[i].name,
 						 why);
-					free(why);
 					kids[i].pid = 0;
 					stop = true;
 				}

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 
 #include "file.h"
+#include "node/sup.h"
 #include "node/svc.h"
 #include "proc.h"
 #include "vol/grant.h"
@@ -216,10 +217,10 @@ static int serve_loop(struct serve *s)
 	if (stopping && ready)
 		return 0;
 	{
-		char *why = spx_exit_str(status);
+		char why[96];
 
+		spx_sup_describe(status, why, sizeof(why));
 		spx_warn("serve: %s %s", s->name, why);
-		free(why);
 	}
 	return SPX_FAIL;
 }

@@ -99,13 +99,6 @@ int spx_run(char *const argv[], bool quiet)
 	return WEXITSTATUS(st);
 }
 
-char *spx_exit_str(int ws)
-{
-	if (WIFEXITED(ws))
-		return spx_xprintf("exited with status %d", WEXITSTATUS(ws));
-	return spx_xprintf("was killed by signal %d", WTERMSIG(ws));
-}
-
 char *spx_self_dir(void)
 {
 	char self[PATH_MAX], *slash;

@@ -20,9 +20,6 @@ pid_t spx_spawn_piped(char *const argv[], int *errfd);
  * with an error recorded (SPX_FAIL) when it could not be started or was
  * killed by a signal. */
 int spx_run(char *const argv[], bool quiet);
-/* How a child ended, from its wait status: "exited with status N" or
- * "was killed by signal N". Caller frees. */
-char *spx_exit_str(int ws);
 
 /* The directory of the running executable (from /proc/self/exe), or NULL.
  * Caller frees. Tools find their siblings and data files from it. */

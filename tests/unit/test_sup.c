@@ -133,15 +133,6 @@ int main(void)
 	     buf);
 	spx_sup_describe(0x7f | (SIGSTOP << 8), buf, sizeof(buf));
 	T_OK(!strncmp(buf, "ended (wait status", 18), "describe: other");
-	{
-		char *e = spx_exit_str(status_of(3));
-
-		T_STR(e, "exited with status 3", "exit_str: a status");
-		free(e);
-		e = spx_exit_str(status_of(-SIGKILL));
-		T_STR(e, "was killed by signal 9", "exit_str: a signal");
-		free(e);
-	}
 	test_relay();
 	return t_done();
 }
