@@ -398,9 +398,10 @@ static bool dev_name(dev_t dev, char *out, size_t outsz)
 	target[n] = 0;
 	base = strrchr(target, '/');
 	base = base ? base + 1 : target;
-	if (!*base || strlen(base) >= outsz || strchr(base, '.'))
+	n = (ssize_t)strlen(base);
+	if (!n || (size_t)n >= outsz || strchr(base, '.'))
 		return false;
-	snprintf(out, outsz, "%s", base);
+	memcpy(out, base, (size_t)n + 1);
 	return true;
 }
 
