@@ -178,11 +178,11 @@ static int heal_meta(struct spx_obj *s, const char *kd, const char *name,
 
 	if (lstat(kd, &st) < 0 && errno == ENOENT) {
 		if (s->flat && !strcmp(name, "meta") && m->is_inline)
-			return obj_put_file(kd, want->p, want->len);
+			return obj_put_file(s, kd, want->p, want->len);
 		if (spx_mkdirs(kd, 0755) < 0)
 			return SPX_OBJ_INTERNAL;
 	}
-	return obj_put_file(p, want->p, want->len);
+	return obj_put_file(s, p, want->p, want->len);
 }
 
 /* Leftovers of a crash in a bucket's o/ (a key being made a directory,
@@ -486,7 +486,8 @@ static int restore_file(struct spx_obj *s, char **dirs, const char *name)
 			if (spx_mkdirs(dirs[0], 0755) < 0)
 				rc = obj_errno("cannot create '%s'", dirs[0]);
 			else
-				rc = obj_put_file(p0, b.p, b.len) < 0 ? -1 : 1;
+				rc = obj_put_file(s, p0, b.p, b.len) < 0 ? -1
+									  : 1;
 		}
 		spx_buf_release(&b);
 		free(p);

@@ -72,8 +72,11 @@ int obj_lock_try(struct spx_obj *s, const char *bucket, const char *key,
 int obj_lock_fold(struct spx_obj *s, const char *bucket, bool wait, int *fd);
 void obj_unlock(int fd);
 
-/* Write a small file crash-safely (temp, fsync, rename, dir fsync). */
-int obj_put_file(const char *path, const void *p, size_t n);
+/* Write a small file whole and durable (temp, synced, renamed in), as
+ * the store's drives allow: one commit where they commit metadata in
+ * order (s->ordered), else the file's sync and its directory's. */
+int obj_put_file(const struct spx_obj *s, const char *path, const void *p,
+		 size_t n);
 /* Write meta (encoded) as NAME in dirs[i] of every drive, drive 0 last.
  * dirs are made as needed. */
 int obj_put_all(struct spx_obj *s, char **dirs, const char *name,

@@ -282,18 +282,12 @@ static int sync_dir(const char *dir)
 	return spx_fsync_dir(dir) < 0 ? core_fail() : 0;
 }
 
-int obj_put_file(const char *path, const void *p, size_t n)
+int obj_put_file(const struct spx_obj *s, const char *path, const void *p,
+		 size_t n)
 {
-	return spx_write_file(path, p, n, 0644, false) < 0 ? core_fail() : 0;
-}
-
-/* path written whole and durable, as the store's drives allow: one
- * commit where they commit metadata in order (s->ordered). */
-static int put_path(const struct spx_obj *s, const char *path,
-		    const struct spx_buf *data, bool excl)
-{
-	return spx_write_file_ordered(path, data->p, data->len, 0644, excl,
-				      s->ordered) < 0 ? core_fail() : 0;
+	return spx_write_file_ordered(path, p, n, 0644, false, s->ordered) < 0
+		       ? core_fail()
+		       : 0;
 }
 
 /* NAME in dir, made as needed. A new directory is synced into its
@@ -310,7 +304,7 @@ static int put_one(const struct spx_obj *s, const char *dir,
 	if (spx_mkdirs_late(dir, 0755, &late) < 0)
 		rc = obj_errno("cannot create '%s'", dir);
 	if (!rc)
-		rc = put_path(s, path, data, false);
+		rc = obj_put_file(s, path, data->p, data->len);
 	if (!rc && late && !s->ordered && spx_sync_parent(dir) < 0)
 		rc = obj_errno("cannot sync '%s'", dir);
 	free(path);
@@ -476,7 +470,8 @@ int obj_put_key(struct spx_obj *s, char **dirs, const char *name,
 			have = lstat(dirs[i], &st) == 0 && S_ISREG(st.st_mode);
 		}
 		if (flat && have == 1) {
-			if ((rc = put_path(s, dirs[i], data, false)) < 0)
+			rc = obj_put_file(s, dirs[i], data->p, data->len);
+			if (rc < 0)
 				return rc;
 			continue;
 		}
