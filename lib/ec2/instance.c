@@ -964,6 +964,34 @@ int spx_inst_list(struct spx_state *st, const char *account, time_t now,
 	return 0;
 }
 
+int spx_inst_list_ids(struct spx_state *st, const char *account,
+		      const json_t *ids, time_t now, json_t **out)
+{
+	json_t *seen = json_object(), *keep = json_array(), *v, *r;
+	size_t i;
+
+	*out = NULL;
+	json_array_foreach(ids, i, v) {
+		const char *id = json_string_value(v);
+
+		if (spx_inst_get(st, account, id ? id : "", &r) < 0) {
+			json_decref(seen);
+			json_decref(keep);
+			return -1;
+		}
+		if (json_object_get(seen, id) || expired(r, now)) {
+			json_decref(r);
+			continue;
+		}
+		json_object_set_new(seen, id, json_true());
+		json_array_append_new(keep, r);
+	}
+	json_decref(seen);
+	spx_ec2_sort_by(keep, "InstanceId");
+	*out = keep;
+	return 0;
+}
+
 json_t *spx_inst_item(const json_t *rec)
 {
 	return spx_ec2_rec_item(rec);

@@ -141,6 +141,12 @@ int spx_inst_get(struct spx_state *st, const char *account, const char *id,
  * out. */
 int spx_inst_list(struct spx_state *st, const char *account, time_t now,
 		  json_t **out);
+/* The records of account's instances that ids names, as spx_inst_list
+ * would give them (each once, sorted by InstanceId, expired ones left
+ * out), reading only those: each id is checked in turn, and a malformed
+ * or unknown one fails the call as spx_inst_get does. */
+int spx_inst_list_ids(struct spx_state *st, const char *account,
+		      const json_t *ids, time_t now, json_t **out);
 /* TerminateInstances: ids an array of instance ids, each checked before
  * any changes (NotFound, Malformed, OperationNotPermitted for
  * DisableApiTermination), and DisableApiTermination again as each is

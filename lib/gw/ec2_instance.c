@@ -159,24 +159,22 @@ static void add_data_volumes(json_t *it, const json_t *vols)
 
 /* The items of the account's instances that InstanceIds names (all when
  * absent), each with LaunchTimeText and SpxReservationId for filters and
- * grouping; a malformed or unknown id fails as EC2 fails it. */
+ * grouping; a malformed or unknown id fails as EC2 fails it. Named ones
+ * are read alone: a caller that describes its instances by id (as
+ * Terraform does, one at a time) reads no other instance's record. */
 static int selected(struct ec2_call *c, json_t **out)
 {
 	const json_t *ids = ec2_list(c, "InstanceIds");
 	json_t *all = NULL, *vols = NULL, *data, *rec, *v, *sel = json_array();
-	size_t i, j;
+	size_t i;
+	int rc;
 
 	*out = NULL;
-	json_array_foreach(ids, i, v) {
-		if (spx_inst_get(c->gw->state, c->account, json_string_value(v),
-				 &rec) < 0) {
-			json_decref(sel);
-			return -1;
-		}
-		json_decref(rec);
-	}
-	if (spx_inst_list(c->gw->state, c->account, c->now, &all) < 0 ||
-	    spx_ebs_list(c->gw->state, c->account, &vols) < 0) {
+	rc = json_array_size(ids) ? spx_inst_list_ids(c->gw->state, c->account,
+						      ids, c->now, &all)
+				  : spx_inst_list(c->gw->state, c->account,
+						  c->now, &all);
+	if (rc < 0 || spx_ebs_list(c->gw->state, c->account, &vols) < 0) {
 		json_decref(all);
 		json_decref(sel);
 		return -1;
@@ -189,13 +187,8 @@ static int selected(struct ec2_call *c, json_t **out)
 			json_array_append(data, v);
 	json_decref(vols);
 	json_array_foreach(all, i, rec) {
-		bool want = !json_array_size(ids);
 		json_t *it, *rid;
 
-		json_array_foreach(ids, j, v)
-			want |= json_equal(v, json_object_get(rec, "InstanceId"));
-		if (!want)
-			continue;
 		/* The list is ours: each record becomes its item in place
 		 * (a copy of a thousand would double the work). */
 		it = json_incref(rec);

@@ -586,10 +586,80 @@ static void test_lifecycle(void)
 		T_OK(!seen, "an expired instance is not listed");
 	}
 	json_decref(r);
+	r = NULL;
+	T_INT(spx_inst_list_ids(st, ACCT, ids, T0 + 3599, &r), 0,
+	      "by its id, within the hour");
+	T_INT(json_array_size(r), 1, "listed");
+	json_decref(r);
+	r = NULL;
+	T_INT(spx_inst_list_ids(st, ACCT, ids, T0 + 3600, &r), 0,
+	      "by its id, after it");
+	T_INT(json_array_size(r), 0,
+	      "an expired instance is not listed by its id either");
+	json_decref(r);
 	T_INT(spx_inst_expire(st, &w), 0, "expire");
 	T_STR(state_of(id), "InvalidInstanceID.NotFound", "gone");
 	json_decref(ids);
 	json_decref(res);
+}
+
+/* Instances named by id: each once, sorted as the full list, only the
+ * account's; a malformed or unknown id fails the whole call. */
+static void test_list_ids(void)
+{
+	json_t *res = NULL, *ids, *out, *ra, *rb, *in;
+	char a[32], b[32];
+
+	T_INT(run("{\"ImageId\": \"%A\", \"MinCount\": 2, "
+		  "\"MaxCount\": 2}",
+		  &res),
+	      0, "run two");
+	in = json_object_get(res, "Instances");
+	snprintf(a, sizeof(a), "%s",
+		 json_string_value(json_object_get(json_array_get(in, 0),
+						   "InstanceId")));
+	snprintf(b, sizeof(b), "%s",
+		 json_string_value(json_object_get(json_array_get(in, 1),
+						   "InstanceId")));
+	json_decref(res);
+	if (strcmp(a, b) > 0) {
+		char t[32];
+
+		memcpy(t, a, sizeof(t));
+		memcpy(a, b, sizeof(a));
+		memcpy(b, t, sizeof(b));
+	}
+	ra = inst(a);
+	rb = inst(b);
+	ids = json_pack("[s, s, s]", b, a, b);
+	out = NULL;
+	T_INT(spx_inst_list_ids(st, ACCT, ids, T0, &out), 0, "b, a, b");
+	T_INT(json_array_size(out), 2, "each once");
+	T_OK(json_equal(json_array_get(out, 0), ra) &&
+		     json_equal(json_array_get(out, 1), rb),
+	     "the records, sorted by id as the full list has them");
+	json_decref(out);
+	json_decref(ids);
+	ids = json_pack("[s, s]", a, "i-0123456789abcdef0");
+	out = NULL;
+	T_INT(spx_inst_list_ids(st, ACCT, ids, T0, &out), -1,
+	      "one unknown");
+	T_STR(code(), "InvalidInstanceID.NotFound", "NotFound");
+	T_OK(!out, "and nothing listed");
+	json_decref(ids);
+	ids = json_pack("[s, s]", a, "i-nothex");
+	T_INT(spx_inst_list_ids(st, ACCT, ids, T0, &out), -1,
+	      "one malformed");
+	T_STR(code(), "InvalidInstanceID.Malformed", "Malformed");
+	json_decref(ids);
+	ids = json_pack("[s]", a);
+	T_INT(spx_inst_list_ids(st, "210987654321", ids, T0, &out), -1,
+	      "another account's");
+	T_STR(code(), "InvalidInstanceID.NotFound", "is not found");
+	json_decref(ids);
+	json_decref(ra);
+	json_decref(rb);
+	terminate_all();
 }
 
 static void test_keep_and_fail(void)
@@ -1765,6 +1835,7 @@ int main(void)
 	test_admission();
 	test_bridge();
 	test_lifecycle();
+	test_list_ids();
 	test_keep_and_fail();
 	test_stop_start();
 	test_reboot_modify();
