@@ -1074,7 +1074,9 @@ static int setup(struct blk *b, const char *base)
 	if (spx_mkdirs(base, 0755) < 0)
 		goto out;
 	b->base = spx_path_abs(base);
-	b->dir = spx_xprintf("%s/block.%d", b->base, (int)getpid());
+	b->dir = spx_bench_scratch(b->base, "block", 0700);
+	if (!b->dir)
+		goto out;
 	b->logs = spx_xprintf("%s/logs", b->dir);
 	b->hostdir = spx_xprintf("%s/host", b->dir);
 	plain = spx_xprintf("%s/nbdkit", b->dir);

@@ -525,8 +525,7 @@ static int make_bucket(struct s3b *b, CURL **h, const struct ep *e,
 static double small_put_tmpfs(struct s3b *b)
 {
 	long written[SMALL_CLIENTS] = { 0 };
-	char *root = spx_xprintf("/dev/shm/spx-bench-s3.%d.%d", (int)getpid(),
-				 b->run->run);
+	char dir[] = "/dev/shm/spx-bench-s3.XXXXXX", *root = NULL;
 	char *prefix = spx_xprintf("/%s/small", b->bucket);
 	struct small s = { .prefix = prefix, .put = true, .written = written };
 	struct statfs sf;
@@ -542,13 +541,21 @@ static double small_put_tmpfs(struct s3b *b)
 		put = 0;
 		goto out;
 	}
+	/* /dev/shm is everyone's: the node goes in a directory made new
+	 * for it (mkdtemp, 0700), never at a name another user could have
+	 * put a link at first. */
+	if (!mkdtemp(dir)) {
+		spx_error_errno(SPX_FAIL, "cannot make a directory in /dev/shm");
+		goto out;
+	}
+	root = spx_xprintf("%s/node", dir);
 	if (s3node_start(&n, root, 1, 0) == 0 &&
 	    make_bucket(b, &h, &n.ep, NULL) == 0) {
 		s.e = &n.ep;
 		put = small_run(&s, b->secs);
 	}
 	s3node_stop(&n);
-	spx_rmtree(root);
+	spx_rmtree(dir);
 out:
 	curl_easy_cleanup(h);
 	free(prefix);
@@ -1522,7 +1529,10 @@ int cmd_s3(const struct spx_args *a, const char *results)
 		goto fail;
 	if (pat_init() < 0)
 		goto fail;
-	scratch = spx_xprintf("%s/s3.%d", b.dir, (int)getpid());
+	/* nginx's workers read the docroot below. */
+	scratch = spx_bench_scratch(b.dir, "s3", 0755);
+	if (!scratch)
+		goto fail;
 	b.dir = scratch;
 	b.docroot = spx_xprintf("%s/www", scratch);
 	if (spx_mkdirs(b.docroot, 0755) < 0)

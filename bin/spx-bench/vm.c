@@ -1127,15 +1127,14 @@ static int run_one(void *ctx, struct spx_bench_run *r)
 
 static int setup(struct vmb *v)
 {
-	char pid[32];
-
-	snprintf(pid, sizeof(pid), "vm-%d", (int)getpid());
-	v->dir = spx_path_join(v->base, pid);
-	v->root = spx_path_join(v->dir, "node");
-	v->logs = spx_path_join(v->dir, "logs");
 	/* Searched by the guests' QEMU users (spx-vm as root): the node
 	 * is below. */
-	if (spx_mkdirs(v->dir, 0711) < 0 || spx_mkdirs(v->logs, 0700) < 0)
+	v->dir = spx_bench_scratch(v->base, "vm", 0711);
+	if (!v->dir)
+		return -1;
+	v->root = spx_path_join(v->dir, "node");
+	v->logs = spx_path_join(v->dir, "logs");
+	if (spx_mkdirs(v->logs, 0700) < 0)
 		return -1;
 	v->spx = spx_find_prog("spx");
 	v->spxvm = spx_find_prog("spx-vm");

@@ -4,12 +4,50 @@
 #include <dirent.h>
 #include <jansson.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include "bench/bench.h"
 #include "file.h"
 
 #define RUN_FILE_MAX (4u << 20)
+
+char *spx_bench_scratch(const char *base, const char *name, mode_t mode)
+{
+	char *dir;
+	struct stat st;
+
+	if (spx_mkdirs(base, 0755) < 0)
+		return NULL;
+	if (stat(base, &st) < 0) {
+		spx_error_errno(SPX_FAIL, "cannot stat '%s'", base);
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid) ||
+	    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+		spx_error(SPX_USAGE, "'%s' (owner uid %u, mode %04o) is open "
+				     "to another user, who could swap what is "
+				     "made in it for links: give --dir a "
+				     "directory of your own",
+			  base, (unsigned)st.st_uid,
+			  (unsigned)(st.st_mode & 07777));
+		return NULL;
+	}
+	dir = spx_xprintf("%s/%s.XXXXXX", base, name);
+	if (!mkdtemp(dir)) {
+		spx_error_errno(SPX_FAIL, "cannot make a directory in '%s'",
+				base);
+		free(dir);
+		return NULL;
+	}
+	if (chmod(dir, mode) < 0) {
+		spx_error_errno(SPX_FAIL, "cannot set the mode of '%s'", dir);
+		rmdir(dir);
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
 
 bool spx_bench_tag_valid(const char *tag)
 {

@@ -71,6 +71,13 @@ int spx_bench_repeat(const char *suite, const char *tag, uint64_t nruns,
 
 /* Tags are [A-Za-z0-9._-]{1,64}. */
 bool spx_bench_tag_valid(const char *tag);
+/* A run's scratch directory, made new: base/NAME.XXXXXX (mkdtemp), with
+ * mode. base is made as needed, and must be the caller's or root's and
+ * either writable by no one else or sticky (as /tmp): where another user
+ * can write, they could have made base first and swapped what is made in
+ * it for links (SPX_USAGE, saying so). Free the answer; NULL on an
+ * error. */
+char *spx_bench_scratch(const char *base, const char *name, mode_t mode);
 /* Parse one run file (at most 4 MiB). */
 int spx_bench_load_file(const char *path, struct spx_bench_run *out);
 /* Every run of a tag, oldest first. SPX_NO when the tag has none. */

@@ -258,5 +258,12 @@ fault() {
 	run spx-bench block --dir "$BATS_TEST_TMPDIR/$(printf 'd%.0s' $(seq 90))"
 	[ "$status" -eq 100 ]
 	[[ "$output" == *"too long a path for a unix socket"* ]]
+	# a --dir another user could write in: its runs' directories could
+	# be swapped for links there
+	mkdir -m 0777 "$BATS_TEST_TMPDIR/open"
+	run spx-bench block --dir "$BATS_TEST_TMPDIR/open"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"is open to another user"* ]]
+	[ -z "$(ls -A "$BATS_TEST_TMPDIR/open")" ]
 	left_nothing
 }

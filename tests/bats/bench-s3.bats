@@ -151,6 +151,13 @@ fake() {
 	[[ "$output" == *"SIZE_MB"* ]]
 	run "$SPX_TOP/scripts/s3-bench.sh" --root
 	[ "$status" -eq 100 ]
+	# a --dir another user could write in: its runs' directories could
+	# be swapped for links there
+	mkdir -m 0777 "$BATS_TEST_TMPDIR/open"
+	run spx-bench s3 --dir "$BATS_TEST_TMPDIR/open"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"is open to another user"* ]]
+	[ -z "$(ls -A "$BATS_TEST_TMPDIR/open")" ]
 }
 
 @test "s3: a node that is not running is a clear failure" {

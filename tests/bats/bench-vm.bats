@@ -121,5 +121,12 @@ PY
 	run spx-bench vm --tag ../x
 	[ "$status" -eq 100 ]
 	[[ "$output" == *"--tag"* ]]
+	# a --dir another user could write in: its runs' directories could
+	# be swapped for links there
+	mkdir -m 0777 "$BATS_TEST_TMPDIR/open"
+	run spx-bench vm --dir "$BATS_TEST_TMPDIR/open"
+	[ "$status" -eq 100 ]
+	[[ "$output" == *"is open to another user"* ]]
+	[ -z "$(ls -A "$BATS_TEST_TMPDIR/open")" ]
 	left_nothing
 }

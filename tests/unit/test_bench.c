@@ -3,6 +3,7 @@
 #include "spx.h"
 
 #include <math.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "bench/bench.h"
@@ -30,6 +31,51 @@ static void median_cases(void)
 		     "median case %zu", i);
 	}
 	T_OK(isnan(spx_bench_median(NULL, 0)), "the median of nothing is NaN");
+}
+
+/* A scratch directory only under a base no one else can change. */
+static void scratch_cases(const char *tmp)
+{
+	char *base = spx_xprintf("%s/base", tmp), *d;
+	struct stat st;
+
+	d = spx_bench_scratch(base, "s3", 0711);
+	T_OK(d != NULL, "made under a new base: %s",
+	     d ? d : spx_errmsg());
+	T_OK(d && !strncmp(d, base, strlen(base)) &&
+		     !strncmp(d + strlen(base), "/s3.", 4) &&
+		     strlen(d) == strlen(base) + 10,
+	     "base/NAME.XXXXXX");
+	T_OK(d && stat(d, &st) == 0 && S_ISDIR(st.st_mode) &&
+		     (st.st_mode & 07777) == 0711,
+	     "a directory, with the mode asked");
+	T_OK(d && stat(base, &st) == 0 && !(st.st_mode & 022),
+	     "the base made writable by its owner alone");
+	free(d);
+	d = spx_bench_scratch(base, "s3", 0700);
+	T_OK(d != NULL, "a second one beside it");
+	free(d);
+	chmod(base, 0777);
+	d = spx_bench_scratch(base, "s3", 0700);
+	T_OK(!d, "refused under a base anyone can write");
+	T_INT(spx_errstatus(), SPX_USAGE, "a usage error");
+	T_OK(strstr(spx_errmsg(), "another user") != NULL, "saying why: %s",
+	     spx_errmsg());
+	chmod(base, 01777);
+	d = spx_bench_scratch(base, "s3", 0700);
+	T_OK(d != NULL, "made under a sticky one, as /tmp");
+	free(d);
+	chmod(base, 0755);
+	if (geteuid() == 0) {
+		if (chown(base, 65534, 65534) < 0)
+			abort();
+		d = spx_bench_scratch(base, "s3", 0700);
+		T_OK(!d, "refused under another user's base");
+		free(d);
+		if (chown(base, 0, 0) < 0)
+			abort();
+	}
+	free(base);
 }
 
 int main(void)
@@ -83,6 +129,7 @@ int main(void)
 	spx_bench_runs_release(&rs);
 	T_INT(spx_bench_load_tag(dir, "none", &rs), -1, "a missing tag");
 	T_INT(spx_errstatus(), SPX_NO, "is a negative answer");
+	scratch_cases(dir);
 	{
 		char *argv[] = { "rm", "-rf", dir, NULL };
 		pid_t pid = fork();
