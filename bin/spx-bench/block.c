@@ -1071,8 +1071,6 @@ static int setup(struct blk *b, const char *base)
 	    !(b->spxvol = ev && *ev ? spx_strdup(ev)
 				    : need("spx-vol", "build spx: make")))
 		goto out;
-	if (spx_mkdirs(base, 0755) < 0)
-		goto out;
 	b->base = spx_path_abs(base);
 	b->dir = spx_bench_scratch(b->base, "block", 0700);
 	if (!b->dir)

@@ -525,7 +525,7 @@ static int make_bucket(struct s3b *b, CURL **h, const struct ep *e,
 static double small_put_tmpfs(struct s3b *b)
 {
 	long written[SMALL_CLIENTS] = { 0 };
-	char dir[] = "/dev/shm/spx-bench-s3.XXXXXX", *root = NULL;
+	char *dir = NULL, *root = NULL;
 	char *prefix = spx_xprintf("/%s/small", b->bucket);
 	struct small s = { .prefix = prefix, .put = true, .written = written };
 	struct statfs sf;
@@ -541,13 +541,11 @@ static double small_put_tmpfs(struct s3b *b)
 		put = 0;
 		goto out;
 	}
-	/* /dev/shm is everyone's: the node goes in a directory made new
-	 * for it (mkdtemp, 0700), never at a name another user could have
-	 * put a link at first. */
-	if (!mkdtemp(dir)) {
-		spx_error_errno(SPX_FAIL, "cannot make a directory in /dev/shm");
+	/* /dev/shm is everyone's (and sticky): the node goes in a
+	 * directory made new for it. */
+	dir = spx_bench_scratch("/dev/shm", "spx-bench-s3", 0700);
+	if (!dir)
 		goto out;
-	}
 	root = spx_xprintf("%s/node", dir);
 	if (s3node_start(&n, root, 1, 0) == 0 &&
 	    make_bucket(b, &h, &n.ep, NULL) == 0) {
@@ -560,6 +558,7 @@ out:
 	curl_easy_cleanup(h);
 	free(prefix);
 	free(root);
+	free(dir);
 	return put;
 }
 

@@ -974,17 +974,19 @@ int spx_inst_list_ids(struct spx_state *st, const char *account,
 	json_array_foreach(ids, i, v) {
 		const char *id = json_string_value(v);
 
+		/* A repeated id was read and checked the first time. */
+		if (id && json_object_get(seen, id))
+			continue;
 		if (spx_inst_get(st, account, id ? id : "", &r) < 0) {
 			json_decref(seen);
 			json_decref(keep);
 			return -1;
 		}
-		if (json_object_get(seen, id) || expired(r, now)) {
-			json_decref(r);
-			continue;
-		}
 		json_object_set_new(seen, id, json_true());
-		json_array_append_new(keep, r);
+		if (expired(r, now))
+			json_decref(r);
+		else
+			json_array_append_new(keep, r);
 	}
 	json_decref(seen);
 	spx_ec2_sort_by(keep, "InstanceId");
