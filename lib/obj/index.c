@@ -805,7 +805,6 @@ static int note(struct spx_obj *s, const char *bucket,
 {
 	struct spx_buf b = SPX_BUF_INIT;
 	char *p = xpath(s, bucket, "log");
-	struct stat st;
 	int fd, rc = 0;
 
 	fold_wish = false;
@@ -816,9 +815,15 @@ static int note(struct spx_obj *s, const char *bucket,
 		rc = obj_errno("cannot open '%s'", p);
 	} else {
 		obj_idx_rec_put(&b, r);
+		/* The size from the offset O_APPEND left, not fstat: a
+		 * stat marks the log's times as seen, and the kernel (6.13
+		 * on) then stamps the next append to the nanosecond, which
+		 * dirties the inode every time. On a journaled file system
+		 * that waits, under the log's lock that every commit of the
+		 * bucket queues for, while a commit writes the inode out. */
 		if (spx_write_all(fd, b.p, b.len, p) < 0)
 			rc = obj_errno("cannot append to '%s'", p);
-		else if (fstat(fd, &st) == 0 && st.st_size >= IDX_WRITE_FOLD)
+		else if (lseek(fd, 0, SEEK_CUR) >= (off_t)IDX_WRITE_FOLD)
 			fold_wish = true;
 		close(fd);
 	}
