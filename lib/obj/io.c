@@ -28,6 +28,28 @@ static void kv_copy(struct spx_kvlist *to, const struct spx_kvlist *from)
 		spx_kv_add(to, from->v[i].k, from->v[i].v);
 }
 
+/* Room for need bytes in the stripe buffer. It starts small and grows
+ * (doubling) as the data comes: a small object, the commonest, never
+ * takes the (k + m) blocks of a whole stripe (a MiB or more), whose
+ * allocation and release per PUT cost page-table changes and TLB
+ * flushes across CPUs. A stripe to encode takes them all. */
+#define WRITER_BUF_FIRST (64u << 10)
+
+static void writer_room(struct spx_obj_writer *w, size_t need)
+{
+	size_t full = (size_t)(w->s->k + w->s->m) * w->s->block;
+	size_t cap = w->cap ? w->cap : WRITER_BUF_FIRST;
+
+	if (need <= w->cap)
+		return;
+	while (cap < need)
+		cap *= 2;
+	if (cap > full)
+		cap = full;
+	w->buf = spx_realloc(w->buf, cap);
+	w->cap = cap;
+}
+
 int obj_writer_new(struct spx_obj *s, const struct spx_obj_bucket *b,
 		   const char *key, const struct spx_obj_meta *in, int mode,
 		   struct spx_obj_writer **out)
@@ -56,7 +78,7 @@ int obj_writer_new(struct spx_obj *s, const struct spx_obj_bucket *b,
 	w->fds = spx_malloc((size_t)s->n * sizeof(int));
 	for (int i = 0; i < s->n; i++)
 		w->fds[i] = -1;
-	w->buf = spx_malloc((size_t)(s->k + s->m) * s->block);
+	writer_room(w, 1);
 	w->md5 = EVP_MD_CTX_new();
 	if (!w->md5 || !EVP_DigestInit_ex(w->md5, spx_md(SPX_CKSUM_MD5), NULL))
 		spx_die(SPX_FAIL, "cannot start md5");
@@ -256,9 +278,11 @@ static void hasher_wait(struct spx_obj_writer *w)
 static int writer_submit(struct spx_obj_writer *w)
 {
 	size_t sz = (size_t)(w->s->k + w->s->m) * w->s->block;
-	unsigned char *full = w->buf;
+	unsigned char *full;
 	int rc;
 
+	writer_room(w, sz);
+	full = w->buf;
 	w->flushed = true;
 	if (!w->th_on && !w->th_failed) {
 		w->spare = spx_malloc(sz);
@@ -300,8 +324,10 @@ int obj_writer_flush(struct spx_obj_writer *w)
 {
 	int rc;
 
-	if (w->fill)
-		w->flushed = true;
+	if (!w->fill)
+		return 0;
+	w->flushed = true;
+	writer_room(w, (size_t)(w->s->k + w->s->m) * w->s->block);
 	rc = flush_buf(w, w->buf, w->fill);
 	w->fill = 0;
 	return rc;
@@ -319,6 +345,7 @@ int spx_obj_writer_write(struct spx_obj_writer *w, const void *p, size_t n)
 	while (n) {
 		size_t take = sw - w->fill < n ? sw - w->fill : n;
 
+		writer_room(w, w->fill + take);
 		memcpy(w->buf + w->fill, c, take);
 		w->fill += take;
 		c += take;

@@ -190,6 +190,8 @@ struct spx_obj_writer {
 	char segname[24];
 	int *fds;		/* one shard file per drive, -1 until opened */
 	unsigned char *buf;	/* (k + m) blocks: the stripe being filled */
+	size_t cap;		/* of buf: grown as the data comes, whole
+				 * (k + m) blocks before a stripe is encoded */
 	size_t fill;		/* bytes of the current stripe */
 	/* Past the first stripe, a hasher thread takes the MD5 of one full
 	 * stripe while the caller writes it and fills the other buffer:
