@@ -533,7 +533,7 @@ static int restore_key(struct spx_obj *s, const char *bucket, const char *enc,
 			rc = restore_file(s, kd, files[i]);
 			/* The key is back on drive 0: in its index too. */
 			if (rc > 0 && !strcmp(files[i], "meta") &&
-			    obj_idx_note(s, bucket, key, '+') < 0)
+			    obj_idx_note(s, bucket, NULL, key, '+') < 0)
 				rc = SPX_OBJ_INTERNAL;
 			if (rc > 0)
 				(*restored)++;

@@ -799,16 +799,18 @@ static _Thread_local bool fold_wish;
  * under valgrind; outside it this costs a few wakeups). */
 static _Thread_local bool polling;
 
-/* Append r to the bucket's log. */
-static int note(struct spx_obj *s, const char *bucket,
+/* Append r to the bucket's log: through *held if it is open, else
+ * opened here and left in *held (closed here when held is NULL). */
+static int note(struct spx_obj *s, const char *bucket, int *held,
 		const struct obj_idx_rec *r)
 {
 	struct spx_buf b = SPX_BUF_INIT;
 	char *p = xpath(s, bucket, "log");
-	int fd, rc = 0;
+	int fd = held ? *held : -1, rc = 0;
 
 	fold_wish = false;
-	fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 && errno == ENOENT && xdir_make(s, bucket) == 0)
 		fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -825,29 +827,39 @@ static int note(struct spx_obj *s, const char *bucket,
 			rc = obj_errno("cannot append to '%s'", p);
 		else if (lseek(fd, 0, SEEK_CUR) >= (off_t)IDX_WRITE_FOLD)
 			fold_wish = true;
-		close(fd);
+		if (held)
+			*held = fd;
+		else
+			close(fd);
 	}
 	spx_buf_release(&b);
 	free(p);
 	return rc;
 }
 
-int obj_idx_note(struct spx_obj *s, const char *bucket, const char *key,
-		 char op)
+int obj_idx_note(struct spx_obj *s, const char *bucket, int *held,
+		 const char *key, char op)
 {
 	struct obj_idx_rec r = { .key = key, .len = (uint16_t)strlen(key),
 				 .op = op };
 
-	return note(s, bucket, &r);
+	return note(s, bucket, held, &r);
 }
 
-int obj_idx_note_meta(struct spx_obj *s, const char *bucket, const char *key,
-		      const struct spx_obj_meta *m)
+int obj_idx_note_meta(struct spx_obj *s, const char *bucket, int *held,
+		      const char *key, const struct spx_obj_meta *m)
 {
 	struct obj_idx_rec r;
 
 	obj_idx_rec_of(&r, key, m);
-	return note(s, bucket, &r);
+	return note(s, bucket, held, &r);
+}
+
+void obj_idx_note_end(int *held)
+{
+	if (*held >= 0)
+		close(*held);
+	*held = -1;
 }
 
 /* ---- folding away ---- */

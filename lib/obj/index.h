@@ -93,11 +93,16 @@ void obj_idx_close(struct obj_idx *x);
 /* Record what a commit does to key, under the key's lock: '+' before
  * it (an error must fail the commit), then obj_idx_note_meta with what
  * the key's current version is after it (m: '=' or 'd'; NULL: '-'),
- * whose error only leaves the key undescribed. */
-int obj_idx_note(struct spx_obj *s, const char *bucket, const char *key,
-		 char op);
-int obj_idx_note_meta(struct spx_obj *s, const char *bucket, const char *key,
-		      const struct spx_obj_meta *m);
+ * whose error only leaves the key undescribed. held (-1 to start, or
+ * NULL) keeps the log open from one note of a commit to the next, one
+ * open a commit: the key's lock holds the bucket's shared, which sealing
+ * the log needs exclusive, so both records go to the same log;
+ * obj_idx_note_end closes it. */
+int obj_idx_note(struct spx_obj *s, const char *bucket, int *held,
+		 const char *key, char op);
+int obj_idx_note_meta(struct spx_obj *s, const char *bucket, int *held,
+		      const char *key, const struct spx_obj_meta *m);
+void obj_idx_note_end(int *held);
 /* After the key's lock is dropped: fold the log if this thread's last
  * note found it large. */
 void obj_idx_after_note(struct spx_obj *s, const struct spx_obj_bucket *b);

@@ -159,7 +159,7 @@ static int resolve(struct spx_obj *s, int odir, const char *bucket,
 	}
 	rc = obj_key_meta_at(s, odir, bucket, enc, m);
 	if ((rc == 0 || rc == SPX_OBJ_NO_SUCH_KEY) &&
-	    obj_idx_note_meta(s, bucket, key, rc == 0 ? m : NULL) < 0)
+	    obj_idx_note_meta(s, bucket, NULL, key, rc == 0 ? m : NULL) < 0)
 		spx_error_clear();
 	obj_unlock(lk);
 	return rc;

@@ -104,7 +104,7 @@ int obj_install(struct spx_obj *s, const char *bucket, const char *inc,
 	struct spx_buf b = SPX_BUF_INIT;
 	char **d = obj_kdirs(s, bucket, enc), name[OBJ_VFILE_SIZE];
 	bool have, drop_vnull = false;
-	int rc;
+	int rc, log = -1;
 
 	old[0] = old[1] = NULL;
 	/* Absent, or corrupt on every drive: start over. */
@@ -142,20 +142,21 @@ int obj_install(struct spx_obj *s, const char *bucket, const char *inc,
 		rc = obj_err(SPX_OBJ_INTERNAL, "a version without a key");
 		goto out;
 	}
-	if ((rc = obj_idx_note(s, bucket, m->key, '+')) < 0)
+	if ((rc = obj_idx_note(s, bucket, &log, m->key, '+')) < 0)
 		goto out;
 	m->mtime_ms = obj_now_ms();
 	snprintf(m->inc, sizeof(m->inc), "%s", inc);
 	spx_obj_meta_encode(m, &b);
 	rc = obj_put_key(s, d, "meta", &b, m->is_inline);
 	/* Then described: a listing need not read it. */
-	if (!rc && obj_idx_note_meta(s, bucket, m->key, m) < 0)
+	if (!rc && obj_idx_note_meta(s, bucket, &log, m->key, m) < 0)
 		spx_error_clear();
 	/* A crash before this unlink leaves a v-null that repeats meta's
 	 * version id: ignored (meta wins). */
 	if (!rc && drop_vnull)
 		obj_unlink_all(s, d, "v-null");
 out:
+	obj_idx_note_end(&log);
 	if (rc < 0) {
 		free(old[0]);
 		free(old[1]);
@@ -334,6 +335,7 @@ static int delete_plain(struct spx_obj *s, const char *bucket,
 {
 	struct spx_obj_meta cur = SPX_OBJ_META_INIT;
 	int rc = obj_get_meta(s, d, "meta", &cur, SPX_OBJ_NO_SUCH_KEY);
+	int log = -1;
 
 	if (rc == SPX_OBJ_NO_SUCH_KEY)
 		return obj_err(rc, "no such key '%s' in '%s'", key, bucket);
@@ -344,13 +346,15 @@ static int delete_plain(struct spx_obj *s, const char *bucket,
 	if (rc < 0)
 		spx_error_clear(); /* corrupt: delete it anyway */
 	if ((cond && (rc = cond(cond_ctx, &cur)) < 0) ||
-	    (rc = obj_idx_note(s, bucket, key, '+')) < 0) {
+	    (rc = obj_idx_note(s, bucket, &log, key, '+')) < 0) {
+		obj_idx_note_end(&log);
 		spx_obj_meta_release(&cur);
 		return rc;
 	}
 	rc = obj_unlink_all(s, d, "meta");
-	if (!rc && obj_idx_note_meta(s, bucket, key, NULL) < 0)
+	if (!rc && obj_idx_note_meta(s, bucket, &log, key, NULL) < 0)
 		spx_error_clear(); /* the index keeps it; listings skip it */
+	obj_idx_note_end(&log);
 	if (!rc && cur.data[0])
 		*old = spx_strdup(cur.data);
 	spx_obj_meta_release(&cur);
@@ -370,7 +374,7 @@ static int remove_version(struct spx_obj *s, const char *bucket,
 	char name[OBJ_VFILE_SIZE];
 	size_t n = 0, t;
 	bool current;
-	int rc;
+	int rc, log = -1;
 
 	if ((rc = obj_versions_read(s, bucket, enc, &v, &n, &current)) < 0)
 		return rc;
@@ -391,7 +395,7 @@ static int remove_version(struct spx_obj *s, const char *bucket,
 		 * index until it has. A leftover copy of the current version
 		 * goes first, so that it can never come back as a version of
 		 * its own. */
-		if ((rc = obj_idx_note(s, bucket, key, '+')) < 0 ||
+		if ((rc = obj_idx_note(s, bucket, &log, key, '+')) < 0 ||
 		    (rc = obj_unlink_all(s, d, name)) < 0)
 			goto out;
 		if (n > 1) {
@@ -404,11 +408,11 @@ static int remove_version(struct spx_obj *s, const char *bucket,
 				goto out;
 			obj_vfile(v[1].vid, next);
 			obj_unlink_all(s, d, next);
-			if (obj_idx_note_meta(s, bucket, key, &v[1]) < 0)
+			if (obj_idx_note_meta(s, bucket, &log, key, &v[1]) < 0)
 				spx_error_clear(); /* as in delete_plain */
 		} else if ((rc = obj_unlink_all(s, d, "meta")) < 0) {
 			goto out;
-		} else if (obj_idx_note_meta(s, bucket, key, NULL) < 0) {
+		} else if (obj_idx_note_meta(s, bucket, &log, key, NULL) < 0) {
 			spx_error_clear(); /* as in delete_plain */
 		}
 	} else if ((rc = obj_unlink_all(s, d, name)) < 0) {
@@ -417,6 +421,7 @@ static int remove_version(struct spx_obj *s, const char *bucket,
 	if (v[t].data[0])
 		*old = spx_strdup(v[t].data);
 out:
+	obj_idx_note_end(&log);
 	obj_versions_free(v, n);
 	spx_buf_release(&b);
 	return rc;

@@ -780,10 +780,10 @@ static void test_index_held(void)
 	for (int i = 0; i < 200; i++) {
 		char *k = spx_xprintf("pad/%0400d", i);
 
-		obj_idx_note(s, "ixh", k, '+');
+		obj_idx_note(s, "ixh", NULL, k, '+');
 		free(k);
 	}
-	obj_idx_note(s, "ixh", "b", '+');
+	obj_idx_note(s, "ixh", NULL, "b", '+');
 	if (pipe(pp) < 0)
 		return;
 	holder = fork();
@@ -982,7 +982,7 @@ static void test_index_fold(void)
 
 			snprintf(d, sizeof(d), "%09d", i);
 			memcpy(key + 1, d, 9);
-			obj_idx_note(s, "ixf", key, '+');
+			obj_idx_note(s, "ixf", NULL, key, '+');
 		}
 		T_OK(stat(logp, &st) == 0 && st.st_size >= (4 << 20) &&
 		     idx_gen(man) == g0, "index: a log past 4 MiB, not folded yet");
@@ -1023,7 +1023,7 @@ static void test_index_fold_away(void)
 
 		snprintf(d, sizeof(d), "%09d", i);
 		memcpy(key + 1, d, 9);
-		obj_idx_note(s, "ixa", key, '+');
+		obj_idx_note(s, "ixa", NULL, key, '+');
 	}
 	g0 = idx_gen(man);
 	obj_lock_fold(s, "ixa", false, &fk);
@@ -1048,7 +1048,7 @@ static void test_index_fold_away(void)
 
 		snprintf(d, sizeof(d), "%09d", i);
 		memcpy(key + 1, d, 9);
-		obj_idx_note(s, "ixa", key, '+');
+		obj_idx_note(s, "ixa", NULL, key, '+');
 	}
 	obj_idx_after_note(s, B(s, "ixa"));
 	spx_obj_close(s);
