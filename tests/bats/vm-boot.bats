@@ -41,6 +41,24 @@ teardown_file() {
 
 setup() { ROOT=$(cat "$F/root"); }
 
+# A test that failed says what became of the guest: whether its QEMU
+# runs, the end of QEMU's own log (an assertion, a signal) and of the
+# console, and what the kernel said meanwhile (an OOM kill, seccomp).
+teardown() {
+	[ -z "${BATS_TEST_COMPLETED:-}" ] || return 0
+	local d=$ROOT/run/vm/g pid
+	pid=$(cat "$d/qemu.pid" 2>/dev/null)
+	{
+		echo "# QEMU pid ${pid:-none}: $(ps -o pid=,stat=,etime= -p "${pid:-0}" 2>/dev/null || echo gone)"
+		echo "# qemu.log:"
+		tail -n 20 "$d/qemu.log" 2>/dev/null | sed 's/^/#   /'
+		echo "# console:"
+		tail -n 10 "$d/console.log" 2>/dev/null | sed 's/^/#   /'
+		echo "# kernel:"
+		dmesg 2>/dev/null | tail -n 10 | sed 's/^/#   /'
+	} >&3
+}
+
 console() { spx-vm console --root "$ROOT" g; }
 # readies N: the console (kept across boots) shows N "ready" lines.
 readies() { [ "$(console 2>/dev/null | grep -c '^spx-image: ready')" -ge "$1" ]; }
