@@ -155,15 +155,113 @@ static int purge_uid(uint32_t uid)
 			 (unsigned long)uid);
 }
 
+/* The host's claims: every uid a guest of any node on this host holds
+ * has an entry SPX_VM_HOST_USERS/UID, a symbolic link to that guest's
+ * directory, made and changed under SPX_VM_HOST_USERS/.lock. A node's
+ * records alone cannot tell: two nodes on one host would give their
+ * first guests the same uid, and each start kills whatever runs as the
+ * uid it takes (purge_uid). The directory is root's alone: made 0700,
+ * and refused when anyone else could have changed it. */
+static int host_lock(void)
+{
+	struct stat st;
+
+	if (mkdir(SPX_VM_HOST_USERS, 0700) < 0 && errno != EEXIST)
+		return spx_error_errno(SPX_FAIL, "cannot make '%s'",
+				       SPX_VM_HOST_USERS);
+	if (lstat(SPX_VM_HOST_USERS, &st) < 0)
+		return spx_error_errno(SPX_FAIL, "cannot stat '%s'",
+				       SPX_VM_HOST_USERS);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+		return spx_error(SPX_FAIL,
+				 "'%s' is not a directory that root alone may "
+				 "write",
+				 SPX_VM_HOST_USERS);
+	return spx_lock_path(SPX_VM_HOST_USERS "/.lock", LOCK_EX, "busy");
+}
+
+/* The guest directory that claims uid on this host, or NULL. */
+static char *host_owner(uint32_t uid)
+{
+	char path[64], *to = spx_malloc(PATH_MAX);
+	ssize_t n;
+
+	snprintf(path, sizeof(path), SPX_VM_HOST_USERS "/%lu",
+		 (unsigned long)uid);
+	n = readlink(path, to, PATH_MAX - 1);
+	if (n <= 0) {
+		free(to);
+		return NULL;
+	}
+	to[n] = '\0';
+	return to;
+}
+
+/* Claim uid for guest directory dir (a canonical path), replacing
+ * whatever claimed it. */
+static int host_claim(uint32_t uid, const char *dir)
+{
+	char path[64], tmp[80];
+
+	snprintf(path, sizeof(path), SPX_VM_HOST_USERS "/%lu",
+		 (unsigned long)uid);
+	snprintf(tmp, sizeof(tmp), SPX_VM_HOST_USERS "/.%lu.new",
+		 (unsigned long)uid);
+	unlink(tmp);
+	if (symlink(dir, tmp) < 0 || rename(tmp, path) < 0) {
+		spx_error_errno(SPX_FAIL, "cannot claim uid %lu in '%s'",
+				(unsigned long)uid, SPX_VM_HOST_USERS);
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* Drop dir's claim of uid, if it has it. */
+static void host_drop(uint32_t uid, const char *dir)
+{
+	char path[64], *owner = host_owner(uid);
+
+	if (owner && !strcmp(owner, dir)) {
+		snprintf(path, sizeof(path), SPX_VM_HOST_USERS "/%lu",
+			 (unsigned long)uid);
+		unlink(path);
+	}
+	free(owner);
+}
+
+static int release_locked(const char *dir);
+
+/* Does owner (another guest's directory, of any node) still hold uid?
+ * Not when its record names another uid or none (it is gone), nor when
+ * its QEMU is gone and no start or stop of it is under way: then its
+ * claim is given up here, as its own node would at its next start. */
+static bool host_held(const char *owner, uint32_t uid)
+{
+	uint32_t v;
+	int glock, r = spx_vm_user_read(owner, &v);
+
+	spx_error_clear();
+	if (r <= 0 || v != uid)
+		return false;
+	if (holds(owner, &glock))
+		return true;
+	if (release_locked(owner) < 0)
+		spx_warn("%s", spx_errmsg());
+	spx_error_clear();
+	close(glock);
+	return false;
+}
+
 int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
 		     const char *grants, uint32_t *uid)
 {
 	char *lockp = spx_path_join(vms, ".users.lock");
-	char *mine = spx_path_join(vms, name);
+	char *mine = spx_path_join(vms, name), *real = NULL, *owner = NULL;
 	unsigned char *used = NULL;
 	DIR *d = NULL;
 	struct dirent *e;
-	int lock, rc = -1, r;
+	int lock, hlock = -1, rc = -1, r;
 	uint32_t u, slot;
 
 	*uid = 0;
@@ -174,15 +272,24 @@ int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
 				 (unsigned long)base);
 	}
 	lock = spx_lock_path(lockp, LOCK_EX, "busy");
-	if (lock < 0)
+	if (lock < 0 || (hlock = host_lock()) < 0)
 		goto out;
+	if (!(real = realpath(mine, NULL))) {
+		spx_error_errno(SPX_FAIL, "cannot resolve '%s'", mine);
+		goto out;
+	}
 	r = spx_vm_user_read(mine, &u);
 	if (r < 0)
 		goto out;
-	if (r > 0 && u >= base && u - base < SPX_VM_USERS)
-		goto found;
-	/* A record from another base (the setting changed): given up. */
-	if (r > 0 && spx_vm_user_release(mine) < 0)
+	/* Its own again, unless a guest of another node took it since. */
+	if (r > 0 && u >= base && u - base < SPX_VM_USERS) {
+		owner = host_owner(u);
+		if (!owner || !strcmp(owner, real) || !host_held(owner, u))
+			goto found;
+	}
+	/* A record from another base (the setting changed), or of a uid
+	 * another guest holds now: given up. */
+	if (r > 0 && release_locked(mine) < 0)
 		goto out;
 	used = spx_calloc(SPX_VM_USERS / 8, 1);
 	d = opendir(vms);
@@ -201,7 +308,7 @@ int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
 		spx_error_clear();
 		if (r > 0 && !holds(dir, &glock)) {
 			/* Its QEMU is gone: so is its claim. */
-			if (spx_vm_user_release(dir) < 0)
+			if (release_locked(dir) < 0)
 				spx_warn("%s", spx_errmsg());
 			spx_error_clear();
 			close(glock);
@@ -210,9 +317,16 @@ int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
 		}
 		free(dir);
 	}
-	for (slot = 0; slot < SPX_VM_USERS; slot++)
-		if (!(used[slot / 8] & (1u << (slot % 8))))
+	for (slot = 0; slot < SPX_VM_USERS; slot++) {
+		if (used[slot / 8] & (1u << (slot % 8)))
+			continue;
+		/* Free on this node; and on the host? */
+		free(owner);
+		owner = host_owner(base + slot);
+		if (!owner || !strcmp(owner, real) ||
+		    !host_held(owner, base + slot))
 			break;
+	}
 	if (slot == SPX_VM_USERS) {
 		spx_error(SPX_FAIL, "every one of the %u guest users is taken",
 			  SPX_VM_USERS);
@@ -231,8 +345,10 @@ int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
 found:
 	/* Whatever was granted to this uid or this guest before (volumes
 	 * detached since, a guest gone) is void: the start grants anew;
-	 * and whatever still runs as it goes. */
-	if ((grants && spx_vol_grant_purge(grants, u, name) < 0) ||
+	 * and whatever still runs as it goes, which the host's claim says
+	 * is no other guest's. */
+	if (host_claim(u, real) < 0 ||
+	    (grants && spx_vol_grant_purge(grants, u, name) < 0) ||
 	    purge_uid(u) < 0)
 		goto out;
 	*uid = u;
@@ -240,9 +356,13 @@ found:
 out:
 	if (d)
 		closedir(d);
+	if (hlock >= 0)
+		close(hlock);
 	if (lock >= 0)
 		close(lock);
 	free(used);
+	free(owner);
+	free(real);
 	free(lockp);
 	free(mine);
 	return rc;
@@ -295,7 +415,8 @@ int spx_vm_user_prepare(const char *dir, uint32_t uid)
 	return 0;
 }
 
-int spx_vm_user_release(const char *dir)
+/* spx_vm_user_release, the host's lock held. */
+static int release_locked(const char *dir)
 {
 	struct spx_buf b = SPX_BUF_INIT;
 	struct spx_vm_spec s;
@@ -338,14 +459,37 @@ int spx_vm_user_release(const char *dir)
 	spx_error_clear();
 	free(path);
 	path = spx_path_join(dir, "user");
-	if (unlink(path) < 0 && errno != ENOENT)
+	if (unlink(path) < 0 && errno != ENOENT) {
 		spx_error_errno(SPX_FAIL, "cannot remove '%s'", path);
-	else
+	} else {
+		char *real = r > 0 ? realpath(dir, NULL) : NULL;
+
+		if (real)
+			host_drop(uid, real);
+		free(real);
 		rc = 0;
+	}
 	free(path);
 out:
 	spx_vm_spec_release(&s);
 	spx_buf_release(&b);
+	return rc;
+}
+
+int spx_vm_user_release(const char *dir)
+{
+	uint32_t uid;
+	int r = spx_vm_user_read(dir, &uid), lock, rc;
+
+	/* No record (a guest not run as a user of its own): nothing to
+	 * give up, and no host lock to take. */
+	if (r == 0)
+		return 0;
+	spx_error_clear();
+	if ((lock = host_lock()) < 0)
+		return -1;
+	rc = release_locked(dir);
+	close(lock);
 	return rc;
 }
 

@@ -32,6 +32,10 @@
 #include "spx.h"
 
 #define SPX_VM_USERS 65536u
+/* Where the guests of all nodes of the host claim their uids (runas.c):
+ * two nodes may share a base and still never give one uid to two
+ * guests. */
+#define SPX_VM_HOST_USERS "/run/spx-vm-users"
 
 /* Guest dir's recorded user: 1 with *uid, 0 when it has none, -1 with
  * an error (a malformed record is SPX_USAGE). */

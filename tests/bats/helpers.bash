@@ -32,10 +32,11 @@ make_node() {
 	S3_PORT=$(free_port)
 	while [ "$S3_PORT" = "$EC2_PORT" ]; do S3_PORT=$(free_port); done
 	spx admin init --root "$ROOT" --ec2-port "$EC2_PORT" --s3-port "$S3_PORT" "$@" >/dev/null
-	# Nodes of test files run side by side, as two nodes on one host,
-	# so each gives its guests' QEMUs users of its own (spx-vm kills
-	# whatever runs as a uid before it hands the uid to a guest): a base
-	# below the default, above systemd's container range.
+	# Nodes of test files run side by side, as nodes on one host. The
+	# host's claims keep their guests' users apart whatever the bases
+	# (vm.bats), but a test that watches which uid a guest takes next
+	# would see another file's guests take it: each node has a range
+	# of its own, below the default, above systemd's container range.
 	local node
 	node=$(sed -n 's/^node = "\(.*\)"$/\1/p' "$ROOT/spinifex.toml")
 	printf '\n[nodes.%s.vm]\nuid_base = %d\n' "$node" \

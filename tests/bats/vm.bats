@@ -12,13 +12,16 @@ setup() {
 }
 
 teardown() {
-	local d
-	for d in "$ROOT"/run/vm/*/; do
-		[ -d "$d" ] || continue
-		kill -CONT "$(cat "$d/qemu.pid" 2>/dev/null)" 2>/dev/null || true
-		spx-vm kill --root "$ROOT" "$(basename "$d")" >/dev/null 2>&1 || true
+	local d r
+	# ROOT2: a second node a test made.
+	for r in "$ROOT" ${ROOT2:+"$ROOT2"}; do
+		for d in "$r"/run/vm/*/; do
+			[ -d "$d" ] || continue
+			kill -CONT "$(cat "$d/qemu.pid" 2>/dev/null)" 2>/dev/null || true
+			spx-vm kill --root "$r" "$(basename "$d")" >/dev/null 2>&1 || true
+		done
+		ROOT=$r stop_node
 	done
-	stop_node
 	true
 }
 
@@ -457,4 +460,62 @@ nbd() { as "$1" qemu-img info "nbd+unix:///$2?socket=$ROOT/run/vol.sock"; }
 	[ "$status" -ne 0 ]
 	run nbd "$u" "$V2"
 	[ "$status" -eq 0 ]
+}
+
+@test "as root, two nodes on one host with the same vm.uid_base give their guests users of their own: a start on one leaves the other's guests running" {
+	[ "$(id -u)" = 0 ] || skip "spx-vm gives QEMU a user of its own only as root"
+	R1=$ROOT
+	base=$(sed -n 's/^uid_base = //p' "$R1/spinifex.toml")
+	[ -n "$base" ]
+	make_node
+	ROOT2=$ROOT
+	sed -i "s/^uid_base = .*/uid_base = $base/" "$ROOT2/spinifex.toml"
+	start_node
+	V2=$(spx-vol create --root "$ROOT2" --size 64M)
+	ROOT=$R1
+	run vm start g1 --volume "$VOL" --memory 128M --accel tcg
+	[ "$status" -eq 0 ]
+	p1=$(cat "$R1/run/vm/g1/qemu.pid")
+	u1=$(cat "$R1/run/vm/g1/user")
+	[ "$u1" -ge "$base" ]
+	# The other node's first guest: the lowest slot of the same base is
+	# held on this host, so it takes the next, and the first guest's
+	# QEMU (whose uid a start purges of processes) runs on.
+	run spx-vm start --root "$ROOT2" g1 --volume "$V2" --memory 128M --accel tcg
+	[ "$status" -eq 0 ]
+	u2=$(cat "$ROOT2/run/vm/g1/user")
+	[ "$u2" != "$u1" ]
+	[ "$(ps -o uid= -p "$(cat "$ROOT2/run/vm/g1/qemu.pid")" | tr -d ' ')" = "$u2" ]
+	kill -0 "$p1"
+	[ "$(field g1 pid)" = "$p1" ]
+	# Nor can the first guest's user open the other node's volume.
+	run setpriv --reuid "$u1" --regid "$u1" --clear-groups \
+		qemu-img info "nbd+unix:///$V2?socket=$ROOT2/run/vol.sock"
+	[ "$status" -ne 0 ]
+	# Stopped and started again, each keeps its own; once the first
+	# node's guest stopped, its user is free for the other's next start.
+	run spx-vm stop --root "$ROOT2" g1 --force
+	[ "$status" -eq 0 ]
+	run spx-vm start --root "$ROOT2" g1 --volume "$V2" --memory 128M --accel tcg
+	[ "$status" -eq 0 ]
+	[ "$(cat "$ROOT2/run/vm/g1/user")" = "$u2" ]
+	kill -0 "$p1"
+	run vm stop g1 --force
+	[ "$status" -eq 0 ]
+	run spx-vm stop --root "$ROOT2" g1 --force
+	[ "$status" -eq 0 ]
+	run spx-vm start --root "$ROOT2" g1 --volume "$V2" --memory 128M --accel tcg
+	[ "$status" -eq 0 ]
+	[ "$(cat "$ROOT2/run/vm/g1/user")" = "$u1" ]
+	# Its QEMU killed behind spx-vm's back, the claim is stale: the
+	# first node's next start takes the uid and gives the other
+	# guest's record up, its files back to root.
+	kill -9 "$(cat "$ROOT2/run/vm/g1/qemu.pid")"
+	wait_for 10 eval '! pgrep -f "path=$ROOT2/run/vm/g1/qmp.sock" >/dev/null'
+	[ -e "$ROOT2/run/vm/g1/user" ]
+	run vm start g1 --volume "$VOL" --memory 128M --accel tcg
+	[ "$status" -eq 0 ]
+	[ "$(cat "$R1/run/vm/g1/user")" = "$u1" ]
+	[ ! -e "$ROOT2/run/vm/g1/user" ]
+	[ "$(stat -c %u:%a "$ROOT2/run/vm/g1")" = 0:700 ]
 }
