@@ -2282,7 +2282,7 @@ static void test_meta_cache_race(void)
 	child = fork();
 	if (!child) {
 		struct spx_obj *w = open_store("mcr", 1, 0, 64, 0);
-		char v[8];
+		char v[16]; /* "v%06d" of an int, as the compiler counts */
 
 		for (int i = 1; i < 300; i++) {
 			snprintf(v, sizeof(v), "v%06d", i);
