@@ -97,7 +97,9 @@ int spx_form_init(struct spx_form *f, const char *ct,
 		for (size_t i = 0; i < n; i++)
 			if (!is_bchar((unsigned char)val[i]))
 				return -1;
-		snprintf(f->delim, sizeof(f->delim), "\r\n--%s", val);
+		/* n <= SPX_FORM_BOUNDARY_MAX: delim holds it (form.h). */
+		memcpy(f->delim, "\r\n--", 4);
+		memcpy(f->delim + 4, val, n + 1);
 		f->dlen = n + 4;
 		got = true;
 	}

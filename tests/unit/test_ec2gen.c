@@ -199,7 +199,7 @@ static const char *name_of(const json_t *item)
 static json_t *page_items(const struct spx_ec2_page *p)
 {
 	json_t *a = json_array();
-	char n[8];
+	char n[16];
 
 	for (int i = 0; i < 10; i++) {
 		snprintf(n, sizeof(n), "n%d", i);
@@ -475,7 +475,7 @@ static void test_tags(void)
 	T_INT(json_array_size(have), 0, "a key alone removes it");
 	json_decref(t);
 	for (int i = 0; i < 50; i++) {
-		char k[8];
+		char k[16];
 
 		snprintf(k, sizeof(k), "k%d", i);
 		json_array_append_new(have, json_pack("{s:s,s:s}", "Key", k,

@@ -162,7 +162,7 @@ static void test_pass(void)
 	struct spx_s3_life_stats st = { 0 };
 	struct spx_obj_meta m = SPX_OBJ_META_INIT;
 	int64_t now = spx_wall_ms();
-	char key[8];
+	char key[16];
 	int rc, runs = 0;
 
 	T_OK(s != NULL, "store opens");
