@@ -210,9 +210,10 @@ static const struct field fields[] = {
 	  "the block cache in MiB; 0 disables it", NODE(ebs.cache_size_mb) },
 	{ S_NODE, "vm.uid_base", K_INT, "2113929216", 65536, 2147418112, 0,
 	  "the first of the 65536 numeric uids (and gids) the guests' QEMUs "
-	  "run as when spx-vm runs as root, one per running guest: no user "
-	  "or group of the host may have one, nor another node on the same "
-	  "host; the default, 0x7E000000, is above login.defs' and "
+	  "run as when spx-vm runs as root, one per running guest, never "
+	  "the same for two guests of the host, whatever their nodes "
+	  "(spx-vm(8)): no user or group of the host may have one; the "
+	  "default, 0x7E000000, is above login.defs' and "
 	  "subordinate ids and systemd's container ranges",
 	  NODE(vm.uid_base) },
 	{ S_NODE, "vm.network", K_NAME, "user", 0, 0, 0,
