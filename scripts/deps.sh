@@ -16,10 +16,11 @@ FUZZ="clang libclang-rt-14-dev"
 # and puttygen (putty-tools) read the key pairs test_keypair makes; nbdinfo
 # (libnbd-bin) asks the volume server what it exports (vol.bats); ip
 # (iproute2) makes the network namespaces the network tests run in,
-# dnsmasq (dnsmasq-base) answers DHCP for guests on a tap (net.bats), and
-# strace counts the syncs of a small PUT (s3-drives.bats).
+# dnsmasq (dnsmasq-base) answers DHCP for guests on a tap (net.bats), nft
+# (nftables) shows the rules spx-net made (net.bats),
+# and strace counts the syncs of a small PUT (s3-drives.bats).
 TEST="bats awscli python3-boto3 nodejs valgrind curl procps groff-base
-openssh-client putty-tools libnbd-bin iproute2 dnsmasq-base strace"
+openssh-client putty-tools libnbd-bin iproute2 dnsmasq-base nftables strace"
 # Third-party S3 harnesses (tests/clients/s3-tools.bats, minio-go.bats): the
 # tools, and Go with minio-go's sources for its functional suite, built
 # offline from /usr/share/gocode.
