@@ -494,18 +494,17 @@ nbd() { as "$1" qemu-img info "nbd+unix:///$2?socket=$ROOT/run/vol.sock"; }
 	[ "$status" -ne 0 ]
 	# Stopped and started again, each keeps its own; once the first
 	# node's guest stopped, its user is free for the other's next start.
-	run spx-vm stop --root "$ROOT2" g1 --force
-	[ "$status" -eq 0 ]
-	run spx-vm start --root "$ROOT2" g1 --volume "$V2" --memory 128M --accel tcg
-	[ "$status" -eq 0 ]
+	restart2() {
+		spx-vm stop --root "$ROOT2" g1 --force >/dev/null &&
+			spx-vm start --root "$ROOT2" g1 --volume "$V2" \
+				--memory 128M --accel tcg >/dev/null
+	}
+	restart2
 	[ "$(cat "$ROOT2/run/vm/g1/user")" = "$u2" ]
 	kill -0 "$p1"
 	run vm stop g1 --force
 	[ "$status" -eq 0 ]
-	run spx-vm stop --root "$ROOT2" g1 --force
-	[ "$status" -eq 0 ]
-	run spx-vm start --root "$ROOT2" g1 --volume "$V2" --memory 128M --accel tcg
-	[ "$status" -eq 0 ]
+	restart2
 	[ "$(cat "$ROOT2/run/vm/g1/user")" = "$u1" ]
 	# Its QEMU killed behind spx-vm's back, the claim is stale: the
 	# first node's next start takes the uid and gives the other
