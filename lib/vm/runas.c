@@ -180,14 +180,22 @@ static int host_lock(void)
 	return spx_lock_path(SPX_VM_HOST_USERS "/.lock", LOCK_EX, "busy");
 }
 
+/* uid's entry: SPX_VM_HOST_USERS/UID, with prefix before UID. */
+#define HOST_ENTRY_SIZE 64
+static void host_entry(uint32_t uid, const char *prefix,
+		       char out[HOST_ENTRY_SIZE])
+{
+	snprintf(out, HOST_ENTRY_SIZE, SPX_VM_HOST_USERS "/%s%lu", prefix,
+		 (unsigned long)uid);
+}
+
 /* The guest directory that claims uid on this host, or NULL. */
 static char *host_owner(uint32_t uid)
 {
-	char path[64], *to = spx_malloc(PATH_MAX);
+	char path[HOST_ENTRY_SIZE], *to = spx_malloc(PATH_MAX);
 	ssize_t n;
 
-	snprintf(path, sizeof(path), SPX_VM_HOST_USERS "/%lu",
-		 (unsigned long)uid);
+	host_entry(uid, "", path);
 	n = readlink(path, to, PATH_MAX - 1);
 	if (n <= 0) {
 		free(to);
@@ -201,12 +209,10 @@ static char *host_owner(uint32_t uid)
  * whatever claimed it. */
 static int host_claim(uint32_t uid, const char *dir)
 {
-	char path[64], tmp[80];
+	char path[HOST_ENTRY_SIZE], tmp[HOST_ENTRY_SIZE];
 
-	snprintf(path, sizeof(path), SPX_VM_HOST_USERS "/%lu",
-		 (unsigned long)uid);
-	snprintf(tmp, sizeof(tmp), SPX_VM_HOST_USERS "/.%lu.new",
-		 (unsigned long)uid);
+	host_entry(uid, "", path);
+	host_entry(uid, ".new.", tmp);
 	unlink(tmp);
 	if (symlink(dir, tmp) < 0 || rename(tmp, path) < 0) {
 		spx_error_errno(SPX_FAIL, "cannot claim uid %lu in '%s'",
@@ -220,11 +226,10 @@ static int host_claim(uint32_t uid, const char *dir)
 /* Drop dir's claim of uid, if it has it. */
 static void host_drop(uint32_t uid, const char *dir)
 {
-	char path[64], *owner = host_owner(uid);
+	char path[HOST_ENTRY_SIZE], *owner = host_owner(uid);
 
 	if (owner && !strcmp(owner, dir)) {
-		snprintf(path, sizeof(path), SPX_VM_HOST_USERS "/%lu",
-			 (unsigned long)uid);
+		host_entry(uid, "", path);
 		unlink(path);
 	}
 	free(owner);
@@ -253,11 +258,23 @@ static bool host_held(const char *owner, uint32_t uid)
 	return false;
 }
 
+/* May guest directory dir (canonical) take uid, as far as the host's
+ * claims go? Unclaimed, claimed by dir, or claimed by a guest that no
+ * longer holds it. */
+static bool host_free(uint32_t uid, const char *dir)
+{
+	char *owner = host_owner(uid);
+	bool ok = !owner || !strcmp(owner, dir) || !host_held(owner, uid);
+
+	free(owner);
+	return ok;
+}
+
 int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
 		     const char *grants, uint32_t *uid)
 {
 	char *lockp = spx_path_join(vms, ".users.lock");
-	char *mine = spx_path_join(vms, name), *real = NULL, *owner = NULL;
+	char *mine = spx_path_join(vms, name), *real = NULL;
 	unsigned char *used = NULL;
 	DIR *d = NULL;
 	struct dirent *e;
@@ -282,11 +299,9 @@ int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
 	if (r < 0)
 		goto out;
 	/* Its own again, unless a guest of another node took it since. */
-	if (r > 0 && u >= base && u - base < SPX_VM_USERS) {
-		owner = host_owner(u);
-		if (!owner || !strcmp(owner, real) || !host_held(owner, u))
-			goto found;
-	}
+	if (r > 0 && u >= base && u - base < SPX_VM_USERS &&
+	    host_free(u, real))
+		goto found;
 	/* A record from another base (the setting changed), or of a uid
 	 * another guest holds now: given up. */
 	if (r > 0 && release_locked(mine) < 0)
@@ -317,16 +332,11 @@ int spx_vm_user_take(const char *vms, const char *name, uint32_t base,
 		}
 		free(dir);
 	}
-	for (slot = 0; slot < SPX_VM_USERS; slot++) {
-		if (used[slot / 8] & (1u << (slot % 8)))
-			continue;
-		/* Free on this node; and on the host? */
-		free(owner);
-		owner = host_owner(base + slot);
-		if (!owner || !strcmp(owner, real) ||
-		    !host_held(owner, base + slot))
+	/* Free on this node, and on the host. */
+	for (slot = 0; slot < SPX_VM_USERS; slot++)
+		if (!(used[slot / 8] & (1u << (slot % 8))) &&
+		    host_free(base + slot, real))
 			break;
-	}
 	if (slot == SPX_VM_USERS) {
 		spx_error(SPX_FAIL, "every one of the %u guest users is taken",
 			  SPX_VM_USERS);
@@ -361,7 +371,6 @@ out:
 	if (lock >= 0)
 		close(lock);
 	free(used);
-	free(owner);
 	free(real);
 	free(lockp);
 	free(mine);
