@@ -147,7 +147,9 @@ static const struct field fields[] = {
 	  "threads, shared by the API ports, that finish requests which "
 	  "change something "
 	  "(their commit and its syncs) while the request threads serve "
-	  "other connections; 0: the request thread finishes them",
+	  "other connections; a request thread serving only that "
+	  "connection finishes it itself, up to half as many at once as "
+	  "gw.threads; 0: the request thread finishes them all",
 	  NODE(gw.write_threads) },
 	{ S_NODE, "gw.max_header_bytes", K_INT, "16384", 1024, 1048576, 0,
 	  "the largest request head accepted", NODE(gw.max_header_bytes) },

@@ -27,6 +27,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 
 #include "http/driver.h"
@@ -72,6 +73,12 @@ struct spx_http_server {
 	pthread_cond_t jcv;
 	bool jstop;
 	struct conn *jhead, *jtail;
+	/* Writes request threads are finishing themselves (end_request),
+	 * and the most at once: half as many as a port's request threads,
+	 * so that others still take new connections and serve reads while
+	 * a slow disk holds these. */
+	atomic_uint inl;
+	unsigned inl_max;
 };
 
 /* What is left of a body after the answer is known is read and thrown
@@ -127,7 +134,7 @@ struct conn {
 	uint64_t sent;		/* body bytes handed to MHD */
 	bool gen_failed;	/* the body generator failed midway */
 	bool buffered;		/* the body was handed to MHD whole */
-	/* Finished by a worker (finish_later): the connection, suspended
+	/* Finished by a worker (end_request): the connection, suspended
 	 * meanwhile, and whether the handler's end has run. */
 	struct MHD_Connection *mc;
 	bool ended;
@@ -274,6 +281,11 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
 	return ok;
 }
 
+/* Connections open on this request thread. MHD tells of a connection's
+ * start and of its close on the thread that serves it (each thread of
+ * its pool accepts for itself), so the count needs no lock. */
+static _Thread_local int thread_conns;
+
 static void on_connection(void *cls, struct MHD_Connection *c,
 			  void **socket_context,
 			  enum MHD_ConnectionNotificationCode what)
@@ -283,6 +295,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 	const union MHD_ConnectionInfo *ci;
 
 	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		thread_conns++;
 		sc = spx_calloc(1, sizeof(*sc));
 		ci = MHD_get_connection_info(c,
 					     MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -310,6 +323,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 	}
 	if (!sc)
 		return;
+	thread_conns--;
 	pthread_mutex_lock(&srv->mu);
 	if (sc->prev)
 		sc->prev->next = sc->next;
@@ -571,27 +585,66 @@ static bool is_read(const char *method)
 			  !strcmp(method, "OPTIONS"));
 }
 
-static bool finish_later(struct spx_http_server *srv, struct MHD_Connection *c,
-			 struct conn *cn)
+/* The end of a suspended request. MHD then calls on_request again, on
+ * the connection's own thread, which queues the answer. */
+static void finish(struct spx_http_server *srv, struct conn *cn)
 {
-	if (!srv->nwk || is_read(cn->req.method))
-		return false;
-	pthread_mutex_lock(&srv->jmu);
-	/* Stopping: the workers may be gone, so this thread finishes it. */
-	if (srv->jstop) {
-		pthread_mutex_unlock(&srv->jmu);
+	spx_http_drive_end(srv->h, &cn->req, &cn->resp);
+	cn->ended = true;
+	MHD_resume_connection(cn->mc);
+}
+
+/* Take one of the inline slots: false when all are taken. */
+static bool inline_take(struct spx_http_server *srv)
+{
+	unsigned n = atomic_load(&srv->inl);
+
+	while (n < srv->inl_max)
+		if (atomic_compare_exchange_weak(&srv->inl, &n, n + 1))
+			return true;
+	return false;
+}
+
+/* End the request: true when a worker will (the connection suspended
+ * meanwhile), false when this thread has. */
+static bool end_request(struct spx_http_server *srv, struct MHD_Connection *c,
+			struct conn *cn)
+{
+	if (!srv->nwk || is_read(cn->req.method)) {
+		spx_http_drive_end(srv->h, &cn->req, &cn->resp);
 		return false;
 	}
+	/* A thread serving this connection alone holds up no other while it
+	 * waits for the disk: it finishes the write itself, without the two
+	 * thread switches of the hand-over, while a slot is free. */
+	if (thread_conns == 1 && inline_take(srv)) {
+		spx_http_drive_end(srv->h, &cn->req, &cn->resp);
+		atomic_fetch_sub(&srv->inl, 1);
+		return false;
+	}
+	/* Suspended before it is queued, outside the queue's lock: the
+	 * suspension is a system call (MHD takes the connection out of its
+	 * epoll set), and the workers wait for that lock. */
 	cn->mc = c;
 	cn->jnext = NULL;
 	MHD_suspend_connection(c);
+	pthread_mutex_lock(&srv->jmu);
+	/* Stopping: the workers may be gone, so this thread finishes it, as
+	 * a worker would. */
+	if (srv->jstop) {
+		pthread_mutex_unlock(&srv->jmu);
+		finish(srv, cn);
+		return true;
+	}
 	if (srv->jtail)
 		srv->jtail->jnext = cn;
 	else
 		srv->jhead = cn;
 	srv->jtail = cn;
-	pthread_cond_signal(&srv->jcv);
 	pthread_mutex_unlock(&srv->jmu);
+	/* After the unlock, so that the worker it wakes does not wait for
+	 * the lock at once. A worker that finds no job waits again. */
+	pthread_cond_signal(&srv->jcv);
 	return true;
 }
 
@@ -613,11 +666,7 @@ static void *worker(void *arg)
 		if (!srv->jhead)
 			srv->jtail = NULL;
 		pthread_mutex_unlock(&srv->jmu);
-		spx_http_drive_end(srv->h, &cn->req, &cn->resp);
-		cn->ended = true;
-		/* MHD calls on_request again, on the connection's own
-		 * thread, which queues the answer. */
-		MHD_resume_connection(cn->mc);
+		finish(srv, cn);
 		pthread_mutex_lock(&srv->jmu);
 	}
 	pthread_mutex_unlock(&srv->jmu);
@@ -708,10 +757,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	}
 	if (!cn->ended) {
 		phase(srv, cn->sc, PH_ANSWER, 1, 0);
-		if (!cn->resp.ready && finish_later(srv, c, cn))
+		if (!cn->resp.ready && end_request(srv, c, cn))
 			return MHD_YES;
-		if (!cn->resp.ready)
-			spx_http_drive_end(srv->h, &cn->req, &cn->resp);
 	}
 	ret = cn->queued ? MHD_YES : queue(c, cn);
 	phase(srv, cn->sc, PH_ANSWER, -1, 0);
@@ -843,6 +890,7 @@ int spx_http_start(const struct spx_http_listener *ls, size_t n,
 	pthread_mutex_init(&srv->jmu, NULL);
 	pthread_cond_init(&srv->jcv, NULL);
 	srv->mu_init = true;
+	srv->inl_max = threads / 2;
 	if (srv->conns.workers && workers_start(srv, srv->conns.workers) < 0)
 		goto fail;
 	for (size_t i = 0; i < n; i++) {

@@ -19,7 +19,7 @@ setup_file() {
 # stops at the file, or after 30 s at most.
 teardown() {
 	touch "$BATS_TEST_TMPDIR/stop"
-	[ -z "${put:-}" ] || kill "$put" 2>/dev/null || true
+	[ -z "${put:-}" ] || kill $put 2>/dev/null || true
 }
 
 teardown_file() { stop_node; }
@@ -91,4 +91,41 @@ EOF
 	[ "$(grep -c " PUT /wq2/gone " "$ROOT/log/access.log")" = 1 ]
 	[ "$(s3curl -o /dev/null -w '%{http_code}' -X PUT --data-binary next "$(s3 wq2/next)")" = 200 ]
 	[ "$(s3curl "$(s3 wq2/next)")" = next ]
+}
+
+@test "two request threads, each with a PUT waiting in its commit: a GET is still answered" {
+	# A request thread that serves one connection alone finishes that
+	# connection's write itself, but at most half of them do at once:
+	# the other PUT goes to a worker, and its thread takes the GET.
+	stop_node
+	sed -i 's/^threads = 1$/threads = 2/' "$ROOT/spinifex.toml"
+	grep -q '^threads = 2$' "$ROOT/spinifex.toml"
+	start_node
+	[ "$(s3curl -o /dev/null -w '%{http_code}' -X PUT "$(s3 wq3)")" = 200 ]
+	[ "$(s3curl -o /dev/null -w '%{http_code}' -X PUT --data-binary hello "$(s3 wq3/r)")" = 200 ]
+	hold_bucket_lock wq3 "$BATS_TEST_TMPDIR/stop" "$BATS_TEST_TMPDIR/held"
+	holder=$!
+	wait_for 10 test -e "$BATS_TEST_TMPDIR/held"
+	local pids=() i
+	for i in 1 2; do
+		s3curl -o /dev/null -w '%{http_code}' -X PUT --data-binary "w$i" \
+			"$(s3 wq3/w$i)" >"$BATS_TEST_TMPDIR/put$i.code" 3>&- &
+		pids+=($!)
+		sleep 1
+	done
+	put="${pids[*]}"
+	kill -0 "${pids[0]}"
+	kill -0 "${pids[1]}"
+	run s3curl --max-time 5 "$(s3 wq3/r)"
+	[ "$status" -eq 0 ]
+	[ "$output" = hello ]
+	touch "$BATS_TEST_TMPDIR/stop"
+	wait "$holder"
+	wait "${pids[0]}"
+	wait "${pids[1]}"
+	put=
+	for i in 1 2; do
+		[ "$(cat "$BATS_TEST_TMPDIR/put$i.code")" = 200 ]
+		[ "$(s3curl "$(s3 wq3/w$i)")" = "w$i" ]
+	done
 }
