@@ -47,27 +47,41 @@ while not os.path.exists(stop) and time.monotonic() < end:
 EOF
 }
 
-@test "a GET is answered while a PUT waits in its commit on the only request thread" {
-	[ "$(s3curl -o /dev/null -w '%{http_code}' -X PUT "$(s3 wq1)")" = 200 ]
-	[ "$(s3curl -o /dev/null -w '%{http_code}' -X PUT --data-binary hello "$(s3 wq1/r)")" = 200 ]
-	hold_bucket_lock wq1 "$BATS_TEST_TMPDIR/stop" "$BATS_TEST_TMPDIR/held"
+# With bucket $1's lock held, $2 PUTs (of w1, w2 ..., each on a
+# connection of its own, a second apart) wait in their commit, and a GET
+# of $1/r is answered meanwhile; then the lock goes and every PUT lands.
+get_while_puts_wait() {
+	local b=$1 n=$2 i pids=()
+	[ "$(s3curl -o /dev/null -w '%{http_code}' -X PUT "$(s3 "$b")")" = 200 ]
+	[ "$(s3curl -o /dev/null -w '%{http_code}' -X PUT --data-binary hello "$(s3 "$b/r")")" = 200 ]
+	hold_bucket_lock "$b" "$BATS_TEST_TMPDIR/stop" "$BATS_TEST_TMPDIR/held"
 	holder=$!
 	wait_for 10 test -e "$BATS_TEST_TMPDIR/held"
-	s3curl -o "$BATS_TEST_TMPDIR/put.out" -w '%{http_code}' -X PUT \
-		--data-binary world "$(s3 wq1/w)" >"$BATS_TEST_TMPDIR/put.code" 3>&- &
-	put=$!
-	sleep 1
-	# The PUT is still waiting...
-	kill -0 "$put"
-	# ...and the only request thread answers a GET meanwhile.
-	run s3curl --max-time 5 "$(s3 wq1/r)"
+	for i in $(seq 1 "$n"); do
+		s3curl -o /dev/null -w '%{http_code}' -X PUT --data-binary "w$i" \
+			"$(s3 "$b/w$i")" >"$BATS_TEST_TMPDIR/put$i.code" 3>&- &
+		pids+=($!)
+		sleep 1
+	done
+	put="${pids[*]}"
+	# The PUTs are still waiting...
+	for i in "${pids[@]}"; do kill -0 "$i"; done
+	# ...and a request thread answers a GET meanwhile.
+	run s3curl --max-time 5 "$(s3 "$b/r")"
 	[ "$status" -eq 0 ]
 	[ "$output" = hello ]
 	touch "$BATS_TEST_TMPDIR/stop"
 	wait "$holder"
-	wait "$put"
-	[ "$(cat "$BATS_TEST_TMPDIR/put.code")" = 200 ]
-	[ "$(s3curl "$(s3 wq1/w)")" = world ]
+	for i in "${pids[@]}"; do wait "$i"; done
+	put=
+	for i in $(seq 1 "$n"); do
+		[ "$(cat "$BATS_TEST_TMPDIR/put$i.code")" = 200 ]
+		[ "$(s3curl "$(s3 "$b/w$i")")" = "w$i" ]
+	done
+}
+
+@test "a GET is answered while a PUT waits in its commit on the only request thread" {
+	get_while_puts_wait wq1 1
 }
 
 @test "a client that goes away while its PUT waits in the commit: the write lands, the gateway goes on" {
@@ -101,31 +115,5 @@ EOF
 	sed -i 's/^threads = 1$/threads = 2/' "$ROOT/spinifex.toml"
 	grep -q '^threads = 2$' "$ROOT/spinifex.toml"
 	start_node
-	[ "$(s3curl -o /dev/null -w '%{http_code}' -X PUT "$(s3 wq3)")" = 200 ]
-	[ "$(s3curl -o /dev/null -w '%{http_code}' -X PUT --data-binary hello "$(s3 wq3/r)")" = 200 ]
-	hold_bucket_lock wq3 "$BATS_TEST_TMPDIR/stop" "$BATS_TEST_TMPDIR/held"
-	holder=$!
-	wait_for 10 test -e "$BATS_TEST_TMPDIR/held"
-	local pids=() i
-	for i in 1 2; do
-		s3curl -o /dev/null -w '%{http_code}' -X PUT --data-binary "w$i" \
-			"$(s3 wq3/w$i)" >"$BATS_TEST_TMPDIR/put$i.code" 3>&- &
-		pids+=($!)
-		sleep 1
-	done
-	put="${pids[*]}"
-	kill -0 "${pids[0]}"
-	kill -0 "${pids[1]}"
-	run s3curl --max-time 5 "$(s3 wq3/r)"
-	[ "$status" -eq 0 ]
-	[ "$output" = hello ]
-	touch "$BATS_TEST_TMPDIR/stop"
-	wait "$holder"
-	wait "${pids[0]}"
-	wait "${pids[1]}"
-	put=
-	for i in 1 2; do
-		[ "$(cat "$BATS_TEST_TMPDIR/put$i.code")" = 200 ]
-		[ "$(s3curl "$(s3 wq3/w$i)")" = "w$i" ]
-	done
+	get_while_puts_wait wq3 2
 }
