@@ -27,9 +27,11 @@ log=$(mktemp -d /tmp/spx-test.XXXXXX)
 jobs=$(spx_jobs SPX_TEST_JOBS)
 
 declare -A running=() # pid -> name
+awsd=
 cleanup() {
 	local p
 	for p in "${!running[@]}"; do kill -- "$p" 2>/dev/null; done
+	[ -z "$awsd" ] || kill "$awsd" 2>/dev/null
 	rm -rf "$log"
 }
 trap cleanup EXIT
@@ -108,6 +110,14 @@ drain
 if [ $memcheck = 0 ]; then
 	if command -v bats >/dev/null 2>&1; then
 		echo "== bats and real-client tests ($jobs at a time)"
+		# Debian's aws CLI v2, imported once for the run and forked for
+		# each call (tests/clients/awsd.py; the helpers' awscli2 uses it
+		# once its socket is there, /usr/bin/aws before).
+		if [ -x /usr/bin/aws ] && [ -x /usr/bin/python3 ]; then
+			/usr/bin/python3 "$top/tests/clients/awsd.py" "$log/aws.sock" 2>"$log/awsd.err" &
+			awsd=$!
+			export SPX_AWSD="$log/aws.sock"
+		fi
 		files=()
 		while read -r f; do
 			[ -f "$top/tests/$f" ] && files+=("$top/tests/$f")
@@ -129,6 +139,10 @@ if [ $memcheck = 0 ]; then
 			start "$n" bats --tap "$b"
 		done
 		drain
+		if [ -s "$log/awsd.err" ]; then
+			echo "# the aws CLI server said:"
+			sed 's/^/#   /' "$log/awsd.err" | head -20
+		fi
 	else
 		echo "not ok - bats is not installed (run scripts/deps.sh)"
 		fail=$((fail + 1))
