@@ -8,8 +8,13 @@ unset SPX_ROOT SPX_LOG_LEVEL
 
 # python3 in the tests is Debian's, the one scripts/deps.sh installs (with
 # python3-boto3), not whatever is first on PATH: a version manager's shim
-# there (pyenv's, on our machines) costs 0.4 s a call.
-if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
+# there (pyenv's, on our machines) costs 0.4 s a call. A name on PATH, not
+# a function: `python3 ... &` must leave python3's own pid in $!.
+if [ -x /usr/bin/python3 ] && [ -n "${BATS_RUN_TMPDIR:-}" ]; then
+	[ -e "$BATS_RUN_TMPDIR/bin/python3" ] ||
+		{ mkdir -p "$BATS_RUN_TMPDIR/bin" && ln -sf /usr/bin/python3 "$BATS_RUN_TMPDIR/bin/python3"; }
+	export PATH="$BATS_RUN_TMPDIR/bin:$PATH"
+fi
 
 # A TCP port nobody listens on, from the kernel.
 free_port() {
