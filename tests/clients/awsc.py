@@ -1,9 +1,9 @@
 #!/usr/bin/python3 -IS
 # awsc.py ARGS...: Debian's aws CLI v2 with ARGS, run by the awsd.py whose
 # socket $SPX_AWSD names (see there) with this process's stdin, stdout,
-# stderr, environment and working directory; exits with its status. With no
-# such server answering, it runs /usr/bin/aws itself. Python runs it
-# isolated and without site (-IS): it imports only what it needs.
+# stderr, environment, working directory and umask; exits with its status.
+# With no such server answering, it runs /usr/bin/aws itself. Python runs
+# it isolated and without site (-IS): it imports only what it needs.
 import json
 import os
 import socket
@@ -18,7 +18,10 @@ try:
 except OSError:
     s.close()
     os.execv('/usr/bin/aws', ['/usr/bin/aws'] + argv)
-body = json.dumps({'argv': argv, 'env': dict(os.environ), 'cwd': os.getcwd()}).encode()
+mask = os.umask(0o022)
+os.umask(mask)
+body = json.dumps({'argv': argv, 'env': dict(os.environ), 'cwd': os.getcwd(),
+                   'umask': mask}).encode()
 msg = struct.pack('>I', len(body)) + body
 fds = struct.pack('3i', 0, 1, 2)
 sent = s.sendmsg([msg], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
