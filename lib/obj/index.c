@@ -805,33 +805,43 @@ static int note(struct spx_obj *s, const char *bucket, int *held,
 		const struct obj_idx_rec *r)
 {
 	struct spx_buf b = SPX_BUF_INIT;
-	char *p = xpath(s, bucket, "log");
+	char *p = NULL; /* the log's path: only to open it or to say why */
 	int fd = held ? *held : -1, rc = 0;
 
 	fold_wish = false;
-	if (fd < 0)
-		fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == ENOENT && xdir_make(s, bucket) == 0)
-		fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		rc = obj_errno("cannot open '%s'", p);
-	} else {
-		obj_idx_rec_put(&b, r);
-		/* The size from the offset O_APPEND left, not fstat: a
-		 * stat marks the log's times as seen, and the kernel (6.13
-		 * on) then stamps the next append to the nanosecond, which
-		 * dirties the inode every time. On a journaled file system
-		 * that waits, under the log's lock that every commit of the
-		 * bucket queues for, while a commit writes the inode out. */
-		if (spx_write_all(fd, b.p, b.len, p) < 0)
-			rc = obj_errno("cannot append to '%s'", p);
-		else if (lseek(fd, 0, SEEK_CUR) >= (off_t)IDX_WRITE_FOLD)
-			fold_wish = true;
-		if (held)
-			*held = fd;
-		else
-			close(fd);
+		p = xpath(s, bucket, "log");
+		fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0 && errno == ENOENT && xdir_make(s, bucket) == 0)
+			fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+				  0644);
+		if (fd < 0) {
+			rc = obj_errno("cannot open '%s'", p);
+			goto out;
+		}
 	}
+	obj_idx_rec_put(&b, r);
+	/* The size from the offset O_APPEND left, not fstat: a stat marks
+	 * the log's times as seen, and the kernel (6.13 on) then stamps the
+	 * next append to the nanosecond, which dirties the inode every time.
+	 * On a journaled file system that waits, under the log's lock that
+	 * every commit of the bucket queues for, while a commit writes the
+	 * inode out. */
+	if (spx_write_all(fd, b.p, b.len, "the index log") < 0) {
+		int e = errno;
+
+		if (!p)
+			p = xpath(s, bucket, "log");
+		errno = e;
+		rc = obj_errno("cannot append to '%s'", p);
+	} else if (lseek(fd, 0, SEEK_CUR) >= (off_t)IDX_WRITE_FOLD) {
+		fold_wish = true;
+	}
+	if (held)
+		*held = fd;
+	else
+		close(fd);
+out:
 	spx_buf_release(&b);
 	free(p);
 	return rc;
