@@ -102,12 +102,19 @@ out:
 int cmd_down(const struct spx_args *a)
 {
 	struct spx_node_loc loc;
-	int rc = SPX_OK;
+	int rc = SPX_OK, n;
 
 	spx_node_locate(spx_arg(a, "root"), &loc);
-	if (spx_sup_down(loc.root, 10000) < 0) {
+	n = spx_sup_down(loc.root, 10000);
+	if (n < 0) {
 		spx_warn("down: %s", spx_errmsg());
 		rc = spx_errstatus();
+	} else if (n == 0) {
+		/* Success (nothing is left running there), but said: a
+		 * mistyped root, or a node whose directory was removed
+		 * under it (its processes are then beyond the reach of its
+		 * pid files), would otherwise pass unnoticed. */
+		spx_warn("down: nothing was running at '%s'", loc.root);
 	}
 	spx_node_loc_release(&loc);
 	return rc;

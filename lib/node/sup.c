@@ -780,6 +780,7 @@ int spx_sup_down(const char *root, int timeout_ms)
 {
 	pid_t p = spx_sup_pid(root);
 	int64_t end;
+	int n;
 
 	if (p > 0) {
 		/* Once its lock is free the supervisor is gone, and with it
@@ -804,7 +805,8 @@ int spx_sup_down(const char *root, int timeout_ms)
 	}
 	/* Services it did not stop: adopted ones left over, or ones that
 	 * ran with no supervisor at all. */
-	return spx_svc_down(root, timeout_ms);
+	n = spx_svc_down(root, timeout_ms);
+	return n < 0 ? n : n + (p > 0);
 }
 
 /* ---- detached: spx up ---------------------------------------------- */

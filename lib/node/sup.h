@@ -69,7 +69,8 @@ int spx_sup_wait_ready(const char *root, int timeout_ms);
 
 /* Stop the node for good: the supervisor first (so that nothing is
  * restarted), waiting for it to stop its services, then any service
- * still running without one. */
+ * still running without one. Returns how many processes it found
+ * running (the supervisor counts as one), or -1. */
 int spx_sup_down(const char *root, int timeout_ms);
 
 /* The restart delay after the n-th death in a row (n >= 1), in ms. */

@@ -355,7 +355,7 @@ int spx_svc_state_write(const char *rundir, const char *name,
 int spx_svc_down(const char *root, int timeout_ms)
 {
 	char *rundir = spx_path_join(root, "run");
-	int rc = 0;
+	int rc = 0, found = 0;
 
 	/* Stop in reverse start order. */
 	for (size_t i = SPX_ARRAY_SIZE(services); i-- > 0;) {
@@ -364,6 +364,7 @@ int spx_svc_down(const char *root, int timeout_ms)
 
 		if (p <= 0)
 			continue;
+		found++;
 		if (kill(p, SIGTERM) < 0 && errno != ESRCH) {
 			rc = spx_error_errno(SPX_FAIL, "cannot stop %s (pid %ld)",
 					     services[i].name, (long)p);
@@ -397,5 +398,5 @@ int spx_svc_down(const char *root, int timeout_ms)
 		}
 	}
 	free(rundir);
-	return rc;
+	return rc < 0 ? rc : found;
 }

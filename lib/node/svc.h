@@ -96,7 +96,8 @@ int spx_svc_state_write(const char *rundir, const char *name,
 			const struct spx_svc_state *st);
 
 /* Stop every running service (SIGTERM, then SIGKILL after timeout_ms).
- * Does not look at a supervisor: see spx_sup_down. */
+ * Does not look at a supervisor: see spx_sup_down. Returns how many it
+ * found running, or -1 when one could not be signalled. */
 int spx_svc_down(const char *root, int timeout_ms);
 
 /* Locate an spx program: next to the running executable, else on PATH. */

@@ -164,9 +164,14 @@ teardown() { stop_node; }
 	[ "$status" -eq 0 ]
 	run spx down --root "$ROOT"
 	[ "$status" -eq 0 ]
+	[[ "$output" != *"nothing was running"* ]]
 	run spx status --root "$ROOT"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"stopped"* ]]
+	# Down again: still success, and it says that nothing ran.
+	run spx down --root "$ROOT"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"spx: down: nothing was running at '$ROOT'"* ]]
 	run spx get nodes --root "$ROOT"
 	[[ "${lines[1]}" == "node1 | NotReady"* ]]
 }
@@ -262,9 +267,11 @@ teardown() { stop_node; }
 	run spx admin profile --root "$BATS_TEST_TMPDIR/none"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"spx: admin profile: cannot open '$BATS_TEST_TMPDIR/none/spinifex.toml'"* ]]
-	# Nothing runs there, so there is nothing to stop: success.
+	# Nothing runs there, so there is nothing to stop: success, said (a
+	# mistyped root would otherwise pass unnoticed).
 	run spx down --root "$BATS_TEST_TMPDIR/none"
 	[ "$status" -eq 0 ]
+	[ "$output" = "spx: down: nothing was running at '$BATS_TEST_TMPDIR/none'" ]
 }
 
 @test "options take their values in both forms, and a missing value is an error" {
